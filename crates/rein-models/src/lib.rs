@@ -1,0 +1,24 @@
+//! The one model API every part of Rein uses, and its backends: embedded llama.cpp in supervised
+//! worker processes, OpenAI-compatible HTTP, and a scripted replay for tests. Also the model
+//! catalog, `pull` with pip, and SHA-256 verification.
+
+mod error;
+
+pub use error::{ModelError, Result};
+pub use rein_protocol::model::*;
+
+/// A model Rein can ask. Backends implement this; nothing above this crate knows which one it is.
+pub trait Model: Send {
+    /// Who answered, as checked when the backend started.
+    fn identity(&self) -> &ModelIdentity;
+
+    /// Streams one completion; `on_text` receives each piece of text as it is produced.
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion>;
+
+    /// Every label's probability, read from the model's logits (or logprobs), never from text.
+    fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply>;
+}

@@ -1,0 +1,11 @@
+//! Serde types shared by every Rein crate: model requests and replies, tool calls and gate
+//! outcomes. Behaviour lives elsewhere; this crate only names things.
+
+pub mod gate;
+pub mod model;
+
+pub use gate::{GateOutcome, GateReport, ToolCall};
+pub use model::{
+    ChatMessage, ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource,
+    FinishReason, LabelProbability, ModelIdentity, Prompt, Role, SamplingProfile,
+};

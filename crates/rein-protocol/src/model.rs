@@ -1,0 +1,194 @@
+//! What a model is asked and what it answers, whichever backend serves it.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self { role, content: content.into() }
+    }
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+}
+
+/// A prompt is either a conversation rendered with the model's own chat template, or raw text
+/// given to the model as it is (base models such as Gemma 270M have no template).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Prompt {
+    Chat { messages: Vec<ChatMessage> },
+    Raw { text: String },
+}
+
+impl Prompt {
+    pub fn chat(messages: Vec<ChatMessage>) -> Self {
+        Prompt::Chat { messages }
+    }
+    pub fn raw(text: impl Into<String>) -> Self {
+        Prompt::Raw { text: text.into() }
+    }
+}
+
+/// Sampling settings for one role. `temperature == 0` means greedy decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SamplingProfile {
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub repeat_penalty: f32,
+}
+
+impl SamplingProfile {
+    /// The acting model: nearly deterministic, with a light penalty against loops.
+    pub const ACTOR: SamplingProfile =
+        SamplingProfile { temperature: 0.1, top_k: 50, top_p: 1.0, repeat_penalty: 1.1 };
+    /// Conversation runs a little warmer than the working loop.
+    pub const CHAT: SamplingProfile =
+        SamplingProfile { temperature: 0.3, top_k: 50, top_p: 1.0, repeat_penalty: 1.1 };
+    /// Judges and gates must be repeatable: greedy.
+    pub const JUDGE: SamplingProfile =
+        SamplingProfile { temperature: 0.0, top_k: 1, top_p: 1.0, repeat_penalty: 1.0 };
+
+    pub fn is_greedy(&self) -> bool {
+        self.temperature <= 0.0 || self.top_k == 1
+    }
+
+    pub fn for_role(role: &str) -> Option<SamplingProfile> {
+        match role {
+            "actor" => Some(Self::ACTOR),
+            "chat" => Some(Self::CHAT),
+            "judge" | "decision" => Some(Self::JUDGE),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompletionRequest {
+    pub prompt: Prompt,
+    pub max_tokens: u32,
+    #[serde(default)]
+    pub stop: Vec<String>,
+    pub sampling: SamplingProfile,
+    #[serde(default)]
+    pub seed: u32,
+    /// When set, decoding is constrained so the reply is JSON valid against this schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema: Option<serde_json::Value>,
+}
+
+impl CompletionRequest {
+    pub fn new(prompt: Prompt, max_tokens: u32, sampling: SamplingProfile) -> Self {
+        Self { prompt, max_tokens, stop: Vec::new(), sampling, seed: 0, json_schema: None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model ended its turn (end-of-generation token, or the grammar completed).
+    Stop,
+    /// A stop string appeared; it is not part of the text.
+    StopString,
+    /// `max_tokens` was reached: the reply was cut.
+    Length,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub text: String,
+    pub finish: FinishReason,
+    pub prompt_tokens: u32,
+    /// Prompt tokens taken from the cache instead of being decoded again.
+    #[serde(default)]
+    pub cached_tokens: u32,
+    pub completion_tokens: u32,
+    #[serde(default)]
+    pub prompt_ms: f64,
+    #[serde(default)]
+    pub generation_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChooseRequest {
+    pub prompt: Prompt,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelProbability {
+    pub label: String,
+    pub probability: f64,
+}
+
+/// Where a decision came from, so a fallback can never pass for a model's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionSource {
+    Logits,
+    Logprobs,
+    Scripted,
+    Keywords,
+    Floor,
+    Timeout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChooseReply {
+    /// Every label with its probability; they sum to 1.
+    pub probabilities: Vec<LabelProbability>,
+    pub source: DecisionSource,
+    #[serde(default)]
+    pub prompt_tokens: u32,
+    #[serde(default)]
+    pub cached_tokens: u32,
+    #[serde(default)]
+    pub elapsed_ms: f64,
+}
+
+impl ChooseReply {
+    /// The most probable label and its probability in basis points.
+    pub fn best(&self) -> Option<(&str, u32)> {
+        self.probabilities
+            .iter()
+            .max_by(|a, b| a.probability.total_cmp(&b.probability))
+            .map(|p| (p.label.as_str(), (p.probability * 10_000.0).round() as u32))
+    }
+}
+
+/// Who a model says it is. The embedded worker reads it from the GGUF; a mismatch with the
+/// catalog is a hard failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// How the model was asked for: catalog name, `openai:...` or `scripted:...`.
+    pub spec: String,
+    /// GGUF `general.name`, or the remote model id.
+    pub name: String,
+    /// GGUF `general.architecture`, or "remote"/"scripted".
+    pub architecture: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default)]
+    pub context_tokens: u32,
+}
