@@ -1,1 +1,20 @@
-//! rein-llama
+//! The embedded llama.cpp runtime. It runs only inside a `rein worker` child process, one model
+//! per process, so a crash or a runaway decode can never take Rein down with it.
+//!
+//! The parent side (spawning, supervision, identity checks) lives in `rein-models`; this crate
+//! is the child side: load a GGUF, keep its KV cache across requests, decode only the new
+//! suffix of a growing prompt, sample with a role's profile, constrain to a JSON schema with
+//! llguidance, and read label probabilities from logits.
+
+mod choose;
+mod engine;
+mod error;
+mod prefix;
+pub mod reference;
+mod stop;
+pub mod worker;
+
+pub use engine::{EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS};
+pub use error::{LlamaError, Result};
+pub use prefix::reuse_prefix;
+pub use stop::StopScanner;

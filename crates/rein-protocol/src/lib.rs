@@ -3,6 +3,7 @@
 
 pub mod gate;
 pub mod model;
+pub mod worker;
 
 pub use gate::{GateOutcome, GateReport, ToolCall};
 pub use model::{

@@ -19,7 +19,10 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self { role, content: content.into() }
+        Self {
+            role,
+            content: content.into(),
+        }
     }
     pub fn system(content: impl Into<String>) -> Self {
         Self::new(Role::System, content)
@@ -61,14 +64,26 @@ pub struct SamplingProfile {
 
 impl SamplingProfile {
     /// The acting model: nearly deterministic, with a light penalty against loops.
-    pub const ACTOR: SamplingProfile =
-        SamplingProfile { temperature: 0.1, top_k: 50, top_p: 1.0, repeat_penalty: 1.1 };
+    pub const ACTOR: SamplingProfile = SamplingProfile {
+        temperature: 0.1,
+        top_k: 50,
+        top_p: 1.0,
+        repeat_penalty: 1.1,
+    };
     /// Conversation runs a little warmer than the working loop.
-    pub const CHAT: SamplingProfile =
-        SamplingProfile { temperature: 0.3, top_k: 50, top_p: 1.0, repeat_penalty: 1.1 };
+    pub const CHAT: SamplingProfile = SamplingProfile {
+        temperature: 0.3,
+        top_k: 50,
+        top_p: 1.0,
+        repeat_penalty: 1.1,
+    };
     /// Judges and gates must be repeatable: greedy.
-    pub const JUDGE: SamplingProfile =
-        SamplingProfile { temperature: 0.0, top_k: 1, top_p: 1.0, repeat_penalty: 1.0 };
+    pub const JUDGE: SamplingProfile = SamplingProfile {
+        temperature: 0.0,
+        top_k: 1,
+        top_p: 1.0,
+        repeat_penalty: 1.0,
+    };
 
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0 || self.top_k == 1
@@ -100,7 +115,14 @@ pub struct CompletionRequest {
 
 impl CompletionRequest {
     pub fn new(prompt: Prompt, max_tokens: u32, sampling: SamplingProfile) -> Self {
-        Self { prompt, max_tokens, stop: Vec::new(), sampling, seed: 0, json_schema: None }
+        Self {
+            prompt,
+            max_tokens,
+            stop: Vec::new(),
+            sampling,
+            seed: 0,
+            json_schema: None,
+        }
     }
 }
 

@@ -1,0 +1,441 @@
+//! One loaded model with one context whose KV cache outlives requests.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory};
+use rein_protocol::model::{
+    ChatMessage, Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile,
+};
+use rein_protocol::worker::WorkerStats;
+
+use crate::error::{LlamaError, Result};
+use crate::prefix::reuse_prefix;
+use crate::stop::StopScanner;
+
+/// How many recent tokens the repetition penalty looks at.
+const PENALTY_LAST_N: i32 = 64;
+
+/// Tokens decoded per batch while processing a prompt.
+pub const DEFAULT_BATCH_TOKENS: u32 = 512;
+
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub model_path: PathBuf,
+    /// Map the file instead of reading it. Off for workers: see `load_model`.
+    pub use_mmap: bool,
+    pub threads: u32,
+    pub context_tokens: u32,
+    /// Batch size for prompt processing.
+    pub batch_tokens: u32,
+    /// The size the catalog expects; a different size means a truncated or foreign file.
+    pub expected_size: Option<u64>,
+}
+
+/// llama.cpp allows one backend per process; the worker and the perf reference share it.
+pub(crate) fn backend() -> Result<&'static LlamaBackend> {
+    static BACKEND: OnceLock<std::result::Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(
+                llama_cpp_2::LogOptions::default().with_logs_enabled(false),
+            );
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| LlamaError::Context(e.clone()))
+}
+
+/// Loads the model without mmap: with mmap, the file's pages stay resident beside the
+/// repacked copies of the weights that the CPU backend makes, and the process holds the
+/// weights twice. Reading into buffers once keeps peak RSS near the file size.
+pub(crate) fn load_model(options: &EngineOptions) -> Result<LlamaModel> {
+    let path = options.model_path.display().to_string();
+    let meta = std::fs::metadata(&options.model_path).map_err(|e| LlamaError::Load {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    if let Some(expected) = options.expected_size {
+        if meta.len() != expected {
+            return Err(LlamaError::WrongSize {
+                path,
+                expected,
+                actual: meta.len(),
+            });
+        }
+    }
+    let params = LlamaModelParams::default().with_use_mmap(options.use_mmap);
+    LlamaModel::load_from_file(backend()?, &options.model_path, &params).map_err(|e| {
+        LlamaError::Load {
+            path,
+            reason: format!("{e} (not a valid GGUF file, or corrupt)"),
+        }
+    })
+}
+
+pub(crate) fn context_params(options: &EngineOptions) -> LlamaContextParams {
+    let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
+    LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(options.context_tokens.max(256)))
+        .with_n_batch(options.batch_tokens.max(32))
+        .with_n_ubatch(options.batch_tokens.max(32))
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+}
+
+pub struct LlamaEngine {
+    model: &'static LlamaModel,
+    ctx: LlamaContext<'static>,
+    template: Option<LlamaChatTemplate>,
+    /// Texts of control tokens; message contents are defused so they cannot inject them.
+    control_texts: Vec<String>,
+    /// Tokens whose keys and values the context holds, position by position.
+    cached: Vec<LlamaToken>,
+    /// Batch index of the last decoded position that produced logits.
+    last_logits: i32,
+    parser_factory: Option<ParserFactory>,
+    options: EngineOptions,
+    pub name: String,
+    pub architecture: String,
+    pub load_ms: f64,
+}
+
+impl LlamaEngine {
+    pub fn load(options: EngineOptions) -> Result<Self> {
+        let started = Instant::now();
+        // One model per worker process for its whole life, so leaking it gives the context
+        // the 'static borrow it needs without a self-referential struct.
+        let model: &'static LlamaModel = Box::leak(Box::new(load_model(&options)?));
+        let ctx = model
+            .new_context(backend()?, context_params(&options))
+            .map_err(|e| LlamaError::Context(e.to_string()))?;
+        let template = model.chat_template(None).ok();
+        let vocab = model.vocab();
+        let control_texts = vocab
+            .tokens()
+            .filter(|t| vocab.is_control(*t) || vocab.is_eog(*t))
+            .map(|t| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned())
+            .filter(|s| s.len() > 1)
+            .collect();
+        let name = model.meta_val_str("general.name").unwrap_or_default();
+        let architecture = model
+            .meta_val_str("general.architecture")
+            .unwrap_or_default();
+        Ok(Self {
+            model,
+            ctx,
+            template,
+            control_texts,
+            cached: Vec::new(),
+            last_logits: 0,
+            parser_factory: None,
+            options,
+            name,
+            architecture,
+            load_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    pub fn context_tokens(&self) -> u32 {
+        self.ctx.n_ctx()
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.options.threads
+    }
+
+    pub fn has_chat_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    /// Renders a prompt to tokens with the model's own chat template (or as raw text).
+    pub fn tokenize_prompt(&self, prompt: &Prompt) -> Result<Vec<LlamaToken>> {
+        let text = match prompt {
+            Prompt::Raw { text } => self.defuse(text),
+            Prompt::Chat { messages } => self.render_chat(messages)?,
+        };
+        let mut tokens = self.model.vocab().tokenize(text.as_bytes(), true, true);
+        let bos = self.model.vocab().bos();
+        if tokens.len() >= 2 && tokens[0] == bos && tokens[1] == bos {
+            tokens.remove(0);
+        }
+        Ok(tokens)
+    }
+
+    fn render_chat(&self, messages: &[ChatMessage]) -> Result<String> {
+        let template = self.template.as_ref().ok_or(LlamaError::NoChatTemplate)?;
+        let chat = messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    rein_protocol::Role::System => "system",
+                    rein_protocol::Role::User => "user",
+                    rein_protocol::Role::Assistant => "assistant",
+                    rein_protocol::Role::Tool => "tool",
+                };
+                LlamaChatMessage::new(role.to_string(), self.defuse(&m.content))
+                    .map_err(|e| LlamaError::Template(e.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.model
+            .apply_chat_template(template, &chat, true)
+            .map_err(|e| LlamaError::Template(e.to_string()))
+    }
+
+    /// Breaks up any control-token text inside content (a file could contain `<|im_start|>`),
+    /// so only the template itself can open or close a turn.
+    fn defuse(&self, text: &str) -> String {
+        let mut out = text.replace('\0', "");
+        for control in &self.control_texts {
+            if out.contains(control.as_str()) {
+                let mut chars = control.chars();
+                let first = chars.next().map(String::from).unwrap_or_default();
+                let broken = format!("{first}\u{200b}{}", chars.as_str());
+                out = out.replace(control.as_str(), &broken);
+            }
+        }
+        out
+    }
+
+    /// Decodes `tokens`, reusing the longest common prefix already in the KV cache.
+    /// Returns how many tokens came from the cache.
+    pub(crate) fn eval_prompt(&mut self, tokens: &[LlamaToken]) -> Result<usize> {
+        if tokens.is_empty() {
+            return Err(LlamaError::BadRequest("the prompt is empty".into()));
+        }
+        let context = self.ctx.n_ctx();
+        if tokens.len() >= context as usize {
+            return Err(LlamaError::PromptTooLong {
+                tokens: tokens.len(),
+                context,
+            });
+        }
+        let mut keep = reuse_prefix(&self.cached, tokens);
+        if keep < self.cached.len() {
+            let removed = self
+                .ctx
+                .clear_kv_cache_seq(Some(0), Some(keep as u32), None)
+                .map_err(|e| LlamaError::Decode(e.to_string()))?;
+            if !removed {
+                self.ctx.clear_kv_cache();
+                keep = 0;
+            }
+            self.cached.truncate(keep);
+        }
+        let batch_size = self.options.batch_tokens.max(32) as usize;
+        let mut batch = LlamaBatch::new(batch_size, 1);
+        let rest = &tokens[keep..];
+        for (chunk_index, chunk) in rest.chunks(batch_size).enumerate() {
+            batch.clear();
+            let start = keep + chunk_index * batch_size;
+            for (i, token) in chunk.iter().enumerate() {
+                let pos = start + i;
+                let last = pos + 1 == tokens.len();
+                batch
+                    .add(*token, pos as i32, &[0], last)
+                    .map_err(|e| LlamaError::Decode(e.to_string()))?;
+            }
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|e| LlamaError::Decode(e.to_string()))?;
+            self.cached.extend_from_slice(chunk);
+            self.last_logits = chunk.len() as i32 - 1;
+        }
+        Ok(keep)
+    }
+
+    /// Appends one token to the context and computes its logits.
+    fn eval_token(&mut self, token: LlamaToken, batch: &mut LlamaBatch) -> Result<()> {
+        batch.clear();
+        batch
+            .add(token, self.cached.len() as i32, &[0], true)
+            .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        self.ctx
+            .decode(batch)
+            .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        self.cached.push(token);
+        self.last_logits = 0;
+        Ok(())
+    }
+
+    pub(crate) fn last_logits(&self) -> &[f32] {
+        self.ctx.get_logits_ith(self.last_logits)
+    }
+
+    pub(crate) fn vocab_tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        self.model.vocab().tokenize(text.as_bytes(), false, false)
+    }
+
+    /// Decodes label tokens after the cached prompt to score them, then forgets them.
+    pub(crate) fn score_continuation(&mut self, tokens: &[LlamaToken]) -> Result<Vec<Vec<f32>>> {
+        let base = self.cached.len();
+        let mut batch = LlamaBatch::new(tokens.len().max(1), 1);
+        for (i, token) in tokens.iter().enumerate() {
+            batch
+                .add(*token, (base + i) as i32, &[0], true)
+                .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        }
+        self.ctx
+            .decode(&mut batch)
+            .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        let logits = (0..tokens.len() as i32)
+            .map(|i| self.ctx.get_logits_ith(i).to_vec())
+            .collect();
+        let removed = self
+            .ctx
+            .clear_kv_cache_seq(Some(0), Some(base as u32), None)
+            .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        if !removed {
+            self.ctx.clear_kv_cache();
+            self.cached.clear();
+        }
+        Ok(logits)
+    }
+
+    pub fn reset_cache(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+    }
+
+    pub fn cached_tokens(&self) -> usize {
+        self.cached.len()
+    }
+
+    fn sampler(&mut self, request: &CompletionRequest) -> Result<LlamaSampler> {
+        let mut chain = Vec::new();
+        if let Some(schema) = &request.json_schema {
+            chain.push(self.schema_sampler(schema)?);
+        }
+        let profile: SamplingProfile = request.sampling;
+        if (profile.repeat_penalty - 1.0).abs() > f32::EPSILON {
+            chain.push(LlamaSampler::penalties(
+                self.model.n_vocab(),
+                PENALTY_LAST_N,
+                profile.repeat_penalty,
+                0.0,
+                0.0,
+            ));
+        }
+        if profile.is_greedy() {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            if profile.top_k > 0 {
+                chain.push(LlamaSampler::top_k(profile.top_k));
+            }
+            if profile.top_p < 1.0 {
+                chain.push(LlamaSampler::top_p(profile.top_p, 1));
+            }
+            chain.push(LlamaSampler::temp(profile.temperature));
+            chain.push(LlamaSampler::dist(request.seed));
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+
+    fn schema_sampler(&mut self, schema: &serde_json::Value) -> Result<LlamaSampler> {
+        if self.parser_factory.is_none() {
+            let env = LlamaSampler::llguidance_tok_env(self.model);
+            let factory =
+                ParserFactory::new_simple(&env).map_err(|e| LlamaError::Schema(e.to_string()))?;
+            self.parser_factory = Some(factory);
+        }
+        let factory = self
+            .parser_factory
+            .as_ref()
+            .ok_or_else(|| LlamaError::Schema("no parser".into()))?;
+        let parser = factory
+            .create_parser(TopLevelGrammar::from_json_schema(schema.clone()))
+            .map_err(|e| LlamaError::Schema(e.to_string()))?;
+        Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
+    }
+
+    /// Generates a completion, streaming text pieces to `on_text` as they become final.
+    pub fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion> {
+        if request.max_tokens == 0 {
+            return Err(LlamaError::BadRequest(
+                "max_tokens must be at least 1".into(),
+            ));
+        }
+        let tokens = self.tokenize_prompt(&request.prompt)?;
+        let mut sampler = self.sampler(request)?;
+        let started = Instant::now();
+        let cached = self.eval_prompt(&tokens)?;
+        let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        let started = Instant::now();
+        let mut scanner = StopScanner::new(&request.stop);
+        let mut batch = LlamaBatch::new(1, 1);
+        let mut produced = 0u32;
+        let context = self.ctx.n_ctx() as usize;
+        let finish = loop {
+            let token = sampler.sample(&self.ctx, self.last_logits);
+            if self.model.vocab().is_eog(token) {
+                break FinishReason::Stop;
+            }
+            produced += 1;
+            let piece = self.model.vocab().token_to_piece(token, false, None);
+            let shown = scanner.push(&piece);
+            if !shown.is_empty() {
+                on_text(&shown);
+            }
+            if scanner.stopped() {
+                break FinishReason::StopString;
+            }
+            if produced >= request.max_tokens || self.cached.len() + 1 >= context {
+                break FinishReason::Length;
+            }
+            self.eval_token(token, &mut batch)?;
+        };
+        let tail = scanner.finish();
+        if !tail.is_empty() {
+            on_text(&tail);
+        }
+        Ok(Completion {
+            text: scanner.text().to_string(),
+            finish,
+            prompt_tokens: tokens.len() as u32,
+            cached_tokens: cached as u32,
+            completion_tokens: produced,
+            prompt_ms,
+            generation_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    pub fn stats(&self) -> WorkerStats {
+        let (peak, rss) = read_rss();
+        WorkerStats {
+            peak_rss_bytes: peak,
+            rss_bytes: rss,
+            cached_tokens: self.cached.len() as u32,
+            context_tokens: self.ctx.n_ctx(),
+        }
+    }
+}
+
+/// Peak and current resident set size of this process, from /proc (0 where unavailable).
+pub(crate) fn read_rss() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}

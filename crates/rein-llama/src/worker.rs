@@ -1,0 +1,122 @@
+//! The child side of `rein worker`: load one model, say who it is, then answer requests read
+//! from stdin, one JSON line each, until stdin closes or a shutdown arrives.
+
+use std::io::{BufRead, Write};
+
+use rein_protocol::model::ModelIdentity;
+use rein_protocol::worker::{WorkerReply, WorkerRequest};
+
+use crate::engine::{EngineOptions, LlamaEngine};
+use crate::error::{LlamaError, Result};
+
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub engine: EngineOptions,
+    /// How the parent named the model (catalog name).
+    pub spec: String,
+    /// The SHA-256 the parent verified against the catalog before starting this worker; the
+    /// worker re-checks the file's size, so a swapped or truncated file fails at load.
+    pub sha256: String,
+}
+
+fn send(out: &mut impl Write, reply: &WorkerReply) -> std::io::Result<()> {
+    let line = serde_json::to_string(reply).map_err(std::io::Error::other)?;
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// Runs the worker until its parent closes stdin. Errors before the hello (the model did not
+/// load) are returned so the process exits non-zero with the message on stderr.
+pub fn serve(config: WorkerConfig) -> Result<()> {
+    let engine_options = config.engine.clone();
+    let mut engine = LlamaEngine::load(engine_options)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let identity = ModelIdentity {
+        spec: config.spec.clone(),
+        name: engine.name.clone(),
+        architecture: engine.architecture.clone(),
+        sha256: Some(config.sha256.clone()),
+        context_tokens: engine.context_tokens(),
+    };
+    let io = |e: std::io::Error| LlamaError::Decode(format!("cannot write to the parent: {e}"));
+    send(
+        &mut out,
+        &WorkerReply::Hello {
+            identity,
+            load_ms: engine.load_ms,
+            threads: engine.threads(),
+        },
+    )
+    .map_err(io)?;
+
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line =
+            line.map_err(|e| LlamaError::Decode(format!("cannot read from the parent: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: WorkerRequest = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                send(
+                    &mut out,
+                    &WorkerReply::Error {
+                        id: 0,
+                        message: format!("unreadable request: {e}"),
+                    },
+                )
+                .map_err(io)?;
+                continue;
+            }
+        };
+        let reply = match request {
+            WorkerRequest::Shutdown => return Ok(()),
+            WorkerRequest::Complete { id, request } => {
+                let mut write_error = None;
+                let result = engine.complete(&request, &mut |text| {
+                    if write_error.is_none() {
+                        if let Err(e) = send(
+                            &mut out,
+                            &WorkerReply::Text {
+                                id,
+                                text: text.to_string(),
+                            },
+                        ) {
+                            write_error = Some(e);
+                        }
+                    }
+                });
+                if let Some(e) = write_error {
+                    return Err(io(e));
+                }
+                match result {
+                    Ok(completion) => WorkerReply::Completed { id, completion },
+                    Err(e) => WorkerReply::Error {
+                        id,
+                        message: e.to_string(),
+                    },
+                }
+            }
+            WorkerRequest::Choose { id, request } => match engine.choose(&request) {
+                Ok(reply) => WorkerReply::Chosen { id, reply },
+                Err(e) => WorkerReply::Error {
+                    id,
+                    message: e.to_string(),
+                },
+            },
+            WorkerRequest::Stats { id } => WorkerReply::Stats {
+                id,
+                stats: engine.stats(),
+            },
+            WorkerRequest::ResetCache { id } => {
+                engine.reset_cache();
+                WorkerReply::CacheReset { id }
+            }
+        };
+        send(&mut out, &reply).map_err(io)?;
+    }
+    Ok(())
+}

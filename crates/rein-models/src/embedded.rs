@@ -1,0 +1,441 @@
+//! The parent side of embedded models: each model runs in its own `rein worker` child process,
+//! started from a command line built in one place, checked by a handshake, and supervised so a
+//! crash or a hang becomes a clear error and no worker outlives Rein.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rein_protocol::model::{
+    ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity,
+};
+use rein_protocol::worker::{WorkerReply, WorkerRequest, WorkerStats};
+
+use crate::{Model, ModelError, Result};
+
+/// How long a worker may take to load its model and say hello.
+pub const DEFAULT_LOAD_TIMEOUT: Duration = Duration::from_secs(180);
+/// The longest silence allowed while a request is in flight (no token, no reply).
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Lines of the worker's stderr kept to explain a crash.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// Everything needed to start one worker. Every value comes from the catalog, the verified
+/// model file or Rein's own settings; none comes from a model's output.
+#[derive(Debug, Clone)]
+pub struct WorkerLaunch {
+    /// The `rein` executable (or, in tests, a stand-in that speaks the same protocol).
+    pub exe: PathBuf,
+    pub spec: String,
+    pub model_path: PathBuf,
+    pub sha256: String,
+    pub size: u64,
+    /// Text that GGUF `general.name` must contain (case-insensitive).
+    pub expected_name: String,
+    pub expected_architecture: String,
+    pub threads: u32,
+    pub context_tokens: u32,
+    pub load_timeout: Duration,
+    pub reply_timeout: Duration,
+}
+
+/// The machine's cores: the default thread count for a worker.
+pub fn default_threads() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+impl WorkerLaunch {
+    /// Builds the worker's command line: fixed flags, each with a value from the launch record.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.exe);
+        command
+            .arg("worker")
+            .arg("--spec")
+            .arg(&self.spec)
+            .arg("--model-path")
+            .arg(&self.model_path)
+            .arg("--sha256")
+            .arg(&self.sha256)
+            .arg("--size")
+            .arg(self.size.to_string())
+            .arg("--threads")
+            .arg(self.threads.to_string())
+            .arg("--context")
+            .arg(self.context_tokens.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                // Its own process group, so the whole worker can be signalled at once.
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Die with the parent, even if the parent is killed outright.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        command
+    }
+}
+
+enum Line {
+    Reply(WorkerReply),
+    Garbled(String),
+    Closed,
+}
+
+/// A model served by a supervised worker process.
+pub struct EmbeddedModel {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    identity: ModelIdentity,
+    launch: WorkerLaunch,
+    next_id: u64,
+    failed: Option<String>,
+    pub load_ms: f64,
+}
+
+impl EmbeddedModel {
+    /// Starts the worker and waits for its hello; any identity mismatch stops it.
+    pub fn start(launch: WorkerLaunch) -> Result<Self> {
+        let mut child = launch.command().spawn().map_err(|e| {
+            ModelError::Worker(format!("cannot start {}: {e}", launch.exe.display()))
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let (tx, lines) = mpsc::channel();
+        if let Some(stdout) = stdout {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let parsed = match serde_json::from_str::<WorkerReply>(&line) {
+                        Ok(reply) => Line::Reply(reply),
+                        Err(_) => Line::Garbled(line),
+                    };
+                    if tx.send(parsed).is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send(Line::Closed);
+            });
+        }
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(stderr) = stderr {
+            let tail = Arc::clone(&stderr_tail);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+                    if let Ok(mut tail) = tail.lock() {
+                        if tail.len() == STDERR_TAIL_LINES {
+                            tail.pop_front();
+                        }
+                        tail.push_back(line);
+                    }
+                }
+            });
+        }
+        let placeholder = ModelIdentity {
+            spec: launch.spec.clone(),
+            name: String::new(),
+            architecture: String::new(),
+            sha256: None,
+            context_tokens: 0,
+        };
+        let mut model = EmbeddedModel {
+            child,
+            stdin,
+            lines,
+            stderr_tail,
+            identity: placeholder,
+            launch,
+            next_id: 1,
+            failed: None,
+            load_ms: 0.0,
+        };
+        let hello = model.next_line(model.launch.load_timeout, "loading the model")?;
+        match hello {
+            WorkerReply::Hello {
+                identity, load_ms, ..
+            } => {
+                model.check_identity(&identity)?;
+                model.identity = identity;
+                model.load_ms = load_ms;
+                Ok(model)
+            }
+            other => {
+                let err = model.fail(format!(
+                    "the worker's first message was not a hello: {other:?}"
+                ));
+                Err(err)
+            }
+        }
+    }
+
+    fn check_identity(&mut self, reported: &ModelIdentity) -> Result<()> {
+        let expected = self.launch.clone();
+        let name_ok = reported
+            .name
+            .to_lowercase()
+            .contains(&expected.expected_name.to_lowercase());
+        let arch_ok = reported.architecture == expected.expected_architecture;
+        let sha_ok = reported.sha256.as_deref() == Some(expected.sha256.as_str());
+        if name_ok && arch_ok && sha_ok {
+            return Ok(());
+        }
+        self.kill();
+        Err(ModelError::IdentityMismatch {
+            expected: format!(
+                "{} ({}, sha256 {})",
+                expected.expected_name, expected.expected_architecture, expected.sha256
+            ),
+            actual: format!(
+                "{} ({}, sha256 {})",
+                reported.name,
+                reported.architecture,
+                reported.sha256.as_deref().unwrap_or("none")
+            ),
+        })
+    }
+
+    /// The worker's process id (for tests and diagnostics).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn kill(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: signalling our own child's process group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>().join(" | "))
+            .unwrap_or_default()
+    }
+
+    /// Marks the worker failed, stops it, and returns the error to report.
+    fn fail(&mut self, message: String) -> ModelError {
+        self.kill();
+        let tail = self.stderr_tail();
+        let message = if tail.is_empty() {
+            message
+        } else {
+            format!("{message}; its last words: {tail}")
+        };
+        self.failed = Some(message.clone());
+        ModelError::Worker(message)
+    }
+
+    fn next_line(&mut self, timeout: Duration, doing: &str) -> Result<WorkerReply> {
+        if let Some(reason) = &self.failed {
+            return Err(ModelError::Worker(format!(
+                "the worker already failed: {reason}"
+            )));
+        }
+        match self.lines.recv_timeout(timeout) {
+            Ok(Line::Reply(reply)) => Ok(reply),
+            Ok(Line::Garbled(line)) => {
+                let shown: String = line.chars().take(200).collect();
+                Err(self.fail(format!(
+                    "the worker wrote something that is not protocol while {doing}: {shown}"
+                )))
+            }
+            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                // Give the exit status a moment to be collected.
+                std::thread::sleep(Duration::from_millis(50));
+                let status = match self.child.try_wait() {
+                    Ok(Some(status)) => status.to_string(),
+                    _ => "still running, but it closed its output".to_string(),
+                };
+                Err(self.fail(format!("the worker exited while {doing} ({status})")))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.fail(String::new());
+                let seconds = timeout.as_secs();
+                Err(ModelError::Timeout { seconds })
+            }
+        }
+    }
+
+    fn send(&mut self, request: &WorkerRequest) -> Result<()> {
+        if let Some(reason) = &self.failed {
+            return Err(ModelError::Worker(format!(
+                "the worker already failed: {reason}"
+            )));
+        }
+        let line = serde_json::to_string(request)
+            .map_err(|e| ModelError::BadRequest(format!("cannot encode the request: {e}")))?;
+        let written = match self.stdin.as_mut() {
+            Some(stdin) => stdin
+                .write_all(line.as_bytes())
+                .and_then(|_| stdin.write_all(b"\n"))
+                .and_then(|_| stdin.flush()),
+            None => Err(std::io::Error::other("stdin closed")),
+        };
+        written.map_err(|e| self.fail(format!("cannot write to the worker: {e}")))
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Waits for the reply to `id`, passing streamed text on. Errors reported by the worker for
+    /// this request leave the worker running.
+    fn await_reply(&mut self, id: u64, on_text: &mut dyn FnMut(&str)) -> Result<WorkerReply> {
+        let timeout = self.launch.reply_timeout;
+        loop {
+            match self.next_line(timeout, "answering")? {
+                WorkerReply::Text { id: rid, text } if rid == id => on_text(&text),
+                WorkerReply::Error { id: rid, message } if rid == id || rid == 0 => {
+                    return Err(
+                        if message.starts_with("bad request")
+                            || message.contains("more than the context window")
+                            || message.contains("JSON schema")
+                        {
+                            ModelError::BadRequest(message)
+                        } else {
+                            ModelError::Worker(message)
+                        },
+                    );
+                }
+                reply => {
+                    if reply_id(&reply) == Some(id) {
+                        return Ok(reply);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn stats(&mut self) -> Result<WorkerStats> {
+        let id = self.take_id();
+        self.send(&WorkerRequest::Stats { id })?;
+        match self.await_reply(id, &mut |_| {})? {
+            WorkerReply::Stats { stats, .. } => Ok(stats),
+            other => Err(self.fail(format!("unexpected reply to stats: {other:?}"))),
+        }
+    }
+
+    pub fn reset_cache(&mut self) -> Result<()> {
+        let id = self.take_id();
+        self.send(&WorkerRequest::ResetCache { id })?;
+        self.await_reply(id, &mut |_| {}).map(|_| ())
+    }
+}
+
+fn reply_id(reply: &WorkerReply) -> Option<u64> {
+    match reply {
+        WorkerReply::Hello { .. } => None,
+        WorkerReply::Text { id, .. }
+        | WorkerReply::Completed { id, .. }
+        | WorkerReply::Chosen { id, .. }
+        | WorkerReply::Stats { id, .. }
+        | WorkerReply::CacheReset { id }
+        | WorkerReply::Error { id, .. } => Some(*id),
+    }
+}
+
+impl Model for EmbeddedModel {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion> {
+        let id = self.take_id();
+        self.send(&WorkerRequest::Complete {
+            id,
+            request: request.clone(),
+        })?;
+        match self.await_reply(id, on_text)? {
+            WorkerReply::Completed { completion, .. } => Ok(completion),
+            other => Err(self.fail(format!("unexpected reply to a completion: {other:?}"))),
+        }
+    }
+
+    fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
+        let id = self.take_id();
+        self.send(&WorkerRequest::Choose {
+            id,
+            request: request.clone(),
+        })?;
+        match self.await_reply(id, &mut |_| {})? {
+            WorkerReply::Chosen { reply, .. } => Ok(reply),
+            other => Err(self.fail(format!("unexpected reply to choose: {other:?}"))),
+        }
+    }
+}
+
+impl Drop for EmbeddedModel {
+    fn drop(&mut self) {
+        if self.failed.is_none() {
+            let _ = self.send(&WorkerRequest::Shutdown);
+            drop(self.stdin.take());
+            for _ in 0..40 {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+        }
+        self.kill();
+    }
+}
+
+/// The context window a worker opens when the caller does not choose one.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 8192;
+
+/// The launch record for a catalog model whose file is present and verified.
+pub fn launch_for(
+    entry: &crate::catalog::CatalogEntry,
+    dir: &crate::paths::DataDir,
+    exe: PathBuf,
+) -> Result<WorkerLaunch> {
+    let model_path = crate::pull::ensure_ready(entry, dir)?;
+    let context = if entry.context_tokens > 0 {
+        entry.context_tokens.min(DEFAULT_CONTEXT_TOKENS)
+    } else {
+        DEFAULT_CONTEXT_TOKENS
+    };
+    Ok(WorkerLaunch {
+        exe,
+        spec: entry.name.clone(),
+        model_path,
+        sha256: entry.sha256.clone(),
+        size: entry.bytes,
+        expected_name: entry.gguf_name.clone(),
+        expected_architecture: entry.architecture.clone(),
+        threads: default_threads(),
+        context_tokens: context,
+        load_timeout: DEFAULT_LOAD_TIMEOUT,
+        reply_timeout: DEFAULT_REPLY_TIMEOUT,
+    })
+}
