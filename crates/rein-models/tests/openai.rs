@@ -1,0 +1,309 @@
+//! The OpenAI-compatible backend against the fake server on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use rein_models::openai::check_endpoint;
+use rein_models::{
+    ChatMessage, ChooseRequest, CompletionRequest, DecisionSource, FinishReason, Model, ModelError,
+    OpenAiModel, OpenAiOptions, Prompt, SamplingProfile,
+};
+use rein_testkit::{FakeOpenAi, FakeReply};
+use serde_json::json;
+
+fn chat_request() -> CompletionRequest {
+    let mut r = CompletionRequest::new(
+        Prompt::chat(vec![
+            ChatMessage::system("be brief"),
+            ChatMessage::user("hello"),
+        ]),
+        128,
+        SamplingProfile::ACTOR,
+    );
+    r.seed = 7;
+    r
+}
+
+fn labels(l: &[&str]) -> Vec<String> {
+    l.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn streams_deltas_in_order_and_sends_the_sampling_fields() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::stream(&["Hel", "lo", ", wor", "ld ✓"]));
+    let mut m = OpenAiModel::new(&format!("{}/v1", server.url()), "qwen", false).unwrap();
+    assert_eq!(m.identity().name, "fake-model");
+    assert_eq!(m.identity().architecture, "remote");
+
+    let mut pieces = Vec::new();
+    let c = m
+        .complete(&chat_request(), &mut |t| pieces.push(t.to_string()))
+        .unwrap();
+    assert_eq!(pieces, vec!["Hel", "lo", ", wor", "ld ✓"]);
+    assert_eq!(c.text, "Hello, world ✓");
+    assert_eq!(c.finish, FinishReason::Stop);
+    assert_eq!((c.prompt_tokens, c.completion_tokens), (11, 4));
+
+    let posts = server.posts();
+    assert_eq!(posts.len(), 1);
+    assert_eq!(posts[0].path, "/v1/chat/completions");
+    let b = &posts[0].body;
+    assert_eq!(b["model"], "qwen");
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["max_tokens"], 128);
+    assert_eq!(b["seed"], 7);
+    assert_eq!(b["top_k"], 50);
+    assert!((b["temperature"].as_f64().unwrap() - 0.1).abs() < 1e-6);
+    assert!((b["repeat_penalty"].as_f64().unwrap() - 1.1).abs() < 1e-6);
+    assert_eq!(
+        b["messages"],
+        json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}])
+    );
+    assert!(b.get("response_format").is_none());
+    assert!(b.get("stop").is_none());
+}
+
+#[test]
+fn a_schema_becomes_response_format_and_stop_strings_cut() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::Stream {
+        deltas: vec!["{\"a\":".into(), "1}".into()],
+        finish: "length".into(),
+    });
+    server.push(FakeReply::stream(&["done. EN", "D and more"]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]});
+    let mut r = chat_request();
+    r.json_schema = Some(schema.clone());
+    let c = m.complete(&r, &mut |_| {}).unwrap();
+    assert_eq!(c.text, "{\"a\":1}");
+    assert_eq!(c.finish, FinishReason::Length);
+    let sent = &server.posts()[0].body;
+    assert_eq!(
+        sent["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "action", "schema": schema, "strict": true}})
+    );
+
+    let mut r = chat_request();
+    r.stop = vec!["END".into()];
+    let mut seen = String::new();
+    let c = m.complete(&r, &mut |t| seen.push_str(t)).unwrap();
+    assert_eq!(c.text, "done. ");
+    assert_eq!(seen, "done. ");
+    assert_eq!(c.finish, FinishReason::StopString);
+    assert_eq!(server.posts()[1].body["stop"], json!(["END"]));
+}
+
+#[test]
+fn raw_prompts_use_the_completions_endpoint() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::stream(&["a", "b"]));
+    server.push(FakeReply::logprobs(&[(" yes", -0.2), ("no", -1.8)]));
+    let mut m = OpenAiModel::new(&server.url(), "gemma", false).unwrap();
+    let r = CompletionRequest::new(Prompt::raw("Q: x\nA:"), 8, SamplingProfile::JUDGE);
+    assert_eq!(m.complete(&r, &mut |_| {}).unwrap().text, "ab");
+    let reply = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("Q: x\nA:"),
+            labels: labels(&["yes", "no"]),
+        })
+        .unwrap();
+    let posts = server.posts();
+    assert_eq!(posts[0].path, "/v1/completions");
+    assert_eq!(posts[0].body["prompt"], "Q: x\nA:");
+    assert_eq!(posts[1].path, "/v1/completions");
+    assert_eq!(posts[1].body["logprobs"], 20);
+    let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
+    assert!((sum - 1.0).abs() < 1e-9);
+    assert_eq!(reply.best().unwrap().0, "yes");
+}
+
+#[test]
+fn choose_from_logprobs_sums_to_one() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::logprobs(&[
+        ("summ", (0.6f64).ln()),
+        (" read", (0.2f64).ln()),
+        ("re", (0.1f64).ln()),
+        ("The", (0.05f64).ln()),
+    ]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let req = ChooseRequest {
+        prompt: Prompt::chat(vec![ChatMessage::user("Summarize docs/q3.md")]),
+        labels: labels(&["summarize", "read", "report", "write"]),
+    };
+    let r = m.choose(&req).unwrap();
+    assert_eq!(r.source, DecisionSource::Logprobs);
+    let p: Vec<f64> = r.probabilities.iter().map(|p| p.probability).collect();
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
+    // summarize 0.6; read 0.2 + 0.05 ("re" split with report); report 0.05; write 0.
+    let total = 0.9;
+    assert!((p[0] - 0.6 / total).abs() < 1e-9, "{p:?}");
+    assert!((p[1] - 0.25 / total).abs() < 1e-9, "{p:?}");
+    assert!((p[2] - 0.05 / total).abs() < 1e-9, "{p:?}");
+    assert_eq!(p[3], 0.0);
+    assert_eq!(r.best().unwrap().0, "summarize");
+
+    let b = &server.posts()[0].body;
+    assert_eq!(b["max_tokens"], 1);
+    assert_eq!(b["logprobs"], true);
+    assert_eq!(b["top_logprobs"], 20);
+    assert_eq!(b["stream"], false);
+}
+
+#[test]
+fn choose_without_logprobs_is_unsupported_not_a_fallback() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::NoLogprobs {
+        text: "summarize".into(),
+    });
+    server.push(FakeReply::logprobs(&[("xyz", -0.1), ("abc", -2.0)]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let req = ChooseRequest {
+        prompt: Prompt::raw("?"),
+        labels: labels(&["summarize", "read"]),
+    };
+    let e = m.choose(&req).unwrap_err();
+    assert!(matches!(e, ModelError::Unsupported(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "this endpoint does not return logprobs, so choose is not supported by it; use an embedded model for decisions"
+    );
+    let e = m.choose(&req).unwrap_err();
+    assert!(matches!(e, ModelError::Undecided(_)), "{e}");
+    assert!(e.to_string().contains("begins a label"), "{e}");
+    let e = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("?"),
+            labels: vec![],
+        })
+        .unwrap_err();
+    assert!(matches!(e, ModelError::BadRequest(_)));
+}
+
+#[test]
+fn http_errors_carry_the_servers_message() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::error(500, "model failed to load: out of memory"));
+    server.push(FakeReply::error(400, "response_format is not supported"));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let e = m.complete(&chat_request(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ModelError::Endpoint(_)), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("HTTP 500"), "{msg}");
+    assert!(msg.contains("model failed to load: out of memory"), "{msg}");
+    assert_eq!(e.exit_code(), 3);
+    let e = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("?"),
+            labels: labels(&["a"]),
+        })
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("HTTP 400")
+            && e.to_string().contains("response_format is not supported"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_stream_cut_short_is_an_error() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::BrokenStream {
+        deltas: vec!["partial".into()],
+    });
+    server.push(FakeReply::Raw {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        body: "data: {not json\n\n".into(),
+    });
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let mut seen = String::new();
+    let e = m
+        .complete(&chat_request(), &mut |t| seen.push_str(t))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("closed the stream before the reply finished"),
+        "{e}"
+    );
+    assert_eq!(seen, "partial");
+    let e = m.complete(&chat_request(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("not JSON"), "{e}");
+}
+
+#[test]
+fn identity_falls_back_to_the_spec_model() {
+    let server = FakeOpenAi::start().unwrap();
+    server.set_models(None);
+    let m = OpenAiModel::new(&server.url(), "my-model", false).unwrap();
+    assert_eq!(m.identity().name, "my-model");
+    assert_eq!(
+        m.identity().spec,
+        format!("openai:{}#my-model", server.url())
+    );
+    server.set_models(Some(vec!["a".into(), "my-model".into()]));
+    assert_eq!(
+        OpenAiModel::new(&server.url(), "my-model", false)
+            .unwrap()
+            .identity()
+            .name,
+        "my-model"
+    );
+    server.set_models(Some(vec!["/models/qwen.gguf".into()]));
+    assert_eq!(
+        OpenAiModel::new(&server.url(), "x", false)
+            .unwrap()
+            .identity()
+            .name,
+        "/models/qwen.gguf"
+    );
+}
+
+#[test]
+fn an_unreachable_loopback_server_is_a_clear_error() {
+    // Bind then drop, so the port is (almost certainly) closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = OpenAiModel::new(&format!("http://127.0.0.1:{port}"), "m", false).unwrap_err();
+    assert!(matches!(e, ModelError::Endpoint(_)), "{e}");
+    assert!(e.to_string().contains("cannot reach"), "{e}");
+}
+
+#[test]
+fn non_loopback_hosts_need_the_opt_in() {
+    // Refused before any connection is attempted (.invalid never resolves anyway).
+    for url in ["http://example.invalid:8080", "http://10.1.2.3:8080/v1"] {
+        let e = OpenAiModel::new(url, "m", false).unwrap_err();
+        assert!(matches!(e, ModelError::Refused(_)), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("--allow-remote") && msg.contains("REIN_ALLOW_REMOTE=1"),
+            "{msg}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        // With the opt-in the check passes (nothing is contacted here).
+        let ok = check_endpoint(url, true).unwrap();
+        assert!(!ok.loopback);
+    }
+    assert!(check_endpoint("http://[::1]:9", false).unwrap().loopback);
+    let e = OpenAiModel::with_options(OpenAiOptions::new("http://127.0.0.1:9", " ", false))
+        .unwrap_err();
+    assert!(matches!(e, ModelError::BadRequest(_)));
+}
+
+#[test]
+fn a_slow_server_times_out() {
+    // A listener that accepts but never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut opts = OpenAiOptions::new(url, "m", false);
+    opts.read_timeout = std::time::Duration::from_millis(300);
+    let e = OpenAiModel::with_options(opts).unwrap_err();
+    assert!(matches!(e, ModelError::Timeout { .. }), "{e}");
+    drop(listener);
+}

