@@ -1,0 +1,367 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Worker supervision against a stand-in worker: this test binary re-executes itself as the
+//! worker (`<exe> worker ...`, the same command line the supervisor builds for `rein worker`)
+//! or as a parent that dies. It runs without libtest (`harness = false`) so it can do that.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rein_models::embedded::{EmbeddedModel, WorkerLaunch};
+use rein_models::{ChooseRequest, CompletionRequest, Model, ModelError, Prompt, SamplingProfile};
+use rein_protocol::model::{
+    ChooseReply, Completion, DecisionSource, FinishReason, LabelProbability, ModelIdentity,
+};
+use rein_protocol::worker::{WorkerReply, WorkerRequest, WorkerStats};
+
+const MODE_ENV: &str = "REIN_FAKE_WORKER_MODE";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("worker") => fake_worker(&args),
+        Some("parent") => fake_parent(),
+        _ => run_tests(),
+    }
+}
+
+fn arg_value(args: &[String], flag: &str) -> String {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn say(reply: &WorkerReply) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::to_string(reply).unwrap());
+    let _ = out.flush();
+}
+
+fn fake_worker(args: &[String]) {
+    let mode = std::env::var(MODE_ENV).unwrap_or_default();
+    eprintln!("fake worker starting in mode {mode:?}");
+    if mode == "silent" {
+        std::thread::sleep(Duration::from_secs(600));
+    }
+    if mode == "garbage" {
+        println!("this is not the protocol");
+        std::thread::sleep(Duration::from_secs(600));
+    }
+    let name = if mode == "mismatch" {
+        "Some Other Model"
+    } else {
+        "Fake Model 1B"
+    };
+    say(&WorkerReply::Hello {
+        identity: ModelIdentity {
+            spec: arg_value(args, "--spec"),
+            name: name.into(),
+            architecture: "fake".into(),
+            sha256: Some(arg_value(args, "--sha256")),
+            context_tokens: 4096,
+        },
+        load_ms: 1.0,
+        threads: 1,
+    });
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { return };
+        let request: WorkerRequest = serde_json::from_str(&line).unwrap();
+        match mode.as_str() {
+            "crash" => {
+                eprintln!("fake worker: simulated fault");
+                std::process::abort();
+            }
+            "hang" => std::thread::sleep(Duration::from_secs(600)),
+            _ => {}
+        }
+        match request {
+            WorkerRequest::Shutdown => return,
+            WorkerRequest::Complete { id, .. } => {
+                for piece in ["hel", "lo"] {
+                    say(&WorkerReply::Text {
+                        id,
+                        text: piece.into(),
+                    });
+                }
+                say(&WorkerReply::Completed {
+                    id,
+                    completion: Completion {
+                        text: "hello".into(),
+                        finish: FinishReason::Stop,
+                        prompt_tokens: 3,
+                        cached_tokens: 0,
+                        completion_tokens: 2,
+                        prompt_ms: 1.0,
+                        generation_ms: 1.0,
+                    },
+                });
+            }
+            WorkerRequest::Choose { id, request } => {
+                let p = 1.0 / request.labels.len() as f64;
+                say(&WorkerReply::Chosen {
+                    id,
+                    reply: ChooseReply {
+                        probabilities: request
+                            .labels
+                            .iter()
+                            .map(|l| LabelProbability {
+                                label: l.clone(),
+                                probability: p,
+                            })
+                            .collect(),
+                        source: DecisionSource::Logits,
+                        prompt_tokens: 1,
+                        cached_tokens: 0,
+                        elapsed_ms: 1.0,
+                    },
+                });
+            }
+            WorkerRequest::Stats { id } => say(&WorkerReply::Stats {
+                id,
+                stats: WorkerStats::default(),
+            }),
+            WorkerRequest::ResetCache { id } => say(&WorkerReply::CacheReset { id }),
+        }
+    }
+}
+
+/// Starts a worker, prints its pid, then waits to be killed.
+fn fake_parent() {
+    let model = EmbeddedModel::start(launch()).unwrap();
+    println!("{}", model.pid());
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(Duration::from_secs(600));
+}
+
+fn launch() -> WorkerLaunch {
+    WorkerLaunch {
+        exe: std::env::current_exe().unwrap(),
+        spec: "fake-1b".into(),
+        model_path: PathBuf::from("/nonexistent/fake.gguf"),
+        sha256: "ab".repeat(32),
+        size: 1,
+        expected_name: "fake model 1b".into(),
+        expected_architecture: "fake".into(),
+        threads: 1,
+        context_tokens: 4096,
+        load_timeout: Duration::from_secs(2),
+        reply_timeout: Duration::from_secs(1),
+    }
+}
+
+fn start(mode: &str) -> Result<EmbeddedModel, ModelError> {
+    std::env::set_var(MODE_ENV, mode);
+    EmbeddedModel::start(launch())
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; only a live process counts.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn wait_dead(pid: u32, within: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    !alive(pid)
+}
+
+fn request() -> CompletionRequest {
+    CompletionRequest::new(Prompt::raw("hi"), 8, SamplingProfile::JUDGE)
+}
+
+fn a_healthy_worker_streams_chooses_and_exits_on_drop() {
+    let mut model = start("ok").unwrap();
+    let pid = model.pid();
+    assert_eq!(model.identity().name, "Fake Model 1B");
+    let mut pieces = Vec::new();
+    let completion = model
+        .complete(&request(), &mut |t| pieces.push(t.to_string()))
+        .unwrap();
+    assert_eq!(pieces, ["hel", "lo"]);
+    assert_eq!(completion.text, "hello");
+    let reply = model
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("x"),
+            labels: vec!["a".into(), "b".into()],
+        })
+        .unwrap();
+    let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
+    assert!((sum - 1.0).abs() < 1e-9);
+    drop(model);
+    assert!(
+        wait_dead(pid, Duration::from_secs(3)),
+        "worker {pid} outlived its model"
+    );
+}
+
+fn the_worker_has_its_own_process_group() {
+    let model = start("ok").unwrap();
+    let pid = model.pid();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit(')').next().unwrap();
+    let pgrp: u32 = after.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert_eq!(pgrp, pid);
+}
+
+fn an_identity_mismatch_is_a_hard_failure() {
+    let err = start("mismatch").err().expect("a mismatch must not start");
+    assert!(matches!(err, ModelError::IdentityMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("Some Other Model"), "{err}");
+}
+
+fn a_crash_becomes_a_clear_error() {
+    let mut model = start("crash").unwrap();
+    let pid = model.pid();
+    let err = model.complete(&request(), &mut |_| {}).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ModelError::Worker(_)), "{text}");
+    assert!(text.contains("exited"), "{text}");
+    assert!(
+        text.contains("simulated fault"),
+        "stderr tail missing: {text}"
+    );
+    assert!(wait_dead(pid, Duration::from_secs(3)));
+    let again = model.complete(&request(), &mut |_| {}).unwrap_err();
+    assert!(again.to_string().contains("already failed"), "{again}");
+}
+
+fn a_hang_times_out_and_the_worker_is_stopped() {
+    let mut model = start("hang").unwrap();
+    let pid = model.pid();
+    let started = Instant::now();
+    let err = model.complete(&request(), &mut |_| {}).unwrap_err();
+    assert!(matches!(err, ModelError::Timeout { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(wait_dead(pid, Duration::from_secs(3)));
+}
+
+fn a_worker_that_never_says_hello_times_out() {
+    let started = Instant::now();
+    let err = start("silent").err().expect("no hello, no model");
+    assert!(matches!(err, ModelError::Timeout { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
+
+fn garbage_on_the_protocol_is_refused() {
+    let err = start("garbage").err().expect("garbage is not a hello");
+    assert!(err.to_string().contains("not protocol"), "{err}");
+}
+
+fn a_worker_dies_with_its_parent() {
+    let mut parent = Command::new(std::env::current_exe().unwrap())
+        .arg("parent")
+        .env(MODE_ENV, "ok")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(parent.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let worker: u32 = line.trim().parse().unwrap();
+    assert!(alive(worker));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    assert!(
+        wait_dead(worker, Duration::from_secs(3)),
+        "worker {worker} outlived its parent"
+    );
+}
+
+fn the_command_line_is_fixed_flags_only() {
+    let command = launch().command();
+    let args: Vec<String> = command
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let flags: Vec<&str> = args.iter().skip(1).step_by(2).map(String::as_str).collect();
+    assert_eq!(args[0], "worker");
+    assert_eq!(
+        flags,
+        [
+            "--spec",
+            "--model-path",
+            "--sha256",
+            "--size",
+            "--threads",
+            "--context"
+        ]
+    );
+}
+
+fn run_tests() {
+    let tests: [(&str, fn()); 9] = [
+        (
+            "a_healthy_worker_streams_chooses_and_exits_on_drop",
+            a_healthy_worker_streams_chooses_and_exits_on_drop,
+        ),
+        (
+            "the_worker_has_its_own_process_group",
+            the_worker_has_its_own_process_group,
+        ),
+        (
+            "an_identity_mismatch_is_a_hard_failure",
+            an_identity_mismatch_is_a_hard_failure,
+        ),
+        (
+            "a_crash_becomes_a_clear_error",
+            a_crash_becomes_a_clear_error,
+        ),
+        (
+            "a_hang_times_out_and_the_worker_is_stopped",
+            a_hang_times_out_and_the_worker_is_stopped,
+        ),
+        (
+            "a_worker_that_never_says_hello_times_out",
+            a_worker_that_never_says_hello_times_out,
+        ),
+        (
+            "garbage_on_the_protocol_is_refused",
+            garbage_on_the_protocol_is_refused,
+        ),
+        (
+            "a_worker_dies_with_its_parent",
+            a_worker_dies_with_its_parent,
+        ),
+        (
+            "the_command_line_is_fixed_flags_only",
+            the_command_line_is_fixed_flags_only,
+        ),
+    ];
+    let mut failed = 0;
+    for (name, test) in tests {
+        let outcome = std::panic::catch_unwind(test);
+        println!(
+            "test {name} ... {}",
+            if outcome.is_ok() { "ok" } else { "FAILED" }
+        );
+        if outcome.is_err() {
+            failed += 1;
+        }
+    }
+    println!(
+        "\ntest result: {}. {} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out",
+        if failed == 0 { "ok" } else { "FAILED" },
+        tests.len() - failed
+    );
+    if failed > 0 {
+        std::process::exit(101);
+    }
+}
