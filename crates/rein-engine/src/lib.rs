@@ -1,1 +1,8 @@
-//! rein-engine
+//! rein-engine: the parts of Rein that decide. This crate holds the mission contracts and the
+//! deterministic judge (`mission`, `checks`), the rules that refuse a premature `finish`
+//! (`finish`), and the reader that turns a model's reply into one action (`repair`).
+
+pub mod checks;
+pub mod finish;
+pub mod mission;
+pub mod repair;

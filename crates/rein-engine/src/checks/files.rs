@@ -1,0 +1,117 @@
+//! File presence and content checks.
+
+use regex::RegexBuilder;
+
+use super::text::{count_words, preview};
+use super::Ctx;
+
+pub(crate) fn file_exists(cx: &Ctx<'_>, path: &str, non_empty: bool) -> (bool, Vec<String>) {
+    match cx.world.read(path) {
+        Ok(Some(bytes)) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let fact = format!("{path}: {} bytes, {} words", bytes.len(), count_words(&text));
+            if non_empty && text.trim().is_empty() {
+                (false, vec![fact, format!("{path}: is empty or only whitespace")])
+            } else {
+                (true, vec![fact])
+            }
+        }
+        Ok(None) => (false, vec![format!("{path}: does not exist")]),
+        Err(e) => (false, vec![format!("{path}: {e}")]),
+    }
+}
+
+pub(crate) fn file_absent(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
+    match cx.world.read(path) {
+        Ok(None) => (true, vec![format!("{path}: absent")]),
+        Ok(Some(bytes)) => (false, vec![format!("{path}: exists ({} bytes)", bytes.len())]),
+        Err(e) => (false, vec![format!("{path}: cannot tell whether it exists: {e}")]),
+    }
+}
+
+/// Finds the pattern in the file's text; `Err` is a fact when the file or pattern is unusable.
+fn find(
+    cx: &Ctx<'_>,
+    path: &str,
+    pattern: &str,
+    regex: bool,
+    case_insensitive: bool,
+) -> Result<(Option<String>, String), String> {
+    let text = cx.read_text(path)?;
+    let source = if regex {
+        pattern.to_string()
+    } else {
+        regex::escape(pattern)
+    };
+    let re = RegexBuilder::new(&source)
+        .case_insensitive(case_insensitive)
+        .build()
+        .map_err(|e| format!("invalid pattern: {e}"))?;
+    let what = format!(
+        "{} `{}`{}",
+        if regex { "regex" } else { "literal" },
+        pattern,
+        if case_insensitive { " (any case)" } else { "" }
+    );
+    let hit = re.find(&text).map(|m| {
+        let line = text[..m.start()].matches('\n').count() + 1;
+        format!("line {line}: `{}`", preview(m.as_str()))
+    });
+    Ok((hit, what))
+}
+
+pub(crate) fn content_matches(
+    cx: &Ctx<'_>,
+    path: &str,
+    pattern: &str,
+    regex: bool,
+    ci: bool,
+) -> (bool, Vec<String>) {
+    match find(cx, path, pattern, regex, ci) {
+        Ok((Some(hit), what)) => (true, vec![format!("{path}: {what} found at {hit}")]),
+        Ok((None, what)) => (false, vec![format!("{path}: {what} not found")]),
+        Err(fact) => (false, vec![fact]),
+    }
+}
+
+pub(crate) fn content_absent(
+    cx: &Ctx<'_>,
+    path: &str,
+    pattern: &str,
+    regex: bool,
+    ci: bool,
+) -> (bool, Vec<String>) {
+    match find(cx, path, pattern, regex, ci) {
+        Ok((None, what)) => (true, vec![format!("{path}: {what} absent")]),
+        Ok((Some(hit), what)) => (false, vec![format!("{path}: {what} present at {hit}")]),
+        Err(fact) => (false, vec![fact]),
+    }
+}
+
+pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) -> (bool, Vec<String>) {
+    let bytes = match cx.read_required(path) {
+        Ok(b) => b,
+        Err(fact) => return (false, vec![fact]),
+    };
+    let instance: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return (false, vec![format!("{path}: not valid JSON: {e}")]),
+    };
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => return (false, vec![format!("the contract's schema is invalid: {e}")]),
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .take(20)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            format!("{path}{}: {e}", if at.is_empty() { String::new() } else { format!(" at {at}") })
+        })
+        .collect();
+    if errors.is_empty() {
+        (true, vec![format!("{path}: valid JSON matching the schema ({} bytes)", bytes.len())])
+    } else {
+        (false, errors)
+    }
+}

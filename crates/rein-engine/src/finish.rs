@@ -1,0 +1,169 @@
+//! When `finish` is refused. A small model will claim success sincerely with nothing to show,
+//! so `finish` is accepted only when the deliverable exists, is real content, was re-read after
+//! it was last written, and no frozen input was touched. Each refusal's text is fed back to the
+//! model as the result of its `finish` call.
+
+use regex::Regex;
+
+use crate::checks::{count_words, TraceEntry, World};
+use crate::mission::{sha256_hex, FrozenContract, InputHash};
+
+/// Minimum words of a deliverable when the mission does not set `min_words`.
+pub const DEFAULT_FINISH_MIN_WORDS: usize = 20;
+
+/// Why `finish` was refused. `Display` is the message for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FinishRefusal {
+    #[error("finish refused: the required deliverable `{path}` does not exist; write it with create_file, read it back, then finish")]
+    Missing { path: String },
+    #[error("finish refused: cannot read the required deliverable `{path}`: {error}")]
+    Unreadable { path: String, error: String },
+    #[error("finish refused: the required deliverable `{path}` is empty; write the real content")]
+    Empty { path: String },
+    #[error("finish refused: input `{input}` was overwritten ({detail}); inputs are frozen, restore it and write only the deliverable `{artifact}`")]
+    InputOverwritten { input: String, artifact: String, detail: String },
+    #[error("finish refused: `{path}` is a placeholder (it contains `{marker}`); replace it with the real content")]
+    Placeholder { path: String, marker: String },
+    #[error("finish refused: `{path}` has {words} words, fewer than the minimum of {min}; write the full deliverable")]
+    TooFewWords { path: String, words: usize, min: usize },
+    #[error("finish refused: re-read the output first: `{path}` was written after you last read it; call read_file on it, check it, then finish")]
+    NotReread { path: String },
+}
+
+impl FinishRefusal {
+    /// The text fed back to the model.
+    pub fn reason(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Decides whether `finish` may be accepted now. Pure: it reads the world and the trace and
+/// changes nothing. `input_hashes` are the hashes recorded when the inputs were copied in.
+pub fn check_finish(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+    input_hashes: &[InputHash],
+) -> Result<(), FinishRefusal> {
+    let artifact = contract.mission.required_artifact.as_str();
+    let bytes = match world.read(artifact) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err(FinishRefusal::Missing { path: artifact.into() }),
+        Err(e) => {
+            return Err(FinishRefusal::Unreadable {
+                path: artifact.into(),
+                error: e.to_string(),
+            })
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim().is_empty() {
+        return Err(FinishRefusal::Empty { path: artifact.into() });
+    }
+
+    check_inputs(contract, world, trace, input_hashes)?;
+
+    if let Some(marker) = find_placeholder(&text) {
+        return Err(FinishRefusal::Placeholder {
+            path: artifact.into(),
+            marker,
+        });
+    }
+    let min = contract
+        .mission
+        .min_words
+        .map(|m| m as usize)
+        .unwrap_or(DEFAULT_FINISH_MIN_WORDS);
+    let words = count_words(&text);
+    if words < min {
+        return Err(FinishRefusal::TooFewWords {
+            path: artifact.into(),
+            words,
+            min,
+        });
+    }
+
+    let last_write = trace.iter().rposition(|e| e.mutated_path(artifact));
+    let last_read = trace
+        .iter()
+        .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
+    if let Some(w) = last_write {
+        if last_read.is_none_or(|r| r < w) {
+            return Err(FinishRefusal::NotReread { path: artifact.into() });
+        }
+    }
+    Ok(())
+}
+
+fn check_inputs(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+    input_hashes: &[InputHash],
+) -> Result<(), FinishRefusal> {
+    let artifact = contract.mission.required_artifact.clone();
+    let overwritten = |input: &str, detail: String| FinishRefusal::InputOverwritten {
+        input: input.into(),
+        artifact: artifact.clone(),
+        detail,
+    };
+    for input in &contract.inputs {
+        if let Some(i) = trace.iter().position(|e| e.mutated_path(&input.path)) {
+            return Err(overwritten(&input.path, format!("{} changed it at step {}", trace[i].tool, i + 1)));
+        }
+    }
+    for recorded in input_hashes {
+        match world.read(&recorded.path) {
+            Ok(Some(b)) => {
+                let now = sha256_hex(&b);
+                if now != recorded.sha256 {
+                    return Err(overwritten(
+                        &recorded.path,
+                        format!("sha256 {} is now {now}", recorded.sha256),
+                    ));
+                }
+            }
+            Ok(None) => return Err(overwritten(&recorded.path, "it no longer exists".into())),
+            Err(e) => return Err(overwritten(&recorded.path, format!("it cannot be read: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Template markers that show a draft was never filled in.
+const PLACEHOLDER_PATTERNS: &[&str] = &[
+    r"\{\{[^{}\n]*\}\}",
+    r"(?i)\[\s*(todo|tbd|placeholder|insert[^\]]*)\s*\]",
+    r"\bTODO\b",
+    r"\bTBD\b",
+    r"\bFIXME\b",
+    r"(?i)lorem ipsum",
+    r"(?i)<\s*insert",
+    r"(?i)\byour (text|content|summary) here\b",
+];
+
+/// The first placeholder marker in the text, if any.
+pub fn find_placeholder(text: &str) -> Option<String> {
+    PLACEHOLDER_PATTERNS.iter().find_map(|p| {
+        Regex::new(p)
+            .ok()
+            .and_then(|re| re.find(text).map(|m| m.as_str().to_string()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert!(find_placeholder("Hello {{ name }}").is_some());
+        assert!(find_placeholder("Status: TODO").is_some());
+        assert!(find_placeholder("see [todo]").is_some());
+        assert!(find_placeholder("Lorem ipsum dolor").is_some());
+        assert!(find_placeholder("<Insert summary>").is_some());
+        assert!(find_placeholder("Total: TBD").is_some());
+        assert!(find_placeholder("The todos are done; mastodon; {\"a\": {}}").is_none());
+        assert!(find_placeholder("").is_none());
+    }
+}

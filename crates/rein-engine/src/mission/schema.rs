@@ -1,0 +1,81 @@
+//! The mission file format.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::Check;
+
+/// Whether checks may decide a run on their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The judge's verdict stands.
+    Automatic,
+    /// Semantic checks are not yet qualified: a person must judge, the engine refuses to.
+    HumanReviewOnly,
+}
+
+impl Mode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Mode::Automatic => "automatic",
+            Mode::HumanReviewOnly => "human_review_only",
+        }
+    }
+}
+
+/// Caps of one run. Defaults are the design's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budgets {
+    pub max_turns: u32,
+    pub max_seconds: u64,
+    pub max_plan_steps: u32,
+    pub attempts_per_strategy: u32,
+}
+
+impl Budgets {
+    pub const DEFAULT_MAX_TURNS: u32 = 64;
+    pub const DEFAULT_MAX_SECONDS: u64 = 900;
+    pub const DEFAULT_MAX_PLAN_STEPS: u32 = 8;
+    pub const DEFAULT_ATTEMPTS_PER_STRATEGY: u32 = 3;
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self {
+            max_turns: Self::DEFAULT_MAX_TURNS,
+            max_seconds: Self::DEFAULT_MAX_SECONDS,
+            max_plan_steps: Self::DEFAULT_MAX_PLAN_STEPS,
+            attempts_per_strategy: Self::DEFAULT_ATTEMPTS_PER_STRATEGY,
+        }
+    }
+}
+
+pub(crate) fn default_fixtures() -> String {
+    "fixtures".to_string()
+}
+
+/// A mission as written in `mission.json`. Paths in `inputs`, `required_artifact` and checks are
+/// workspace-relative; an input is read from `<mission folder>/<fixtures>/<input>` and copied to
+/// `<workspace>/<input>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mission {
+    pub id: String,
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub prompt: String,
+    #[serde(default = "default_fixtures")]
+    pub fixtures: String,
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    pub tools: Vec<String>,
+    pub required_artifact: String,
+    pub checks: Vec<Check>,
+    #[serde(default)]
+    pub budgets: Budgets,
+    /// Minimum words of the deliverable before `finish` is accepted (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_words: Option<u32>,
+}

@@ -1,0 +1,307 @@
+//! Semantic validation of a parsed mission: anything that would make a contract unjudgeable or
+//! silently weaker is refused at load, with the file and field named.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use regex::Regex;
+
+use super::error::MissionError;
+use super::schema::Mission;
+use crate::checks::{normalize_rel, CheckSpec, Computed, Locator};
+
+struct Ctx<'a> {
+    source: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> MissionError {
+        MissionError::Invalid {
+            path: self.source.to_path_buf(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A path must already be in normal form, so one file has one name in the contract.
+    fn path(&self, field: &str, p: &str) -> Result<(), MissionError> {
+        match normalize_rel(p) {
+            Ok(n) if n == p => Ok(()),
+            Ok(n) => Err(self.err(field, format!("write `{p}` as `{n}`"))),
+            Err(reason) => Err(self.err(field, format!("`{p}`: {reason}"))),
+        }
+    }
+
+    fn regex(&self, field: &str, pattern: &str) -> Result<Regex, MissionError> {
+        Regex::new(pattern).map_err(|e| self.err(field, format!("invalid regex: {e}")))
+    }
+
+    fn capture_regex(&self, field: &str, pattern: &str) -> Result<(), MissionError> {
+        let re = self.regex(field, pattern)?;
+        if re.captures_len() != 2 {
+            return Err(self.err(
+                field,
+                format!(
+                    "the regex must have exactly one capture group, it has {}",
+                    re.captures_len() - 1
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn pointer(&self, field: &str, p: &str) -> Result<(), MissionError> {
+        if p.is_empty() || p.starts_with('/') {
+            Ok(())
+        } else {
+            Err(self.err(field, format!("`{p}` is not a JSON pointer (it must start with `/`)")))
+        }
+    }
+
+    fn input(&self, field: &str, p: &str, inputs: &BTreeSet<&str>) -> Result<(), MissionError> {
+        self.path(field, p)?;
+        if inputs.contains(p) {
+            Ok(())
+        } else {
+            Err(self.err(
+                field,
+                format!("`{p}` is not one of the mission's inputs; values must come from frozen inputs"),
+            ))
+        }
+    }
+}
+
+fn is_identifier(s: &str, extra: &[char]) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || extra.contains(&c))
+}
+
+pub(crate) fn validate(m: &Mission, source: &Path, fixtures_dir: &Path) -> Result<(), MissionError> {
+    let cx = Ctx { source };
+    if !is_identifier(&m.id, &['-']) {
+        return Err(cx.err("id", format!("`{}` must be lower-case letters, digits, `_` or `-`", m.id)));
+    }
+    if m.prompt.trim().is_empty() {
+        return Err(cx.err("prompt", "the prompt is empty"));
+    }
+    cx.path("fixtures", &m.fixtures)?;
+
+    let mut inputs = BTreeSet::new();
+    for (i, input) in m.inputs.iter().enumerate() {
+        let field = format!("inputs[{i}]");
+        cx.path(&field, input)?;
+        if !inputs.insert(input.as_str()) {
+            return Err(cx.err(field, format!("`{input}` is listed twice")));
+        }
+        let file = fixtures_dir.join(input);
+        if !file.is_file() {
+            return Err(cx.err(field, format!("missing fixture: {} does not exist", file.display())));
+        }
+    }
+
+    if m.tools.is_empty() {
+        return Err(cx.err("tools", "a mission needs at least one tool"));
+    }
+    let mut tools = BTreeSet::new();
+    for (i, t) in m.tools.iter().enumerate() {
+        if !is_identifier(t, &[]) {
+            return Err(cx.err(format!("tools[{i}]"), format!("`{t}` is not a tool name")));
+        }
+        if !tools.insert(t.as_str()) {
+            return Err(cx.err(format!("tools[{i}]"), format!("`{t}` is listed twice")));
+        }
+    }
+
+    cx.path("required_artifact", &m.required_artifact)?;
+    if inputs.contains(m.required_artifact.as_str()) {
+        return Err(cx.err(
+            "required_artifact",
+            format!(
+                "`{}` is also an input; the deliverable must never overwrite a frozen input",
+                m.required_artifact
+            ),
+        ));
+    }
+
+    let b = &m.budgets;
+    for (name, v) in [
+        ("budgets.max_turns", u64::from(b.max_turns)),
+        ("budgets.max_seconds", b.max_seconds),
+        ("budgets.max_plan_steps", u64::from(b.max_plan_steps)),
+        ("budgets.attempts_per_strategy", u64::from(b.attempts_per_strategy)),
+    ] {
+        if v == 0 {
+            return Err(cx.err(name, "a cap of 0 would stop every run before it starts"));
+        }
+    }
+
+    if m.checks.is_empty() {
+        return Err(cx.err("checks", "a contract needs at least one check"));
+    }
+    let mut ids = BTreeSet::new();
+    for (i, check) in m.checks.iter().enumerate() {
+        let f = |name: &str| format!("checks[{i}].{name}");
+        if check.id.trim().is_empty() {
+            return Err(cx.err(f("id"), "the id is empty"));
+        }
+        if !ids.insert(check.id.as_str()) {
+            return Err(cx.err(f("id"), format!("`{}` is used twice", check.id)));
+        }
+        validate_check(&cx, &check.spec, &f, &inputs, &tools)?;
+    }
+    Ok(())
+}
+
+fn validate_check(
+    cx: &Ctx<'_>,
+    spec: &CheckSpec,
+    f: &dyn Fn(&str) -> String,
+    inputs: &BTreeSet<&str>,
+    tools: &BTreeSet<&str>,
+) -> Result<(), MissionError> {
+    match spec {
+        CheckSpec::FileExists { path, .. } | CheckSpec::FileAbsent { path } => cx.path(&f("path"), path),
+        CheckSpec::ContentMatches { path, pattern, regex, .. }
+        | CheckSpec::ContentAbsent { path, pattern, regex, .. } => {
+            cx.path(&f("path"), path)?;
+            if pattern.is_empty() {
+                return Err(cx.err(f("pattern"), "the pattern is empty"));
+            }
+            if *regex {
+                cx.regex(&f("pattern"), pattern)?;
+            }
+            Ok(())
+        }
+        CheckSpec::JsonSchema { path, schema } => {
+            cx.path(&f("path"), path)?;
+            jsonschema::validator_for(schema)
+                .map(|_| ())
+                .map_err(|e| cx.err(f("schema"), format!("not a valid JSON schema: {e}")))
+        }
+        CheckSpec::NumericConsistency { path, stated, expected, tolerance } => {
+            cx.path(&f("path"), path)?;
+            validate_locator(cx, &f("stated"), stated)?;
+            if !tolerance.is_finite() || *tolerance < 0.0 {
+                return Err(cx.err(f("tolerance"), "must be a finite number >= 0"));
+            }
+            match expected {
+                Computed::Csv { path, op, column, filter } => {
+                    cx.input(&f("expected.path"), path, inputs)?;
+                    if column.is_none() && *op != crate::checks::Aggregate::Count {
+                        return Err(cx.err(f("expected.column"), "needed for every op but `count`"));
+                    }
+                    if let Some(filter) = filter {
+                        if filter.column.is_empty() {
+                            return Err(cx.err(f("expected.filter.column"), "empty"));
+                        }
+                    }
+                    Ok(())
+                }
+                Computed::Lines { path, pattern } => {
+                    cx.input(&f("expected.path"), path, inputs)?;
+                    cx.regex(&f("expected.pattern"), pattern).map(|_| ())
+                }
+                Computed::Matches { paths, pattern, op } => {
+                    if paths.is_empty() {
+                        return Err(cx.err(f("expected.paths"), "list at least one input"));
+                    }
+                    for (j, p) in paths.iter().enumerate() {
+                        cx.input(&f(&format!("expected.paths[{j}]")), p, inputs)?;
+                    }
+                    if *op == crate::checks::Aggregate::Count {
+                        cx.regex(&f("expected.pattern"), pattern).map(|_| ())
+                    } else {
+                        cx.capture_regex(&f("expected.pattern"), pattern)
+                    }
+                }
+                Computed::Json { path, pointer } => {
+                    cx.input(&f("expected.path"), path, inputs)?;
+                    cx.pointer(&f("expected.pointer"), pointer)
+                }
+            }
+        }
+        CheckSpec::ReportComplete { path, headings, fields, min_words, max_words } => {
+            cx.path(&f("path"), path)?;
+            for (j, p) in fields.iter().enumerate() {
+                if p.is_empty() {
+                    return Err(cx.err(f(&format!("fields[{j}]")), "empty field name"));
+                }
+            }
+            if let (Some(lo), Some(hi)) = (min_words, max_words) {
+                if lo > hi {
+                    return Err(cx.err(f("min_words"), format!("{lo} is above max_words {hi}")));
+                }
+            }
+            if headings.is_empty() && fields.is_empty() && min_words.is_none() && max_words.is_none() {
+                return Err(cx.err(f("headings"), "declare headings, fields or word bounds"));
+            }
+            Ok(())
+        }
+        CheckSpec::ActionsCalled { tools: required, .. } => {
+            if required.is_empty() {
+                return Err(cx.err(f("tools"), "list at least one tool"));
+            }
+            for (j, t) in required.iter().enumerate() {
+                if !tools.contains(t.as_str()) {
+                    return Err(cx.err(
+                        f(&format!("tools[{j}]")),
+                        format!("`{t}` is not in the mission's tool list, so this check could never pass"),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        CheckSpec::VariableSet { name, .. } => {
+            if name.is_empty() {
+                return Err(cx.err(f("name"), "empty variable name"));
+            }
+            Ok(())
+        }
+        CheckSpec::Grounded { path, claim, sources } => {
+            cx.path(&f("path"), path)?;
+            validate_locator(cx, &f("claim"), claim)?;
+            if inputs.is_empty() {
+                return Err(cx.err(f("sources"), "a grounded check needs frozen inputs to search"));
+            }
+            for (j, s) in sources.iter().enumerate() {
+                cx.input(&f(&format!("sources[{j}]")), s, inputs)?;
+            }
+            Ok(())
+        }
+        CheckSpec::Decision { prompt, labels, expected, path, floor_bps } => {
+            if prompt.trim().is_empty() {
+                return Err(cx.err(f("prompt"), "the prompt is empty"));
+            }
+            let set: BTreeSet<&str> = labels.iter().map(String::as_str).collect();
+            if labels.len() < 2 || set.len() != labels.len() || set.contains("") {
+                return Err(cx.err(f("labels"), "at least two distinct, non-empty labels"));
+            }
+            if !set.contains(expected.as_str()) {
+                return Err(cx.err(f("expected"), format!("`{expected}` is not one of the labels")));
+            }
+            if let Some(p) = path {
+                cx.path(&f("path"), p)?;
+            }
+            if let Some(bps) = floor_bps {
+                if !(crate::checks::SEMANTIC_FLOOR_BPS..=10_000).contains(bps) {
+                    return Err(cx.err(
+                        f("floor_bps"),
+                        format!(
+                            "must be in {}..=10000: a lower floor would weaken the judge",
+                            crate::checks::SEMANTIC_FLOOR_BPS
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn validate_locator(cx: &Ctx<'_>, field: &str, loc: &Locator) -> Result<(), MissionError> {
+    match loc {
+        Locator::Regex(r) => cx.capture_regex(&format!("{field}.regex"), r),
+        Locator::Pointer(p) => cx.pointer(&format!("{field}.pointer"), p),
+    }
+}
