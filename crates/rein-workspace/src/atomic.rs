@@ -1,0 +1,230 @@
+//! Crash-safe writes in separate steps, so the engine can journal between them and a
+//! crash-injection test can kill the process at each boundary:
+//!
+//! 1. [`Workspace::stage`]: write the new content to a temp file in the target's own folder
+//!    (creating folders beneath the root as needed, never through links) and fsync it;
+//! 2. [`Staged::publish`]: rename it over the target (atomic on POSIX) and fsync the folder.
+//!
+//! A crash leaves either the old file or the new one, never a torn one; at worst a temp file
+//! named `.rein-tmp-…` stays behind, which [`Workspace::stale_temps`] finds and
+//! [`Workspace::clean_stale_temps`] removes.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::beneath::{self, EntryKind};
+use crate::confine::{RelPath, TEMP_PREFIX};
+use crate::error::{ConfinementError, Result, WorkspaceError};
+use crate::walk::{WalkOptions, Walker};
+use crate::workspace::Workspace;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// New content written and synced to a temp file beside its target, not yet visible there.
+/// Dropping it without [`Staged::publish`] removes the temp file.
+#[derive(Debug)]
+pub struct Staged {
+    dir: OwnedFd,
+    temp: RelPath,
+    temp_name: String,
+    target: RelPath,
+    target_name: String,
+    finished: bool,
+}
+
+impl Staged {
+    /// The file this will replace or create.
+    pub fn target(&self) -> &RelPath {
+        &self.target
+    }
+
+    /// Where the staged bytes are now (a `.rein-tmp-` name in the same folder).
+    pub fn temp(&self) -> &RelPath {
+        &self.temp
+    }
+
+    /// Renames the temp file over the target and fsyncs the folder, so the change survives a
+    /// power cut. On failure the temp file is removed and the target is unchanged.
+    pub fn publish(mut self) -> Result<()> {
+        self.finished = true;
+        let dir = self.dir.as_fd();
+        if let Err(e) = beneath::rename_at(dir, &self.temp_name, &self.target_name) {
+            let _ = beneath::unlink_at(dir, &self.temp_name);
+            return Err(WorkspaceError::io("replace", &self.target, e));
+        }
+        beneath::fsync(dir).map_err(|e| WorkspaceError::io("sync the folder of", &self.target, e))
+    }
+
+    /// Abandons the staged content and removes the temp file.
+    pub fn discard(mut self) -> Result<()> {
+        self.finished = true;
+        beneath::unlink_at(self.dir.as_fd(), &self.temp_name)
+            .map_err(|e| WorkspaceError::io("remove", &self.temp, e))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = beneath::unlink_at(self.dir.as_fd(), &self.temp_name);
+        }
+    }
+}
+
+impl Workspace {
+    /// Step 1 of an atomic write: see the module docs. Refuses a target that is a folder or a
+    /// link; keeps an existing file's permission bits.
+    pub fn stage(&self, target: &RelPath, bytes: &[u8]) -> Result<Staged> {
+        let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(WorkspaceError::NotAFile {
+                path: target.clone(),
+                kind: "folder",
+            });
+        };
+        let dir = beneath::ensure_dir_beneath(self.root_fd(), self.root_dev(), &parent)
+            .map_err(|e| self.open_error("create the folder", &parent, e))?;
+        let mode = match beneath::stat_at(dir.as_fd(), name) {
+            Ok(stat) => match stat.kind {
+                EntryKind::File => Some(stat.mode),
+                EntryKind::Symlink => {
+                    return Err(ConfinementError::Link {
+                        path: target.to_string(),
+                        kind: "symbolic link",
+                    }
+                    .into())
+                }
+                kind => {
+                    return Err(WorkspaceError::NotAFile {
+                        path: target.clone(),
+                        kind: kind.as_str(),
+                    })
+                }
+            },
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
+            Err(e) => return Err(WorkspaceError::io("inspect", target, e)),
+        };
+        let temp = target.temp_sibling(&unique_suffix());
+        let temp_name = temp.file_name().unwrap_or_default().to_string();
+        let fd = beneath::openat_nofollow(
+            dir.as_fd(),
+            &temp_name,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+            0o666,
+        )
+        .map_err(|e| WorkspaceError::io("create a temporary file for", target, e))?;
+        let staged = Staged {
+            dir,
+            temp,
+            temp_name,
+            target: target.clone(),
+            target_name: name.to_string(),
+            finished: false,
+        };
+        let write = || -> std::io::Result<()> {
+            if let Some(mode) = mode {
+                beneath::chmod_fd(fd.as_fd(), mode)?;
+            }
+            let mut file = File::from(fd);
+            file.write_all(bytes)?;
+            file.sync_all()
+        };
+        // On error `staged` drops here and removes the partial temp file.
+        write().map_err(|e| WorkspaceError::io("write", target, e))?;
+        Ok(staged)
+    }
+
+    /// Both steps at once, for callers that need no journal entry in between.
+    pub fn write_atomic(&self, target: &RelPath, bytes: &[u8]) -> Result<()> {
+        self.stage(target, bytes)?.publish()
+    }
+
+    /// Removes a file and fsyncs its folder. Returns whether there was a file to remove, so a
+    /// retried removal is not an error. Refuses folders and links.
+    pub fn remove(&self, target: &RelPath) -> Result<bool> {
+        let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(WorkspaceError::NotAFile {
+                path: target.clone(),
+                kind: "folder",
+            });
+        };
+        let dir = match self.open_dir_opt(&parent) {
+            Ok(Some(dir)) => dir,
+            Ok(None) | Err(WorkspaceError::NotADirectory { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        match beneath::stat_at(dir.as_fd(), name) {
+            Ok(stat) if stat.kind == EntryKind::File => {}
+            Ok(stat) if stat.kind == EntryKind::Symlink => {
+                return Err(ConfinementError::Link {
+                    path: target.to_string(),
+                    kind: "symbolic link",
+                }
+                .into())
+            }
+            Ok(stat) => {
+                return Err(WorkspaceError::NotAFile {
+                    path: target.clone(),
+                    kind: stat.kind.as_str(),
+                })
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
+            Err(e) => return Err(WorkspaceError::io("inspect", target, e)),
+        }
+        beneath::unlink_at(dir.as_fd(), name)
+            .map_err(|e| WorkspaceError::io("remove", target, e))?;
+        beneath::fsync(dir.as_fd())
+            .map_err(|e| WorkspaceError::io("sync the folder of", target, e))?;
+        Ok(true)
+    }
+
+    /// Temp files left by an interrupted write, anywhere in the workspace (ignore files are not
+    /// consulted: a stale temp in an ignored folder is still stale).
+    pub fn stale_temps(&self) -> Result<Vec<RelPath>> {
+        let options = WalkOptions {
+            respect_ignore_files: false,
+            include_temps: true,
+            ..WalkOptions::default()
+        };
+        let walk = Walker::new(self, options).walk(&RelPath::root())?;
+        Ok(walk
+            .files
+            .into_iter()
+            .filter(|e| e.name.starts_with(TEMP_PREFIX))
+            .map(|e| e.path)
+            .collect())
+    }
+
+    /// Removes every stale temp file and returns their names. Call it at start-up, before any
+    /// write is staged, so no temp of a write in progress is taken for stale.
+    pub fn clean_stale_temps(&self) -> Result<Vec<RelPath>> {
+        let temps = self.stale_temps()?;
+        for temp in &temps {
+            let (Some(parent), Some(name)) = (temp.parent(), temp.file_name()) else {
+                continue;
+            };
+            let Some(dir) = self.open_dir_opt(&parent)? else {
+                continue;
+            };
+            match beneath::unlink_at(dir.as_fd(), name) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) => return Err(WorkspaceError::io("remove", temp, e)),
+            }
+            beneath::fsync(dir.as_fd())
+                .map_err(|e| WorkspaceError::io("sync the folder of", temp, e))?;
+        }
+        Ok(temps)
+    }
+}
+
+/// Unique within this process and, with the pid and clock, across processes.
+fn unique_suffix() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{nanos:x}-{count}", std::process::id())
+}

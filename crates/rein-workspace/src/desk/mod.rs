@@ -1,0 +1,142 @@
+//! The desk tool set: reads and change proposals on a real folder. Read tools return data;
+//! mutating tools return [`crate::Proposal`]s and never write (the engine applies approved
+//! proposals through the journal).
+
+mod propose;
+mod read;
+mod related;
+mod search;
+
+use serde_json::{json, Value};
+
+use crate::confine::{RelPath, MAX_PATH_BYTES};
+use crate::error::WorkspaceError;
+use crate::registry::{ToolRegistry, MAX_INPUT_CHARS};
+use crate::tool::{args, ToolContext, ToolError};
+use crate::workspace::Workspace;
+
+pub use read::{LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
+pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
+pub use search::{
+    FIND_FILES_MAX_RESULTS, SEARCH_MAX_FILE_BYTES, SEARCH_MAX_LINE_CHARS, SEARCH_MAX_MATCHES,
+};
+
+/// How many leading bytes are sniffed for a NUL, the classic binary marker.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// The desk tools, in the order a model should think of them.
+pub fn desk_registry() -> ToolRegistry {
+    ToolRegistry::with_builtins(vec![
+        Box::new(read::ListDir),
+        Box::new(read::ReadFile),
+        Box::new(search::SearchText),
+        Box::new(search::FindFiles),
+        Box::new(related::FindRelated),
+        Box::new(read::FileInfoTool),
+        Box::new(propose::CreateFile),
+        Box::new(propose::EditFile),
+        Box::new(propose::ReplaceFile),
+        Box::new(propose::DeleteFile),
+        Box::new(read::Finish),
+    ])
+}
+
+/// `Some(text)` when `bytes` is UTF-8 text without NUL bytes near the start; binary and
+/// non-UTF-8 content is reported as such and never converted lossily.
+pub(crate) fn text_of(bytes: &[u8]) -> Option<&str> {
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
+/// Like [`text_of`] for a prefix that may have been cut inside a multi-byte character.
+pub(crate) fn text_of_prefix(bytes: &[u8], cut: bool) -> Option<&str> {
+    if !cut {
+        return text_of(bytes);
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return None;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Some(s),
+        // Only an incomplete character at the very end is forgiven.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
+/// The workspace of a desk context, or a refusal for any other context.
+pub(crate) fn workspace<'a>(
+    ctx: &'a ToolContext<'_>,
+    tool: &str,
+) -> Result<&'a Workspace, ToolError> {
+    match ctx {
+        ToolContext::Desk(ws) => Ok(ws),
+        ToolContext::Sandbox(_) => Err(ToolError::WrongContext {
+            tool: tool.to_string(),
+            needs: "a workspace folder",
+        }),
+    }
+}
+
+/// Resolves the `path` argument (or `default` when it is optional and missing).
+pub(crate) fn path_arg(
+    ws: &Workspace,
+    tool: &str,
+    a: &Value,
+    default: Option<&str>,
+) -> Result<RelPath, ToolError> {
+    let raw = match (args::opt_str(a, "path"), default) {
+        (Some(p), _) => p,
+        (None, Some(d)) => d,
+        (None, None) => args::str(tool, a, "path")?,
+    };
+    Ok(ws.resolve(raw)?)
+}
+
+/// Turns "is a folder" into a refusal that tells the model which tool fits.
+pub(crate) fn file_error(e: WorkspaceError) -> ToolError {
+    match e {
+        WorkspaceError::NotAFile { path, kind: "dir" } => ToolError::Refused(format!(
+            "\"{path}\" is a folder, not a file; use list_dir to see what is in it"
+        )),
+        other => other.into(),
+    }
+}
+
+/// The refusal for a file that is not there.
+pub(crate) fn not_found(path: &RelPath) -> ToolError {
+    ToolError::Refused(format!(
+        "\"{path}\" does not exist; use list_dir or find_files to find the right name"
+    ))
+}
+
+/// Schema building blocks, kept to what constrained decoding handles well.
+pub(crate) fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+pub(crate) fn path_schema(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": MAX_PATH_BYTES, "description": description })
+}
+
+pub(crate) fn text_schema(description: &str) -> Value {
+    json!({ "type": "string", "maxLength": MAX_INPUT_CHARS, "description": description })
+}
+
+/// `1,234,567` style, for numbers a person reads in cap messages.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits: Vec<char> = n.to_string().chars().collect();
+    let groups: Vec<String> = digits
+        .rchunks(3)
+        .rev()
+        .map(|g| g.iter().collect())
+        .collect();
+    groups.join(",")
+}

@@ -1,0 +1,221 @@
+//! Mutating desk tools. They read the current state and return a [`Proposal`] (exact before
+//! and after bytes plus a diff); they never write. A person approves the proposal and the
+//! engine applies it, bound to the before-image's hash.
+
+use serde_json::{json, Value};
+
+use super::{
+    file_error, not_found, object_schema, path_arg, path_schema, text_of, text_schema, workspace,
+};
+use crate::beneath::EntryKind;
+use crate::tool::{args, Proposal, Tool, ToolContext, ToolError, ToolOutput};
+use crate::workspace::Workspace;
+use crate::RelPath;
+
+/// Refuses when an ancestor of `path` exists but is not a folder (the write could never work).
+fn check_parents(ws: &Workspace, path: &RelPath) -> Result<(), ToolError> {
+    let mut cursor = path.parent();
+    while let Some(dir) = cursor {
+        match ws.info(&dir)? {
+            Some(info) if info.kind == EntryKind::Dir => return Ok(()),
+            Some(info) => {
+                return Err(ToolError::Refused(format!(
+                    "\"{path}\" cannot be created because \"{dir}\" is a {}, not a folder",
+                    info.kind.as_str()
+                )))
+            }
+            None => cursor = dir.parent(),
+        }
+    }
+    Ok(())
+}
+
+/// The current bytes of an existing regular file, or a refusal naming the right tool.
+fn existing(ws: &Workspace, path: &RelPath, instead: &str) -> Result<Vec<u8>, ToolError> {
+    ws.read_bytes(path)
+        .map_err(file_error)?
+        .ok_or_else(|| ToolError::Refused(format!("{} {instead}", not_found(path))))
+}
+
+fn unchanged(path: &RelPath) -> ToolError {
+    ToolError::Refused(format!(
+        "the new content of \"{path}\" is identical to the current content; nothing to change"
+    ))
+}
+
+pub struct CreateFile;
+
+impl Tool for CreateFile {
+    fn name(&self) -> &str {
+        "create_file"
+    }
+    fn description(&self) -> &str {
+        "Propose creating a new file with the given content (refused if the file exists). Folders are created as needed. A person approves the change."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({ "path": path_schema("new file, relative to the workspace root"), "content": text_schema("the full text of the new file") }),
+            &["path", "content"],
+        )
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let path = path_arg(ws, self.name(), a, None)?;
+        let content = args::str(self.name(), a, "content")?;
+        if let Some(info) = ws.info(&path)? {
+            return Err(ToolError::Refused(format!(
+                "\"{path}\" already exists (a {}); use edit_file or replace_file to change a file",
+                info.kind.as_str()
+            )));
+        }
+        check_parents(ws, &path)?;
+        Ok(ToolOutput::Proposal(Proposal::new(
+            path,
+            None,
+            Some(content.as_bytes().to_vec()),
+        )))
+    }
+}
+
+pub struct EditFile;
+
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+    fn description(&self) -> &str {
+        "Propose replacing one exact piece of text in a file: old_text must occur exactly once (copy it from read_file, with enough surrounding lines to be unique)."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({
+                "path": path_schema("file to edit, relative to the workspace root"),
+                "old_text": { "type": "string", "minLength": 1, "maxLength": crate::MAX_INPUT_CHARS, "description": "exact text to replace; must occur exactly once" },
+                "new_text": text_schema("text to put in its place"),
+            }),
+            &["path", "old_text", "new_text"],
+        )
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let path = path_arg(ws, self.name(), a, None)?;
+        let old_text = args::str(self.name(), a, "old_text")?;
+        let new_text = args::str(self.name(), a, "new_text")?;
+        if old_text.is_empty() {
+            return Err(ToolError::InvalidArguments {
+                tool: self.name().to_string(),
+                message: "old_text is empty; give the exact text to replace".to_string(),
+            });
+        }
+        let before = existing(ws, &path, "(use create_file for a new file)")?;
+        let Some(text) = text_of(&before) else {
+            return Err(ToolError::Refused(format!(
+                "\"{path}\" is a binary or non-UTF-8 file ({} bytes); edit_file only edits text",
+                before.len()
+            )));
+        };
+        let count = occurrences(text, old_text);
+        match count {
+            0 => Err(ToolError::Refused(format!(
+                "old_text was not found in \"{path}\" (0 occurrences); read the file and copy the text exactly, including spaces and line breaks"
+            ))),
+            1 => {
+                let after = text.replacen(old_text, new_text, 1);
+                if after == text {
+                    return Err(unchanged(&path));
+                }
+                Ok(ToolOutput::Proposal(Proposal::new(path, Some(before.clone()), Some(after.into_bytes()))))
+            }
+            n => Err(ToolError::Refused(format!(
+                "old_text occurs {n} times in \"{path}\"; it must occur exactly once, so include more of the surrounding lines"
+            ))),
+        }
+    }
+}
+
+/// Occurrences of `needle` in `haystack`, overlapping ones included (so "aa" in "aaa" is 2:
+/// the edit would be ambiguous).
+fn occurrences(haystack: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(i) = haystack[from..].find(needle) {
+        count += 1;
+        let at = from + i;
+        // Step one character, not one byte, to stay on a char boundary.
+        from = at + haystack[at..].chars().next().map_or(1, char::len_utf8);
+        if from > haystack.len() {
+            break;
+        }
+    }
+    count
+}
+
+pub struct ReplaceFile;
+
+impl Tool for ReplaceFile {
+    fn name(&self) -> &str {
+        "replace_file"
+    }
+    fn description(&self) -> &str {
+        "Propose replacing the whole content of an existing file. A person approves the change."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({ "path": path_schema("existing file, relative to the workspace root"), "content": text_schema("the full new text of the file") }),
+            &["path", "content"],
+        )
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let path = path_arg(ws, self.name(), a, None)?;
+        let content = args::str(self.name(), a, "content")?;
+        let before = existing(ws, &path, "(use create_file for a new file)")?;
+        if before == content.as_bytes() {
+            return Err(unchanged(&path));
+        }
+        Ok(ToolOutput::Proposal(Proposal::new(
+            path,
+            Some(before),
+            Some(content.as_bytes().to_vec()),
+        )))
+    }
+}
+
+pub struct DeleteFile;
+
+impl Tool for DeleteFile {
+    fn name(&self) -> &str {
+        "delete_file"
+    }
+    fn description(&self) -> &str {
+        "Propose deleting a file (not a folder). The content is kept so the change can be undone."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({ "path": path_schema("file to delete, relative to the workspace root") }),
+            &["path"],
+        )
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let path = path_arg(ws, self.name(), a, None)?;
+        let before = existing(ws, &path, "(nothing to delete)")?;
+        Ok(ToolOutput::Proposal(Proposal::new(
+            path,
+            Some(before),
+            None,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occurrences;
+
+    #[test]
+    fn counts_overlapping_and_multibyte() {
+        assert_eq!(occurrences("aaa", "aa"), 2);
+        assert_eq!(occurrences("héhé", "hé"), 2);
+        assert_eq!(occurrences("abc", "x"), 0);
+    }
+}

@@ -1,0 +1,265 @@
+//! `search_text` (ripgrep's matcher and searcher over files read beneath the root) and
+//! `find_files` (globs). Both honour `.gitignore`/`.ignore` and never show Rein's temp files.
+
+use globset::{GlobBuilder, GlobMatcher};
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::UTF8;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use serde_json::{json, Value};
+
+use super::{object_schema, path_arg, path_schema, text_of, thousands, workspace};
+use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::walk::{WalkOptions, Walker};
+use crate::workspace::Workspace;
+use crate::RelPath;
+
+/// Most matching lines one `search_text` call returns.
+pub const SEARCH_MAX_MATCHES: usize = 100;
+/// Files larger than this are skipped by `search_text` (and counted as skipped).
+pub const SEARCH_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+/// Longest matching line shown; longer lines are cut with "…".
+pub const SEARCH_MAX_LINE_CHARS: usize = 300;
+/// Most paths one `find_files` call returns.
+pub const FIND_FILES_MAX_RESULTS: usize = 200;
+
+pub struct SearchText;
+
+impl Tool for SearchText {
+    fn name(&self) -> &str {
+        "search_text"
+    }
+    fn description(&self) -> &str {
+        "Search the text of files for a regular expression (or a literal string with literal=true). Honours .gitignore. Returns matching lines with their file and line number."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({
+                "pattern": { "type": "string", "minLength": 1, "maxLength": 1000, "description": "regular expression, or plain text when literal is true" },
+                "literal": { "type": "boolean", "description": "treat pattern as plain text (default false)" },
+                "case_insensitive": { "type": "boolean", "description": "ignore letter case (default false)" },
+                "path": path_schema("folder or file to search in (default: the whole workspace)"),
+                "glob": { "type": "string", "minLength": 1, "maxLength": 500, "description": "only files whose path matches this glob, e.g. \"*.md\"" },
+            }),
+            &["pattern"],
+        )
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let tool = self.name();
+        let pattern = args::str(tool, a, "pattern")?;
+        let start = path_arg(ws, tool, a, Some("."))?;
+        let filter = args::opt_str(a, "glob")
+            .map(|g| glob_matcher(tool, g))
+            .transpose()?;
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(args::opt_bool(a, "case_insensitive").unwrap_or(false))
+            .fixed_strings(args::opt_bool(a, "literal").unwrap_or(false))
+            .build(pattern)
+            .map_err(|e| ToolError::InvalidArguments {
+                tool: tool.to_string(),
+                message: format!("the pattern is not a valid regular expression ({e}); set literal=true to search for plain text"),
+            })?;
+        let walk = Walker::new(ws, WalkOptions::default())
+            .walk(&start)
+            .map_err(super::file_error)?;
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .build();
+        let mut stats = Stats::default();
+        let mut matches: Vec<Value> = Vec::new();
+        let mut hit_cap = false;
+        for entry in &walk.files {
+            if filter.as_ref().is_some_and(|f| !glob_hits(f, &entry.path)) {
+                continue;
+            }
+            if entry.size > SEARCH_MAX_FILE_BYTES {
+                stats.too_large += 1;
+                continue;
+            }
+            let Some(bytes) = read_text_candidate(ws, &entry.path, &mut stats)? else {
+                continue;
+            };
+            stats.searched += 1;
+            let path = entry.path.to_string();
+            let result = searcher.search_slice(
+                &matcher,
+                &bytes,
+                UTF8(|line_number, line| {
+                    if matches.len() >= SEARCH_MAX_MATCHES {
+                        hit_cap = true;
+                        return Ok(false);
+                    }
+                    matches.push(
+                        json!({ "path": path, "line": line_number, "text": clip_line(line) }),
+                    );
+                    Ok(true)
+                }),
+            );
+            if result.is_err() {
+                stats.unreadable += 1;
+            }
+            if hit_cap {
+                break;
+            }
+        }
+        let truncated = hit_cap || walk.truncated;
+        let mut out = json!({
+            "pattern": pattern,
+            "matches": matches,
+            "files_searched": stats.searched,
+            "truncated": truncated,
+        });
+        let mut notes = Vec::new();
+        if hit_cap {
+            notes.push(format!("Stopped after {SEARCH_MAX_MATCHES} matches (the search_text cap); narrow the pattern, path or glob to see the rest."));
+        }
+        if walk.truncated {
+            notes.push(format!(
+                "The workspace walk stopped after {} entries; search a sub-folder with path.",
+                thousands(crate::MAX_WALK_ENTRIES)
+            ));
+        }
+        if stats.binary > 0 {
+            notes.push(format!(
+                "{} binary or non-UTF-8 files were not searched.",
+                stats.binary
+            ));
+        }
+        if stats.too_large > 0 {
+            notes.push(format!(
+                "{} files over {} bytes were skipped.",
+                stats.too_large,
+                thousands(SEARCH_MAX_FILE_BYTES as usize)
+            ));
+        }
+        if stats.unreadable > 0 {
+            notes.push(format!("{} files could not be read.", stats.unreadable));
+        }
+        if !notes.is_empty() {
+            out["note"] = json!(notes.join(" "));
+        }
+        Ok(ToolOutput::Data(out))
+    }
+}
+
+#[derive(Default)]
+struct Stats {
+    searched: usize,
+    binary: usize,
+    too_large: usize,
+    unreadable: usize,
+}
+
+/// Reads a file for searching: `None` (and counted) when it is binary, vanished or unreadable.
+fn read_text_candidate(
+    ws: &Workspace,
+    path: &RelPath,
+    stats: &mut Stats,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    match ws.read_prefix(path, SEARCH_MAX_FILE_BYTES) {
+        Ok(Some((bytes, _))) => {
+            if text_of(&bytes).is_none() {
+                stats.binary += 1;
+                return Ok(None);
+            }
+            Ok(Some(bytes))
+        }
+        Ok(None) => Ok(None),
+        Err(_) => {
+            stats.unreadable += 1;
+            Ok(None)
+        }
+    }
+}
+
+fn clip_line(line: &str) -> String {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if line.chars().count() <= SEARCH_MAX_LINE_CHARS {
+        line.to_string()
+    } else {
+        let mut cut: String = line.chars().take(SEARCH_MAX_LINE_CHARS).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// A glob that may match anywhere below the root: `*.md` matches `notes/a.md` too.
+fn glob_matcher(tool: &str, pattern: &str) -> Result<(GlobMatcher, bool), ToolError> {
+    let glob = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::InvalidArguments {
+            tool: tool.to_string(),
+            message: format!("the glob \"{pattern}\" is not valid: {e}"),
+        })?;
+    Ok((glob.compile_matcher(), !pattern.contains('/')))
+}
+
+/// Matches the whole relative path; a pattern without `/` also matches the file name alone.
+fn glob_hits((matcher, name_only): &(GlobMatcher, bool), path: &RelPath) -> bool {
+    matcher.is_match(path.as_str())
+        || (*name_only && path.file_name().is_some_and(|n| matcher.is_match(n)))
+}
+
+pub struct FindFiles;
+
+impl Tool for FindFiles {
+    fn name(&self) -> &str {
+        "find_files"
+    }
+    fn description(&self) -> &str {
+        "Find files whose path matches a glob such as \"*.md\", \"src/**/*.rs\" or \"report_?.txt\". Honours .gitignore."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({
+                "pattern": { "type": "string", "minLength": 1, "maxLength": 500, "description": "glob; without a \"/\" it matches file names at any depth" },
+                "path": path_schema("folder to search in (default: the whole workspace)"),
+            }),
+            &["pattern"],
+        )
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let pattern = args::str(self.name(), a, "pattern")?;
+        let start = path_arg(ws, self.name(), a, Some("."))?;
+        let matcher = glob_matcher(self.name(), pattern)?;
+        let walk = Walker::new(ws, WalkOptions::default())
+            .walk(&start)
+            .map_err(super::file_error)?;
+        let hits: Vec<&RelPath> = walk
+            .files
+            .iter()
+            .map(|e| &e.path)
+            .filter(|p| glob_hits(&matcher, p))
+            .collect();
+        let total = hits.len();
+        let files: Vec<Value> = hits
+            .iter()
+            .take(FIND_FILES_MAX_RESULTS)
+            .map(|p| json!(p))
+            .collect();
+        let truncated = total > FIND_FILES_MAX_RESULTS || walk.truncated;
+        let mut out =
+            json!({ "pattern": pattern, "files": files, "total": total, "truncated": truncated });
+        if total > FIND_FILES_MAX_RESULTS {
+            out["note"] = json!(format!(
+                "Showing the first {FIND_FILES_MAX_RESULTS} of {} matches (the find_files cap); use a narrower pattern or path.",
+                thousands(total)
+            ));
+        } else if walk.truncated {
+            out["note"] = json!(format!(
+                "The workspace walk stopped after {} entries; search a sub-folder with path.",
+                thousands(crate::MAX_WALK_ENTRIES)
+            ));
+        }
+        Ok(ToolOutput::Data(out))
+    }
+}

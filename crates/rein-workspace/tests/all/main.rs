@@ -1,0 +1,11 @@
+//! One integration-test binary for rein-workspace (one link step on a small machine).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod atomic;
+mod confinement;
+mod links;
+mod property;
+mod registry;
+mod sandbox;
+mod support;
+mod tools;
