@@ -53,7 +53,7 @@ pub enum Error {
         version: u32,
         name: &'static str,
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
 
     /// Another process held the database lock for longer than the busy timeout.
@@ -90,7 +90,7 @@ pub enum Error {
         path: PathBuf,
         action: String,
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
 
     /// A row the caller named does not exist.
@@ -181,7 +181,7 @@ pub(crate) fn sql(path: &Path, action: impl Into<String>, source: rusqlite::Erro
     Error::Sqlite {
         path: path.to_path_buf(),
         action,
-        source,
+        source: Box::new(source),
     }
 }
 

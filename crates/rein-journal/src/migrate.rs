@@ -298,7 +298,7 @@ fn migrate(conn: &Connection, path: &Path, kind: StoreKind, target: u32) -> Resu
             store: kind.label(),
             version: step.version,
             name: step.name,
-            source,
+            source: Box::new(source),
         };
         tx.execute_batch(step.sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", step.version)

@@ -1,6 +1,8 @@
 //! Opening store files: migrations from every earlier version, and refusing files that are not
 //! ours, are damaged, or are newer than this build.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::fs;

@@ -130,6 +130,9 @@ impl Journal {
                     existing: format!("change {} ({})", existing.id, existing.state),
                 });
             }
+            if let Some(target) = intent.undo_of {
+                self.validate_undo(tx, intent, target)?;
+            }
             if let Some(pending) = self.change_by(
                 tx,
                 "c.workspace = ?1 AND c.path = ?2 AND c.state = 'intent'",
@@ -142,9 +145,6 @@ impl Journal {
                         intent.path, pending.id
                     ),
                 ));
-            }
-            if let Some(target) = intent.undo_of {
-                self.validate_undo(tx, intent, target)?;
             }
             tx.execute(
                 "INSERT INTO changes (scope_key, call_id, run_id, workspace, path, before_sha,

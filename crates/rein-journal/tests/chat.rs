@@ -1,0 +1,215 @@
+//! chat.db: turns, approval cards, batch expiry at the 600 s edge, and the approved -> applied
+//! transition.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{raw, temp};
+use rein_journal::{ApprovalStatus, ChatStore, Error, NewApproval, TurnRole, APPROVAL_LIFETIME_MS};
+use serde_json::json;
+
+const T0: i64 = 1_700_000_000_000;
+
+fn card(call_id: &str) -> NewApproval {
+    NewApproval {
+        conversation: None,
+        workspace: "/ws".into(),
+        call_id: call_id.into(),
+        tool: "edit_file".into(),
+        arguments: json!({"path": "a.txt"}),
+        fingerprint: "a".repeat(64),
+        path: Some("a.txt".into()),
+        before_sha: Some("b".repeat(64)),
+        after_sha: Some("c".repeat(64)),
+        diff: "-old\n+new\n".into(),
+    }
+}
+
+fn store() -> (tempfile::TempDir, ChatStore) {
+    let dir = temp();
+    let store = ChatStore::open(dir.path().join("chat.db")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn approval_lifetime_is_600_seconds() {
+    assert_eq!(APPROVAL_LIFETIME_MS, 600_000);
+}
+
+#[test]
+fn approvals_expire_in_batches_at_the_edge() {
+    let (_dir, chat) = store();
+    let a = chat.request_approval(&card("c1"), T0).unwrap();
+    let b = chat.request_approval(&card("c2"), T0 + 10).unwrap();
+    let c = chat.request_approval(&card("c3"), T0 + 20).unwrap();
+    assert_eq!(
+        chat.approval(a).unwrap().unwrap().expires_at,
+        T0 + APPROVAL_LIFETIME_MS
+    );
+    chat.deny(c, T0 + 30, Some("no")).unwrap();
+
+    // One millisecond before the deadline nothing expires.
+    assert!(chat
+        .expire_due(T0 + APPROVAL_LIFETIME_MS - 1)
+        .unwrap()
+        .is_empty());
+    // At the deadline of the first and past the second, both go in one batch; denied stays.
+    assert_eq!(
+        chat.expire_due(T0 + APPROVAL_LIFETIME_MS + 10).unwrap(),
+        [a, b]
+    );
+    for id in [a, b] {
+        let card = chat.approval(id).unwrap().unwrap();
+        assert_eq!(card.status, ApprovalStatus::Expired);
+        assert_eq!(card.decided_at, Some(T0 + APPROVAL_LIFETIME_MS + 10));
+    }
+    assert_eq!(
+        chat.approval(c).unwrap().unwrap().status,
+        ApprovalStatus::Denied
+    );
+    assert!(chat
+        .expire_due(T0 + 10 * APPROVAL_LIFETIME_MS)
+        .unwrap()
+        .is_empty());
+    // An expired card cannot be approved.
+    assert!(matches!(
+        chat.approve(a, T0 + 1),
+        Err(Error::Transition { .. })
+    ));
+}
+
+#[test]
+fn approving_at_or_after_the_deadline_expires_the_card() {
+    let (_dir, chat) = store();
+    let a = chat.request_approval(&card("c1"), T0).unwrap();
+    let err = chat.approve(a, T0 + APPROVAL_LIFETIME_MS).unwrap_err();
+    assert!(matches!(err, Error::ApprovalExpired { .. }), "{err:?}");
+    assert!(err.to_string().contains("chat.db"));
+    assert_eq!(
+        chat.approval(a).unwrap().unwrap().status,
+        ApprovalStatus::Expired
+    );
+    let b = chat.request_approval(&card("c2"), T0).unwrap();
+    let approved = chat.approve(b, T0 + APPROVAL_LIFETIME_MS - 1).unwrap();
+    assert_eq!(approved.status, ApprovalStatus::Approved);
+}
+
+#[test]
+fn approved_moves_to_applied_or_failed_once() {
+    let (_dir, chat) = store();
+    let a = chat.request_approval(&card("c1"), T0).unwrap();
+    // Not yet approved: cannot be applied.
+    assert!(matches!(
+        chat.mark_applied(a, T0 + 1),
+        Err(Error::Transition { .. })
+    ));
+    chat.approve(a, T0 + 2).unwrap();
+    chat.mark_applied(a, T0 + 3).unwrap();
+    let card_a = chat.approval(a).unwrap().unwrap();
+    assert_eq!(card_a.status, ApprovalStatus::Applied);
+    assert_eq!(
+        (card_a.decided_at, card_a.finished_at),
+        (Some(T0 + 2), Some(T0 + 3))
+    );
+    assert!(chat.mark_applied(a, T0 + 4).is_err());
+    assert!(chat.mark_failed(a, T0 + 4, "x").is_err());
+    // Approved cards are not expired by the batch.
+    let b = chat.request_approval(&card("c2"), T0).unwrap();
+    chat.approve(b, T0 + 1).unwrap();
+    assert!(chat
+        .expire_due(T0 + 2 * APPROVAL_LIFETIME_MS)
+        .unwrap()
+        .is_empty());
+    chat.mark_failed(b, T0 + 5, "the file changed since the card was shown")
+        .unwrap();
+    let card_b = chat.approval(b).unwrap().unwrap();
+    assert_eq!(card_b.status, ApprovalStatus::Failed);
+    assert_eq!(
+        card_b.note.as_deref(),
+        Some("the file changed since the card was shown")
+    );
+}
+
+#[test]
+fn the_trigger_refuses_other_transitions() {
+    let (_dir, chat) = store();
+    let a = chat.request_approval(&card("c1"), T0).unwrap();
+    let conn = raw(chat.path());
+    let refused = [
+        "UPDATE approvals SET status = 'applied', decided_at = 1, finished_at = 1 WHERE id = ?1",
+        "UPDATE approvals SET fingerprint = ?2 WHERE id = ?1",
+        "UPDATE approvals SET expires_at = expires_at + 1 WHERE id = ?1",
+        "DELETE FROM approvals WHERE id = ?1",
+    ];
+    for sql in refused {
+        let n = sql.matches('?').count();
+        let result = if n == 2 {
+            conn.execute(sql, rusqlite::params![a.0, "d".repeat(64)])
+        } else {
+            conn.execute(sql, [a.0])
+        };
+        assert!(result.is_err(), "{sql} was allowed");
+    }
+    chat.deny(a, T0 + 1, None).unwrap();
+    assert!(conn
+        .execute(
+            "UPDATE approvals SET status = 'approved' WHERE id = ?1",
+            [a.0]
+        )
+        .is_err());
+}
+
+#[test]
+fn one_live_card_per_call() {
+    let (_dir, chat) = store();
+    let a = chat.request_approval(&card("c1"), T0).unwrap();
+    assert!(matches!(
+        chat.request_approval(&card("c1"), T0),
+        Err(Error::Duplicate { .. })
+    ));
+    chat.expire_due(T0 + APPROVAL_LIFETIME_MS).unwrap();
+    let b = chat
+        .request_approval(&card("c1"), T0 + APPROVAL_LIFETIME_MS)
+        .unwrap();
+    assert_ne!(a, b);
+    assert_eq!(chat.pending_approvals("/ws").unwrap().len(), 1);
+}
+
+#[test]
+fn turns_keep_order_and_the_recent_window() {
+    let (_dir, chat) = store();
+    let conv = chat
+        .create_conversation("/ws", "first", Some("qwen"), T0)
+        .unwrap();
+    let other = chat.create_conversation("/ws", "second", None, T0).unwrap();
+    for i in 0..10 {
+        let role = if i % 2 == 0 {
+            TurnRole::User
+        } else {
+            TurnRole::Assistant
+        };
+        chat.append_turn(conv, role, &format!("m{i}"), &json!({"i": i}), T0 + i)
+            .unwrap();
+        chat.append_turn(other, TurnRole::User, "x", &json!({}), T0 + i)
+            .unwrap();
+    }
+    let recent = chat.recent_turns(conv, 3).unwrap();
+    let contents: Vec<&str> = recent.iter().map(|t| t.content.as_str()).collect();
+    assert_eq!(contents, ["m7", "m8", "m9"]);
+    assert_eq!(recent[0].seq, 8);
+    assert_eq!(recent[2].meta, json!({"i": 9}));
+    assert_eq!(chat.recent_turns(conv, 240).unwrap().len(), 10);
+    assert_eq!(chat.conversations("/ws").unwrap().len(), 2);
+    assert_eq!(chat.conversation(conv).unwrap().unwrap().title, "first");
+    let missing = rein_journal::ConversationId(99);
+    assert!(matches!(
+        chat.append_turn(missing, TurnRole::User, "x", &json!({}), T0),
+        Err(Error::NotFound { .. })
+    ));
+    let conn = raw(chat.path());
+    assert!(conn
+        .execute("UPDATE turns SET content = 'edited'", [])
+        .is_err());
+    assert!(conn.execute("DELETE FROM turns", []).is_err());
+}
