@@ -528,3 +528,18 @@ fn finish_returns_data_and_desk_tools_refuse_a_sandbox() {
         .unwrap_err();
     assert!(matches!(err, ToolError::WrongContext { .. }), "{err}");
 }
+
+#[test]
+fn search_and_find_never_follow_links_out() {
+    let fx = Fixture::new();
+    fx.write("inside.txt", "SECRET? no");
+    symlink(&fx.outside, fx.path("out"));
+    symlink(fx.outside.join("secret.txt"), fx.path("leaf.txt"));
+    let ws = fx.ws();
+    let v = data(&ws, "search_text", json!({"pattern": "TOP SECRET"}));
+    assert_eq!(v["matches"], json!([]), "{v}");
+    let v = data(&ws, "find_files", json!({"pattern": "*secret*"}));
+    assert_eq!(v["files"], json!([]), "{v}");
+    let v = data(&ws, "find_related", json!({"path": "inside.txt"}));
+    assert!(!v.to_string().contains("secret.txt"), "{v}");
+}
