@@ -21,11 +21,19 @@ pub enum FinishRefusal {
     #[error("finish refused: the required deliverable `{path}` is empty; write the real content")]
     Empty { path: String },
     #[error("finish refused: input `{input}` was overwritten ({detail}); inputs are frozen, restore it and write only the deliverable `{artifact}`")]
-    InputOverwritten { input: String, artifact: String, detail: String },
+    InputOverwritten {
+        input: String,
+        artifact: String,
+        detail: String,
+    },
     #[error("finish refused: `{path}` is a placeholder (it contains `{marker}`); replace it with the real content")]
     Placeholder { path: String, marker: String },
     #[error("finish refused: `{path}` has {words} words, fewer than the minimum of {min}; write the full deliverable")]
-    TooFewWords { path: String, words: usize, min: usize },
+    TooFewWords {
+        path: String,
+        words: usize,
+        min: usize,
+    },
     #[error("finish refused: re-read the output first: `{path}` was written after you last read it; call read_file on it, check it, then finish")]
     NotReread { path: String },
 }
@@ -48,7 +56,11 @@ pub fn check_finish(
     let artifact = contract.mission.required_artifact.as_str();
     let bytes = match world.read(artifact) {
         Ok(Some(b)) => b,
-        Ok(None) => return Err(FinishRefusal::Missing { path: artifact.into() }),
+        Ok(None) => {
+            return Err(FinishRefusal::Missing {
+                path: artifact.into(),
+            })
+        }
         Err(e) => {
             return Err(FinishRefusal::Unreadable {
                 path: artifact.into(),
@@ -58,7 +70,9 @@ pub fn check_finish(
     };
     let text = String::from_utf8_lossy(&bytes);
     if text.trim().is_empty() {
-        return Err(FinishRefusal::Empty { path: artifact.into() });
+        return Err(FinishRefusal::Empty {
+            path: artifact.into(),
+        });
     }
 
     check_inputs(contract, world, trace, input_hashes)?;
@@ -89,7 +103,9 @@ pub fn check_finish(
         .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
     if let Some(w) = last_write {
         if last_read.is_none_or(|r| r < w) {
-            return Err(FinishRefusal::NotReread { path: artifact.into() });
+            return Err(FinishRefusal::NotReread {
+                path: artifact.into(),
+            });
         }
     }
     Ok(())
@@ -109,7 +125,10 @@ fn check_inputs(
     };
     for input in &contract.inputs {
         if let Some(i) = trace.iter().position(|e| e.mutated_path(&input.path)) {
-            return Err(overwritten(&input.path, format!("{} changed it at step {}", trace[i].tool, i + 1)));
+            return Err(overwritten(
+                &input.path,
+                format!("{} changed it at step {}", trace[i].tool, i + 1),
+            ));
         }
     }
     for recorded in input_hashes {
@@ -124,7 +143,12 @@ fn check_inputs(
                 }
             }
             Ok(None) => return Err(overwritten(&recorded.path, "it no longer exists".into())),
-            Err(e) => return Err(overwritten(&recorded.path, format!("it cannot be read: {e}"))),
+            Err(e) => {
+                return Err(overwritten(
+                    &recorded.path,
+                    format!("it cannot be read: {e}"),
+                ))
+            }
         }
     }
     Ok(())

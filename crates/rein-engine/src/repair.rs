@@ -47,7 +47,9 @@ pub struct FormatError {
 
 impl FormatError {
     fn new(detail: impl Into<String>) -> Self {
-        Self { detail: detail.into() }
+        Self {
+            detail: detail.into(),
+        }
     }
 }
 
@@ -82,7 +84,9 @@ pub fn extract_action_detailed(reply: &str) -> Result<Extraction, FormatError> {
             }
             Ok(_) => saw_object_without_action = true,
             Err(e) => {
-                first_problem.get_or_insert_with(|| format!("the JSON could not be read even after repair ({e})"));
+                first_problem.get_or_insert_with(|| {
+                    format!("the JSON could not be read even after repair ({e})")
+                });
             }
         }
     }
@@ -105,7 +109,9 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
             }
             s.trim().to_string()
         }
-        Some(Value::String(_)) => return Err(FormatError::new("\"action\" is empty; name one tool")),
+        Some(Value::String(_)) => {
+            return Err(FormatError::new("\"action\" is empty; name one tool"))
+        }
         Some(other) => {
             return Err(FormatError::new(format!(
                 "\"action\" must be a tool name string, not {}",
@@ -122,11 +128,9 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
                 repairs.push("parsed \"parameters\" given as a JSON string".into());
                 o
             }
-            _ => {
-                return Err(FormatError::new(
-                    "\"parameters\" must be an object such as {\"path\": \"notes.md\"}, not a string",
-                ))
-            }
+            _ => return Err(FormatError::new(
+                "\"parameters\" must be an object such as {\"path\": \"notes.md\"}, not a string",
+            )),
         },
         Some(other) => {
             return Err(FormatError::new(format!(
@@ -147,7 +151,11 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
         repairs.push(format!("ignored extra keys: {}", keys.join(", ")));
     }
-    Ok(Action { thought, action, parameters })
+    Ok(Action {
+        thought,
+        action,
+        parameters,
+    })
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -179,7 +187,10 @@ fn scan_object(chars: &[char], start: usize, repairs: &mut Vec<String>) -> Optio
         match c {
             '"' | '\'' => {
                 if c == '\'' {
-                    note(repairs, "turned single-quoted strings into double-quoted ones");
+                    note(
+                        repairs,
+                        "turned single-quoted strings into double-quoted ones",
+                    );
                 }
                 let (end, closed) = scan_string(chars, i, &mut out, repairs);
                 i = end;
@@ -230,14 +241,19 @@ fn scan_object(chars: &[char], start: usize, repairs: &mut Vec<String>) -> Optio
             }
             c if c.is_ascii_alphabetic() || c == '_' || c == '$' => {
                 let begin = i;
-                while i < n && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
+                while i < n
+                    && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+                {
                     i += 1;
                 }
                 let word: String = chars[begin..i].iter().collect();
                 match word.as_str() {
                     "true" | "false" | "null" => out.push_str(&word),
                     "True" | "False" | "None" => {
-                        note(repairs, "turned Python True/False/None into true/false/null");
+                        note(
+                            repairs,
+                            "turned Python True/False/None into true/false/null",
+                        );
                         out.push_str(match word.as_str() {
                             "True" => "true",
                             "False" => "false",
@@ -294,7 +310,12 @@ fn drop_trailing_comma(out: &mut String, repairs: &mut Vec<String>) {
 
 /// Reads a string starting at the quote `chars[start]` and writes it as a JSON string. Returns
 /// the index after it and whether it was closed.
-fn scan_string(chars: &[char], start: usize, out: &mut String, repairs: &mut Vec<String>) -> (usize, bool) {
+fn scan_string(
+    chars: &[char],
+    start: usize,
+    out: &mut String,
+    repairs: &mut Vec<String>,
+) -> (usize, bool) {
     let quote = chars[start];
     let mut i = start + 1;
     out.push('"');

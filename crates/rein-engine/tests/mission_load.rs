@@ -1,10 +1,15 @@
 //! Loading, validating, freezing and materialising missions.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
 use std::path::{Path, PathBuf};
 
 use rein_engine::mission::{materialise_inputs, Budgets, Mission, MissionError, Mode};
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+/// One edit of a mission's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
 
 fn missions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions")
@@ -37,7 +42,12 @@ fn base() -> Value {
     })
 }
 
-fn load_value(v: &Value) -> (TempDir, Result<rein_engine::mission::FrozenContract, MissionError>) {
+fn load_value(
+    v: &Value,
+) -> (
+    TempDir,
+    Result<rein_engine::mission::FrozenContract, MissionError>,
+) {
     let dir = TempDir::new().unwrap();
     let path = write_mission(dir.path(), &v.to_string(), &[("notes.md", "hello notes\n")]);
     let r = Mission::load(&path);
@@ -75,17 +85,33 @@ fn desk_task_meets_the_issue() {
     let m = &c.mission;
     assert_eq!(m.required_artifact, "out/summary.md");
     for t in [
-        "list_dir", "read_file", "search_text", "find_files", "find_related", "file_info",
-        "create_file", "edit_file", "replace_file", "delete_file",
+        "list_dir",
+        "read_file",
+        "search_text",
+        "find_files",
+        "find_related",
+        "file_info",
+        "create_file",
+        "edit_file",
+        "replace_file",
+        "delete_file",
     ] {
         assert!(m.tools.iter().any(|x| x == t), "missing tool {t}");
     }
     let deterministic = m.checks.iter().filter(|c| !c.spec.is_semantic()).count();
-    assert!(deterministic >= 7, "only {deterministic} deterministic checks");
+    assert!(
+        deterministic >= 7,
+        "only {deterministic} deterministic checks"
+    );
     let kinds: Vec<&str> = m.checks.iter().map(|c| c.spec.kind()).collect();
     for k in [
-        "file_exists", "report_complete", "content_matches", "numeric_consistency",
-        "content_absent", "file_absent", "actions_called",
+        "file_exists",
+        "report_complete",
+        "content_matches",
+        "numeric_consistency",
+        "content_absent",
+        "file_absent",
+        "actions_called",
     ] {
         assert!(kinds.contains(&k), "desk_task lacks {k}");
     }
@@ -124,7 +150,12 @@ fn hash_is_stable_under_key_order_and_whitespace() {
       "mode": "automatic",
       "id": "t"
     }"#;
-    let b = Mission::load(write_mission(dir.path(), text, &[("notes.md", "hello notes\n")])).unwrap();
+    let b = Mission::load(write_mission(
+        dir.path(),
+        text,
+        &[("notes.md", "hello notes\n")],
+    ))
+    .unwrap();
     assert_eq!(a.sha256, b.sha256);
     assert_eq!(a.canonical_json, b.canonical_json);
 }
@@ -133,7 +164,7 @@ fn hash_is_stable_under_key_order_and_whitespace() {
 fn hash_changes_with_any_semantic_edit() {
     let (_d, a) = load_value(&base());
     let a = a.unwrap();
-    let edits: Vec<Box<dyn Fn(&mut Value)>> = vec![
+    let edits: Vec<Edit> = vec![
         Box::new(|v| v["prompt"] = json!("Something else.")),
         Box::new(|v| v["mode"] = json!("human_review_only")),
         Box::new(|v| v["budgets"] = json!({"max_turns": 63})),
@@ -173,7 +204,10 @@ fn unknown_fields_are_refused() {
     let mut v = base();
     v["checks"][0]["non_emtpy"] = json!(true);
     let e = invalid(&v);
-    assert!(e.contains("checks[0] (id `exists`)") && e.contains("non_emtpy"), "{e}");
+    assert!(
+        e.contains("checks[0] (id `exists`)") && e.contains("non_emtpy"),
+        "{e}"
+    );
     let mut v = base();
     v["promt"] = json!("typo");
     assert!(invalid(&v).contains("promt"));
@@ -184,7 +218,10 @@ fn missing_fixture_is_refused() {
     let mut v = base();
     v["inputs"] = json!(["notes.md", "data/missing.csv"]);
     let e = invalid(&v);
-    assert!(e.contains("inputs[1]") && e.contains("missing fixture"), "{e}");
+    assert!(
+        e.contains("inputs[1]") && e.contains("missing fixture"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -192,34 +229,60 @@ fn artifact_that_is_an_input_is_refused() {
     let mut v = base();
     v["required_artifact"] = json!("notes.md");
     let e = invalid(&v);
-    assert!(e.contains("required_artifact") && e.contains("also an input"), "{e}");
+    assert!(
+        e.contains("required_artifact") && e.contains("also an input"),
+        "{e}"
+    );
 }
 
 #[test]
 fn other_invalid_contracts_are_refused() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (Box::new(|v| v["checks"] = json!([])), "checks"),
-        (Box::new(|v| v["inputs"] = json!(["../etc/passwd"])), "inputs[0]"),
-        (Box::new(|v| v["required_artifact"] = json!("./out/r.md")), "required_artifact"),
         (
-            Box::new(|v| v["checks"][0] = json!({"id": "r", "kind": "content_matches", "path": "out/r.md", "pattern": "(", "regex": true})),
+            Box::new(|v| v["inputs"] = json!(["../etc/passwd"])),
+            "inputs[0]",
+        ),
+        (
+            Box::new(|v| v["required_artifact"] = json!("./out/r.md")),
+            "required_artifact",
+        ),
+        (
+            Box::new(
+                |v| v["checks"][0] = json!({"id": "r", "kind": "content_matches", "path": "out/r.md", "pattern": "(", "regex": true}),
+            ),
             "checks[0].pattern",
         ),
-        (Box::new(|v| v["checks"][1]["tools"] = json!(["delete_file"])), "checks[1].tools[0]"),
-        (Box::new(|v| v["checks"][1]["id"] = json!("exists")), "checks[1].id"),
         (
-            Box::new(|v| v["checks"][0] = json!({"id": "d", "kind": "decision", "prompt": "ok?", "labels": ["yes", "no"], "expected": "yes", "floor_bps": 5000})),
+            Box::new(|v| v["checks"][1]["tools"] = json!(["delete_file"])),
+            "checks[1].tools[0]",
+        ),
+        (
+            Box::new(|v| v["checks"][1]["id"] = json!("exists")),
+            "checks[1].id",
+        ),
+        (
+            Box::new(
+                |v| v["checks"][0] = json!({"id": "d", "kind": "decision", "prompt": "ok?", "labels": ["yes", "no"], "expected": "yes", "floor_bps": 5000}),
+            ),
             "checks[0].floor_bps",
         ),
         (
-            Box::new(|v| v["checks"][0] = json!({"id": "n", "kind": "numeric_consistency", "path": "out/r.md", "stated": {"regex": "(\\d+)"}, "expected": {"from": "lines", "path": "out/other.txt", "pattern": "x"}})),
+            Box::new(
+                |v| v["checks"][0] = json!({"id": "n", "kind": "numeric_consistency", "path": "out/r.md", "stated": {"regex": "(\\d+)"}, "expected": {"from": "lines", "path": "out/other.txt", "pattern": "x"}}),
+            ),
             "checks[0].expected.path",
         ),
         (
-            Box::new(|v| v["checks"][0] = json!({"id": "n", "kind": "numeric_consistency", "path": "out/r.md", "stated": {"regex": "\\d+"}, "expected": {"from": "lines", "path": "notes.md", "pattern": "x"}})),
+            Box::new(
+                |v| v["checks"][0] = json!({"id": "n", "kind": "numeric_consistency", "path": "out/r.md", "stated": {"regex": "\\d+"}, "expected": {"from": "lines", "path": "notes.md", "pattern": "x"}}),
+            ),
             "checks[0].stated.regex",
         ),
-        (Box::new(|v| v["budgets"] = json!({"max_turns": 0})), "budgets.max_turns"),
+        (
+            Box::new(|v| v["budgets"] = json!({"max_turns": 0})),
+            "budgets.max_turns",
+        ),
         (Box::new(|v| v["mode"] = json!("yolo")), "mode"),
     ];
     for (edit, field) in cases {
@@ -235,13 +298,20 @@ fn syntax_errors_name_the_file() {
     let dir = TempDir::new().unwrap();
     let path = write_mission(dir.path(), "{\"id\": ", &[]);
     let e = Mission::load(&path).unwrap_err().to_string();
-    assert!(e.contains("mission.json") && e.contains("not valid JSON"), "{e}");
+    assert!(
+        e.contains("mission.json") && e.contains("not valid JSON"),
+        "{e}"
+    );
 }
 
 #[test]
 fn contract_changed_on_disk_is_refused() {
     let dir = TempDir::new().unwrap();
-    let path = write_mission(dir.path(), &base().to_string(), &[("notes.md", "hello notes\n")]);
+    let path = write_mission(
+        dir.path(),
+        &base().to_string(),
+        &[("notes.md", "hello notes\n")],
+    );
     let frozen = Mission::load(&path).unwrap();
     frozen.verify_unchanged(&path).unwrap();
 
@@ -263,23 +333,41 @@ fn contract_changed_on_disk_is_refused() {
         other => panic!("unexpected {other}"),
     }
     let msg = e.to_string();
-    assert!(msg.contains("changed on disk mid-run") && msg.contains(&frozen.sha256) && msg.contains(&new), "{msg}");
+    assert!(
+        msg.contains("changed on disk mid-run")
+            && msg.contains(&frozen.sha256)
+            && msg.contains(&new),
+        "{msg}"
+    );
 
     // Breaking the file is a change too.
     std::fs::write(&path, "{").unwrap();
-    assert!(matches!(frozen.verify_unchanged(&path), Err(MissionError::ContractChanged { .. })));
+    assert!(matches!(
+        frozen.verify_unchanged(&path),
+        Err(MissionError::ContractChanged { .. })
+    ));
 }
 
 #[test]
 fn fixture_changed_on_disk_is_refused() {
     let dir = TempDir::new().unwrap();
-    let path = write_mission(dir.path(), &base().to_string(), &[("notes.md", "hello notes\n")]);
+    let path = write_mission(
+        dir.path(),
+        &base().to_string(),
+        &[("notes.md", "hello notes\n")],
+    );
     let frozen = Mission::load(&path).unwrap();
     std::fs::write(dir.path().join("fixtures/notes.md"), "edited").unwrap();
     let e = frozen.verify_unchanged(&path).unwrap_err();
-    assert!(matches!(e, MissionError::InputChanged { ref input, .. } if input == "notes.md"), "{e}");
+    assert!(
+        matches!(e, MissionError::InputChanged { ref input, .. } if input == "notes.md"),
+        "{e}"
+    );
     let ws = TempDir::new().unwrap();
-    assert!(matches!(materialise_inputs(&frozen, ws.path()), Err(MissionError::InputChanged { .. })));
+    assert!(matches!(
+        materialise_inputs(&frozen, ws.path()),
+        Err(MissionError::InputChanged { .. })
+    ));
 }
 
 #[test]
@@ -297,5 +385,8 @@ fn materialise_copies_and_hashes_inputs() {
     std::fs::write(ws.path().join("data/tasks.csv"), "mine").unwrap();
     let e = materialise_inputs(&c, ws.path()).unwrap_err();
     assert!(matches!(e, MissionError::WouldOverwrite { .. }), "{e}");
-    assert_eq!(std::fs::read_to_string(ws.path().join("data/tasks.csv")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("data/tasks.csv")).unwrap(),
+        "mine"
+    );
 }

@@ -11,7 +11,11 @@ pub(crate) fn actions_called(cx: &Ctx<'_>, tools: &[String], ordered: bool) -> (
         .filter(|e| e.executed())
         .map(|e| e.tool.as_str())
         .collect();
-    let summary = format!("executed calls: {} of {} in the trace", executed.len(), cx.trace.len());
+    let summary = format!(
+        "executed calls: {} of {} in the trace",
+        executed.len(),
+        cx.trace.len()
+    );
     let mut facts = vec![summary];
     let missing: Vec<&str> = tools
         .iter()
@@ -48,10 +52,17 @@ pub(crate) fn variable_set(
 ) -> (bool, Vec<String>) {
     match (cx.world.variable(name), expected) {
         (None, _) => (false, vec![format!("variable `{name}` is not set")]),
-        (Some(v), None) => (true, vec![format!("variable `{name}` = {}", preview(&v.to_string()))]),
-        (Some(v), Some(want)) if &v == want => {
-            (true, vec![format!("variable `{name}` = {} as expected", preview(&v.to_string()))])
-        }
+        (Some(v), None) => (
+            true,
+            vec![format!("variable `{name}` = {}", preview(&v.to_string()))],
+        ),
+        (Some(v), Some(want)) if &v == want => (
+            true,
+            vec![format!(
+                "variable `{name}` = {} as expected",
+                preview(&v.to_string())
+            )],
+        ),
         (Some(v), Some(want)) => (
             false,
             vec![format!(

@@ -66,7 +66,8 @@ mod tests {
 
     #[test]
     fn quoted_fields_and_crlf() {
-        let rows = parse_csv("\u{feff}a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\r\n\n1,2").unwrap_or_default();
+        let rows =
+            parse_csv("\u{feff}a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\r\n\n1,2").unwrap_or_default();
         assert_eq!(
             rows,
             vec![

@@ -46,7 +46,11 @@ pub fn evaluate(
     trace: &[TraceEntry],
     mut decider: Option<&mut dyn Decider>,
 ) -> Verdict {
-    let cx = Ctx { contract, world, trace };
+    let cx = Ctx {
+        contract,
+        world,
+        trace,
+    };
     let mut checks = Vec::with_capacity(contract.mission.checks.len());
     for check in &contract.mission.checks {
         let d: Option<&mut dyn Decider> = match decider {
@@ -88,24 +92,55 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> (bo
     match spec {
         CheckSpec::FileExists { path, non_empty } => files::file_exists(cx, path, *non_empty),
         CheckSpec::FileAbsent { path } => files::file_absent(cx, path),
-        CheckSpec::ContentMatches { path, pattern, regex, case_insensitive } => {
-            files::content_matches(cx, path, pattern, *regex, *case_insensitive)
-        }
-        CheckSpec::ContentAbsent { path, pattern, regex, case_insensitive } => {
-            files::content_absent(cx, path, pattern, *regex, *case_insensitive)
-        }
+        CheckSpec::ContentMatches {
+            path,
+            pattern,
+            regex,
+            case_insensitive,
+        } => files::content_matches(cx, path, pattern, *regex, *case_insensitive),
+        CheckSpec::ContentAbsent {
+            path,
+            pattern,
+            regex,
+            case_insensitive,
+        } => files::content_absent(cx, path, pattern, *regex, *case_insensitive),
         CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema),
-        CheckSpec::NumericConsistency { path, stated, expected, tolerance } => {
-            numeric::numeric_consistency(cx, path, stated, expected, *tolerance)
-        }
-        CheckSpec::ReportComplete { path, headings, fields, min_words, max_words } => {
-            report::report_complete(cx, path, headings, fields, *min_words, *max_words)
-        }
+        CheckSpec::NumericConsistency {
+            path,
+            stated,
+            expected,
+            tolerance,
+        } => numeric::numeric_consistency(cx, path, stated, expected, *tolerance),
+        CheckSpec::ReportComplete {
+            path,
+            headings,
+            fields,
+            min_words,
+            max_words,
+        } => report::report_complete(cx, path, headings, fields, *min_words, *max_words),
         CheckSpec::ActionsCalled { tools, ordered } => actions::actions_called(cx, tools, *ordered),
-        CheckSpec::VariableSet { name, expected } => actions::variable_set(cx, name, expected.as_ref()),
-        CheckSpec::Grounded { path, claim, sources } => semantic::grounded(cx, path, claim, sources),
-        CheckSpec::Decision { prompt, labels, expected, path, floor_bps } => {
-            semantic::decision(cx, decider, prompt, labels, expected, path.as_deref(), *floor_bps)
+        CheckSpec::VariableSet { name, expected } => {
+            actions::variable_set(cx, name, expected.as_ref())
         }
+        CheckSpec::Grounded {
+            path,
+            claim,
+            sources,
+        } => semantic::grounded(cx, path, claim, sources),
+        CheckSpec::Decision {
+            prompt,
+            labels,
+            expected,
+            path,
+            floor_bps,
+        } => semantic::decision(
+            cx,
+            decider,
+            prompt,
+            labels,
+            expected,
+            path.as_deref(),
+            *floor_bps,
+        ),
     }
 }

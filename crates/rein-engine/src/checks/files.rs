@@ -9,9 +9,16 @@ pub(crate) fn file_exists(cx: &Ctx<'_>, path: &str, non_empty: bool) -> (bool, V
     match cx.world.read(path) {
         Ok(Some(bytes)) => {
             let text = String::from_utf8_lossy(&bytes);
-            let fact = format!("{path}: {} bytes, {} words", bytes.len(), count_words(&text));
+            let fact = format!(
+                "{path}: {} bytes, {} words",
+                bytes.len(),
+                count_words(&text)
+            );
             if non_empty && text.trim().is_empty() {
-                (false, vec![fact, format!("{path}: is empty or only whitespace")])
+                (
+                    false,
+                    vec![fact, format!("{path}: is empty or only whitespace")],
+                )
             } else {
                 (true, vec![fact])
             }
@@ -24,8 +31,14 @@ pub(crate) fn file_exists(cx: &Ctx<'_>, path: &str, non_empty: bool) -> (bool, V
 pub(crate) fn file_absent(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
     match cx.world.read(path) {
         Ok(None) => (true, vec![format!("{path}: absent")]),
-        Ok(Some(bytes)) => (false, vec![format!("{path}: exists ({} bytes)", bytes.len())]),
-        Err(e) => (false, vec![format!("{path}: cannot tell whether it exists: {e}")]),
+        Ok(Some(bytes)) => (
+            false,
+            vec![format!("{path}: exists ({} bytes)", bytes.len())],
+        ),
+        Err(e) => (
+            false,
+            vec![format!("{path}: cannot tell whether it exists: {e}")],
+        ),
     }
 }
 
@@ -88,7 +101,11 @@ pub(crate) fn content_absent(
     }
 }
 
-pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) -> (bool, Vec<String>) {
+pub(crate) fn json_schema(
+    cx: &Ctx<'_>,
+    path: &str,
+    schema: &serde_json::Value,
+) -> (bool, Vec<String>) {
     let bytes = match cx.read_required(path) {
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
@@ -99,18 +116,36 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
     };
     let validator = match jsonschema::validator_for(schema) {
         Ok(v) => v,
-        Err(e) => return (false, vec![format!("the contract's schema is invalid: {e}")]),
+        Err(e) => {
+            return (
+                false,
+                vec![format!("the contract's schema is invalid: {e}")],
+            )
+        }
     };
     let errors: Vec<String> = validator
         .iter_errors(&instance)
         .take(20)
         .map(|e| {
             let at = e.instance_path.to_string();
-            format!("{path}{}: {e}", if at.is_empty() { String::new() } else { format!(" at {at}") })
+            format!(
+                "{path}{}: {e}",
+                if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {at}")
+                }
+            )
         })
         .collect();
     if errors.is_empty() {
-        (true, vec![format!("{path}: valid JSON matching the schema ({} bytes)", bytes.len())])
+        (
+            true,
+            vec![format!(
+                "{path}: valid JSON matching the schema ({} bytes)",
+                bytes.len()
+            )],
+        )
     } else {
         (false, errors)
     }

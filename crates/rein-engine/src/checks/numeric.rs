@@ -87,8 +87,9 @@ fn stated_number(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<(f64, String
     let n = match locate(cx, path, loc)? {
         Located::Text(t) => parse_number(&t)
             .ok_or_else(|| format!("{path}: `{}` ({how}) is not a number", preview(&t)))?,
-        Located::Json(v) => json_number(&v)
-            .ok_or_else(|| format!("{path}: {how} holds {v}, not a number"))?,
+        Located::Json(v) => {
+            json_number(&v).ok_or_else(|| format!("{path}: {how} holds {v}, not a number"))?
+        }
     };
     Ok((n, format!("{path}: states {} ({how})", fmt_num(n))))
 }
@@ -129,9 +130,15 @@ fn op_name(op: Aggregate) -> &'static str {
 
 fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), String> {
     match expected {
-        Computed::Csv { path, op, column, filter } => {
+        Computed::Csv {
+            path,
+            op,
+            column,
+            filter,
+        } => {
             let bytes = cx.read_frozen_input(path)?;
-            let rows = parse_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| format!("{path}: {e}"))?;
+            let rows =
+                parse_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| format!("{path}: {e}"))?;
             let (header, data) = rows
                 .split_first()
                 .ok_or_else(|| format!("{path}: no header row"))?;
@@ -139,8 +146,17 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                 header
                     .iter()
                     .position(|h| h.trim() == name)
-                    .or_else(|| header.iter().position(|h| h.trim().eq_ignore_ascii_case(name)))
-                    .ok_or_else(|| format!("{path}: no column `{name}` (columns: {})", header.join(", ")))
+                    .or_else(|| {
+                        header
+                            .iter()
+                            .position(|h| h.trim().eq_ignore_ascii_case(name))
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "{path}: no column `{name}` (columns: {})",
+                            header.join(", ")
+                        )
+                    })
             };
             let filter_idx = match filter {
                 Some(f) => Some((col_index(&f.column)?, f)),
@@ -160,7 +176,11 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                 for (r, row) in &selected {
                     let cell = row.get(ci).map(String::as_str).unwrap_or("");
                     let v = parse_number(cell).ok_or_else(|| {
-                        format!("{path}: row {}: `{}` in column `{column}` is not a number", r + 2, preview(cell))
+                        format!(
+                            "{path}: row {}: `{}` in column `{column}` is not a number",
+                            r + 2,
+                            preview(cell)
+                        )
                     })?;
                     values.push(v);
                 }
@@ -176,7 +196,14 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                 .as_ref()
                 .map(|f| format!(" where `{}` = `{}`", f.column, f.equals))
                 .unwrap_or_default();
-            Ok((n, format!("{path}: {what}{filt} over {} rows = {}", selected.len(), fmt_num(n))))
+            Ok((
+                n,
+                format!(
+                    "{path}: {what}{filt} over {} rows = {}",
+                    selected.len(),
+                    fmt_num(n)
+                ),
+            ))
         }
         Computed::Lines { path, pattern } => {
             let bytes = cx.read_frozen_input(path)?;
@@ -216,7 +243,8 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
         }
         Computed::Json { path, pointer } => {
             let bytes = cx.read_frozen_input(path)?;
-            let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("{path}: not valid JSON: {e}"))?;
+            let v: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{path}: not valid JSON: {e}"))?;
             let n = v
                 .pointer(pointer)
                 .and_then(json_number)

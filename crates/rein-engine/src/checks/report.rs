@@ -22,14 +22,20 @@ pub(crate) fn report_complete(
     let words = count_words(&text) as u64;
 
     if !headings.is_empty() {
-        let present: Vec<String> = markdown_headings(&text).iter().map(|h| heading_key(h)).collect();
+        let present: Vec<String> = markdown_headings(&text)
+            .iter()
+            .map(|h| heading_key(h))
+            .collect();
         let missing: Vec<&str> = headings
             .iter()
             .filter(|h| !present.contains(&heading_key(h)))
             .map(String::as_str)
             .collect();
         if missing.is_empty() {
-            facts.push(format!("{path}: all {} required headings present", headings.len()));
+            facts.push(format!(
+                "{path}: all {} required headings present",
+                headings.len()
+            ));
         } else {
             ok = false;
             facts.push(format!("{path}: missing headings: {}", missing.join(", ")));
@@ -45,10 +51,16 @@ pub(crate) fn report_complete(
                     .map(String::as_str)
                     .collect();
                 if missing.is_empty() {
-                    facts.push(format!("{path}: all {} required fields present", fields.len()));
+                    facts.push(format!(
+                        "{path}: all {} required fields present",
+                        fields.len()
+                    ));
                 } else {
                     ok = false;
-                    facts.push(format!("{path}: missing or empty fields: {}", missing.join(", ")));
+                    facts.push(format!(
+                        "{path}: missing or empty fields: {}",
+                        missing.join(", ")
+                    ));
                 }
             }
             Err(e) => {
@@ -70,11 +82,16 @@ pub(crate) fn report_complete(
     if bounds.is_empty() {
         facts.push(format!("{path}: {words} words"));
     } else {
-        let within = min_words.is_none_or(|lo| words >= lo) && max_words.is_none_or(|hi| words <= hi);
+        let within =
+            min_words.is_none_or(|lo| words >= lo) && max_words.is_none_or(|hi| words <= hi);
         facts.push(format!(
             "{path}: {words} words ({}: {})",
             bounds.join(", "),
-            if within { "within bounds" } else { "out of bounds" }
+            if within {
+                "within bounds"
+            } else {
+                "out of bounds"
+            }
         ));
     }
     (ok, facts)

@@ -22,7 +22,12 @@ pub trait Decider {
     fn choose(&mut self, prompt: &str, labels: &[String]) -> Result<Vec<(String, f64)>, String>;
 }
 
-pub(crate) fn grounded(cx: &Ctx<'_>, path: &str, claim: &Locator, sources: &[String]) -> (bool, Vec<String>) {
+pub(crate) fn grounded(
+    cx: &Ctx<'_>,
+    path: &str,
+    claim: &Locator,
+    sources: &[String],
+) -> (bool, Vec<String>) {
     let claims = match locate(cx, path, claim) {
         Ok(Located::Text(t)) => vec![t],
         Ok(Located::Json(v)) => match string_leaves(&v) {
@@ -62,9 +67,17 @@ pub(crate) fn grounded(cx: &Ctx<'_>, path: &str, claim: &Locator, sources: &[Str
             .collect();
         if found.is_empty() {
             ok = false;
-            facts.push(format!("claim `{}` occurs in none of: {}", preview(c), sources.join(", ")));
+            facts.push(format!(
+                "claim `{}` occurs in none of: {}",
+                preview(c),
+                sources.join(", ")
+            ));
         } else {
-            facts.push(format!("claim `{}` found in {}", preview(c), found.join(", ")));
+            facts.push(format!(
+                "claim `{}` found in {}",
+                preview(c),
+                found.join(", ")
+            ));
         }
     }
     (ok, facts)
@@ -123,7 +136,9 @@ pub(crate) fn decision(
             };
             let (body, clipped) = clip(&text, DECISION_ARTIFACT_CLIP_CHARS);
             if clipped {
-                facts.push(format!("{p}: clipped to {DECISION_ARTIFACT_CLIP_CHARS} characters for the prompt"));
+                facts.push(format!(
+                    "{p}: clipped to {DECISION_ARTIFACT_CLIP_CHARS} characters for the prompt"
+                ));
             }
             if prompt.contains("{artifact}") {
                 prompt.replace("{artifact}", body)
@@ -143,11 +158,16 @@ pub(crate) fn decision(
     let mut shown = Vec::new();
     for (label, p) in &reply {
         if !labels.contains(label) {
-            facts.push(format!("decision model answered undeclared label `{}`", preview(label)));
+            facts.push(format!(
+                "decision model answered undeclared label `{}`",
+                preview(label)
+            ));
             return (false, facts);
         }
         if !p.is_finite() || !(0.0..=1.0).contains(p) {
-            facts.push(format!("decision model gave `{label}` probability {p}, outside [0, 1]"));
+            facts.push(format!(
+                "decision model gave `{label}` probability {p}, outside [0, 1]"
+            ));
             return (false, facts);
         }
         shown.push(format!("{label} {} bps", to_bps(*p)));
@@ -165,6 +185,8 @@ pub(crate) fn decision(
     }
 }
 
+/// Basis points, rounded down (a hair of slack for binary fractions like 0.29 * 10,000), so a
+/// probability just under the floor never rounds up into a pass.
 fn to_bps(p: f64) -> u32 {
-    (p * 10_000.0).round() as u32
+    (p * 10_000.0 + 1e-6).floor() as u32
 }

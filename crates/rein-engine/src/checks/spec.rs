@@ -37,7 +37,8 @@ impl<'de> Deserialize<'de> for Check {
             Some(_) => return Err(D::Error::custom("`id` must be a string")),
             None => return Err(D::Error::custom("missing field `id`")),
         };
-        let spec = CheckSpec::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom)?;
+        let spec =
+            CheckSpec::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom)?;
         Ok(Check { id, spec })
     }
 }

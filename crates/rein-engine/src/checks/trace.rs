@@ -1,5 +1,6 @@
 //! The run trace as the judge and the finish rules see it: one entry per tool call, in order.
 
+use rein_protocol::GateOutcome;
 use serde::{Deserialize, Serialize};
 
 use super::paths::same_path;
@@ -23,10 +24,16 @@ impl TraceEntry {
         }
     }
 
+    /// An entry from the gate's typed outcome.
+    pub fn from_gate(tool: &str, path: Option<&str>, outcome: GateOutcome, mutated: bool) -> Self {
+        Self::new(tool, path, outcome.as_str(), mutated)
+    }
+
     /// Only calls whose effect happened count as evidence: `executed`, or `replayed` (an effect
     /// that happened earlier under the same id). Denied, invalid or held calls do not.
     pub fn executed(&self) -> bool {
-        self.outcome == "executed" || self.outcome == "replayed"
+        self.outcome == GateOutcome::Executed.as_str()
+            || self.outcome == GateOutcome::Replayed.as_str()
     }
 
     /// True when the call named this workspace path (after normalisation).
@@ -37,5 +44,33 @@ impl TraceEntry {
     /// An executed call that changed the file at `path`.
     pub fn mutated_path(&self, path: &str) -> bool {
         self.mutated && self.executed() && self.targets(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_effects_count() {
+        let e = TraceEntry::from_gate(
+            "create_file",
+            Some("./out/a.md"),
+            GateOutcome::Executed,
+            true,
+        );
+        assert!(e.executed() && e.mutated_path("out/a.md"));
+        let r = TraceEntry::from_gate("create_file", Some("out/a.md"), GateOutcome::Replayed, true);
+        assert!(r.mutated_path("out/a.md"));
+        for o in [
+            GateOutcome::Denied,
+            GateOutcome::Invalid,
+            GateOutcome::ApprovalRequired,
+            GateOutcome::BudgetExhausted,
+            GateOutcome::IdConflict,
+        ] {
+            let d = TraceEntry::from_gate("create_file", Some("out/a.md"), o, true);
+            assert!(!d.executed() && !d.mutated_path("out/a.md"), "{o:?}");
+        }
     }
 }

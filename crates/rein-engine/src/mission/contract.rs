@@ -95,7 +95,8 @@ impl Mission {
                 }
             }
         }
-        serde_json::from_value::<Mission>(value).map_err(|e| invalid("mission".into(), e.to_string()))
+        serde_json::from_value::<Mission>(value)
+            .map_err(|e| invalid("mission".into(), e.to_string()))
     }
 }
 
@@ -203,7 +204,10 @@ fn check_top_level(obj: &serde_json::Map<String, Value>) -> Result<(), (String, 
     let known: Vec<&str> = FIELDS.iter().map(|(f, _)| *f).collect();
     for key in obj.keys() {
         if !known.contains(&key.as_str()) {
-            return Err((key.clone(), format!("unknown field; known fields: {}", known.join(", "))));
+            return Err((
+                key.clone(),
+                format!("unknown field; known fields: {}", known.join(", ")),
+            ));
         }
     }
     for (field, required) in FIELDS {

@@ -54,7 +54,10 @@ impl Ctx<'_> {
         if p.is_empty() || p.starts_with('/') {
             Ok(())
         } else {
-            Err(self.err(field, format!("`{p}` is not a JSON pointer (it must start with `/`)")))
+            Err(self.err(
+                field,
+                format!("`{p}` is not a JSON pointer (it must start with `/`)"),
+            ))
         }
     }
 
@@ -65,7 +68,9 @@ impl Ctx<'_> {
         } else {
             Err(self.err(
                 field,
-                format!("`{p}` is not one of the mission's inputs; values must come from frozen inputs"),
+                format!(
+                    "`{p}` is not one of the mission's inputs; values must come from frozen inputs"
+                ),
             ))
         }
     }
@@ -77,10 +82,17 @@ fn is_identifier(s: &str, extra: &[char]) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || extra.contains(&c))
 }
 
-pub(crate) fn validate(m: &Mission, source: &Path, fixtures_dir: &Path) -> Result<(), MissionError> {
+pub(crate) fn validate(
+    m: &Mission,
+    source: &Path,
+    fixtures_dir: &Path,
+) -> Result<(), MissionError> {
     let cx = Ctx { source };
     if !is_identifier(&m.id, &['-']) {
-        return Err(cx.err("id", format!("`{}` must be lower-case letters, digits, `_` or `-`", m.id)));
+        return Err(cx.err(
+            "id",
+            format!("`{}` must be lower-case letters, digits, `_` or `-`", m.id),
+        ));
     }
     if m.prompt.trim().is_empty() {
         return Err(cx.err("prompt", "the prompt is empty"));
@@ -96,7 +108,10 @@ pub(crate) fn validate(m: &Mission, source: &Path, fixtures_dir: &Path) -> Resul
         }
         let file = fixtures_dir.join(input);
         if !file.is_file() {
-            return Err(cx.err(field, format!("missing fixture: {} does not exist", file.display())));
+            return Err(cx.err(
+                field,
+                format!("missing fixture: {} does not exist", file.display()),
+            ));
         }
     }
 
@@ -129,7 +144,10 @@ pub(crate) fn validate(m: &Mission, source: &Path, fixtures_dir: &Path) -> Resul
         ("budgets.max_turns", u64::from(b.max_turns)),
         ("budgets.max_seconds", b.max_seconds),
         ("budgets.max_plan_steps", u64::from(b.max_plan_steps)),
-        ("budgets.attempts_per_strategy", u64::from(b.attempts_per_strategy)),
+        (
+            "budgets.attempts_per_strategy",
+            u64::from(b.attempts_per_strategy),
+        ),
     ] {
         if v == 0 {
             return Err(cx.err(name, "a cap of 0 would stop every run before it starts"));
@@ -161,9 +179,21 @@ fn validate_check(
     tools: &BTreeSet<&str>,
 ) -> Result<(), MissionError> {
     match spec {
-        CheckSpec::FileExists { path, .. } | CheckSpec::FileAbsent { path } => cx.path(&f("path"), path),
-        CheckSpec::ContentMatches { path, pattern, regex, .. }
-        | CheckSpec::ContentAbsent { path, pattern, regex, .. } => {
+        CheckSpec::FileExists { path, .. } | CheckSpec::FileAbsent { path } => {
+            cx.path(&f("path"), path)
+        }
+        CheckSpec::ContentMatches {
+            path,
+            pattern,
+            regex,
+            ..
+        }
+        | CheckSpec::ContentAbsent {
+            path,
+            pattern,
+            regex,
+            ..
+        } => {
             cx.path(&f("path"), path)?;
             if pattern.is_empty() {
                 return Err(cx.err(f("pattern"), "the pattern is empty"));
@@ -179,14 +209,24 @@ fn validate_check(
                 .map(|_| ())
                 .map_err(|e| cx.err(f("schema"), format!("not a valid JSON schema: {e}")))
         }
-        CheckSpec::NumericConsistency { path, stated, expected, tolerance } => {
+        CheckSpec::NumericConsistency {
+            path,
+            stated,
+            expected,
+            tolerance,
+        } => {
             cx.path(&f("path"), path)?;
             validate_locator(cx, &f("stated"), stated)?;
             if !tolerance.is_finite() || *tolerance < 0.0 {
                 return Err(cx.err(f("tolerance"), "must be a finite number >= 0"));
             }
             match expected {
-                Computed::Csv { path, op, column, filter } => {
+                Computed::Csv {
+                    path,
+                    op,
+                    column,
+                    filter,
+                } => {
                     cx.input(&f("expected.path"), path, inputs)?;
                     if column.is_none() && *op != crate::checks::Aggregate::Count {
                         return Err(cx.err(f("expected.column"), "needed for every op but `count`"));
@@ -221,7 +261,13 @@ fn validate_check(
                 }
             }
         }
-        CheckSpec::ReportComplete { path, headings, fields, min_words, max_words } => {
+        CheckSpec::ReportComplete {
+            path,
+            headings,
+            fields,
+            min_words,
+            max_words,
+        } => {
             cx.path(&f("path"), path)?;
             for (j, p) in fields.iter().enumerate() {
                 if p.is_empty() {
@@ -233,12 +279,18 @@ fn validate_check(
                     return Err(cx.err(f("min_words"), format!("{lo} is above max_words {hi}")));
                 }
             }
-            if headings.is_empty() && fields.is_empty() && min_words.is_none() && max_words.is_none() {
+            if headings.is_empty()
+                && fields.is_empty()
+                && min_words.is_none()
+                && max_words.is_none()
+            {
                 return Err(cx.err(f("headings"), "declare headings, fields or word bounds"));
             }
             Ok(())
         }
-        CheckSpec::ActionsCalled { tools: required, .. } => {
+        CheckSpec::ActionsCalled {
+            tools: required, ..
+        } => {
             if required.is_empty() {
                 return Err(cx.err(f("tools"), "list at least one tool"));
             }
@@ -258,18 +310,31 @@ fn validate_check(
             }
             Ok(())
         }
-        CheckSpec::Grounded { path, claim, sources } => {
+        CheckSpec::Grounded {
+            path,
+            claim,
+            sources,
+        } => {
             cx.path(&f("path"), path)?;
             validate_locator(cx, &f("claim"), claim)?;
             if inputs.is_empty() {
-                return Err(cx.err(f("sources"), "a grounded check needs frozen inputs to search"));
+                return Err(cx.err(
+                    f("sources"),
+                    "a grounded check needs frozen inputs to search",
+                ));
             }
             for (j, s) in sources.iter().enumerate() {
                 cx.input(&f(&format!("sources[{j}]")), s, inputs)?;
             }
             Ok(())
         }
-        CheckSpec::Decision { prompt, labels, expected, path, floor_bps } => {
+        CheckSpec::Decision {
+            prompt,
+            labels,
+            expected,
+            path,
+            floor_bps,
+        } => {
             if prompt.trim().is_empty() {
                 return Err(cx.err(f("prompt"), "the prompt is empty"));
             }
@@ -278,7 +343,10 @@ fn validate_check(
                 return Err(cx.err(f("labels"), "at least two distinct, non-empty labels"));
             }
             if !set.contains(expected.as_str()) {
-                return Err(cx.err(f("expected"), format!("`{expected}` is not one of the labels")));
+                return Err(cx.err(
+                    f("expected"),
+                    format!("`{expected}` is not one of the labels"),
+                ));
             }
             if let Some(p) = path {
                 cx.path(&f("path"), p)?;

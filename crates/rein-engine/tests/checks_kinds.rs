@@ -1,0 +1,402 @@
+//! Every deterministic check kind, passing and failing, against an in-memory world.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+
+use rein_engine::checks::{evaluate, CheckResult, DirWorld, MemWorld, TraceEntry};
+use rein_engine::mission::{FrozenContract, Mission};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+const TASKS_CSV: &str =
+    "task,owner,status,hours\nA,Ann,done,12\nB,Bob,open,16.5\n\"C, part 2\",Ann,done,4\n";
+const LOG: &str = "ok start\nERROR disk\nok\nERROR net\n";
+const DATA_JSON: &str = r#"{"totals": {"items": 7}}"#;
+
+/// Freezes a mission with the given checks over three fixed inputs.
+fn contract(checks: Value) -> (TempDir, FrozenContract) {
+    let dir = TempDir::new().unwrap();
+    for (p, c) in [
+        ("data/tasks.csv", TASKS_CSV),
+        ("logs/app.log", LOG),
+        ("data/d.json", DATA_JSON),
+    ] {
+        let f = dir.path().join("fixtures").join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, c).unwrap();
+    }
+    let m = json!({
+        "id": "k", "mode": "automatic", "prompt": "p",
+        "inputs": ["data/tasks.csv", "logs/app.log", "data/d.json"],
+        "tools": ["read_file", "create_file", "list_dir", "finish"],
+        "required_artifact": "out/r.md",
+        "checks": checks
+    });
+    let path = dir.path().join("mission.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let c = Mission::load(&path).unwrap();
+    (dir, c)
+}
+
+fn world_with(artifacts: &[(&str, &str)]) -> MemWorld {
+    let mut w = MemWorld::new()
+        .with_file("data/tasks.csv", TASKS_CSV)
+        .with_file("logs/app.log", LOG)
+        .with_file("data/d.json", DATA_JSON);
+    for (p, c) in artifacts {
+        w.set_file(p, *c);
+    }
+    w
+}
+
+/// Runs one check and returns its result.
+fn run_one(check: Value, world: &MemWorld, trace: &[TraceEntry]) -> CheckResult {
+    let (_d, c) = contract(json!([check]));
+    let v = evaluate(&c, world, trace, None);
+    assert_eq!(v.checks.len(), 1);
+    assert_eq!(v.passed, v.checks[0].passed);
+    v.checks[0].clone()
+}
+
+fn passes(check: Value, world: &MemWorld) -> CheckResult {
+    let r = run_one(check.clone(), world, &[]);
+    assert!(r.passed, "expected pass: {check}\nfacts: {:?}", r.facts);
+    assert!(!r.facts.is_empty());
+    r
+}
+
+fn fails(check: Value, world: &MemWorld) -> CheckResult {
+    let r = run_one(check.clone(), world, &[]);
+    assert!(!r.passed, "expected fail: {check}\nfacts: {:?}", r.facts);
+    assert!(!r.facts.is_empty());
+    r
+}
+
+#[test]
+fn file_exists() {
+    let c = json!({"id": "e", "kind": "file_exists", "path": "out/r.md", "non_empty": true});
+    let r = passes(c.clone(), &world_with(&[("out/r.md", "one two three")]));
+    assert_eq!(r.facts[0], "out/r.md: 13 bytes, 3 words");
+    assert_eq!(r.kind, "file_exists");
+    fails(c.clone(), &world_with(&[]));
+    fails(c, &world_with(&[("out/r.md", "  \n")]));
+    passes(
+        json!({"id": "e", "kind": "file_exists", "path": "out/r.md"}),
+        &world_with(&[("out/r.md", "")]),
+    );
+}
+
+#[test]
+fn file_absent() {
+    let c = json!({"id": "a", "kind": "file_absent", "path": "summary.md"});
+    passes(c.clone(), &world_with(&[]));
+    fails(c, &world_with(&[("summary.md", "stray")]));
+}
+
+#[test]
+fn content_matches_literal_and_regex() {
+    let w = world_with(&[("out/r.md", "The Harbor Library app.\nTotal hours: 32.5\n")]);
+    passes(
+        json!({"id": "m", "kind": "content_matches", "path": "out/r.md", "pattern": "Harbor Library"}),
+        &w,
+    );
+    fails(
+        json!({"id": "m", "kind": "content_matches", "path": "out/r.md", "pattern": "harbor library"}),
+        &w,
+    );
+    passes(
+        json!({"id": "m", "kind": "content_matches", "path": "out/r.md", "pattern": "harbor library", "case_insensitive": true}),
+        &w,
+    );
+    // A literal pattern is not a regex: the dot must be a dot.
+    fails(
+        json!({"id": "m", "kind": "content_matches", "path": "out/r.md", "pattern": "app?"}),
+        &w,
+    );
+    let r = passes(
+        json!({"id": "m", "kind": "content_matches", "path": "out/r.md", "pattern": "hours: \\d+", "regex": true}),
+        &w,
+    );
+    assert!(r.facts[0].contains("line 2"), "{:?}", r.facts);
+    fails(
+        json!({"id": "m", "kind": "content_matches", "path": "out/missing.md", "pattern": "x"}),
+        &w,
+    );
+}
+
+#[test]
+fn content_absent_literal_and_regex() {
+    let clean = world_with(&[("out/r.md", "A finished report.")]);
+    let dirty = world_with(&[("out/r.md", "Intro {{summary}} lorem ipsum")]);
+    let c = json!({"id": "n", "kind": "content_absent", "path": "out/r.md", "pattern": "(?i)lorem ipsum|\\{\\{", "regex": true});
+    passes(c.clone(), &clean);
+    fails(c, &dirty);
+    passes(
+        json!({"id": "n", "kind": "content_absent", "path": "out/r.md", "pattern": "{{"}),
+        &clean,
+    );
+    fails(
+        json!({"id": "n", "kind": "content_absent", "path": "out/r.md", "pattern": "{{"}),
+        &dirty,
+    );
+    // Nothing to judge is not a pass.
+    fails(
+        json!({"id": "n", "kind": "content_absent", "path": "out/r.md", "pattern": "x"}),
+        &world_with(&[]),
+    );
+}
+
+#[test]
+fn json_schema() {
+    let schema = json!({"type": "object", "required": ["name", "n"], "properties": {"n": {"type": "integer", "minimum": 1}}});
+    let c = json!({"id": "s", "kind": "json_schema", "path": "out/f.json", "schema": schema});
+    passes(
+        c.clone(),
+        &world_with(&[("out/f.json", r#"{"name": "x", "n": 2}"#)]),
+    );
+    let r = fails(c.clone(), &world_with(&[("out/f.json", r#"{"n": 0}"#)]));
+    assert!(
+        r.facts.len() >= 2,
+        "every schema error is a fact: {:?}",
+        r.facts
+    );
+    assert!(r.facts.iter().any(|f| f.contains("/n")), "{:?}", r.facts);
+    let r = fails(c.clone(), &world_with(&[("out/f.json", "{not json")]));
+    assert!(r.facts[0].contains("not valid JSON"));
+    fails(c, &world_with(&[]));
+}
+
+fn numeric(stated: Value, expected: Value, tolerance: f64) -> Value {
+    json!({"id": "num", "kind": "numeric_consistency", "path": "out/r.md", "stated": stated, "expected": expected, "tolerance": tolerance})
+}
+
+#[test]
+fn numeric_consistency_csv_ops() {
+    let re = json!({"regex": "(?i)value\\W*([0-9][0-9,.]*)"});
+    let csv =
+        |op: &str| json!({"from": "csv", "path": "data/tasks.csv", "op": op, "column": "hours"});
+    let w = |n: &str| world_with(&[("out/r.md", &format!("**Value:** {n}"))]);
+    let r = passes(numeric(re.clone(), csv("sum"), 0.0), &w("32.5"));
+    assert!(
+        r.facts
+            .iter()
+            .any(|f| f.contains("sum of column `hours` over 3 rows = 32.5")),
+        "{:?}",
+        r.facts
+    );
+    fails(numeric(re.clone(), csv("sum"), 0.0), &w("33"));
+    passes(numeric(re.clone(), csv("sum"), 0.5), &w("33"));
+    passes(numeric(re.clone(), csv("min"), 0.0), &w("4"));
+    passes(numeric(re.clone(), csv("max"), 0.0), &w("16.5"));
+    passes(
+        numeric(
+            re.clone(),
+            json!({"from": "csv", "path": "data/tasks.csv", "op": "mean", "column": "hours"}),
+            0.001,
+        ),
+        &w("10.833"),
+    );
+    passes(
+        numeric(
+            re.clone(),
+            json!({"from": "csv", "path": "data/tasks.csv", "op": "count"}),
+            0.0,
+        ),
+        &w("3"),
+    );
+    passes(
+        numeric(
+            re.clone(),
+            json!({"from": "csv", "path": "data/tasks.csv", "op": "sum", "column": "hours", "filter": {"column": "status", "equals": "done"}}),
+            0.0,
+        ),
+        &w("16"),
+    );
+    let r = fails(
+        numeric(
+            re.clone(),
+            json!({"from": "csv", "path": "data/tasks.csv", "op": "sum", "column": "nope"}),
+            0.0,
+        ),
+        &w("1"),
+    );
+    assert!(
+        r.facts.iter().any(|f| f.contains("no column `nope`")),
+        "{:?}",
+        r.facts
+    );
+    let r = fails(
+        numeric(re, csv("sum"), 0.0),
+        &world_with(&[("out/r.md", "no number here")]),
+    );
+    assert!(r.facts[0].contains("does not match"), "{:?}", r.facts);
+}
+
+#[test]
+fn numeric_consistency_lines_json_and_pointer() {
+    let w = world_with(&[
+        ("out/r.md", "Errors: 2\nItems: 7"),
+        ("out/f.json", r#"{"errors": 2, "items": "7"}"#),
+    ]);
+    let lines = json!({"from": "lines", "path": "logs/app.log", "pattern": "^ERROR"});
+    passes(
+        numeric(json!({"regex": "Errors: (\\d+)"}), lines.clone(), 0.0),
+        &w,
+    );
+    fails(
+        numeric(json!({"regex": "Items: (\\d+)"}), lines.clone(), 0.0),
+        &w,
+    );
+    let j = json!({"from": "json", "path": "data/d.json", "pointer": "/totals/items"});
+    passes(
+        numeric(json!({"regex": "Items: (\\d+)"}), j.clone(), 0.0),
+        &w,
+    );
+    let mut c = numeric(json!({"pointer": "/items"}), j.clone(), 0.0);
+    c["path"] = json!("out/f.json");
+    passes(c.clone(), &w);
+    c["stated"] = json!({"pointer": "/errors"});
+    fails(c.clone(), &w);
+    c["stated"] = json!({"pointer": "/missing"});
+    fails(c, &w);
+    let m = json!({"from": "matches", "paths": ["logs/app.log"], "pattern": "ERROR (\\w+)", "op": "count"});
+    passes(numeric(json!({"regex": "Errors: (\\d+)"}), m, 0.0), &w);
+}
+
+#[test]
+fn numeric_consistency_refuses_a_changed_input() {
+    let mut w = world_with(&[("out/r.md", "Value: 3")]);
+    let c = numeric(
+        json!({"regex": "Value: (\\d+)"}),
+        json!({"from": "csv", "path": "data/tasks.csv", "op": "count"}),
+        0.0,
+    );
+    passes(c.clone(), &w);
+    // The model rewrote the input so its number would match: the frozen hash catches it.
+    w.set_file("data/tasks.csv", "task,hours\nA,1\nB,1\nC,1\n");
+    let r = fails(c, &w);
+    assert!(
+        r.facts
+            .iter()
+            .any(|f| f.contains("changed since it was frozen")),
+        "{:?}",
+        r.facts
+    );
+}
+
+#[test]
+fn report_complete_headings_words_and_fields() {
+    let report = "# Project summary\n\n## Goal\nShip the app.\n\n## Tasks:\nSix tasks.\n\n## risks\nSupplier keys.\n";
+    let w = world_with(&[
+        ("out/r.md", report),
+        ("out/f.json", r#"{"a": "x", "b": {"c": 1}, "e": ""}"#),
+    ]);
+    let h = |hs: Value, min: u64, max: u64| json!({"id": "rc", "kind": "report_complete", "path": "out/r.md", "headings": hs, "min_words": min, "max_words": max});
+    passes(
+        h(json!(["Project summary", "Goal", "Tasks", "Risks"]), 5, 100),
+        &w,
+    );
+    let r = fails(h(json!(["Goal", "Budget"]), 5, 100), &w);
+    assert!(
+        r.facts
+            .iter()
+            .any(|f| f.contains("missing headings: Budget")),
+        "{:?}",
+        r.facts
+    );
+    fails(h(json!(["Goal"]), 50, 100), &w);
+    fails(h(json!(["Goal"]), 1, 5), &w);
+    let f = |fs: Value| json!({"id": "rc", "kind": "report_complete", "path": "out/f.json", "fields": fs});
+    passes(f(json!(["a", "/b/c"])), &w);
+    fails(f(json!(["a", "/b/d"])), &w);
+    fails(f(json!(["e"])), &w);
+    fails(f(json!(["a"])), &world_with(&[("out/f.json", "not json")]));
+}
+
+#[test]
+fn actions_called_counts_only_executed_calls_and_order() {
+    let w = world_with(&[]);
+    let (_d, c) = contract(json!([
+        {"id": "any", "kind": "actions_called", "tools": ["create_file", "read_file"]},
+        {"id": "ord", "kind": "actions_called", "tools": ["read_file", "create_file"], "ordered": true}
+    ]));
+    let t = |tool: &str, outcome: &str| {
+        TraceEntry::new(tool, Some("x"), outcome, tool == "create_file")
+    };
+    let good = vec![
+        t("list_dir", "executed"),
+        t("read_file", "executed"),
+        t("create_file", "executed"),
+    ];
+    let v = evaluate(&c, &w, &good, None);
+    assert!(v.passed, "{v:?}");
+    let reversed = vec![t("create_file", "executed"), t("read_file", "executed")];
+    let v = evaluate(&c, &w, &reversed, None);
+    assert!(v.checks[0].passed && !v.checks[1].passed, "{v:?}");
+    let denied = vec![t("read_file", "denied"), t("create_file", "executed")];
+    let v = evaluate(&c, &w, &denied, None);
+    assert!(!v.checks[0].passed && !v.checks[1].passed, "{v:?}");
+    let replayed = vec![t("read_file", "replayed"), t("create_file", "executed")];
+    assert!(evaluate(&c, &w, &replayed, None).passed);
+    assert!(!evaluate(&c, &w, &[], None).passed);
+}
+
+#[test]
+fn variable_set() {
+    let w = world_with(&[]).with_variable("deployed", json!(true));
+    passes(
+        json!({"id": "v", "kind": "variable_set", "name": "deployed"}),
+        &w,
+    );
+    passes(
+        json!({"id": "v", "kind": "variable_set", "name": "deployed", "expected": true}),
+        &w,
+    );
+    fails(
+        json!({"id": "v", "kind": "variable_set", "name": "deployed", "expected": false}),
+        &w,
+    );
+    fails(
+        json!({"id": "v", "kind": "variable_set", "name": "other"}),
+        &w,
+    );
+}
+
+#[test]
+fn verdict_needs_every_check() {
+    let (_d, c) = contract(json!([
+        {"id": "e", "kind": "file_exists", "path": "out/r.md"},
+        {"id": "a", "kind": "file_absent", "path": "out/r.md"}
+    ]));
+    let v = evaluate(&c, &world_with(&[("out/r.md", "x")]), &[], None);
+    assert!(!v.passed);
+    assert_eq!(v.mission, "k");
+    assert_eq!(v.contract_sha256, c.sha256);
+    assert_eq!(
+        v.checks.iter().map(|c| c.passed).collect::<Vec<_>>(),
+        vec![true, false]
+    );
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["checks"][1]["kind"], "file_absent");
+}
+
+#[test]
+fn dir_world_reads_relative_paths_only() {
+    let dir = TempDir::new().unwrap();
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    std::fs::write(dir.path().join("out/r.md"), "hi").unwrap();
+    let w = DirWorld::new(dir.path());
+    use rein_engine::checks::World;
+    assert_eq!(w.read("out/r.md").unwrap().as_deref(), Some(&b"hi"[..]));
+    assert_eq!(w.read("./out//r.md").unwrap().as_deref(), Some(&b"hi"[..]));
+    assert!(w.read("out/none.md").unwrap().is_none());
+    assert!(w.read("../etc/passwd").is_err());
+    assert!(w.read("/etc/passwd").is_err());
+    assert!(w.read("out").is_err());
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(Path::new("/etc"), dir.path().join("escape")).unwrap();
+        assert!(w.read("escape/hostname").is_err());
+    }
+}
