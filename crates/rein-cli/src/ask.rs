@@ -1,0 +1,99 @@
+//! `rein ask`: stream one answer from a model.
+
+use std::io::Write;
+
+use anyhow::bail;
+use clap::Args;
+use rein_protocol::model::{ChatMessage, CompletionRequest, Prompt, SamplingProfile};
+
+use crate::open::{default_actor, open_model};
+
+/// Longest prompt accepted, in characters (DESIGN.md: one input).
+pub const MAX_INPUT_CHARS: usize = 32_000;
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// A catalog name, `openai:URL#MODEL` or `scripted:FILE` (default: the catalog's actor).
+    #[arg(long)]
+    model: Option<String>,
+    /// Longest answer, in tokens.
+    #[arg(long, default_value_t = 512)]
+    max_tokens: u32,
+    /// A system message to put before the prompt.
+    #[arg(long)]
+    system: Option<String>,
+    /// Sampling seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u32,
+    /// Allow an `openai:` endpoint that is not on this machine.
+    #[arg(long)]
+    allow_remote: bool,
+    /// The question.
+    prompt: String,
+}
+
+pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
+    let chars = args.prompt.chars().count();
+    if args.prompt.trim().is_empty() {
+        bail!("the prompt is empty; give the question as the last argument");
+    }
+    if chars > MAX_INPUT_CHARS {
+        bail!("the prompt has {chars} characters, more than the limit of {MAX_INPUT_CHARS}; shorten it");
+    }
+    let spec = match args.model {
+        Some(m) => m,
+        None => default_actor()?,
+    };
+    let mut model = open_model(&spec, args.allow_remote)?;
+    let mut messages = Vec::new();
+    if let Some(system) = args.system {
+        messages.push(ChatMessage::system(system));
+    }
+    messages.push(ChatMessage::user(args.prompt));
+    let mut request = CompletionRequest::new(
+        Prompt::chat(messages),
+        args.max_tokens,
+        SamplingProfile::CHAT,
+    );
+    request.seed = args.seed;
+
+    let stdout = std::io::stdout();
+    let completion = model.complete(&request, &mut |text| {
+        if !json {
+            let mut out = stdout.lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+    })?;
+    if json {
+        let doc = serde_json::json!({
+            "model": model.identity(),
+            "text": completion.text,
+            "finish": completion.finish,
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "prompt_ms": completion.prompt_ms,
+            "generation_ms": completion.generation_ms,
+        });
+        println!("{doc}");
+    } else {
+        println!();
+        let tps = if completion.generation_ms > 0.0 {
+            completion.completion_tokens as f64 * 1000.0 / completion.generation_ms
+        } else {
+            0.0
+        };
+        eprintln!(
+            "[{}: {} prompt tokens, {} generated at {tps:.1} tokens/s{}]",
+            model.identity().name,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            if completion.finish == rein_protocol::FinishReason::Length {
+                "; cut at --max-tokens"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(0)
+}

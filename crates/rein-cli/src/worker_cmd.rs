@@ -1,0 +1,44 @@
+//! `rein worker`: the child process that serves one model. Started only by the supervisor in
+//! rein-models, whose `WorkerLaunch::command` is the one place this command line is built.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    spec: String,
+    #[arg(long)]
+    model_path: PathBuf,
+    #[arg(long)]
+    sha256: String,
+    #[arg(long)]
+    size: u64,
+    #[arg(long)]
+    threads: u32,
+    #[arg(long)]
+    context: u32,
+}
+
+pub fn run(args: WorkerArgs) -> anyhow::Result<i32> {
+    let config = rein_llama::worker::WorkerConfig {
+        engine: rein_llama::EngineOptions {
+            model_path: args.model_path,
+            use_mmap: false,
+            threads: args.threads,
+            context_tokens: args.context,
+            batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
+            expected_size: Some(args.size),
+        },
+        spec: args.spec,
+        sha256: args.sha256,
+    };
+    match rein_llama::worker::serve(config) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            eprintln!("rein worker: {e}");
+            Ok(3)
+        }
+    }
+}

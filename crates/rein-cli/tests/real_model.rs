@@ -1,0 +1,134 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Tests with the real packaged 0.5B model (`rein models pull qwen2.5-coder-0.5b`). They run in
+//! CI. Set REIN_SKIP_MODEL_TESTS=1 to skip them on a machine without the model; without it a
+//! missing model is a failure, so CI can never pass them vacuously.
+
+use std::process::Command;
+
+use rein_models::embedded::{launch_for, EmbeddedModel};
+use rein_models::{
+    Catalog, ChatMessage, ChooseRequest, CompletionRequest, DataDir, Model, Prompt, SamplingProfile,
+};
+
+const MODEL: &str = "qwen2.5-coder-0.5b";
+
+fn skip() -> bool {
+    std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1")
+}
+
+fn start() -> EmbeddedModel {
+    let catalog = Catalog::builtin().unwrap();
+    let entry = catalog.get(MODEL).unwrap();
+    let dir = DataDir::from_env().unwrap();
+    let launch = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into())
+        .unwrap_or_else(|e| panic!("{e}\n(pull the model first, or set REIN_SKIP_MODEL_TESTS=1)"));
+    EmbeddedModel::start(launch).unwrap()
+}
+
+#[test]
+fn real_model_loads_completes_constrains_and_chooses() {
+    if skip() {
+        return;
+    }
+    let mut model = start();
+    assert_eq!(model.identity().architecture, "qwen2");
+    assert!(
+        model.identity().name.contains("0.5B"),
+        "{:?}",
+        model.identity()
+    );
+
+    let mut streamed = String::new();
+    let request = CompletionRequest::new(
+        Prompt::chat(vec![ChatMessage::user("Say hello in one short sentence.")]),
+        24,
+        SamplingProfile::JUDGE,
+    );
+    let completion = model
+        .complete(&request, &mut |t| streamed.push_str(t))
+        .unwrap();
+    assert!(!completion.text.trim().is_empty());
+    assert_eq!(streamed, completion.text);
+    assert!(completion.completion_tokens <= 24);
+
+    // The same prompt again is served from the KV cache.
+    let again = model.complete(&request, &mut |_| {}).unwrap();
+    assert!(again.cached_tokens + 1 >= again.prompt_tokens, "{again:?}");
+    assert_eq!(again.text, completion.text, "greedy decoding is repeatable");
+
+    let mut constrained = CompletionRequest::new(
+        Prompt::chat(vec![ChatMessage::user(
+            "Which file should be read first to learn about the project? Answer as an action.",
+        )]),
+        96,
+        SamplingProfile::ACTOR,
+    );
+    constrained.json_schema = Some(serde_json::json!({
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 120},
+            "action": {"const": "read_file"},
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "maxLength": 60}},
+                "required": ["path"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["thought", "action", "parameters"],
+        "additionalProperties": false
+    }));
+    let reply = model.complete(&constrained, &mut |_| {}).unwrap();
+    let action: serde_json::Value = serde_json::from_str(&reply.text)
+        .unwrap_or_else(|e| panic!("constrained reply is not JSON ({e}): {}", reply.text));
+    assert_eq!(action["action"], "read_file");
+    assert!(action["parameters"]["path"].is_string());
+
+    let labels: Vec<String> = ["general", "explore", "summarize", "related", "report"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let choice = model
+        .choose(&ChooseRequest {
+            prompt: Prompt::chat(vec![ChatMessage::user(
+                "Classify the request into one intent: general, explore, summarize, related, report.\nRequest: Summarize the quarterly report in docs/q3.md\nAnswer with the intent only.",
+            )]),
+            labels: labels.clone(),
+        })
+        .unwrap();
+    let sum: f64 = choice.probabilities.iter().map(|p| p.probability).sum();
+    assert!((sum - 1.0).abs() < 1e-6, "probabilities sum to {sum}");
+    assert_eq!(choice.probabilities.len(), 5);
+    assert!(choice
+        .probabilities
+        .iter()
+        .all(|p| (0.0..=1.0).contains(&p.probability)));
+}
+
+#[test]
+fn real_model_answers_through_rein_ask() {
+    if skip() {
+        return;
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args([
+            "ask",
+            "--json",
+            "--model",
+            MODEL,
+            "--max-tokens",
+            "16",
+            "Name one colour.",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(!doc["text"].as_str().unwrap().trim().is_empty());
+    assert_eq!(doc["model"]["architecture"], "qwen2");
+}
