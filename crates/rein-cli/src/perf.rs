@@ -8,6 +8,8 @@ use rein_models::embedded::default_threads;
 use rein_models::{ChooseRequest, CompletionRequest, Model, Prompt, SamplingProfile};
 use serde::Serialize;
 
+use rein_models::embedded::EmbeddedModel;
+
 use crate::open::start_embedded;
 
 #[derive(Debug, Args)]
@@ -18,6 +20,9 @@ pub struct PerfArgs {
     /// Tokens to generate for the generation figure.
     #[arg(long, default_value_t = 128)]
     generate: u32,
+    /// Rounds to run; figures are medians, ratios are paired within a round.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
 }
 
 /// About 1,000 tokens of deterministic text that invites a long greedy continuation.
@@ -93,10 +98,11 @@ fn greedy(prompt: String, max_tokens: u32) -> CompletionRequest {
     CompletionRequest::new(Prompt::raw(prompt), max_tokens, SamplingProfile::JUDGE)
 }
 
-fn measure_embedded(name: &str, generate: u32) -> anyhow::Result<Embedded> {
-    let started = Instant::now();
-    let mut model = start_embedded(name)?;
-    let start_wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+fn measure_embedded(
+    model: &mut EmbeddedModel,
+    start_wall_ms: f64,
+    generate: u32,
+) -> anyhow::Result<Embedded> {
     let prompt = long_prompt();
     let mut sink = |_: &str| {};
 
@@ -213,17 +219,26 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-pub fn run(args: PerfArgs, json: bool) -> anyhow::Result<i32> {
-    if !json {
-        eprintln!(
-            "measuring {} with {} threads: bare reference first, then the embedded worker",
-            args.model,
-            default_threads()
-        );
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
-    let reference = measure_reference(&args.model, args.generate)?;
-    let embedded = measure_embedded(&args.model, args.generate)?;
-    let ratios = Ratios {
+}
+
+/// One round: the bare loop and then the embedded worker, back to back, so each ratio compares
+/// figures taken under the same load on a shared machine.
+#[derive(Debug, Serialize)]
+struct Round {
+    embedded: Embedded,
+    reference: Reference,
+    ratios: Ratios,
+}
+
+fn ratios_of(embedded: &Embedded, reference: &Reference) -> Ratios {
+    Ratios {
         generation_embedded_over_reference: ratio(
             embedded.generation_tokens_per_s,
             reference.generation_tokens_per_s,
@@ -238,16 +253,84 @@ pub fn run(args: PerfArgs, json: bool) -> anyhow::Result<i32> {
             embedded.peak_rss_bytes as f64,
             reference.peak_rss_bytes as f64,
         ),
-    };
+    }
+}
+
+pub fn run(args: PerfArgs, json: bool) -> anyhow::Result<i32> {
+    if args.rounds == 0 {
+        anyhow::bail!("--rounds must be at least 1");
+    }
+    if !json {
+        eprintln!(
+            "measuring {} with {} threads over {} rounds (bare loop, then the embedded worker)",
+            args.model,
+            default_threads(),
+            args.rounds
+        );
+    }
+    let started = Instant::now();
+    let mut model = start_embedded(&args.model)?;
+    let start_wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut rounds = Vec::new();
+    for round in 0..args.rounds {
+        let reference = measure_reference(&args.model, args.generate)?;
+        let embedded = measure_embedded(&mut model, start_wall_ms, args.generate)?;
+        let ratios = ratios_of(&embedded, &reference);
+        if !json {
+            eprintln!(
+                "round {}: generation {:.1} vs {:.1} tokens/s, extend/redo {:.3}, choose/eval {:.2}",
+                round + 1,
+                embedded.generation_tokens_per_s,
+                reference.generation_tokens_per_s,
+                ratios.extend_over_redo,
+                ratios.choose_over_request_eval
+            );
+        }
+        rounds.push(Round {
+            embedded,
+            reference,
+            ratios,
+        });
+    }
+    let m = |f: &dyn Fn(&Round) -> f64| median(rounds.iter().map(f).collect());
+    let summary = serde_json::json!({
+        "embedded": {
+            "load_ms": m(&|r| r.embedded.load_ms),
+            "prompt_tokens": rounds[0].embedded.prompt_tokens,
+            "prompt_tokens_per_s": m(&|r| r.embedded.prompt_tokens_per_s),
+            "generated_tokens": rounds[0].embedded.generated_tokens,
+            "generation_tokens_per_s": m(&|r| r.embedded.generation_tokens_per_s),
+            "extend_tokens": rounds[0].embedded.extend_tokens,
+            "extend_ms": m(&|r| r.embedded.extend_ms),
+            "redo_whole_ms": m(&|r| r.embedded.redo_whole_ms),
+            "choose_ms": m(&|r| r.embedded.choose_ms),
+            "choose_request_tokens": rounds[0].embedded.choose_request_tokens,
+            "request_eval_ms": m(&|r| r.embedded.request_eval_ms),
+            "constrained_tokens_per_s": m(&|r| r.embedded.constrained_tokens_per_s),
+            "peak_rss_bytes": m(&|r| r.embedded.peak_rss_bytes as f64),
+        },
+        "reference": {
+            "load_ms": m(&|r| r.reference.load_ms),
+            "prompt_tokens_per_s": m(&|r| r.reference.prompt_tokens_per_s),
+            "generation_tokens_per_s": m(&|r| r.reference.generation_tokens_per_s),
+            "peak_rss_bytes": m(&|r| r.reference.peak_rss_bytes as f64),
+        },
+        "ratios": {
+            "generation_embedded_over_reference": m(&|r| r.ratios.generation_embedded_over_reference),
+            "prompt_embedded_over_reference": m(&|r| r.ratios.prompt_embedded_over_reference),
+            "extend_over_redo": m(&|r| r.ratios.extend_over_redo),
+            "choose_over_request_eval": m(&|r| r.ratios.choose_over_request_eval),
+            "peak_rss_embedded_over_reference": m(&|r| r.ratios.peak_rss_embedded_over_reference),
+        },
+    });
     if json {
         let doc = serde_json::json!({
             "model": args.model,
             "threads": default_threads(),
-            "embedded": embedded,
-            "reference": reference,
-            "ratios": ratios,
+            "rounds": rounds,
+            "median": summary,
             "targets": {
-                "generation_ratio_min": 0.97,
+                "generation_embedded_over_reference_min": 0.97,
                 "extend_over_redo_max": 0.2,
                 "choose_over_request_eval_max": 1.1,
             }
@@ -255,71 +338,77 @@ pub fn run(args: PerfArgs, json: bool) -> anyhow::Result<i32> {
         println!("{doc}");
         return Ok(0);
     }
-    let gb = |b: u64| b as f64 / 1e9;
-    println!("model {}  threads {}", args.model, default_threads());
+    let e = &summary["embedded"];
+    let r = &summary["reference"];
+    let q = &summary["ratios"];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+    let last = &rounds[rounds.len() - 1].embedded;
     println!(
-        "{:<40} {:>14} {:>14} {:>9}",
+        "model {}  threads {}  medians of {} rounds",
+        args.model,
+        default_threads(),
+        rounds.len()
+    );
+    println!(
+        "{:<46} {:>12} {:>12} {:>8}",
         "figure", "embedded", "bare loop", "ratio"
     );
     println!(
-        "{:<40} {:>14.0} {:>14.0} {:>9.2}",
+        "{:<46} {:>12.0} {:>12.0} {:>8.2}",
         "load (ms)",
-        embedded.load_ms,
-        reference.load_ms,
-        ratio(embedded.load_ms, reference.load_ms)
+        f(&e["load_ms"]),
+        f(&r["load_ms"]),
+        ratio(f(&e["load_ms"]), f(&r["load_ms"]))
     );
     println!(
-        "{:<40} {:>14.1} {:>14.1} {:>9.2}",
-        format!("prompt tokens/s ({} tokens)", embedded.prompt_tokens),
-        embedded.prompt_tokens_per_s,
-        reference.prompt_tokens_per_s,
-        ratios.prompt_embedded_over_reference
+        "{:<46} {:>12.1} {:>12.1} {:>8.2}",
+        format!("prompt tokens/s ({} tokens)", last.prompt_tokens),
+        f(&e["prompt_tokens_per_s"]),
+        f(&r["prompt_tokens_per_s"]),
+        f(&q["prompt_embedded_over_reference"])
     );
     println!(
-        "{:<40} {:>14.1} {:>14.1} {:>9.2}  target >= 0.97",
-        format!("generation tokens/s ({} tokens)", embedded.generated_tokens),
-        embedded.generation_tokens_per_s,
-        reference.generation_tokens_per_s,
-        ratios.generation_embedded_over_reference
+        "{:<46} {:>12.1} {:>12.1} {:>8.2}  target >= 0.97",
+        format!("generation tokens/s ({} tokens)", last.generated_tokens),
+        f(&e["generation_tokens_per_s"]),
+        f(&r["generation_tokens_per_s"]),
+        f(&q["generation_embedded_over_reference"])
     );
     println!(
-        "{:<40} {:>14.3} {:>14.3} {:>9.2}",
+        "{:<46} {:>12.3} {:>12.3} {:>8.2}",
         "peak RSS (GB)",
-        gb(embedded.peak_rss_bytes),
-        gb(reference.peak_rss_bytes),
-        ratios.peak_rss_embedded_over_reference
+        f(&e["peak_rss_bytes"]) / 1e9,
+        f(&r["peak_rss_bytes"]) / 1e9,
+        f(&q["peak_rss_embedded_over_reference"])
     );
     println!(
-        "{:<40} {:>14.0} {:>14.0} {:>9.3}  target <= 0.20",
+        "{:<46} {:>12.0} {:>12.0} {:>8.3}  target <= 0.20",
         format!(
-            "extend cached prompt by {} tokens vs redo (ms)",
-            embedded.extend_tokens
+            "extend cached prompt by {} tokens / redo (ms)",
+            last.extend_tokens
         ),
-        embedded.extend_ms,
-        embedded.redo_whole_ms,
-        ratios.extend_over_redo
+        f(&e["extend_ms"]),
+        f(&e["redo_whole_ms"]),
+        f(&q["extend_over_redo"])
     );
     println!(
-        "{:<40} {:>14.1} {:>14.1} {:>9.2}  target <= 1.10",
+        "{:<46} {:>12.1} {:>12.1} {:>8.2}  target <= 1.10",
         format!(
-            "choose, 5 labels vs eval of its {} tokens (ms)",
-            embedded.choose_request_tokens
+            "choose 5 labels / eval of its {} tokens (ms)",
+            last.choose_request_tokens
         ),
-        embedded.choose_ms,
-        embedded.request_eval_ms,
-        ratios.choose_over_request_eval
+        f(&e["choose_ms"]),
+        f(&e["request_eval_ms"]),
+        f(&q["choose_over_request_eval"])
     );
     println!(
-        "{:<40} {:>14.1}",
-        format!(
-            "JSON-schema generation tokens/s ({})",
-            embedded.constrained_tokens
-        ),
-        embedded.constrained_tokens_per_s
+        "{:<46} {:>12.1}",
+        "JSON-schema generation tokens/s",
+        f(&e["constrained_tokens_per_s"])
     );
     println!(
-        "choose picked {} at {:.2}",
-        embedded.choose_best, embedded.choose_best_probability
+        "choose picked {} at {:.2} (last round)",
+        last.choose_best, last.choose_best_probability
     );
     Ok(0)
 }

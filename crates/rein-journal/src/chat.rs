@@ -295,8 +295,7 @@ impl ChatStore {
                 return Err(invalid(self.path(), format!("{sha:?} is not a SHA-256")));
             }
         }
-        let arguments = canonical_json(&approval.arguments)
-            .map_err(|e| crate::error::json(self.path(), "approval arguments", e))?;
+        let arguments = canonical_json(&approval.arguments);
         self.db.write("record an approval request", |tx| {
             let live: Option<ApprovalId> = tx
                 .query_row(

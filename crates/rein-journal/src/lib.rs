@@ -20,8 +20,6 @@ pub mod jobs;
 pub mod journal;
 pub mod migrate;
 
-use sha2::{Digest, Sha256};
-
 pub use chat::{
     Approval, ApprovalId, ApprovalStatus, ChatStore, Conversation, ConversationId, NewApproval,
     Turn, TurnId, TurnRole, APPROVAL_LIFETIME_MS,
@@ -43,17 +41,9 @@ pub fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Lower-case hex SHA-256 of `bytes`, the key of every artifact.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+pub use rein_protocol::canonical::{canonical_json, sha256_hex};
 
 /// Whether `text` is a lower-case hex SHA-256 (64 characters of `0-9a-f`).
 pub fn is_sha256_hex(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// The canonical JSON (RFC 8785) of a value: what fingerprints and contract hashes are taken of.
-pub fn canonical_json(value: &serde_json::Value) -> Result<String, serde_json::Error> {
-    serde_jcs::to_string(value)
 }

@@ -14,9 +14,7 @@ use serde_json::json;
 fn call(scope: &CallScope, id: &str, args: serde_json::Value, outcome: CallOutcome) -> CallRecord {
     let arguments = args;
     let fingerprint = sha256_hex(
-        canonical_json(&json!({"tool": "edit_file", "arguments": arguments}))
-            .unwrap()
-            .as_bytes(),
+        canonical_json(&json!({"tool": "edit_file", "arguments": arguments})).as_bytes(),
     );
     CallRecord {
         scope: scope.clone(),
@@ -70,8 +68,7 @@ fn acceptance_specs_are_frozen_once_and_checked() {
     let dir = temp();
     let j = journal(dir.path());
     let contract =
-        canonical_json(&json!({"checks": [{"kind": "file_exists", "path": "out/summary.md"}]}))
-            .unwrap();
+        canonical_json(&json!({"checks": [{"kind": "file_exists", "path": "out/summary.md"}]}));
     let sha = sha256_hex(contract.as_bytes());
     assert!(j
         .store_acceptance_spec("desk_task", &sha, &contract)

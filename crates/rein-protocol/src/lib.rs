@@ -1,6 +1,7 @@
 //! Serde types shared by every Rein crate: model requests and replies, tool calls and gate
 //! outcomes. Behaviour lives elsewhere; this crate only names things.
 
+pub mod canonical;
 pub mod gate;
 pub mod model;
 pub mod worker;

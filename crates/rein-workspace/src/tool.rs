@@ -1,7 +1,6 @@
 //! The [`Tool`] trait and what tools return: data for reads, [`Proposal`]s for changes.
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::confine::RelPath;
 use crate::error::{ConfinementError, WorkspaceError};
@@ -127,10 +126,7 @@ impl Proposal {
     }
 }
 
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+pub use rein_protocol::canonical::sha256_hex;
 
 /// A unified diff with three lines of context; binary content is described, never dumped.
 fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> String {

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::canonical::{canonical_json, sha256_hex};
 use super::error::MissionError;
 use super::schema::Mission;
 use super::validate::validate;
 use crate::checks::{Check, CHECK_KINDS};
+use rein_protocol::canonical::{canonical_json, sha256_hex};
 
 /// The file name looked up when `Mission::load` is given a folder.
 pub const MISSION_FILE_NAME: &str = "mission.json";

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use super::canonical::sha256_hex;
 use super::contract::{FrozenContract, InputHash};
 use super::error::MissionError;
+use rein_protocol::canonical::sha256_hex;
 
 /// Copies every input fixture to `dest_dir/<input>` and returns the SHA-256 of what was copied.
 ///

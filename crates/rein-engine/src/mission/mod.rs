@@ -5,15 +5,14 @@
 //! SHA-256. Every attempt, retry or replan judges against that frozen copy; a file edited on
 //! disk mid-run is detected by `FrozenContract::verify_unchanged`.
 
-mod canonical;
 mod contract;
 mod error;
 mod inputs;
 mod schema;
 mod validate;
 
-pub use canonical::{canonical_json, sha256_hex};
 pub use contract::{FrozenContract, InputHash, MISSION_FILE_NAME};
 pub use error::MissionError;
 pub use inputs::materialise_inputs;
+pub use rein_protocol::canonical::{canonical_json, sha256_hex};
 pub use schema::{Budgets, Mission, Mode};

@@ -107,8 +107,7 @@ impl Journal {
                 ),
             ));
         }
-        let arguments = canonical_json(&call.arguments)
-            .map_err(|e| crate::error::json(self.path(), "tool call arguments", e))?;
+        let arguments = canonical_json(&call.arguments);
         let result = self.db.to_json("tool call result", &call.result)?;
         self.db.write("record a tool call", |tx| {
             if let CallScope::Run(run) = &call.scope {
