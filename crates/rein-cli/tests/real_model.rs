@@ -132,3 +132,27 @@ fn real_model_answers_through_rein_ask() {
     assert!(!doc["text"].as_str().unwrap().trim().is_empty());
     assert_eq!(doc["model"]["architecture"], "qwen2");
 }
+
+#[test]
+fn real_model_keeps_serving_after_its_file_is_deleted() {
+    if skip() {
+        return;
+    }
+    // A second name for the verified file, in a data dir of our own, that we then delete.
+    let catalog = Catalog::builtin().unwrap();
+    let entry = catalog.get(MODEL).unwrap();
+    let source = DataDir::from_env().unwrap().model_path(entry);
+    let home = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(home.path());
+    std::fs::create_dir_all(dir.models_dir()).unwrap();
+    std::fs::hard_link(&source, dir.model_path(entry)).unwrap();
+    let launch = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into()).unwrap();
+    let mut model = EmbeddedModel::start(launch).unwrap();
+    std::fs::remove_file(dir.model_path(entry)).unwrap();
+    let request = CompletionRequest::new(Prompt::raw("1, 2, 3,"), 4, SamplingProfile::JUDGE);
+    let reply = model.complete(&request, &mut |_| {}).unwrap();
+    assert!(reply.completion_tokens > 0);
+    drop(model);
+    let err = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into()).unwrap_err();
+    assert!(err.to_string().contains("rein models pull"), "{err}");
+}
