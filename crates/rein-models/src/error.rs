@@ -64,7 +64,8 @@ impl ModelError {
             | ModelError::Refused(_)
             | ModelError::Catalog(_)
             | ModelError::Unsupported(_)
-            | ModelError::Script { .. } => 2,
+            | ModelError::Script { .. }
+            | ModelError::NotReady { .. } => 2,
             _ => 3,
         }
     }
