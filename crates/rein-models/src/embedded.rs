@@ -410,8 +410,10 @@ impl Drop for EmbeddedModel {
     }
 }
 
-/// The context window a worker opens when the caller does not choose one.
-pub const DEFAULT_CONTEXT_TOKENS: u32 = 8192;
+/// The context window a worker opens. 6,144 tokens keeps the 1.5B worker under 1.5 GB peak
+/// RSS (its KV cache costs 28 KiB a token) while leaving room for an agent run; the loop trims
+/// old steps to stay inside it.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 6144;
 
 /// The launch record for a catalog model whose file is present and verified.
 pub fn launch_for(
