@@ -2,7 +2,11 @@
 //! deterministic judge (`mission`, `checks`), the rules that refuse a premature `finish`
 //! (`finish`), and the reader that turns a model's reply into one action (`repair`).
 
+pub mod apply;
 pub mod checks;
 pub mod finish;
+pub mod gate;
 pub mod mission;
+pub mod policy;
 pub mod repair;
+pub mod undo;

@@ -1,0 +1,549 @@
+//! The execution gate: the one way a tool call reaches the world (DESIGN principles 3 and 5).
+//!
+//! Every call gets exactly one [`GateOutcome`], decided in this order:
+//!
+//! 1. **invalid**: malformed id, unknown tool, arguments failing the schema or the input cap;
+//! 2. **replayed** / **id-conflict**: the id is looked up in the journal; the same fingerprint
+//!    returns the recorded result without acting again, another fingerprint is refused;
+//! 3. **denied**: policy says deny;
+//! 4. **budget-exhausted**: checked before anything runs; only executed calls consume budget;
+//! 5. **approval-required**: policy says ask and the person did not allow this one call (a
+//!    change is computed first, without writing, so the person sees the exact diff);
+//! 6. **executed**: the call ran; a desk change was applied exactly once by [`crate::apply`].
+//!
+//! Every decision, all seven kinds, is recorded in the journal.
+
+mod approve;
+mod fingerprint;
+mod preview;
+
+use rein_journal::{CallOutcome, CallRecord, CallScope, Journal, Replay};
+use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_workspace::{
+    Proposal, Sandbox, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, Workspace,
+};
+use serde_json::{json, Value};
+
+pub use approve::{
+    AllowAll, ApprovalDecision, ApprovalRequest, Approver, DenyAll, NoApprover, ScriptedApprover,
+};
+pub use fingerprint::{fingerprint, invalid_id_key, valid_call_id, MAX_CALL_ID_CHARS};
+
+use crate::apply::{apply, ApplyError, ApplyRequest, ChangeKind};
+use crate::policy::{Policy, PolicyAction};
+
+/// Anything that takes a tool call and answers with one gate outcome. The agent loop is
+/// written against this, so tests can drive it with a stand-in.
+pub trait CallExecutor {
+    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport;
+}
+
+/// What the tools act on.
+#[derive(Debug)]
+pub enum GateTarget<'a> {
+    /// A real folder: changes are proposals applied through the journal.
+    Desk(&'a Workspace),
+    /// The bench's in-memory sandbox: changes apply in memory (replay still holds).
+    Sandbox(&'a mut Sandbox),
+}
+
+/// Everything a gate needs. For a desk session outside a run, the scope must be
+/// `CallScope::Workspace(workspace.display_root())` ([`GateConfig::desk`] does that).
+#[derive(Debug)]
+pub struct GateConfig<'a> {
+    pub registry: &'a ToolRegistry,
+    pub target: GateTarget<'a>,
+    pub journal: &'a Journal,
+    pub scope: CallScope,
+    pub policy: Policy,
+    /// Most calls this gate executes (`None`: no limit). Replays and refusals cost nothing.
+    pub budget: Option<u32>,
+}
+
+impl<'a> GateConfig<'a> {
+    /// A desk gate scoped to the workspace itself (as `rein tool` uses it).
+    pub fn desk(
+        registry: &'a ToolRegistry,
+        workspace: &'a Workspace,
+        journal: &'a Journal,
+        policy: Policy,
+        budget: Option<u32>,
+    ) -> GateConfig<'a> {
+        GateConfig {
+            registry,
+            target: GateTarget::Desk(workspace),
+            journal,
+            scope: CallScope::Workspace(workspace.display_root()),
+            policy,
+            budget,
+        }
+    }
+}
+
+/// The execution gate. See the module docs.
+#[derive(Debug)]
+pub struct Gate<'a> {
+    registry: &'a ToolRegistry,
+    target: GateTarget<'a>,
+    journal: &'a Journal,
+    scope: CallScope,
+    policy: Policy,
+    budget: Option<u32>,
+    used: u32,
+}
+
+/// One decision before it is recorded.
+struct Decision {
+    outcome: GateOutcome,
+    reason: String,
+    result: Value,
+}
+
+impl Decision {
+    fn new(outcome: GateOutcome, reason: impl Into<String>, result: Value) -> Decision {
+        Decision {
+            outcome,
+            reason: reason.into(),
+            result,
+        }
+    }
+
+    fn invalid(reason: impl Into<String>) -> Decision {
+        Decision::new(GateOutcome::Invalid, reason, Value::Null)
+    }
+}
+
+/// Recorded arguments and results larger than this are replaced by a summary (an invalid call
+/// may carry anything).
+const MAX_RECORDED_INVALID_BYTES: usize = 64 * 1024;
+
+impl<'a> Gate<'a> {
+    pub fn new(config: GateConfig<'a>) -> Gate<'a> {
+        Gate {
+            registry: config.registry,
+            target: config.target,
+            journal: config.journal,
+            scope: config.scope,
+            policy: config.policy,
+            budget: config.budget,
+            used: 0,
+        }
+    }
+
+    /// Calls executed so far against the budget; keep it in a checkpoint.
+    pub fn budget_used(&self) -> u32 {
+        self.used
+    }
+
+    /// Restores the budget already used, when resuming from a checkpoint.
+    pub fn resume_budget(&mut self, used: u32) {
+        self.used = used;
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        self.registry
+    }
+
+    pub fn scope(&self) -> &CallScope {
+        &self.scope
+    }
+
+    /// The sandbox, for a sandbox gate (the judge reads it).
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        match &self.target {
+            GateTarget::Sandbox(sandbox) => Some(sandbox),
+            GateTarget::Desk(_) => None,
+        }
+    }
+
+    fn decide(&mut self, call: &ToolCall, fp: &str, approver: &mut dyn Approver) -> Decision {
+        if !valid_call_id(&call.id) {
+            let shown: String = call.id.chars().take(64).collect();
+            return Decision::invalid(format!(
+                "the call id {shown:?} is not usable: give 1 to {MAX_CALL_ID_CHARS} characters of \
+                 letters, digits, '.', '_', ':' or '-'"
+            ));
+        }
+        if let Err(message) = self.registry.validate(&call.tool, &call.arguments) {
+            return Decision::invalid(message);
+        }
+        let Some(tool) = self.registry.get(&call.tool) else {
+            return Decision::invalid(format!("unknown tool \"{}\"", call.tool));
+        };
+        if let Some(decision) = self.replay(call, fp) {
+            return decision;
+        }
+        let path = call.arguments.get("path").and_then(Value::as_str);
+        let policy = self.policy.decide(&call.tool, tool.mutates(), path);
+        if policy.action == PolicyAction::Deny {
+            return Decision::new(
+                GateOutcome::Denied,
+                format!(
+                    "policy denies {} ({}); nothing was done",
+                    call.tool, policy.source
+                ),
+                Value::Null,
+            );
+        }
+        if let Some(limit) = self.budget {
+            if self.used >= limit {
+                return Decision::new(
+                    GateOutcome::BudgetExhausted,
+                    format!(
+                        "the budget of {limit} executed call(s) is used up; {} was not run",
+                        call.tool
+                    ),
+                    Value::Null,
+                );
+            }
+        }
+        let approved = policy.action == PolicyAction::Allow;
+        let decision = match &mut self.target {
+            GateTarget::Desk(workspace) => desk(
+                self.registry,
+                self.journal,
+                &self.scope,
+                workspace,
+                call,
+                tool,
+                approved,
+                approver,
+            ),
+            GateTarget::Sandbox(sandbox) => {
+                sandbox_call(self.registry, sandbox, call, tool, approved, approver)
+            }
+        };
+        if decision.outcome == GateOutcome::Executed {
+            self.used = self.used.saturating_add(1);
+        }
+        decision
+    }
+
+    /// Step 2: `Some` when the journal already knows this id.
+    fn replay(&self, call: &ToolCall, fp: &str) -> Option<Decision> {
+        let replay = match self.journal.check_replay(&self.scope, &call.id, fp) {
+            Ok(replay) => replay,
+            Err(e) => {
+                return Some(Decision::invalid(format!(
+                    "the journal could not be read to check call id {} for replay ({e}); \
+                     nothing was done",
+                    call.id
+                )))
+            }
+        };
+        match replay {
+            Replay::New => None,
+            Replay::Executed { call: recorded } => Some(Decision::new(
+                GateOutcome::Replayed,
+                format!(
+                    "call {} was already executed; this is its recorded result and nothing \
+                     was done again",
+                    call.id
+                ),
+                recorded.result,
+            )),
+            Replay::Applied { change } => Some(Decision::new(
+                GateOutcome::Replayed,
+                format!(
+                    "call {} was already applied as change {} (its result was not recorded, \
+                     as after a crash); nothing was done again",
+                    call.id, change.id
+                ),
+                json!({
+                    "applied": true,
+                    "change_id": change.id,
+                    "path": change.path,
+                    "kind": ChangeKind::of_change(&change),
+                    "state": change.state.as_str(),
+                    "before_sha256": change.before_sha,
+                    "after_sha256": change.after_sha,
+                }),
+            )),
+            Replay::Unresolved { change } => Some(Decision::new(
+                GateOutcome::ApprovalRequired,
+                format!(
+                    "call {} has change {} to \"{}\" that is {} (interrupted, or in conflict); \
+                     nothing was done: let recovery run (start rein again) or resolve the file \
+                     by hand",
+                    call.id,
+                    change.id,
+                    change.path,
+                    change.state.as_str()
+                ),
+                json!({ "change_id": change.id, "state": change.state.as_str() }),
+            )),
+            Replay::Conflict { bound } => Some(Decision::new(
+                GateOutcome::IdConflict,
+                format!(
+                    "call id {} was already used for {} with other arguments; nothing was done: \
+                     give a new call a new id",
+                    call.id, bound.tool
+                ),
+                json!({ "bound_tool": bound.tool, "bound_fingerprint": bound.fingerprint }),
+            )),
+        }
+    }
+
+    fn record(&self, call: &ToolCall, fp: &str, decision: &Decision) -> rein_journal::Result<()> {
+        let valid_id = valid_call_id(&call.id);
+        let call_id = if valid_id {
+            call.id.clone()
+        } else {
+            invalid_id_key(&call.id)
+        };
+        let invalid = decision.outcome == GateOutcome::Invalid;
+        self.journal.record_tool_call(&CallRecord {
+            scope: self.scope.clone(),
+            call_id,
+            tool: call.tool.chars().take(128).collect(),
+            arguments: if invalid {
+                bounded(&call.arguments)
+            } else {
+                call.arguments.clone()
+            },
+            fingerprint: fp.to_string(),
+            outcome: call_outcome(decision.outcome),
+            reason: decision.reason.clone(),
+            result: decision.result.clone(),
+        })?;
+        Ok(())
+    }
+}
+
+impl CallExecutor for Gate<'_> {
+    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
+        let fp = fingerprint(&call.tool, &call.arguments);
+        let mut decision = self.decide(call, &fp, approver);
+        if let Err(e) = self.record(call, &fp, &decision) {
+            decision.reason = format!(
+                "{} (warning: the journal could not record this decision: {e})",
+                decision.reason
+            );
+        }
+        GateReport {
+            outcome: decision.outcome,
+            reason: decision.reason,
+            result: decision.result,
+        }
+    }
+}
+
+fn call_outcome(outcome: GateOutcome) -> CallOutcome {
+    match outcome {
+        GateOutcome::Invalid => CallOutcome::Invalid,
+        GateOutcome::Denied => CallOutcome::Denied,
+        GateOutcome::ApprovalRequired => CallOutcome::ApprovalRequired,
+        GateOutcome::BudgetExhausted => CallOutcome::BudgetExhausted,
+        GateOutcome::Executed => CallOutcome::Executed,
+        GateOutcome::Replayed => CallOutcome::Replayed,
+        GateOutcome::IdConflict => CallOutcome::IdConflict,
+    }
+}
+
+/// `value`, or a summary of it when it is too large to keep for a refused call.
+fn bounded(value: &Value) -> Value {
+    let bytes = value.to_string().len();
+    if bytes <= MAX_RECORDED_INVALID_BYTES {
+        value.clone()
+    } else {
+        json!({ "omitted": "arguments too large to record for an invalid call", "bytes": bytes })
+    }
+}
+
+/// Asks the person; `Err` carries the approval-required decision.
+fn ask(
+    approver: &mut dyn Approver,
+    request: &ApprovalRequest,
+    pending: Value,
+) -> Result<(), Decision> {
+    match approver.decide(request) {
+        ApprovalDecision::AllowOnce => Ok(()),
+        ApprovalDecision::Deny { reason } => Err(Decision::new(
+            GateOutcome::ApprovalRequired,
+            format!(
+                "the person declined {} ({reason}); nothing was done",
+                request.tool
+            ),
+            pending,
+        )),
+        ApprovalDecision::Unavailable => Err(Decision::new(
+            GateOutcome::ApprovalRequired,
+            format!(
+                "{} needs a person's approval and there was no one to ask; nothing was done \
+                 (approve it up front, e.g. `rein tool --approve`, or run it at a terminal)",
+                request.tool
+            ),
+            pending,
+        )),
+    }
+}
+
+fn request(
+    call: &ToolCall,
+    diff: String,
+    before: Option<String>,
+    after: Option<String>,
+) -> ApprovalRequest {
+    let target = ["path", "name"]
+        .iter()
+        .find_map(|k| call.arguments.get(*k).and_then(Value::as_str))
+        .unwrap_or_default();
+    ApprovalRequest {
+        call_id: call.id.clone(),
+        tool: call.tool.clone(),
+        path: target.to_string(),
+        diff,
+        before_sha256: before,
+        after_sha256: after,
+    }
+}
+
+fn tool_failed(e: &ToolError) -> Decision {
+    Decision::invalid(format!("{e}; nothing was done"))
+}
+
+fn executed(reason: String, result: Value) -> Decision {
+    Decision::new(GateOutcome::Executed, reason, result)
+}
+
+/// A call on a real folder. A read under "ask" is asked before it runs; a change is computed
+/// as a proposal (nothing written), shown, and applied only when allowed.
+#[allow(clippy::too_many_arguments)]
+fn desk(
+    registry: &ToolRegistry,
+    journal: &Journal,
+    scope: &CallScope,
+    workspace: &Workspace,
+    call: &ToolCall,
+    tool: &dyn Tool,
+    mut approved: bool,
+    approver: &mut dyn Approver,
+) -> Decision {
+    if !tool.mutates() && !approved {
+        if let Err(refused) = ask(
+            approver,
+            &request(call, String::new(), None, None),
+            Value::Null,
+        ) {
+            return refused;
+        }
+        approved = true;
+    }
+    let output = match registry.call(
+        &mut ToolContext::Desk(workspace),
+        &call.tool,
+        &call.arguments,
+    ) {
+        Ok(output) => output,
+        Err(e) => return tool_failed(&e),
+    };
+    let proposal = match output {
+        ToolOutput::Data(data) => return executed(format!("{} ran", call.tool), data),
+        ToolOutput::Proposal(proposal) => proposal,
+    };
+    if !approved {
+        let req = request(
+            call,
+            proposal.diff.clone(),
+            proposal.before_sha256(),
+            proposal.after_sha256(),
+        );
+        if let Err(refused) = ask(approver, &req, proposal.to_json()) {
+            return refused;
+        }
+    }
+    apply_desk(journal, scope, workspace, call, &proposal)
+}
+
+fn apply_desk(
+    journal: &Journal,
+    scope: &CallScope,
+    workspace: &Workspace,
+    call: &ToolCall,
+    proposal: &Proposal,
+) -> Decision {
+    let request = ApplyRequest {
+        scope,
+        call_id: &call.id,
+        proposal,
+        undo_of: None,
+    };
+    match apply(journal, workspace, request) {
+        Ok(applied) => executed(
+            format!(
+                "{} applied: \"{}\" {} (change {}; `rein undo {}` reverts it)",
+                call.tool, applied.path, applied.kind, applied.change_id, applied.change_id
+            ),
+            json!({
+                "applied": true,
+                "change_id": applied.change_id,
+                "path": applied.path,
+                "kind": applied.kind,
+                "diff": proposal.diff,
+                "before_sha256": applied.before_sha256,
+                "after_sha256": applied.after_sha256,
+            }),
+        ),
+        // The approval was for a pre-image that is gone: it no longer applies.
+        Err(stale @ ApplyError::Stale { .. }) => Decision::new(
+            GateOutcome::ApprovalRequired,
+            stale.to_string(),
+            proposal.to_json(),
+        ),
+        Err(e) => Decision::invalid(format!("{} could not be applied: {e}", call.tool)),
+    }
+}
+
+/// A call on the bench sandbox. A change runs on a copy; the copy replaces the sandbox only
+/// when policy or the person allows it.
+fn sandbox_call(
+    registry: &ToolRegistry,
+    sandbox: &mut Sandbox,
+    call: &ToolCall,
+    tool: &dyn Tool,
+    approved: bool,
+    approver: &mut dyn Approver,
+) -> Decision {
+    if !tool.mutates() {
+        if !approved {
+            if let Err(refused) = ask(
+                approver,
+                &request(call, String::new(), None, None),
+                Value::Null,
+            ) {
+                return refused;
+            }
+        }
+        return match registry.call(
+            &mut ToolContext::Sandbox(sandbox),
+            &call.tool,
+            &call.arguments,
+        ) {
+            Ok(output) => executed(format!("{} ran", call.tool), output.to_json()),
+            Err(e) => tool_failed(&e),
+        };
+    }
+    let mut copy = sandbox.clone();
+    let output = registry.call(
+        &mut ToolContext::Sandbox(&mut copy),
+        &call.tool,
+        &call.arguments,
+    );
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => {
+            // A failed call changes no state, but the judge sees it in the action log.
+            *sandbox = copy;
+            return tool_failed(&e);
+        }
+    };
+    if !approved {
+        let change = preview::sandbox_preview(sandbox, &copy);
+        let req = request(call, change.diff, change.before_sha256, change.after_sha256);
+        if let Err(refused) = ask(approver, &req, Value::Null) {
+            return refused;
+        }
+    }
+    *sandbox = copy;
+    executed(format!("{} ran", call.tool), output.to_json())
+}

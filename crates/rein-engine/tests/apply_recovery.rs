@@ -1,0 +1,371 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The exactly-once apply protocol and recovery on start, with the intermediate states built
+//! by hand (the crash test produces them with SIGKILL).
+
+use std::path::PathBuf;
+
+use rein_engine::apply::{apply, recover, ApplyError, ApplyRequest, ChangeKind};
+use rein_engine::gate::{AllowAll, CallExecutor, Gate, GateConfig};
+use rein_engine::policy::Policy;
+use rein_journal::{sha256_hex, CallScope, ChangeIntent, ChangeState, Journal};
+use rein_protocol::{GateOutcome, ToolCall};
+use rein_workspace::{desk_registry, Proposal, RelPath, Workspace};
+use serde_json::json;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ws: Workspace,
+    journal: Journal,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.txt"), "old\n").unwrap();
+    let ws = Workspace::open(&root).unwrap();
+    let journal = Journal::open(dir.path().join("journal.db")).unwrap();
+    Env {
+        _dir: dir,
+        root,
+        ws,
+        journal,
+    }
+}
+
+fn scope(e: &Env) -> CallScope {
+    CallScope::Workspace(e.ws.display_root())
+}
+
+fn path(p: &str) -> RelPath {
+    RelPath::parse(p).unwrap()
+}
+
+/// Records an intent for a.txt "old" -> "new" without touching the file.
+fn intent(
+    e: &Env,
+    call_id: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+) -> rein_journal::ChangeId {
+    let before_sha = before.map(|b| e.journal.put_artifact(b.as_bytes()).unwrap());
+    let after_sha = after.map(|a| e.journal.put_artifact(a.as_bytes()).unwrap());
+    e.journal
+        .record_intent(&ChangeIntent {
+            scope: scope(e),
+            call_id: call_id.into(),
+            workspace: e.ws.display_root(),
+            path: "a.txt".into(),
+            before_sha,
+            after_sha,
+            undo_of: None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn apply_stores_both_images_and_commits() {
+    let e = env();
+    let proposal = Proposal::new(
+        path("a.txt"),
+        Some(b"old\n".to_vec()),
+        Some(b"new\n".to_vec()),
+    );
+    let s = scope(&e);
+    let applied = apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "c1",
+            proposal: &proposal,
+            undo_of: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(applied.kind, ChangeKind::Edited);
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "new\n"
+    );
+    let change = e.journal.change(applied.change_id).unwrap().unwrap();
+    assert_eq!(change.state, ChangeState::Committed);
+    assert_eq!(
+        e.journal
+            .get_artifact(&sha256_hex(b"old\n"))
+            .unwrap()
+            .unwrap(),
+        b"old\n"
+    );
+    assert_eq!(
+        e.journal
+            .get_artifact(&sha256_hex(b"new\n"))
+            .unwrap()
+            .unwrap(),
+        b"new\n"
+    );
+    assert!(e.ws.stale_temps().unwrap().is_empty());
+    // The same call id cannot apply a second time.
+    let again = apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "c1",
+            proposal: &proposal,
+            undo_of: None,
+        },
+    );
+    assert!(again.is_err());
+}
+
+#[test]
+fn a_stale_pre_image_is_refused_before_anything_is_recorded() {
+    let e = env();
+    std::fs::write(e.root.join("a.txt"), "edited by hand\n").unwrap();
+    let proposal = Proposal::new(
+        path("a.txt"),
+        Some(b"old\n".to_vec()),
+        Some(b"new\n".to_vec()),
+    );
+    let s = scope(&e);
+    let err = apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "c1",
+            proposal: &proposal,
+            undo_of: None,
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, ApplyError::Stale { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&sha256_hex(b"old\n")) && text.contains(&sha256_hex(b"edited by hand\n")),
+        "{text}"
+    );
+    assert!(text.contains("nothing was written"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "edited by hand\n"
+    );
+    assert!(e.journal.changes(&e.ws.display_root()).unwrap().is_empty());
+    // A create whose file appeared meanwhile is stale too.
+    let create = Proposal::new(path("a.txt"), None, Some(b"x".to_vec()));
+    let err = apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "c2",
+            proposal: &create,
+            undo_of: None,
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("approved against absent"), "{err}");
+}
+
+#[test]
+fn recovery_commits_an_intent_whose_file_has_the_new_content() {
+    let e = env();
+    let id = intent(&e, "c1", Some("old\n"), Some("new\n"));
+    std::fs::write(e.root.join("a.txt"), "new\n").unwrap();
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.committed, vec![id]);
+    assert_eq!(
+        e.journal.change(id).unwrap().unwrap().state,
+        ChangeState::Committed
+    );
+    assert!(recover(&e.journal, &e.ws).unwrap().is_empty(), "idempotent");
+}
+
+#[test]
+fn recovery_marks_an_untouched_intent_not_applied_and_the_call_can_run_again() {
+    let e = env();
+    let registry = desk_registry();
+    let args = json!({"path": "a.txt", "content": "new\n"});
+    let id = intent(&e, "c1", Some("old\n"), Some("new\n"));
+    // Before recovery the call is refused: its change is unresolved.
+    let call = ToolCall {
+        id: "c1".into(),
+        tool: "replace_file".into(),
+        arguments: args,
+    };
+    {
+        let mut gate = Gate::new(GateConfig::desk(
+            &registry,
+            &e.ws,
+            &e.journal,
+            Policy::safe_default(),
+            None,
+        ));
+        let r = gate.submit(&call, &mut AllowAll);
+        assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
+        assert!(r.reason.contains("intent"), "{}", r.reason);
+    }
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.not_applied, vec![id]);
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "old\n"
+    );
+    let mut gate = Gate::new(GateConfig::desk(
+        &registry,
+        &e.ws,
+        &e.journal,
+        Policy::safe_default(),
+        None,
+    ));
+    let r = gate.submit(&call, &mut AllowAll);
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+    assert_eq!(
+        gate.submit(&call, &mut AllowAll).outcome,
+        GateOutcome::Replayed
+    );
+}
+
+#[test]
+fn recovery_leaves_a_file_with_other_content_as_a_conflict() {
+    let e = env();
+    let id = intent(&e, "c1", Some("old\n"), Some("new\n"));
+    std::fs::write(e.root.join("a.txt"), "a third thing\n").unwrap();
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.conflicts.len(), 1);
+    let lines = report.conflict_lines();
+    assert!(
+        lines[0].contains("a.txt") && lines[0].contains("left as it is"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "a third thing\n"
+    );
+    let change = e.journal.change(id).unwrap().unwrap();
+    assert_eq!(change.state, ChangeState::Conflict);
+    assert_eq!(
+        change.found_sha.as_deref(),
+        Some(sha256_hex(b"a third thing\n").as_str())
+    );
+}
+
+#[test]
+fn recovery_handles_deletes_and_creates() {
+    let e = env();
+    // A delete whose file is gone: committed.
+    let del = intent(&e, "d1", Some("old\n"), None);
+    std::fs::remove_file(e.root.join("a.txt")).unwrap();
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.committed, vec![del]);
+    // A create that never happened: not applied.
+    let create = intent(&e, "c1", None, Some("fresh\n"));
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.not_applied, vec![create]);
+}
+
+#[test]
+fn recovery_removes_stale_temp_files() {
+    let e = env();
+    let staged = e.ws.stage(&path("a.txt"), b"half").unwrap();
+    let temp = staged.temp().clone();
+    std::mem::forget(staged); // as if the process died here
+    assert!(e.root.join(temp.as_str()).exists());
+    let report = recover(&e.journal, &e.ws).unwrap();
+    assert_eq!(report.temps_removed, vec![temp.to_string()]);
+    assert!(!e.root.join(temp.as_str()).exists());
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[test]
+fn an_applied_change_whose_gate_record_was_lost_is_replayed() {
+    let e = env();
+    let registry = desk_registry();
+    let call = ToolCall {
+        id: "c9".into(),
+        tool: "replace_file".into(),
+        arguments: json!({"path": "a.txt", "content": "new\n"}),
+    };
+    // The change was applied but the process died before the gate recorded "executed".
+    let proposal = Proposal::new(
+        path("a.txt"),
+        Some(b"old\n".to_vec()),
+        Some(b"new\n".to_vec()),
+    );
+    let s = scope(&e);
+    apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "c9",
+            proposal: &proposal,
+            undo_of: None,
+        },
+    )
+    .unwrap();
+    let mut gate = Gate::new(GateConfig::desk(
+        &registry,
+        &e.ws,
+        &e.journal,
+        Policy::safe_default(),
+        None,
+    ));
+    let r = gate.submit(&call, &mut AllowAll);
+    assert_eq!(r.outcome, GateOutcome::Replayed, "{r:?}");
+    assert_eq!(r.result["applied"], true);
+    assert_eq!(e.journal.changes(&e.ws.display_root()).unwrap().len(), 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_folder_is_a_clear_error_and_nothing_is_torn() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    if unsafe { libc_geteuid() } == 0 {
+        eprintln!("running as root: permissions are not enforced, skipping");
+        return;
+    }
+    std::fs::set_permissions(&e.root, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let proposal = Proposal::new(
+        path("a.txt"),
+        Some(b"old\n".to_vec()),
+        Some(b"new\n".to_vec()),
+    );
+    let s = scope(&e);
+    let err = apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &s,
+            call_id: "ro",
+            proposal: &proposal,
+            undo_of: None,
+        },
+    )
+    .unwrap_err();
+    std::fs::set_permissions(&e.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("permission denied") && text.contains("nothing was changed"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
+        "old\n"
+    );
+    let changes = e.journal.changes(&e.ws.display_root()).unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].state, ChangeState::NotApplied);
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
