@@ -2,6 +2,7 @@
 //! deterministic judge (`mission`, `checks`), the rules that refuse a premature `finish`
 //! (`finish`), and the reader that turns a model's reply into one action (`repair`).
 
+pub mod agent;
 pub mod apply;
 pub mod checks;
 pub mod finish;

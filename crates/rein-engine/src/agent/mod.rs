@@ -1,0 +1,56 @@
+//! The agent loop of a verified mission.
+//!
+//! Each step builds the prompt (system rules and the mission's tools, the task with its
+//! required deliverable, the trace so far), asks the model for exactly one action
+//! `{"thought", "action", "parameters"}`, sends it as a [`rein_protocol::ToolCall`] through the
+//! execution gate ([`crate::gate::CallExecutor`]) and feeds the gate's report back. `finish` is
+//! accepted only when the finish rules ([`crate::finish::check_finish`]) find evidence on disk;
+//! then the judge runs the frozen contract's checks. A failed verdict starts another attempt
+//! (up to the cap) with the failed checks as feedback; the contract on disk is re-verified before
+//! every attempt.
+//!
+//! Every step is written to the journal and reported as an [`AgentEvent`]; every cap fires with
+//! a sentence a person can read ([`CapHit::message`]); a model failure ends the run with its
+//! reason, never a panic.
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | `caps` | the hard caps, the limits of one run, the clock |
+//! | `prompt` | system rules, tool signatures, the task, result messages, the action schema |
+//! | `trim` | fitting the transcript into the context window |
+//! | `step` | asking for one action and reading it (strictly, else with repair) |
+//! | `plan` | the optional plan phase |
+//! | `run` | the loop itself |
+//! | `outcome` | how a run ended, its figures and verdict document |
+//! | `event` | what fronts render |
+//! | `world` | the judge's view of a confined workspace |
+//! | `decide` | a model as the judge's decider |
+
+mod caps;
+mod decide;
+mod error;
+mod event;
+mod outcome;
+mod plan;
+mod prompt;
+mod run;
+mod step;
+mod trim;
+mod world;
+
+pub use caps::{
+    input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS,
+    MAX_PLAN_STEPS, MAX_REPLY_TOKENS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
+};
+pub use decide::ModelDecider;
+pub use error::AgentError;
+pub use event::{AgentEvent, StepEvent};
+pub use outcome::{RunEnd, RunFigures, RunOutcome};
+pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
+pub use prompt::{mission_action_schema, signature, system_prompt, task_message, MAX_RESULT_CHARS};
+pub use run::{begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, STRATEGY};
+pub use step::{read_reply, Reply};
+pub use trim::{
+    estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,
+};
+pub use world::WorkspaceWorld;

@@ -1,0 +1,223 @@
+//! The prompt of one step. It is a growing prefix: the system rules, the tools and the task come
+//! first and never change within a run, then each step appends the model's reply and the gate's
+//! report. An embedded worker keeps its KV cache between calls and decodes only the new suffix,
+//! so a stable prefix makes every step after the first cheap (about 14x on these CPUs).
+
+use rein_protocol::GateReport;
+use rein_workspace::ToolRegistry;
+use serde_json::{json, Value};
+
+use crate::mission::FrozenContract;
+
+/// Characters of one tool result fed back to the model. A full `read_file` answer (up to 12,000
+/// characters) would fill a small model's context in a few steps; the model can read a line
+/// range when it needs more.
+pub const MAX_RESULT_CHARS: usize = 6_000;
+
+/// The rules and the tools: the first message of every step.
+pub fn system_prompt(registry: &ToolRegistry, tools: &[String]) -> String {
+    let mut s = String::from(
+        "You are the actor of Rein, a harness that checks your work. You complete one task inside a \
+workspace folder by calling tools, exactly one tool per reply.\n\
+Reply with exactly one JSON object and nothing else, in this form:\n\
+{\"thought\": \"<one short sentence>\", \"action\": \"<tool name>\", \"parameters\": {...}}\n\n\
+Rules:\n\
+- Paths are relative to the workspace root.\n\
+- Read the input files before you write. Never change the input files.\n\
+- A person sees every change as a diff and may deny it.\n\
+- Write the deliverable in full: real content, no placeholders, no TODO.\n\
+- After writing the deliverable, read it back with read_file, then call finish.\n\
+- finish is refused until the deliverable exists, is complete and was read back after the last write.\n\n\
+Tools:\n",
+    );
+    let schemas = registry.schemas();
+    for tool in tools {
+        let Some(entry) = schemas
+            .as_array()
+            .and_then(|a| a.iter().find(|t| t["name"] == tool.as_str()))
+        else {
+            continue;
+        };
+        let description = entry["description"].as_str().unwrap_or("");
+        s.push_str(&format!(
+            "- {tool} {}: {description}\n",
+            signature(&entry["parameters"])
+        ));
+    }
+    s
+}
+
+/// `{"path": string, "start_line"?: integer}`: a tool's parameters as a small model reads them
+/// best (the full JSON schema is what constrains decoding, not what explains it).
+pub fn signature(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else {
+        return "{}".into();
+    };
+    let parts: Vec<String> = props
+        .iter()
+        .map(|(name, p)| {
+            let ty = match &p["type"] {
+                Value::String(t) => t.clone(),
+                Value::Array(ts) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ => "value".into(),
+            };
+            let opt = if required.contains(&name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("\"{name}\"{opt}: {ty}")
+        })
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// The task: the mission's prompt, its frozen inputs and its required deliverable. It is never
+/// trimmed from the prompt.
+pub fn task_message(contract: &FrozenContract) -> String {
+    let m = &contract.mission;
+    let mut s = format!("Task: {}\n\n", m.prompt.trim());
+    if !m.inputs.is_empty() {
+        s.push_str(&format!(
+            "Input files (frozen; read them, never change them): {}\n",
+            m.inputs.join(", ")
+        ));
+    }
+    s.push_str(&format!(
+        "Deliverable: {} (the harness checks it on disk before it accepts finish).\n",
+        m.required_artifact
+    ));
+    s
+}
+
+/// The action schema of the registry restricted to the mission's tools, for constrained
+/// decoding: the model can then only name a tool the mission allows.
+pub fn mission_action_schema(registry: &ToolRegistry, tools: &[String]) -> Value {
+    let full = registry.action_schema();
+    let branches: Vec<Value> = full["anyOf"]
+        .as_array()
+        .map(|b| {
+            b.iter()
+                .filter(|branch| {
+                    branch["properties"]["action"]["const"]
+                        .as_str()
+                        .is_some_and(|name| tools.iter().any(|t| t == name))
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({ "anyOf": branches })
+}
+
+/// What the model reads after its action: the gate's outcome, its reason and the result,
+/// clipped to [`MAX_RESULT_CHARS`].
+pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
+    let mut s = format!(
+        "Result of step {step} ({tool}): {}",
+        report.outcome.as_str()
+    );
+    if !report.reason.is_empty() {
+        s.push_str(&format!(" - {}", report.reason));
+    }
+    if !report.result.is_null() {
+        let body = report.result.to_string();
+        s.push('\n');
+        s.push_str(&clip(&body, MAX_RESULT_CHARS));
+    }
+    s
+}
+
+/// At most `max` characters of `text`, saying how much was cut.
+pub fn clip(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept}... [{} more characters not shown]", n - max)
+}
+
+/// One line for a person: what the step did.
+pub fn summarize(tool: &str, parameters: &Value, report: &GateReport) -> String {
+    let path = parameters.get("path").and_then(Value::as_str);
+    let r = &report.result;
+    let mut s = match (report.outcome.as_str(), tool) {
+        ("executed" | "replayed", "read_file") => {
+            let chars = r
+                .get("content")
+                .and_then(Value::as_str)
+                .map(|c| c.chars().count());
+            match (path, chars) {
+                (Some(p), Some(c)) => format!("read {p} ({c} characters)"),
+                (Some(p), None) => format!("read {p}"),
+                _ => "read a file".into(),
+            }
+        }
+        ("executed" | "replayed", "finish") => "finish accepted".into(),
+        ("executed" | "replayed", _) if r.get("applied").and_then(Value::as_bool) == Some(true) => {
+            let change = r
+                .get("change_id")
+                .map(|c| format!(" (change {c})"))
+                .unwrap_or_default();
+            format!("applied to {}{change}", path.unwrap_or("?"))
+        }
+        ("executed" | "replayed", _) => {
+            let body = r.to_string();
+            match path {
+                Some(p) => format!("{p}: {}", clip(&body, 100)),
+                None => clip(&body, 100),
+            }
+        }
+        // The outcome itself is shown beside the summary; say why.
+        _ if report.reason.is_empty() => clip(&r.to_string(), 120),
+        _ => clip(&report.reason, 240),
+    };
+    s = s.replace('\n', " ");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_mark_optional_parameters() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "start_line": {"type": "integer"}},
+            "required": ["path"]
+        });
+        assert_eq!(
+            signature(&schema),
+            r#"{"path": string, "start_line"?: integer}"#
+        );
+    }
+
+    #[test]
+    fn restricted_schema_keeps_only_mission_tools() {
+        let reg = rein_workspace::desk_registry();
+        let tools = vec!["read_file".to_string(), "finish".to_string()];
+        let s = mission_action_schema(&reg, &tools);
+        let branches = s["anyOf"].as_array().cloned().unwrap_or_default();
+        let names: Vec<&str> = branches
+            .iter()
+            .filter_map(|b| b["properties"]["action"]["const"].as_str())
+            .collect();
+        assert_eq!(names, vec!["read_file", "finish"]);
+    }
+
+    #[test]
+    fn clip_says_what_was_cut() {
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("abcdef", 3), "abc... [3 more characters not shown]");
+    }
+}

@@ -1,0 +1,787 @@
+//! The loop: one action per step through the gate, finish refusals, attempts, caps, the judge.
+
+use std::path::Path;
+use std::time::Instant;
+
+use rein_journal::{
+    AttemptId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
+};
+use rein_models::Model;
+use rein_protocol::{ChatMessage, GateOutcome, GateReport, ModelIdentity, ToolCall};
+use rein_workspace::ToolRegistry;
+use serde_json::{json, Value};
+
+use super::caps::MAX_REPLY_TOKENS;
+use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
+use super::error::AgentError;
+use super::event::{AgentEvent, StepEvent};
+use super::outcome::{RunEnd, RunFigures, RunOutcome};
+use super::plan::make_plan;
+use super::prompt::{
+    mission_action_schema, result_message, summarize, system_prompt, task_message,
+};
+use super::step::{ask_action, Asked, Reply};
+use super::trim::{prompt_budget, Transcript};
+use crate::checks::{evaluate, Decider, TraceEntry, Verdict, World};
+use crate::finish::check_finish;
+use crate::gate::{Approver, CallExecutor};
+use crate::mission::{FrozenContract, InputHash, Mode};
+
+/// The strategy name of the loop's attempts (one strategy today: act, then retry with the
+/// judge's failed checks as feedback).
+pub const STRATEGY: &str = "act";
+
+/// How the loop runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOptions {
+    pub limits: Limits,
+    /// Bench mode: an unknown tool stops the run at once instead of costing a step.
+    pub bench: bool,
+    /// Constrain decoding with the mission's action schema (embedded models).
+    pub constrained: bool,
+    /// Ask the model for a short plan (at most `limits.max_plan_steps` steps) before acting.
+    pub plan: bool,
+    /// Refuse `human_review_only` missions (every ordinary run); `rein qualify` turns it off.
+    pub automatic_judgment: bool,
+    /// The context window to fit; `None` takes the model's reported one.
+    pub context_tokens: Option<u32>,
+    pub seed: u32,
+}
+
+impl AgentOptions {
+    /// The mission's budgets, and constrained decoding for embedded catalog models (a scripted
+    /// or remote reply goes through repair instead).
+    pub fn for_mission(contract: &FrozenContract, model: &ModelIdentity) -> AgentOptions {
+        AgentOptions {
+            limits: Limits::from_budgets(&contract.mission.budgets),
+            bench: false,
+            constrained: is_embedded(model),
+            plan: false,
+            automatic_judgment: true,
+            context_tokens: None,
+            seed: 0,
+        }
+    }
+}
+
+/// Whether a model is an embedded catalog model (its spec is a bare catalog name).
+pub fn is_embedded(model: &ModelIdentity) -> bool {
+    rein_models::ModelSpec::parse(&model.spec).is_ok_and(|s| s.is_catalog())
+}
+
+/// Stores the frozen contract in the journal's acceptance specs and starts a mission run.
+pub fn begin_mission_run(
+    journal: &Journal,
+    contract: &FrozenContract,
+    workspace: &str,
+    model: &ModelIdentity,
+    meta: Value,
+) -> Result<RunId, AgentError> {
+    journal.store_acceptance_spec(contract.id(), &contract.sha256, &contract.canonical_json)?;
+    let mut run = NewRun::new(RunKind::Mission);
+    run.mission_id = Some(contract.id().to_string());
+    run.contract_sha = Some(contract.sha256.clone());
+    run.workspace = Some(workspace.to_string());
+    run.model = Some(model.spec.clone());
+    let mut meta = match meta {
+        Value::Object(m) => m,
+        _ => Default::default(),
+    };
+    meta.insert("model_identity".into(), json!(model));
+    meta.insert("budgets".into(), json!(contract.mission.budgets));
+    run.meta = Value::Object(meta);
+    Ok(journal.begin_run(&run)?)
+}
+
+/// What a run works on: the frozen contract, the world, the tools and the journal.
+pub struct RunEnv<'a> {
+    pub contract: &'a FrozenContract,
+    /// The mission file, re-verified against the frozen contract before every attempt.
+    pub mission_file: &'a Path,
+    /// The workspace as the finish rules and the judge read it.
+    pub world: &'a dyn World,
+    /// The tools (their schemas go into the prompt; the gate holds its own copy to run them).
+    pub registry: &'a ToolRegistry,
+    /// Hashes of the inputs as copied into the workspace.
+    pub input_hashes: &'a [InputHash],
+    pub journal: &'a Journal,
+    pub run: RunId,
+    /// The workspace as a person reads it (for events only).
+    pub workspace_label: String,
+}
+
+/// The agent loop for one run. Build it, then [`Agent::run`].
+pub struct Agent<'a> {
+    env: RunEnv<'a>,
+    model: &'a mut dyn Model,
+    executor: &'a mut dyn CallExecutor,
+    approver: &'a mut dyn Approver,
+    decider: Option<&'a mut dyn Decider>,
+    options: AgentOptions,
+    clock: Box<dyn Clock + 'a>,
+}
+
+/// Mutable state of a run.
+struct State {
+    transcript: Transcript,
+    trace: Vec<TraceEntry>,
+    figures: RunFigures,
+    attempt: u32,
+    attempt_id: Option<AttemptId>,
+    started: Instant,
+}
+
+/// How one step ended, for the loop.
+enum StepEnd {
+    Continue,
+    FinishAccepted,
+    Stop(RunEnd),
+}
+
+impl<'a> Agent<'a> {
+    pub fn new(
+        env: RunEnv<'a>,
+        model: &'a mut dyn Model,
+        executor: &'a mut dyn CallExecutor,
+        approver: &'a mut dyn Approver,
+    ) -> Agent<'a> {
+        let options = AgentOptions::for_mission(env.contract, model.identity());
+        Agent {
+            env,
+            model,
+            executor,
+            approver,
+            decider: None,
+            options,
+            clock: Box::new(SystemClock::start()),
+        }
+    }
+
+    pub fn with_options(mut self, options: AgentOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The decision model for `decision` checks (without one they fail closed).
+    pub fn with_decider(mut self, decider: &'a mut dyn Decider) -> Self {
+        self.decider = Some(decider);
+        self
+    }
+
+    pub fn with_clock(mut self, clock: impl Clock + 'a) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    /// Runs to the end, emitting events as it goes, and finishes the run in the journal.
+    pub fn run(mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> Result<RunOutcome, AgentError> {
+        let c = self.env.contract;
+        let limits = self.options.limits;
+        on_event(&AgentEvent::RunStarted {
+            run: self.env.run,
+            mission: c.id().to_string(),
+            contract_sha256: c.sha256.clone(),
+            model: self.model.identity().spec.clone(),
+            workspace: self.env.workspace_label.clone(),
+            max_turns: limits.max_turns,
+            timeout_secs: limits.timeout.as_secs(),
+        });
+        let mut st = State {
+            transcript: Transcript::new(vec![
+                ChatMessage::system(system_prompt(self.env.registry, &c.mission.tools)),
+                ChatMessage::user(task_message(c)),
+            ]),
+            trace: Vec::new(),
+            figures: RunFigures::default(),
+            attempt: 0,
+            attempt_id: None,
+            started: Instant::now(),
+        };
+        let (end, verdict, accepted) = match self.refusal_before_start() {
+            Some(end) => (end, None, false),
+            None => self.attempts(&mut st, on_event)?,
+        };
+        self.finish(st, end, verdict, accepted, on_event)
+    }
+
+    fn refusal_before_start(&self) -> Option<RunEnd> {
+        let m = &self.env.contract.mission;
+        if self.options.automatic_judgment && m.mode == Mode::HumanReviewOnly {
+            let e = crate::checks::JudgeError::HumanReviewOnly { id: m.id.clone() };
+            return Some(RunEnd::Refused {
+                message: e.to_string(),
+            });
+        }
+        let chars = m.prompt.chars().count();
+        if chars > MAX_INPUT_CHARS {
+            let hit = CapHit::InputChars {
+                limit: MAX_INPUT_CHARS,
+                chars,
+                what: "the mission's prompt".into(),
+            };
+            return Some(RunEnd::Refused {
+                message: hit.message(),
+            });
+        }
+        None
+    }
+
+    /// Attempts until a pass, a stop, or the attempt cap. Returns the end, the last verdict,
+    /// and whether the last finish was accepted.
+    fn attempts(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(RunEnd, Option<Verdict>, bool), AgentError> {
+        let limits = self.options.limits;
+        let mut last: Option<Verdict> = None;
+        for n in 1..=limits.attempts {
+            // Every attempt judges against the frozen copy; a file edited on disk since it was
+            // frozen is refused rather than silently ignored or silently adopted.
+            if let Err(e) = self.env.contract.verify_unchanged(self.env.mission_file) {
+                return Ok((
+                    RunEnd::ContractChanged {
+                        message: e.to_string(),
+                    },
+                    last,
+                    false,
+                ));
+            }
+            let id = self.env.journal.begin_attempt(self.env.run, STRATEGY)?;
+            st.attempt = n;
+            st.attempt_id = Some(id);
+            st.figures.attempts = n;
+            on_event(&AgentEvent::AttemptStarted { attempt: n });
+            if let Some(v) = &last {
+                st.transcript.push(
+                    vec![ChatMessage::user(retry_feedback(v))],
+                    format!("attempt {n} began after failed checks"),
+                );
+            } else if self.options.plan {
+                if let Some(end) = self.plan(st, on_event)? {
+                    self.env
+                        .journal
+                        .finish_attempt(id, &format!("stopped: {}", end.message()))?;
+                    return Ok((end, last, false));
+                }
+            }
+            match self.act(st, on_event)? {
+                Some(end) => {
+                    self.env
+                        .journal
+                        .finish_attempt(id, &format!("stopped: {}", end.message()))?;
+                    // For the record: what the world looks like when the run stopped.
+                    let verdict = match end {
+                        RunEnd::ContractChanged { .. } | RunEnd::ApprovalUnavailable { .. } => None,
+                        _ => Some(self.judge(st, on_event)?),
+                    };
+                    return Ok((end, verdict, false));
+                }
+                None => {
+                    let verdict = self.judge(st, on_event)?;
+                    let outcome = if verdict.passed {
+                        "passed".to_string()
+                    } else {
+                        format!(
+                            "failed: {} of {} checks",
+                            verdict.checks.iter().filter(|c| !c.passed).count(),
+                            verdict.checks.len()
+                        )
+                    };
+                    self.env.journal.finish_attempt(id, &outcome)?;
+                    on_event(&AgentEvent::AttemptFinished {
+                        attempt: n,
+                        outcome,
+                    });
+                    if verdict.passed {
+                        return Ok((RunEnd::Judged, Some(verdict), true));
+                    }
+                    last = Some(verdict);
+                }
+            }
+        }
+        let hit = CapHit::Attempts {
+            limit: limits.attempts,
+        };
+        self.cap(st, &hit, on_event)?;
+        // The last finish was accepted and judged; the cap only stops a further retry.
+        Ok((RunEnd::Judged, last, true))
+    }
+
+    /// The plan phase: one reply, a list of at most `max_plan_steps` steps.
+    fn plan(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        if let Some(end) = self.stop_for_caps(st, on_event)? {
+            return Ok(Some(end));
+        }
+        st.figures.steps += 1;
+        let started = Instant::now();
+        let made = make_plan(
+            self.model,
+            st.transcript.messages(),
+            self.options.limits.max_plan_steps,
+            self.options.constrained,
+            self.options.seed,
+        );
+        let plan = match made {
+            Ok(p) => p,
+            Err(e) => {
+                return Ok(Some(RunEnd::ModelFailed {
+                    message: e.to_string(),
+                }))
+            }
+        };
+        add_tokens(&mut st.figures, &plan.completion);
+        let mut step = NewStep::new(StepKind::Note);
+        step.attempt = st.attempt_id;
+        step.reply = Some(plan.raw.clone());
+        step.detail = json!({"plan": plan.steps, "proposed": plan.proposed});
+        step.prompt_tokens = Some(plan.completion.prompt_tokens);
+        step.completion_tokens = Some(plan.completion.completion_tokens);
+        step.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        self.env.journal.append_step(self.env.run, &step)?;
+        if plan.steps.is_empty() {
+            st.figures.format_errors += 1;
+        }
+        if plan.proposed > self.options.limits.max_plan_steps {
+            let hit = CapHit::PlanSteps {
+                limit: self.options.limits.max_plan_steps,
+                proposed: plan.proposed,
+            };
+            self.cap(st, &hit, on_event)?;
+        }
+        on_event(&AgentEvent::Plan {
+            steps: plan.steps.clone(),
+        });
+        if !plan.steps.is_empty() {
+            let text: Vec<String> = plan
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {s}", i + 1))
+                .collect();
+            st.transcript.push_head(ChatMessage::user(format!(
+                "Your plan (for reference; act one tool call at a time):\n{}",
+                text.join("\n")
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Steps until finish is accepted (`None`) or the run must stop.
+    fn act(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        let schema = self
+            .options
+            .constrained
+            .then(|| mission_action_schema(self.env.registry, &self.env.contract.mission.tools));
+        let context = self
+            .options
+            .context_tokens
+            .unwrap_or(self.model.identity().context_tokens);
+        let budget = prompt_budget(context, MAX_REPLY_TOKENS);
+        loop {
+            if let Some(end) = self.stop_for_caps(st, on_event)? {
+                return Ok(Some(end));
+            }
+            st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
+            st.figures.steps += 1;
+            let n = st.figures.steps;
+            let started = Instant::now();
+            let asked = match ask_action(
+                self.model,
+                st.transcript.messages(),
+                schema.as_ref(),
+                self.options.seed,
+                &mut |_| {},
+            ) {
+                Ok(a) => a,
+                Err(e) => {
+                    let message = e.to_string();
+                    let mut step = NewStep::new(StepKind::Note);
+                    step.attempt = st.attempt_id;
+                    step.detail = json!({"model_error": message});
+                    step.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+                    self.env.journal.append_step(self.env.run, &step)?;
+                    return Ok(Some(RunEnd::ModelFailed { message }));
+                }
+            };
+            add_tokens(&mut st.figures, &asked.completion);
+            match self.step(st, n, &asked, started, on_event)? {
+                StepEnd::Continue => {}
+                StepEnd::FinishAccepted => return Ok(None),
+                StepEnd::Stop(end) => return Ok(Some(end)),
+            }
+        }
+    }
+
+    /// Checks the caps that stop a run; records and reports the one that fired.
+    fn stop_for_caps(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        let limits = self.options.limits;
+        let elapsed = self.clock.elapsed();
+        let hit = if elapsed >= limits.timeout {
+            Some(CapHit::RunTimeout {
+                limit_secs: limits.timeout.as_secs(),
+                elapsed_secs: elapsed.as_secs(),
+            })
+        } else if st.figures.steps >= limits.max_turns {
+            Some(CapHit::Turns {
+                limit: limits.max_turns,
+            })
+        } else {
+            None
+        };
+        match hit {
+            Some(hit) => {
+                self.cap(st, &hit, on_event)?;
+                Ok(Some(RunEnd::Cap { hit }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn cap(
+        &mut self,
+        st: &State,
+        hit: &CapHit,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(), AgentError> {
+        let mut step = NewStep::new(StepKind::Cap);
+        step.attempt = st.attempt_id;
+        step.detail = json!({"cap": hit, "message": hit.message()});
+        self.env.journal.append_step(self.env.run, &step)?;
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "cap",
+            &json!({"cap": hit.name(), "message": hit.message()}),
+        )?;
+        on_event(&AgentEvent::Cap {
+            cap: hit.name().into(),
+            message: hit.message(),
+        });
+        Ok(())
+    }
+
+    /// One reply: a format error, or an action sent through the gate (or refused before it).
+    fn step(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        asked: &Asked,
+        started: Instant,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<StepEnd, AgentError> {
+        let (action, repairs) = match &asked.reply {
+            Reply::FormatError(e) => {
+                st.figures.format_errors += 1;
+                let message = e.to_string();
+                let ev = StepEvent {
+                    step: n,
+                    attempt: st.attempt,
+                    kind: "format_error".into(),
+                    thought: None,
+                    action: None,
+                    parameters: None,
+                    call_id: None,
+                    outcome: "format-error".into(),
+                    summary: format!("no action could be read: {}", e.detail),
+                    repaired: false,
+                    prompt_tokens: asked.completion.prompt_tokens,
+                    cached_tokens: asked.completion.cached_tokens,
+                    completion_tokens: asked.completion.completion_tokens,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                };
+                self.record(
+                    st,
+                    StepKind::FormatError,
+                    &ev,
+                    Some(&asked.raw),
+                    json!({"message": message}),
+                )?;
+                on_event(&AgentEvent::Step(ev));
+                st.transcript.push(
+                    vec![
+                        ChatMessage::assistant(asked.raw.clone()),
+                        ChatMessage::user(message),
+                    ],
+                    format!("step {n}: unreadable reply (format error)"),
+                );
+                return Ok(StepEnd::Continue);
+            }
+            Reply::Action { action, repairs } => (action, repairs),
+        };
+        if !repairs.is_empty() {
+            st.figures.repaired += 1;
+        }
+        let tool = action.action.clone();
+        let params = Value::Object(action.parameters.clone());
+        let call_id = format!("run{}-step{n}", self.env.run);
+        let known = self.env.contract.mission.tools.contains(&tool)
+            && self.env.registry.get(&tool).is_some();
+        let mut kind = StepKind::Action;
+        let mut accepted = false;
+        let mut stop: Option<RunEnd> = None;
+        let report = if !known {
+            st.figures.unknown_tools += 1;
+            kind = StepKind::Refusal;
+            let reason = format!(
+                "unknown tool \"{tool}\"; this mission's tools are: {}",
+                self.env.contract.mission.tools.join(", ")
+            );
+            if self.options.bench {
+                stop = Some(RunEnd::UnknownTool {
+                    message: format!(
+                        "the model called {reason}; a bench run stops at an unknown tool"
+                    ),
+                });
+            }
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
+        } else if let Some((at, chars)) = input_over_cap(&params, "parameters") {
+            kind = StepKind::Cap;
+            let hit = CapHit::InputChars {
+                limit: MAX_INPUT_CHARS,
+                chars,
+                what: format!("`{at}` of {tool}"),
+            };
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "cap",
+                &json!({"cap": hit.name(), "message": hit.message()}),
+            )?;
+            on_event(&AgentEvent::Cap {
+                cap: hit.name().into(),
+                message: hit.message(),
+            });
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason: format!("{}; split it into smaller pieces", hit.message()),
+                result: Value::Null,
+            }
+        } else if tool == "finish" {
+            match check_finish(
+                self.env.contract,
+                self.env.world,
+                &st.trace,
+                self.env.input_hashes,
+            ) {
+                Err(refusal) => {
+                    st.figures.finish_refusals += 1;
+                    kind = StepKind::Refusal;
+                    let reason = refusal.reason();
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "finish_refused",
+                        &json!({"step": n, "reason": reason}),
+                    )?;
+                    on_event(&AgentEvent::FinishRefused {
+                        step: n,
+                        reason: reason.clone(),
+                    });
+                    GateReport {
+                        outcome: GateOutcome::Denied,
+                        reason,
+                        result: json!({"finished": false}),
+                    }
+                }
+                Ok(()) => {
+                    let report = self.submit(&call_id, &tool, &params);
+                    if report.outcome == GateOutcome::Executed
+                        || report.outcome == GateOutcome::Replayed
+                    {
+                        accepted = true;
+                        on_event(&AgentEvent::FinishAccepted { step: n });
+                    }
+                    report
+                }
+            }
+        } else {
+            self.submit(&call_id, &tool, &params)
+        };
+        if report.outcome == GateOutcome::ApprovalRequired {
+            stop = Some(RunEnd::ApprovalUnavailable {
+                message: format!(
+                    "{tool} needs a person's approval and none could be asked ({}); run `rein run` in a terminal, or with --approve=all in an empty workspace",
+                    report.reason
+                ),
+            });
+        }
+        let path = params.get("path").and_then(Value::as_str);
+        let mutates = self.env.registry.get(&tool).is_none_or(|t| t.mutates());
+        st.trace
+            .push(TraceEntry::from_gate(&tool, path, report.outcome, mutates));
+        let summary = summarize(&tool, &params, &report);
+        let ev = StepEvent {
+            step: n,
+            attempt: st.attempt,
+            kind: kind.to_string(),
+            thought: action.thought.clone(),
+            action: Some(tool.clone()),
+            parameters: Some(params.clone()),
+            call_id: Some(call_id),
+            outcome: report.outcome.as_str().into(),
+            summary: summary.clone(),
+            repaired: !repairs.is_empty(),
+            prompt_tokens: asked.completion.prompt_tokens,
+            cached_tokens: asked.completion.cached_tokens,
+            completion_tokens: asked.completion.completion_tokens,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        let detail = json!({
+            "parameters": params,
+            "outcome": report.outcome.as_str(),
+            "reason": report.reason,
+            "summary": summary,
+            "repairs": repairs,
+            "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
+        });
+        self.record(st, kind, &ev, Some(&asked.raw), detail)?;
+        on_event(&AgentEvent::Step(ev));
+        st.transcript.push(
+            vec![
+                ChatMessage::assistant(asked.raw.clone()),
+                ChatMessage::user(result_message(n, &tool, &report)),
+            ],
+            format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary),
+        );
+        Ok(match (stop, accepted) {
+            (Some(end), _) => StepEnd::Stop(end),
+            (None, true) => StepEnd::FinishAccepted,
+            (None, false) => StepEnd::Continue,
+        })
+    }
+
+    fn submit(&mut self, call_id: &str, tool: &str, params: &Value) -> GateReport {
+        let call = ToolCall {
+            id: call_id.to_string(),
+            tool: tool.to_string(),
+            arguments: params.clone(),
+        };
+        self.executor.submit(&call, self.approver)
+    }
+
+    fn record(
+        &self,
+        st: &State,
+        kind: StepKind,
+        ev: &StepEvent,
+        raw: Option<&str>,
+        detail: Value,
+    ) -> Result<(), AgentError> {
+        let mut step = NewStep::new(kind);
+        step.attempt = st.attempt_id;
+        step.thought = ev.thought.clone();
+        step.action = ev.action.clone();
+        step.call_id = ev.call_id.clone();
+        step.reply = raw.map(str::to_string);
+        step.detail = detail;
+        step.prompt_tokens = Some(ev.prompt_tokens);
+        step.completion_tokens = Some(ev.completion_tokens);
+        step.elapsed_ms = Some(ev.elapsed_ms);
+        self.env.journal.append_step(self.env.run, &step)?;
+        Ok(())
+    }
+
+    /// The judge: every check of the frozen contract against the world, each recorded.
+    fn judge(
+        &mut self,
+        st: &State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Verdict, AgentError> {
+        let decider: Option<&mut dyn Decider> = match self.decider {
+            Some(ref mut d) => Some(&mut **d),
+            None => None,
+        };
+        let verdict = evaluate(self.env.contract, self.env.world, &st.trace, decider);
+        for check in &verdict.checks {
+            self.env.journal.record_check(
+                self.env.run,
+                &NewCheck {
+                    attempt: st.attempt_id,
+                    kind: check.kind.clone(),
+                    name: check.id.clone(),
+                    passed: check.passed,
+                    facts: json!(check.facts),
+                },
+            )?;
+            on_event(&AgentEvent::Check(check.clone()));
+        }
+        Ok(verdict)
+    }
+
+    fn finish(
+        self,
+        st: State,
+        end: RunEnd,
+        verdict: Option<Verdict>,
+        accepted: bool,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<RunOutcome, AgentError> {
+        let mut figures = st.figures;
+        figures.elapsed_ms = st.started.elapsed().as_millis() as u64;
+        let passed = accepted && verdict.as_ref().is_some_and(|v| v.passed);
+        let status = match &end {
+            _ if passed => RunStatus::Pass,
+            RunEnd::Judged => RunStatus::Fail,
+            _ => RunStatus::Aborted,
+        };
+        let outcome = RunOutcome {
+            run: self.env.run,
+            mission: self.env.contract.id().to_string(),
+            contract_sha256: self.env.contract.sha256.clone(),
+            status,
+            end,
+            verdict,
+            finish_accepted: accepted,
+            figures,
+        };
+        let doc = outcome.document();
+        self.env
+            .journal
+            .append_event(Some(self.env.run), "run_ended", &doc)?;
+        self.env.journal.finish_run(self.env.run, status, &doc)?;
+        on_event(&AgentEvent::RunEnded {
+            run: self.env.run,
+            status: status.to_string(),
+            reason: outcome.reason(),
+        });
+        Ok(outcome)
+    }
+}
+
+fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
+    f.prompt_tokens += u64::from(c.prompt_tokens);
+    f.cached_tokens += u64::from(c.cached_tokens);
+    f.completion_tokens += u64::from(c.completion_tokens);
+}
+
+/// What the model reads when an attempt's finish was accepted but the judge failed it.
+fn retry_feedback(v: &Verdict) -> String {
+    let mut s =
+        String::from("The harness checked your deliverable on disk and these checks failed:\n");
+    for c in v.checks.iter().filter(|c| !c.passed) {
+        let facts = super::prompt::clip(&c.facts.join("; "), 300);
+        s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
+    }
+    s.push_str(
+        "Fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
+    );
+    s
+}

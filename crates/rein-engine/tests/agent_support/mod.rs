@@ -1,0 +1,267 @@
+//! Shared set-up for the agent loop tests: a desk mission copied to a temp folder (so a test
+//! may edit it), a workspace with its inputs, a journal, and a small executor that runs the
+//! registry directly, standing in for the execution gate.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rein_engine::agent::{
+    begin_mission_run, Agent, AgentEvent, AgentOptions, Clock, RunEnv, RunOutcome, WorkspaceWorld,
+};
+use rein_engine::gate::{AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor};
+use rein_engine::mission::{materialise_inputs, FrozenContract, InputHash, Mission};
+use rein_journal::Journal;
+use rein_models::{Model, ScriptedModel};
+use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_workspace::{desk_registry, ToolContext, ToolError, ToolOutput, ToolRegistry, Workspace};
+use serde_json::json;
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agent")
+        .join(name)
+}
+
+pub fn missions_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Runs the registry on the workspace directly: reads execute, proposals are shown to the
+/// approver and written on AllowOnce. Enough to drive the loop; the real gate adds the
+/// journal's exactly-once protocol.
+pub struct DirectExecutor {
+    pub registry: ToolRegistry,
+    pub workspace: Workspace,
+    pub root: PathBuf,
+    pub changes: u32,
+}
+
+impl CallExecutor for DirectExecutor {
+    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
+        let report = |outcome, reason: String, result| GateReport {
+            outcome,
+            reason,
+            result,
+        };
+        let mut ctx = ToolContext::Desk(&self.workspace);
+        match self.registry.call(&mut ctx, &call.tool, &call.arguments) {
+            Err(e @ (ToolError::UnknownTool { .. } | ToolError::InvalidArguments { .. })) => {
+                report(GateOutcome::Invalid, e.to_string(), json!(null))
+            }
+            Err(e) => report(GateOutcome::Invalid, e.to_string(), json!(null)),
+            Ok(ToolOutput::Data(v)) => report(GateOutcome::Executed, String::new(), v),
+            Ok(ToolOutput::Proposal(p)) => {
+                let request = ApprovalRequest {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    path: p.path.to_string(),
+                    diff: p.diff.clone(),
+                    before_sha256: p.before_sha256(),
+                    after_sha256: p.after_sha256(),
+                };
+                match approver.decide(&request) {
+                    ApprovalDecision::AllowOnce => {
+                        let target = self.root.join(p.path.to_string());
+                        match &p.after {
+                            Some(bytes) => {
+                                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                                std::fs::write(&target, bytes).unwrap();
+                            }
+                            None => std::fs::remove_file(&target).unwrap(),
+                        }
+                        self.changes += 1;
+                        report(
+                            GateOutcome::Executed,
+                            String::new(),
+                            json!({"applied": true, "change_id": self.changes, "path": p.path.to_string(), "diff": p.diff}),
+                        )
+                    }
+                    ApprovalDecision::Deny { reason } => {
+                        report(GateOutcome::Denied, reason, json!(null))
+                    }
+                    ApprovalDecision::Unavailable => report(
+                        GateOutcome::ApprovalRequired,
+                        "nobody to ask".into(),
+                        json!(null),
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// A clock stuck at a chosen elapsed time, or advancing one second per reading.
+pub struct FakeClock {
+    pub start: Duration,
+    pub step: Duration,
+    pub reads: std::cell::Cell<u32>,
+}
+
+impl FakeClock {
+    pub fn fixed(secs: u64) -> FakeClock {
+        FakeClock {
+            start: Duration::from_secs(secs),
+            step: Duration::ZERO,
+            reads: std::cell::Cell::new(0),
+        }
+    }
+    pub fn ticking() -> FakeClock {
+        FakeClock {
+            start: Duration::ZERO,
+            step: Duration::from_secs(1),
+            reads: std::cell::Cell::new(0),
+        }
+    }
+}
+
+impl Clock for FakeClock {
+    fn elapsed(&self) -> Duration {
+        let n = self.reads.get();
+        self.reads.set(n + 1);
+        self.start + self.step * n
+    }
+}
+
+/// A mission copied to a temp folder, its workspace and a journal.
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub mission_file: PathBuf,
+    pub workspace: PathBuf,
+    pub contract: FrozenContract,
+    pub hashes: Vec<InputHash>,
+    pub journal: Journal,
+}
+
+impl Harness {
+    pub fn new(mission: &str) -> Harness {
+        Harness::with_edit(mission, |_| {})
+    }
+
+    /// Copies the mission, lets the test edit its JSON first, then loads it.
+    pub fn with_edit(mission: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let mdir = dir.path().join("mission");
+        copy_dir(&missions_dir().join(mission), &mdir);
+        let mission_file = mdir.join("mission.json");
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&mission_file).unwrap()).unwrap();
+        edit(&mut v);
+        std::fs::write(&mission_file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        let contract = Mission::load(&mission_file).unwrap();
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let hashes = materialise_inputs(&contract, &workspace).unwrap();
+        let journal = Journal::open(dir.path().join("journal.db")).unwrap();
+        Harness {
+            dir,
+            mission_file,
+            workspace,
+            contract,
+            hashes,
+            journal,
+        }
+    }
+
+    pub fn executor(&self) -> DirectExecutor {
+        DirectExecutor {
+            registry: desk_registry(),
+            workspace: Workspace::open(&self.workspace).unwrap(),
+            root: self.workspace.clone(),
+            changes: 0,
+        }
+    }
+
+    /// Runs with a scripted model from a fixture file.
+    pub fn run_fixture(
+        &self,
+        fixture_name: &str,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
+        let mut model = ScriptedModel::load(fixture(fixture_name)).unwrap();
+        self.run_model(&mut model, &mut AllowAll, tweak, None, &mut |_| {})
+    }
+
+    /// Runs with any model, approver, option tweak, clock and extra event hook.
+    pub fn run_model(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        tweak: impl FnOnce(&mut AgentOptions),
+        clock: Option<FakeClock>,
+        hook: &mut dyn FnMut(&AgentEvent),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
+        let registry = desk_registry();
+        let mut exec = self.executor();
+        let ws = Workspace::open(&self.workspace).unwrap();
+        let world = WorkspaceWorld::new(&ws);
+        let run = begin_mission_run(
+            &self.journal,
+            &self.contract,
+            &self.workspace.display().to_string(),
+            model.identity(),
+            json!({}),
+        )
+        .unwrap();
+        let env = RunEnv {
+            contract: &self.contract,
+            mission_file: &self.mission_file,
+            world: &world,
+            registry: &registry,
+            input_hashes: &self.hashes,
+            journal: &self.journal,
+            run,
+            workspace_label: self.workspace.display().to_string(),
+        };
+        let mut options = AgentOptions::for_mission(&self.contract, model.identity());
+        tweak(&mut options);
+        let mut agent = Agent::new(env, model, &mut exec, approver).with_options(options);
+        if let Some(c) = clock {
+            agent = agent.with_clock(c);
+        }
+        let mut events = Vec::new();
+        let outcome = agent
+            .run(&mut |e| {
+                hook(e);
+                events.push(e.clone());
+            })
+            .unwrap();
+        (outcome, events)
+    }
+}
+
+/// The refusal reasons of `finish`, in order.
+pub fn finish_refusals(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::FinishRefused { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages of caps that fired, in order.
+pub fn caps(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Cap { cap, message } => Some((cap.clone(), message.clone())),
+            _ => None,
+        })
+        .collect()
+}
