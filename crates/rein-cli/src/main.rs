@@ -1,11 +1,13 @@
 //! `rein`: the command line. Glue only: every command drives the library crates.
 
 mod ask;
+mod changes_cmd;
 mod doctor;
 mod exit;
 mod models_cmd;
 mod open;
 mod perf;
+mod tool_cmd;
 mod worker_cmd;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +37,12 @@ enum Command {
     Doctor,
     /// Inference figures for the embedded backend beside a bare llama.cpp loop.
     Perf(perf::PerfArgs),
+    /// Call one registered tool through the execution gate; prints the outcome as JSON.
+    Tool(tool_cmd::ToolArgs),
+    /// The applied changes of a workspace.
+    Changes(changes_cmd::ChangesArgs),
+    /// Revert one applied change (only if its file is unchanged since).
+    Undo(changes_cmd::UndoArgs),
     /// Internal: serve one model in a child process over stdin/stdout.
     #[command(hide = true)]
     Worker(worker_cmd::WorkerArgs),
@@ -47,6 +55,9 @@ fn main() {
         Command::Ask(args) => ask::run(args, cli.json),
         Command::Doctor => doctor::run(cli.json),
         Command::Perf(args) => perf::run(args, cli.json),
+        Command::Tool(args) => tool_cmd::run(args),
+        Command::Changes(args) => changes_cmd::changes(args, cli.json),
+        Command::Undo(args) => changes_cmd::undo_change(args, cli.json),
         Command::Worker(args) => worker_cmd::run(args),
     };
     match result {

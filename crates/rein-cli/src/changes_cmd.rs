@@ -1,0 +1,174 @@
+//! `rein changes` and `rein undo CHANGE`: the applied changes of a workspace, and their undo.
+//! Both run recovery first, so an interrupted change is resolved (or shown as a conflict)
+//! before anything is listed or reverted.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use rein_engine::apply::ChangeKind;
+use rein_engine::undo::undo;
+use rein_journal::{Change, ChangeId, ChangeState};
+use serde_json::{json, Value};
+
+use crate::tool_cmd::{open_journal, open_workspace, recover_and_report};
+
+#[derive(Debug, clap::Args)]
+pub struct ChangesArgs {
+    /// The workspace whose changes to list (default: the current folder).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Also list changes that were never applied (interrupted before the file was touched).
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UndoArgs {
+    /// The change number, from `rein changes`.
+    change: String,
+    /// The workspace (default: the one the change was made in).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+}
+
+/// `rein changes`.
+pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
+    let dir = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir()
+            .context("cannot read the current folder; pass --workspace DIR")?,
+    };
+    let workspace = open_workspace(&dir)?;
+    let journal = open_journal()?;
+    recover_and_report(&journal, &workspace)?;
+    let root = workspace.display_root();
+    let listed: Vec<Change> = journal
+        .changes(&root)?
+        .into_iter()
+        .filter(|c| args.all || c.state != ChangeState::NotApplied)
+        .collect();
+    if as_json {
+        let changes: Vec<Value> = listed.iter().map(change_json).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "workspace": root, "changes": changes }))?
+        );
+        return Ok(0);
+    }
+    if listed.is_empty() {
+        println!("no changes recorded for {root}");
+        return Ok(0);
+    }
+    println!(
+        "{:<6} {:<20} {:<8} {:<11} {:<8} PATH",
+        "ID", "TIME (UTC)", "KIND", "STATE", "UNDO OF"
+    );
+    for c in &listed {
+        println!(
+            "{:<6} {:<20} {:<8} {:<11} {:<8} {}",
+            c.id.to_string(),
+            utc(c.created_at),
+            ChangeKind::of_change(c).as_str(),
+            c.state.as_str(),
+            c.undo_of.map_or_else(String::new, |u| u.to_string()),
+            c.path
+        );
+    }
+    Ok(0)
+}
+
+/// `rein undo CHANGE`.
+pub fn undo_change(args: UndoArgs, as_json: bool) -> Result<i32> {
+    let Ok(id) = args
+        .change
+        .trim()
+        .trim_start_matches('#')
+        .parse::<i64>()
+        .map(ChangeId)
+    else {
+        bail!(
+            "\"{}\" is not a change number; `rein changes` lists them",
+            args.change
+        );
+    };
+    let journal = open_journal()?;
+    let dir = match args.workspace {
+        Some(dir) => dir,
+        None => match journal.change(id)? {
+            Some(change) => PathBuf::from(change.workspace),
+            None => bail!("there is no change {id}; `rein changes` lists them"),
+        },
+    };
+    let workspace = open_workspace(&dir)?;
+    recover_and_report(&journal, &workspace)?;
+    let report = undo(&journal, &workspace, id)?;
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "undone": report.undo_of,
+                "change_id": report.change_id,
+                "path": report.path,
+                "kind": report.kind,
+                "diff": report.diff,
+            }))?
+        );
+    } else {
+        print!("{}", report.diff);
+        println!(
+            "undid change {}: \"{}\" {} (this is change {}; `rein undo {}` redoes it)",
+            report.undo_of, report.path, report.kind, report.change_id, report.change_id
+        );
+    }
+    Ok(0)
+}
+
+fn change_json(c: &Change) -> Value {
+    json!({
+        "id": c.id,
+        "time": utc(c.created_at),
+        "time_ms": c.created_at,
+        "path": c.path,
+        "kind": ChangeKind::of_change(c),
+        "state": c.state.as_str(),
+        "undo_of": c.undo_of,
+        "undone_by": c.undone_by,
+        "call_id": c.call_id,
+        "before_sha256": c.before_sha,
+        "after_sha256": c.after_sha,
+    })
+}
+
+/// Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC), without a date library.
+fn utc(millis: i64) -> String {
+    let secs = millis.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_700_000_000_123), "2023-11-14T22:13:20Z");
+    }
+}
