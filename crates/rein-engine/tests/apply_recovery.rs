@@ -328,11 +328,31 @@ fn an_applied_change_whose_gate_record_was_lost_is_replayed() {
 fn a_read_only_folder_is_a_clear_error_and_nothing_is_torn() {
     use std::os::unix::fs::PermissionsExt;
     let e = env();
-    if unsafe { libc_geteuid() } == 0 {
-        eprintln!("running as root: permissions are not enforced, skipping");
-        return;
+    // Root ignores permission bits; the immutable attribute stops root too.
+    struct Unlock(PathBuf);
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        }
     }
-    std::fs::set_permissions(&e.root, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let _unlock = Unlock(e.root.clone());
+    if unsafe { libc_geteuid() } == 0 {
+        let locked = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(&e.root)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !locked {
+            eprintln!("running as root without chattr: cannot make a folder read-only, skipping");
+            return;
+        }
+    } else {
+        std::fs::set_permissions(&e.root, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
     let proposal = Proposal::new(
         path("a.txt"),
         Some(b"old\n".to_vec()),
@@ -350,7 +370,7 @@ fn a_read_only_folder_is_a_clear_error_and_nothing_is_torn() {
         },
     )
     .unwrap_err();
-    std::fs::set_permissions(&e.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    drop(_unlock);
     let text = err.to_string();
     assert!(
         text.contains("permission denied") && text.contains("nothing was changed"),

@@ -551,3 +551,47 @@ fn a_journal_that_is_not_a_journal_is_a_clear_error() {
     assert!(err.contains("journal.db"), "{err}");
     assert_eq!(std::fs::read(path).unwrap(), garbage, "left untouched");
 }
+
+#[test]
+fn a_run_scoped_gate_applies_once_per_run_and_undo_works_on_its_changes() {
+    use rein_engine::gate::GateTarget;
+    use rein_journal::{NewRun, RunKind};
+    let env = Env::new();
+    let ws = env.workspace();
+    let journal = env.journal();
+    let run_gate = |run| {
+        Gate::new(GateConfig {
+            registry: &env.registry,
+            target: GateTarget::Desk(&ws),
+            journal: &journal,
+            scope: CallScope::Run(run),
+            policy: Policy::safe_default(),
+            budget: None,
+        })
+    };
+    let first = journal.begin_run(&NewRun::new(RunKind::Mission)).unwrap();
+    let create = call(
+        "step-1",
+        "create_file",
+        json!({"path": "out.txt", "content": "1"}),
+    );
+    let mut g = run_gate(first);
+    assert_eq!(
+        g.submit(&create, &mut AllowAll).outcome,
+        GateOutcome::Executed
+    );
+    assert_eq!(
+        g.submit(&create, &mut AllowAll).outcome,
+        GateOutcome::Replayed
+    );
+    // The same call id in another run is another call (here refused: the file now exists).
+    let second = journal.begin_run(&NewRun::new(RunKind::Mission)).unwrap();
+    let r = run_gate(second).submit(&create, &mut AllowAll);
+    assert_eq!(r.outcome, GateOutcome::Invalid, "{r:?}");
+    assert!(r.reason.contains("already exists"), "{}", r.reason);
+    // Changes of a run are listed under the workspace and can be undone.
+    let changes = journal.changes(&ws.display_root()).unwrap();
+    assert_eq!(changes.len(), 1);
+    rein_engine::undo::undo(&journal, &ws, changes[0].id).unwrap();
+    assert!(env.read("out.txt").is_none());
+}

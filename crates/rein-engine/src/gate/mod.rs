@@ -12,6 +12,13 @@
 //! 6. **executed**: the call ran; a desk change was applied exactly once by [`crate::apply`].
 //!
 //! Every decision, all seven kinds, is recorded in the journal.
+//!
+//! Three mappings onto the seven outcomes are choices, made so that nothing happens twice and
+//! nothing happens unasked: a tool that refuses its arguments (a missing file, a path outside
+//! the workspace, a failed write) is **invalid** and costs no budget; a change whose file moved
+//! away from the approved pre-image is **approval-required** (the approval no longer applies);
+//! a call id whose change is still an unresolved intent or a conflict is
+//! **approval-required** until recovery or the person resolves it, and is never re-applied.
 
 mod approve;
 mod fingerprint;
