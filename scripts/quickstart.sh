@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The README's first command: set up what is missing, then run Rein's main job on the embedded
-# default model.
+# The README's first command: set up what is missing, then run Rein's main job, the verified
+# mission desk_task, on the embedded 0.5B model in a fresh workspace, and print the verdict.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 model="${REIN_QUICKSTART_MODEL:-qwen2.5-coder-0.5b}"
-echo "quickstart: asking $model" >&2
-./target/release/rein ask --model "$model" --max-tokens 96 \
-  "In two sentences: why should an agent harness verify a model's claim that a task is done?"
+workspace="$(mktemp -d "${TMPDIR:-/tmp}/rein-desk-task.XXXXXX")"
+echo "quickstart: running mission desk_task with $model in $workspace" >&2
+# The workspace is new and empty, so approving every change up front is allowed: nothing of
+# yours can be touched. Exit 0 is a pass and 1 a fail verdict (a small model may well fail the
+# judge; the harness worked either way); 2 and 3 are refusals and model failures.
+status=0
+./target/release/rein run desk_task --workspace "$workspace" --model "$model" --approve=all || status=$?
+if [ "$status" -gt 1 ]; then
+  exit "$status"
+fi
+echo "quickstart: the deliverable is in $workspace/out; replay the run with ./target/release/rein journal show <run>" >&2

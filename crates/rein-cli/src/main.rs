@@ -4,9 +4,12 @@ mod ask;
 mod changes_cmd;
 mod doctor;
 mod exit;
+mod journal_cmd;
 mod models_cmd;
 mod open;
 mod perf;
+mod qualify_cmd;
+mod run_cmd;
 mod tool_cmd;
 mod worker_cmd;
 
@@ -37,6 +40,13 @@ enum Command {
     Doctor,
     /// Inference figures for the embedded backend beside a bare llama.cpp loop.
     Perf(perf::PerfArgs),
+    /// Run a verified mission; exit 0 pass, 1 fail, 2 refusal, 3 model failure.
+    Run(run_cmd::RunArgs),
+    /// What happened in runs, step by step.
+    #[command(subcommand)]
+    Journal(journal_cmd::JournalCommand),
+    /// Run a mission N times and report confident false completions (the bar for automatic).
+    Qualify(qualify_cmd::QualifyArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
     Tool(tool_cmd::ToolArgs),
     /// The applied changes of a workspace.
@@ -55,6 +65,9 @@ fn main() {
         Command::Ask(args) => ask::run(args, cli.json),
         Command::Doctor => doctor::run(cli.json),
         Command::Perf(args) => perf::run(args, cli.json),
+        Command::Run(args) => run_cmd::run(args, cli.json),
+        Command::Journal(cmd) => journal_cmd::run(cmd, cli.json),
+        Command::Qualify(args) => qualify_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Changes(args) => changes_cmd::changes(args, cli.json),
         Command::Undo(args) => changes_cmd::undo_change(args, cli.json),

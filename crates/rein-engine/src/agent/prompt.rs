@@ -13,6 +13,8 @@ use crate::mission::FrozenContract;
 /// characters) would fill a small model's context in a few steps; the model can read a line
 /// range when it needs more.
 pub const MAX_RESULT_CHARS: usize = 6_000;
+/// Characters of the `thought` under constrained decoding: one short sentence.
+pub const MAX_THOUGHT_CHARS: usize = 160;
 
 /// The rules and the tools: the first message of every step.
 pub fn system_prompt(registry: &ToolRegistry, tools: &[String]) -> String {
@@ -20,10 +22,12 @@ pub fn system_prompt(registry: &ToolRegistry, tools: &[String]) -> String {
         "You are the actor of Rein, a harness that checks your work. You complete one task inside a \
 workspace folder by calling tools, exactly one tool per reply.\n\
 Reply with exactly one JSON object and nothing else, in this form:\n\
-{\"thought\": \"<one short sentence>\", \"action\": \"<tool name>\", \"parameters\": {...}}\n\n\
+{\"thought\": \"<one short sentence>\", \"action\": \"<tool name>\", \"parameters\": {...}}\n\
+For example: {\"thought\": \"Read the first input.\", \"action\": \"read_file\", \"parameters\": {\"path\": \"notes/a.md\"}}\n\n\
 Rules:\n\
 - Paths are relative to the workspace root.\n\
-- Read the input files before you write. Never change the input files.\n\
+- Read each input file once, before you write. Never change the input files.\n\
+- Do not repeat a call you already made: its result is above.\n\
 - A person sees every change as a diff and may deny it.\n\
 - Write the deliverable in full: real content, no placeholders, no TODO.\n\
 - After writing the deliverable, read it back with read_file, then call finish.\n\
@@ -112,6 +116,12 @@ pub fn mission_action_schema(registry: &ToolRegistry, tools: &[String]) -> Value
                         .is_some_and(|name| tools.iter().any(|t| t == name))
                 })
                 .cloned()
+                .map(|mut branch| {
+                    // A small model left free copies the whole task into its thought, spending
+                    // a hundred tokens a step; a short thought leaves the budget to the action.
+                    branch["properties"]["thought"]["maxLength"] = json!(MAX_THOUGHT_CHARS);
+                    branch
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -134,6 +144,60 @@ pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
         s.push_str(&clip(&body, MAX_RESULT_CHARS));
     }
     s
+}
+
+/// Where the work stands, from the trace (not from the model's claims): which inputs were read,
+/// and whether the deliverable was written and read back. Small models lose track of this and
+/// loop; the note is a hint, never authority.
+pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEntry]) -> String {
+    let m = &contract.mission;
+    let unread: Vec<&str> = m
+        .inputs
+        .iter()
+        .filter(|i| {
+            !trace
+                .iter()
+                .any(|e| e.tool == "read_file" && e.executed() && e.targets(i))
+        })
+        .map(String::as_str)
+        .collect();
+    let artifact = m.required_artifact.as_str();
+    let last_write = trace.iter().rposition(|e| e.mutated_path(artifact));
+    let last_read = trace
+        .iter()
+        .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
+    let (deliverable, next) = match (last_write, last_read) {
+        (None, _) => (
+            format!("{artifact} is not written yet"),
+            format!("write the whole of {artifact} with create_file"),
+        ),
+        (Some(w), Some(r)) if r > w => (
+            format!("{artifact} is written and was read back"),
+            "call finish if it is complete, else fix it".to_string(),
+        ),
+        (Some(_), _) => (
+            format!("{artifact} is written but not read back since"),
+            format!("read {artifact} back with read_file"),
+        ),
+    };
+    let refused = trace
+        .last()
+        .is_some_and(|e| e.tool == "finish" && !e.executed());
+    let next = if refused {
+        format!(
+            "fix {artifact} as the refusal says (replace_file with its full content), then read it back"
+        )
+    } else {
+        next
+    };
+    let (inputs, next) = match unread.first() {
+        None => ("every input was read".to_string(), next),
+        Some(first) => (
+            format!("not yet read: {}", unread.join(", ")),
+            format!("read the whole of {first} with read_file"),
+        ),
+    };
+    format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.")
 }
 
 /// At most `max` characters of `text`, saying how much was cut.

@@ -18,7 +18,7 @@ use super::event::{AgentEvent, StepEvent};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
-    mission_action_schema, result_message, summarize, system_prompt, task_message,
+    mission_action_schema, progress_note, result_message, summarize, system_prompt, task_message,
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{prompt_budget, Transcript};
@@ -125,6 +125,8 @@ pub struct Agent<'a> {
 struct State {
     transcript: Transcript,
     trace: Vec<TraceEntry>,
+    /// Every call the model made: tool, parameters and step, to notice a repeated call.
+    calls: Vec<(String, Value, u32)>,
     figures: RunFigures,
     attempt: u32,
     attempt_id: Option<AttemptId>,
@@ -196,6 +198,7 @@ impl<'a> Agent<'a> {
                 ChatMessage::user(task_message(c)),
             ]),
             trace: Vec::new(),
+            calls: Vec::new(),
             figures: RunFigures::default(),
             attempt: 0,
             attempt_id: None,
@@ -625,6 +628,12 @@ impl<'a> Agent<'a> {
         }
         let path = params.get("path").and_then(Value::as_str);
         let mutates = self.env.registry.get(&tool).is_none_or(|t| t.mutates());
+        let repeated = st
+            .calls
+            .iter()
+            .find(|(t, p, _)| *t == tool && *p == params)
+            .map(|(_, _, step)| *step);
+        st.calls.push((tool.clone(), params.clone(), n));
         st.trace
             .push(TraceEntry::from_gate(&tool, path, report.outcome, mutates));
         let summary = summarize(&tool, &params, &report);
@@ -650,14 +659,24 @@ impl<'a> Agent<'a> {
             "reason": report.reason,
             "summary": summary,
             "repairs": repairs,
+            "cached_tokens": asked.completion.cached_tokens,
             "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
         });
         self.record(st, kind, &ev, Some(&asked.raw), detail)?;
         on_event(&AgentEvent::Step(ev));
+        let mut feedback = result_message(n, &tool, &report);
+        if let Some(earlier) = repeated {
+            // Small models loop on one call; say so plainly (a hint: the call still ran).
+            feedback.push_str(&format!(
+                "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
+            ));
+        }
+        feedback.push('\n');
+        feedback.push_str(&progress_note(self.env.contract, &st.trace));
         st.transcript.push(
             vec![
                 ChatMessage::assistant(asked.raw.clone()),
-                ChatMessage::user(result_message(n, &tool, &report)),
+                ChatMessage::user(feedback),
             ],
             format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary),
         );
