@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rein_engine::agent::{
     AgentEvent, CapHit, RunEnd, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS, MAX_PLAN_STEPS,
-    MAX_REPLY_TOKENS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
+    MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
 };
 use rein_engine::gate::AllowAll;
 use rein_models::ScriptedModel;
@@ -54,10 +54,13 @@ fn turns_cap_at_its_edge() {
 
 #[test]
 fn the_default_turn_cap_is_64() {
-    // 70 reads: the run stops at the 64th turn.
+    // 70 different searches (each makes progress by the loop's measure): the run stops at
+    // the 64th turn.
     let lines: String = (0..70)
-        .map(|_| {
-            json!({"thought": "again", "action": "list_dir", "parameters": {}}).to_string() + "\n"
+        .map(|i| {
+            json!({"thought": "search", "action": "search_text", "parameters": {"pattern": format!("word{i}")}})
+                .to_string()
+                + "\n"
         })
         .collect();
     let mut model =
@@ -239,4 +242,58 @@ fn plan_steps_cap_at_its_edge() {
     assert!(events
         .iter()
         .any(|e| matches!(e, AgentEvent::Plan { steps } if steps.len() == 8)));
+}
+
+#[test]
+fn a_model_that_loops_is_stopped_for_no_progress() {
+    // The same call again and again: the first is progress, the next eight are not.
+    let lines: String = (0..20)
+        .map(|_| {
+            json!({"thought": "again", "action": "list_dir", "parameters": {}}).to_string() + "\n"
+        })
+        .collect();
+    let mut model =
+        ScriptedModel::from_str_named(&lines, std::path::Path::new("loop.jsonl")).unwrap();
+    let h = Harness::new("desk_task");
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert_eq!(
+        out.end,
+        RunEnd::Cap {
+            hit: CapHit::NoProgress {
+                limit: MAX_STEPS_WITHOUT_PROGRESS
+            }
+        }
+    );
+    assert_eq!(out.figures.steps, 1 + MAX_STEPS_WITHOUT_PROGRESS);
+    assert_eq!(
+        caps(&events),
+        vec![(
+            "no_progress".into(),
+            "stopped: 8 steps in a row made no progress (each repeated an earlier call or was a refused finish)".into()
+        )]
+    );
+}
+
+#[test]
+fn progress_resets_the_no_progress_count() {
+    // Seven repeats, one new call, seven repeats: never eight in a row.
+    let repeat = json!({"thought": "again", "action": "list_dir", "parameters": {}}).to_string();
+    let fresh = json!({"thought": "new", "action": "search_text", "parameters": {"pattern": "x"}})
+        .to_string();
+    let mut lines = vec![repeat.clone(); 8];
+    lines.push(fresh);
+    lines.extend(vec![repeat; 7]);
+    let mut model = ScriptedModel::from_str_named(
+        &(lines.join("\n") + "\n"),
+        std::path::Path::new("loop.jsonl"),
+    )
+    .unwrap();
+    let h = Harness::new("desk_task");
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert!(caps(&events).iter().all(|(name, _)| name != "no_progress"));
+    assert!(
+        matches!(out.end, RunEnd::ModelFailed { .. }),
+        "{:?}",
+        out.end
+    );
 }

@@ -20,6 +20,9 @@ pub const MAX_INPUT_CHARS: usize = 32_000;
 /// Tokens of one model reply in the agent loop: enough for a short report in `create_file`,
 /// small enough that a rambling model cannot eat the run's time.
 pub const MAX_REPLY_TOKENS: u32 = 384;
+/// Steps in a row without progress (a call repeated from earlier in the run, or a refused
+/// finish) before the run stops: a small model that loops would otherwise burn every turn.
+pub const MAX_STEPS_WITHOUT_PROGRESS: u32 = 8;
 
 /// The limits in force for one run: the mission's budgets, never above the hard caps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +69,9 @@ pub enum CapHit {
         limit_secs: u64,
         elapsed_secs: u64,
     },
+    NoProgress {
+        limit: u32,
+    },
     InputChars {
         limit: usize,
         chars: usize,
@@ -81,6 +87,7 @@ impl CapHit {
             CapHit::PlanSteps { .. } => "plan_steps",
             CapHit::Attempts { .. } => "attempts",
             CapHit::RunTimeout { .. } => "run_timeout",
+            CapHit::NoProgress { .. } => "no_progress",
             CapHit::InputChars { .. } => "input_chars",
         }
     }
@@ -102,6 +109,9 @@ impl CapHit {
             } => format!(
                 "stopped: the run took {elapsed_secs} s, reaching the run timeout of {limit_secs} s"
             ),
+            CapHit::NoProgress { limit } => format!(
+                "stopped: {limit} steps in a row made no progress (each repeated an earlier call or was a refused finish)"
+            ),
             CapHit::InputChars { limit, chars, what } => format!(
                 "{what} has {chars} characters, more than the cap of {limit} characters per input; it was not used"
             ),
@@ -113,7 +123,10 @@ impl CapHit {
     pub fn stops_run(&self) -> bool {
         matches!(
             self,
-            CapHit::Turns { .. } | CapHit::Attempts { .. } | CapHit::RunTimeout { .. }
+            CapHit::Turns { .. }
+                | CapHit::Attempts { .. }
+                | CapHit::RunTimeout { .. }
+                | CapHit::NoProgress { .. }
         )
     }
 }

@@ -40,7 +40,7 @@ mod world;
 
 pub use caps::{
     input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS,
-    MAX_PLAN_STEPS, MAX_REPLY_TOKENS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
+    MAX_PLAN_STEPS, MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
 };
 pub use decide::ModelDecider;
 pub use error::AgentError;

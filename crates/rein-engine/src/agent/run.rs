@@ -11,8 +11,8 @@ use rein_protocol::{ChatMessage, GateOutcome, GateReport, ModelIdentity, ToolCal
 use rein_workspace::ToolRegistry;
 use serde_json::{json, Value};
 
-use super::caps::MAX_REPLY_TOKENS;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
+use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
@@ -127,6 +127,8 @@ struct State {
     trace: Vec<TraceEntry>,
     /// Every call the model made: tool, parameters and step, to notice a repeated call.
     calls: Vec<(String, Value, u32)>,
+    /// Steps in a row that repeated an earlier call or had finish refused.
+    stalled: u32,
     figures: RunFigures,
     attempt: u32,
     attempt_id: Option<AttemptId>,
@@ -199,6 +201,7 @@ impl<'a> Agent<'a> {
             ]),
             trace: Vec::new(),
             calls: Vec::new(),
+            stalled: 0,
             figures: RunFigures::default(),
             attempt: 0,
             attempt_id: None,
@@ -256,6 +259,7 @@ impl<'a> Agent<'a> {
             }
             let id = self.env.journal.begin_attempt(self.env.run, STRATEGY)?;
             st.attempt = n;
+            st.stalled = 0;
             st.attempt_id = Some(id);
             st.figures.attempts = n;
             on_event(&AgentEvent::AttemptStarted { attempt: n });
@@ -444,6 +448,10 @@ impl<'a> Agent<'a> {
         } else if st.figures.steps >= limits.max_turns {
             Some(CapHit::Turns {
                 limit: limits.max_turns,
+            })
+        } else if st.stalled >= MAX_STEPS_WITHOUT_PROGRESS {
+            Some(CapHit::NoProgress {
+                limit: MAX_STEPS_WITHOUT_PROGRESS,
             })
         } else {
             None
@@ -634,6 +642,12 @@ impl<'a> Agent<'a> {
             .find(|(t, p, _)| *t == tool && *p == params)
             .map(|(_, _, step)| *step);
         st.calls.push((tool.clone(), params.clone(), n));
+        let refused_finish = kind == StepKind::Refusal;
+        st.stalled = if repeated.is_some() || refused_finish {
+            st.stalled + 1
+        } else {
+            0
+        };
         st.trace
             .push(TraceEntry::from_gate(&tool, path, report.outcome, mutates));
         let summary = summarize(&tool, &params, &report);
