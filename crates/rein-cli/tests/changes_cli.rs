@@ -2,63 +2,12 @@
 
 //! `rein changes` and `rein undo` end to end, and recovery when a command starts.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod support;
+
+use std::path::Path;
 
 use serde_json::Value;
-
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
-    Env {
-        _dir: dir,
-        home,
-        ws,
-    }
-}
-
-impl Env {
-    fn rein(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_rein"))
-            .args(args)
-            .env("REIN_HOME", &self.home)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn tool(&self, name: &str, json: &str, extra: &[&str]) -> (i32, Value) {
-        let ws = self.ws.to_str().unwrap();
-        let mut args = vec!["tool", "--workspace", ws, name, json];
-        args.extend_from_slice(extra);
-        let out = self.rein(&args);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e}): {stdout:?}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        for key in ["outcome", "reason", "result"] {
-            assert!(report.get(key).is_some(), "{key} missing: {report}");
-        }
-        (out.status.code().unwrap(), report)
-    }
-
-    fn read(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.ws.join(name)).ok()
-    }
-}
-
+use support::env;
 #[test]
 fn changes_and_undo_from_the_command_line() {
     let e = env();
