@@ -184,19 +184,13 @@ impl ChatStore {
 
     /// The conversations of a workspace, oldest first.
     pub fn conversations(&self, workspace: &str) -> Result<Vec<Conversation>> {
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT id, workspace, title, model, created_at FROM conversations
-                 WHERE workspace = ?1 ORDER BY id",
-            )
-            .map_err(self.db.err("list conversations"))?;
-        let rows = stmt
-            .query_map([workspace], conversation_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("list conversations"))?;
-        Ok(rows)
+        self.db.rows(
+            "list conversations",
+            "SELECT id, workspace, title, model, created_at FROM conversations
+             WHERE workspace = ?1 ORDER BY id",
+            [workspace],
+            conversation_row,
+        )
     }
 
     /// Append a turn to a conversation.
@@ -237,18 +231,14 @@ impl ChatStore {
     /// The last `limit` turns of a conversation, oldest first (the history a prompt keeps).
     pub fn recent_turns(&self, conversation: ConversationId, limit: usize) -> Result<Vec<Turn>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT * FROM (
-                     SELECT id, conversation_id, seq, role, content, meta, created_at
-                     FROM turns WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT ?2)
-                 ORDER BY seq",
-            )
-            .map_err(self.db.err("read turns"))?;
-        let rows = stmt
-            .query_map(params![conversation, limit], |r| {
+        self.db.rows_with_json(
+            "read turns",
+            "SELECT * FROM (
+                 SELECT id, conversation_id, seq, role, content, meta, created_at
+                 FROM turns WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT ?2)
+             ORDER BY seq",
+            params![conversation, limit],
+            |r| {
                 Ok((
                     Turn {
                         id: r.get(0)?,
@@ -259,19 +249,12 @@ impl ChatStore {
                         meta: Value::Null,
                         created_at: r.get(6)?,
                     },
-                    r.get::<_, String>(5)?,
+                    r.get(5)?,
                 ))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read turns"))?;
-        rows.into_iter()
-            .map(|(mut turn, meta)| {
-                turn.meta = self
-                    .db
-                    .parse_json(&format!("meta of turn {}", turn.id), &meta)?;
-                Ok(turn)
-            })
-            .collect()
+            },
+            |turn| format!("meta of turn {}", turn.id),
+            |turn, meta| turn.meta = meta,
+        )
     }
 
     /// Show a card to the person: pending until `now + APPROVAL_LIFETIME_MS`. Refused while the
@@ -436,15 +419,9 @@ impl ChatStore {
             "SELECT {APPROVAL_COLUMNS} FROM approvals
              WHERE workspace = ?1 AND status = 'pending' ORDER BY id"
         );
-        let mut stmt = self
+        let rows = self
             .db
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.db.err("list approvals"))?;
-        let rows = stmt
-            .query_map([workspace], approval_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("list approvals"))?;
+            .rows("list approvals", &sql, [workspace], approval_row)?;
         rows.into_iter().map(|row| row.decode(&self.db)).collect()
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, Params, Row, Transaction, TransactionBehavior};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -51,6 +51,43 @@ impl Db {
         let value = f(&tx)?;
         tx.commit().map_err(|e| sql(&self.path, action, e))?;
         Ok(value)
+    }
+
+    /// Every row `sql` returns for `params`, in order, each mapped by `row`; `action` names the
+    /// read in errors.
+    pub(crate) fn rows<T>(
+        &self,
+        action: &str,
+        sql: &str,
+        params: impl Params,
+        row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err(action))?;
+        stmt.query_map(params, row)
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(self.err(action))
+    }
+
+    /// [`Db::rows`] for rows with one JSON column: `row` maps the other columns and returns the
+    /// JSON text beside them. Once every row is read, each text is parsed (`what` names it in
+    /// errors) and handed to `set`.
+    pub(crate) fn rows_with_json<T, J: DeserializeOwned>(
+        &self,
+        action: &str,
+        sql: &str,
+        params: impl Params,
+        row: impl FnMut(&Row<'_>) -> rusqlite::Result<(T, String)>,
+        what: impl Fn(&T) -> String,
+        set: impl Fn(&mut T, J),
+    ) -> Result<Vec<T>> {
+        self.rows(action, sql, params, row)?
+            .into_iter()
+            .map(|(mut item, text)| {
+                let value = self.parse_json(&what(&item), &text)?;
+                set(&mut item, value);
+                Ok(item)
+            })
+            .collect()
     }
 
     pub(crate) fn err(&self, action: &str) -> impl FnOnce(rusqlite::Error) -> crate::Error + '_ {

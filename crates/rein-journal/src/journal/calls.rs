@@ -183,15 +183,12 @@ impl Journal {
         let sql = format!(
             "SELECT {CALL_COLUMNS} FROM tool_calls WHERE scope_key = ?1 AND call_id = ?2 ORDER BY id"
         );
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.db.err("read tool calls"))?;
-        let rows = stmt
-            .query_map(params![scope.key(), call_id], call_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read tool calls"))?;
+        let rows = self.db.rows(
+            "read tool calls",
+            &sql,
+            params![scope.key(), call_id],
+            call_row,
+        )?;
         rows.into_iter().map(|row| row.decode(self)).collect()
     }
 
@@ -226,15 +223,7 @@ impl Journal {
 
     pub(crate) fn tool_calls_of_run(&self, run: RunId) -> Result<Vec<RecordedCall>> {
         let sql = format!("SELECT {CALL_COLUMNS} FROM tool_calls WHERE run_id = ?1 ORDER BY id");
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.db.err("read tool calls"))?;
-        let rows = stmt
-            .query_map([run], call_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read tool calls"))?;
+        let rows = self.db.rows("read tool calls", &sql, [run], call_row)?;
         rows.into_iter().map(|row| row.decode(self)).collect()
     }
 

@@ -193,7 +193,6 @@ impl Journal {
     /// oldest first: what recovery must look at.
     pub fn pending_intents(&self, workspace: &str) -> Result<Vec<Change>> {
         self.changes_by(
-            &self.db.conn,
             "c.workspace = ?1 AND c.state = 'intent' ORDER BY c.id",
             params![workspace],
         )
@@ -201,11 +200,7 @@ impl Journal {
 
     /// Every change of a workspace, oldest first (`rein changes`).
     pub fn changes(&self, workspace: &str) -> Result<Vec<Change>> {
-        self.changes_by(
-            &self.db.conn,
-            "c.workspace = ?1 ORDER BY c.id",
-            params![workspace],
-        )
+        self.changes_by("c.workspace = ?1 ORDER BY c.id", params![workspace])
     }
 
     /// One change.
@@ -223,7 +218,7 @@ impl Journal {
     }
 
     pub(crate) fn changes_of_run(&self, run: RunId) -> Result<Vec<Change>> {
-        self.changes_by(&self.db.conn, "c.run_id = ?1 ORDER BY c.id", params![run])
+        self.changes_by("c.run_id = ?1 ORDER BY c.id", params![run])
     }
 
     fn validate_intent(&self, intent: &ChangeIntent) -> Result<()> {
@@ -368,19 +363,9 @@ impl Journal {
             .map_err(self.db.err("read a change"))
     }
 
-    fn changes_by(
-        &self,
-        conn: &rusqlite::Connection,
-        filter: &str,
-        args: impl rusqlite::Params,
-    ) -> Result<Vec<Change>> {
+    fn changes_by(&self, filter: &str, args: impl rusqlite::Params) -> Result<Vec<Change>> {
         let sql = format!("SELECT {CHANGE_COLUMNS} FROM changes c WHERE {filter}");
-        conn.prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_map(args, change_row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(self.db.err("read changes"))
+        self.db.rows("read changes", &sql, args, change_row)
     }
 }
 

@@ -463,15 +463,7 @@ impl Journal {
     /// Every run, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs r ORDER BY r.id");
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.db.err("list runs"))?;
-        let rows = stmt
-            .query_map([], run_row)
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("list runs"))?;
+        let rows = self.db.rows("list runs", &sql, [], run_row)?;
         rows.into_iter().map(|row| row.decode(self)).collect()
     }
 
@@ -523,16 +515,12 @@ impl Journal {
     }
 
     fn attempts(&self, run: RunId) -> Result<Vec<Attempt>> {
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT id, run_id, seq, strategy, started_at, finished_at, outcome
-                 FROM attempts WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(self.db.err("read attempts"))?;
-        let rows = stmt
-            .query_map([run], |r| {
+        self.db.rows(
+            "read attempts",
+            "SELECT id, run_id, seq, strategy, started_at, finished_at, outcome
+             FROM attempts WHERE run_id = ?1 ORDER BY seq",
+            [run],
+            |r| {
                 Ok(Attempt {
                     id: r.get(0)?,
                     run: r.get(1)?,
@@ -542,24 +530,18 @@ impl Journal {
                     finished_at: r.get(5)?,
                     outcome: r.get(6)?,
                 })
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read attempts"))?;
-        Ok(rows)
+            },
+        )
     }
 
     fn steps(&self, run: RunId) -> Result<Vec<Step>> {
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT id, run_id, seq, kind, attempt_id, thought, action, call_id, reply, detail,
-                        prompt_tokens, completion_tokens, elapsed_ms, created_at
-                 FROM steps WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(self.db.err("read steps"))?;
-        let rows = stmt
-            .query_map([run], |r| {
+        self.db.rows_with_json(
+            "read steps",
+            "SELECT id, run_id, seq, kind, attempt_id, thought, action, call_id, reply, detail,
+                    prompt_tokens, completion_tokens, elapsed_ms, created_at
+             FROM steps WHERE run_id = ?1 ORDER BY seq",
+            [run],
+            |r| {
                 Ok((
                     Step {
                         id: r.get(0)?,
@@ -577,32 +559,21 @@ impl Journal {
                         elapsed_ms: r.get(12)?,
                         created_at: r.get(13)?,
                     },
-                    r.get::<_, String>(9)?,
+                    r.get(9)?,
                 ))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read steps"))?;
-        rows.into_iter()
-            .map(|(mut step, detail)| {
-                step.detail = self
-                    .db
-                    .parse_json(&format!("detail of step {}", step.id), &detail)?;
-                Ok(step)
-            })
-            .collect()
+            },
+            |step| format!("detail of step {}", step.id),
+            |step, detail| step.detail = detail,
+        )
     }
 
     fn checks(&self, run: RunId) -> Result<Vec<CheckResult>> {
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(
-                "SELECT id, run_id, seq, attempt_id, kind, name, passed, facts, created_at
-                 FROM check_results WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(self.db.err("read check results"))?;
-        let rows = stmt
-            .query_map([run], |r| {
+        self.db.rows_with_json(
+            "read check results",
+            "SELECT id, run_id, seq, attempt_id, kind, name, passed, facts, created_at
+             FROM check_results WHERE run_id = ?1 ORDER BY seq",
+            [run],
+            |r| {
                 Ok((
                     CheckResult {
                         id: r.get(0)?,
@@ -615,56 +586,37 @@ impl Journal {
                         facts: Value::Null,
                         created_at: r.get(8)?,
                     },
-                    r.get::<_, String>(7)?,
+                    r.get(7)?,
                 ))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(self.db.err("read check results"))?;
-        rows.into_iter()
-            .map(|(mut check, facts)| {
-                check.facts = self
-                    .db
-                    .parse_json(&format!("facts of check {}", check.id), &facts)?;
-                Ok(check)
-            })
-            .collect()
+            },
+            |check| format!("facts of check {}", check.id),
+            |check, facts| check.facts = facts,
+        )
     }
 
     fn events_where(&self, filter: &str, run: Option<RunId>) -> Result<Vec<Event>> {
         let sql = format!(
             "SELECT id, run_id, kind, payload, created_at FROM events WHERE {filter} ORDER BY id"
         );
-        let mut stmt = self
-            .db
-            .conn
-            .prepare_cached(&sql)
-            .map_err(self.db.err("read events"))?;
-        let map = |r: &Row<'_>| {
-            Ok((
-                Event {
-                    id: r.get(0)?,
-                    run: r.get(1)?,
-                    kind: r.get(2)?,
-                    payload: Value::Null,
-                    created_at: r.get(4)?,
-                },
-                r.get::<_, String>(3)?,
-            ))
-        };
-        let rows = match run {
-            Some(run) => stmt.query_map([run], map),
-            None => stmt.query_map([], map),
-        }
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .map_err(self.db.err("read events"))?;
-        rows.into_iter()
-            .map(|(mut event, payload)| {
-                event.payload = self
-                    .db
-                    .parse_json(&format!("payload of event {}", event.id), &payload)?;
-                Ok(event)
-            })
-            .collect()
+        self.db.rows_with_json(
+            "read events",
+            &sql,
+            rusqlite::params_from_iter(run),
+            |r| {
+                Ok((
+                    Event {
+                        id: r.get(0)?,
+                        run: r.get(1)?,
+                        kind: r.get(2)?,
+                        payload: Value::Null,
+                        created_at: r.get(4)?,
+                    },
+                    r.get(3)?,
+                ))
+            },
+            |event| format!("payload of event {}", event.id),
+            |event, payload| event.payload = payload,
+        )
     }
 
     fn require_run(&self, tx: &rusqlite::Transaction<'_>, run: RunId) -> Result<RunStatus> {
