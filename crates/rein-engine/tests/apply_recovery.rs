@@ -6,37 +6,37 @@
 use std::path::PathBuf;
 
 use rein_engine::apply::{apply, recover, ApplyError, ApplyRequest, ChangeKind};
-use rein_engine::gate::{AllowAll, CallExecutor, Gate, GateConfig};
-use rein_engine::policy::Policy;
-use rein_journal::{sha256_hex, CallScope, ChangeIntent, ChangeState, Journal};
+use rein_engine::gate::{AllowAll, CallExecutor};
+use rein_journal::{sha256_hex, ChangeIntent, ChangeState};
 use rein_protocol::{GateOutcome, ToolCall};
-use rein_workspace::{desk_registry, Proposal, RelPath, Workspace};
+use rein_workspace::{desk_registry, Proposal, RelPath};
 use serde_json::json;
 
-struct Env {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: Workspace,
-    journal: Journal,
-}
+#[path = "desk_support/mod.rs"]
+mod support;
+
+use support::Env;
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("ws");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("a.txt"), "old\n").unwrap();
-    let ws = Workspace::open(&root).unwrap();
-    let journal = Journal::open(dir.path().join("journal.db")).unwrap();
-    Env {
-        _dir: dir,
-        root,
-        ws,
-        journal,
-    }
+    support::env("old\n")
 }
 
-fn scope(e: &Env) -> CallScope {
-    CallScope::Workspace(e.ws.display_root())
+/// Applies `proposal` as call `call_id` in the workspace's own scope.
+fn apply_as(
+    e: &Env,
+    call_id: &str,
+    proposal: &Proposal,
+) -> Result<rein_engine::apply::Applied, ApplyError> {
+    apply(
+        &e.journal,
+        &e.ws,
+        ApplyRequest {
+            scope: &e.scope(),
+            call_id,
+            proposal,
+            undo_of: None,
+        },
+    )
 }
 
 fn path(p: &str) -> RelPath {
@@ -54,7 +54,7 @@ fn intent(
     let after_sha = after.map(|a| e.journal.put_artifact(a.as_bytes()).unwrap());
     e.journal
         .record_intent(&ChangeIntent {
-            scope: scope(e),
+            scope: e.scope(),
             call_id: call_id.into(),
             workspace: e.ws.display_root(),
             path: "a.txt".into(),
@@ -73,23 +73,9 @@ fn apply_stores_both_images_and_commits() {
         Some(b"old\n".to_vec()),
         Some(b"new\n".to_vec()),
     );
-    let s = scope(&e);
-    let applied = apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "c1",
-            proposal: &proposal,
-            undo_of: None,
-        },
-    )
-    .unwrap();
+    let applied = apply_as(&e, "c1", &proposal).unwrap();
     assert_eq!(applied.kind, ChangeKind::Edited);
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(e.read("a.txt").unwrap(), "new\n");
     let change = e.journal.change(applied.change_id).unwrap().unwrap();
     assert_eq!(change.state, ChangeState::Committed);
     assert_eq!(
@@ -108,16 +94,7 @@ fn apply_stores_both_images_and_commits() {
     );
     assert!(e.ws.stale_temps().unwrap().is_empty());
     // The same call id cannot apply a second time.
-    let again = apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "c1",
-            proposal: &proposal,
-            undo_of: None,
-        },
-    );
+    let again = apply_as(&e, "c1", &proposal);
     assert!(again.is_err());
 }
 
@@ -130,18 +107,7 @@ fn a_stale_pre_image_is_refused_before_anything_is_recorded() {
         Some(b"old\n".to_vec()),
         Some(b"new\n".to_vec()),
     );
-    let s = scope(&e);
-    let err = apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "c1",
-            proposal: &proposal,
-            undo_of: None,
-        },
-    )
-    .unwrap_err();
+    let err = apply_as(&e, "c1", &proposal).unwrap_err();
     assert!(matches!(err, ApplyError::Stale { .. }), "{err}");
     let text = err.to_string();
     assert!(
@@ -149,24 +115,11 @@ fn a_stale_pre_image_is_refused_before_anything_is_recorded() {
         "{text}"
     );
     assert!(text.contains("nothing was written"), "{text}");
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "edited by hand\n"
-    );
+    assert_eq!(e.read("a.txt").unwrap(), "edited by hand\n");
     assert!(e.journal.changes(&e.ws.display_root()).unwrap().is_empty());
     // A create whose file appeared meanwhile is stale too.
     let create = Proposal::new(path("a.txt"), None, Some(b"x".to_vec()));
-    let err = apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "c2",
-            proposal: &create,
-            undo_of: None,
-        },
-    )
-    .unwrap_err();
+    let err = apply_as(&e, "c2", &create).unwrap_err();
     assert!(err.to_string().contains("approved against absent"), "{err}");
 }
 
@@ -197,30 +150,15 @@ fn recovery_marks_an_untouched_intent_not_applied_and_the_call_can_run_again() {
         arguments: args,
     };
     {
-        let mut gate = Gate::new(GateConfig::desk(
-            &registry,
-            &e.ws,
-            &e.journal,
-            Policy::safe_default(),
-            None,
-        ));
+        let mut gate = e.gate(&registry);
         let r = gate.submit(&call, &mut AllowAll);
         assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
         assert!(r.reason.contains("intent"), "{}", r.reason);
     }
     let report = recover(&e.journal, &e.ws).unwrap();
     assert_eq!(report.not_applied, vec![id]);
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "old\n"
-    );
-    let mut gate = Gate::new(GateConfig::desk(
-        &registry,
-        &e.ws,
-        &e.journal,
-        Policy::safe_default(),
-        None,
-    ));
+    assert_eq!(e.read("a.txt").unwrap(), "old\n");
+    let mut gate = e.gate(&registry);
     let r = gate.submit(&call, &mut AllowAll);
     assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
     assert_eq!(
@@ -241,10 +179,7 @@ fn recovery_leaves_a_file_with_other_content_as_a_conflict() {
         lines[0].contains("a.txt") && lines[0].contains("left as it is"),
         "{lines:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "a third thing\n"
-    );
+    assert_eq!(e.read("a.txt").unwrap(), "a third thing\n");
     let change = e.journal.change(id).unwrap().unwrap();
     assert_eq!(change.state, ChangeState::Conflict);
     assert_eq!(
@@ -277,10 +212,7 @@ fn recovery_removes_stale_temp_files() {
     let report = recover(&e.journal, &e.ws).unwrap();
     assert_eq!(report.temps_removed, vec![temp.to_string()]);
     assert!(!e.root.join(temp.as_str()).exists());
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(e.read("a.txt").unwrap(), "old\n");
 }
 
 #[test]
@@ -298,25 +230,8 @@ fn an_applied_change_whose_gate_record_was_lost_is_replayed() {
         Some(b"old\n".to_vec()),
         Some(b"new\n".to_vec()),
     );
-    let s = scope(&e);
-    apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "c9",
-            proposal: &proposal,
-            undo_of: None,
-        },
-    )
-    .unwrap();
-    let mut gate = Gate::new(GateConfig::desk(
-        &registry,
-        &e.ws,
-        &e.journal,
-        Policy::safe_default(),
-        None,
-    ));
+    apply_as(&e, "c9", &proposal).unwrap();
+    let mut gate = e.gate(&registry);
     let r = gate.submit(&call, &mut AllowAll);
     assert_eq!(r.outcome, GateOutcome::Replayed, "{r:?}");
     assert_eq!(r.result["applied"], true);
@@ -358,28 +273,14 @@ fn a_read_only_folder_is_a_clear_error_and_nothing_is_torn() {
         Some(b"old\n".to_vec()),
         Some(b"new\n".to_vec()),
     );
-    let s = scope(&e);
-    let err = apply(
-        &e.journal,
-        &e.ws,
-        ApplyRequest {
-            scope: &s,
-            call_id: "ro",
-            proposal: &proposal,
-            undo_of: None,
-        },
-    )
-    .unwrap_err();
+    let err = apply_as(&e, "ro", &proposal).unwrap_err();
     drop(_unlock);
     let text = err.to_string();
     assert!(
         text.contains("permission denied") && text.contains("nothing was changed"),
         "{text}"
     );
-    assert_eq!(
-        std::fs::read_to_string(e.root.join("a.txt")).unwrap(),
-        "old\n"
-    );
+    assert_eq!(e.read("a.txt").unwrap(), "old\n");
     let changes = e.journal.changes(&e.ws.display_root()).unwrap();
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].state, ChangeState::NotApplied);

@@ -2,47 +2,25 @@
 
 //! Undo: after apply, refused after an outside edit, undo of an undo, creates and deletes.
 
-use std::path::PathBuf;
-
-use rein_engine::gate::{AllowAll, CallExecutor, Gate, GateConfig};
-use rein_engine::policy::Policy;
+use rein_engine::gate::{AllowAll, CallExecutor};
 use rein_engine::undo::{undo, UndoError};
-use rein_journal::{ChangeId, ChangeState, Journal};
+use rein_journal::{ChangeId, ChangeState};
 use rein_protocol::{GateOutcome, ToolCall};
 use rein_workspace::{desk_registry, Workspace};
 use serde_json::{json, Value};
 
-struct Env {
-    dir: tempfile::TempDir,
-    root: PathBuf,
-    ws: Workspace,
-    journal: Journal,
-}
+#[path = "desk_support/mod.rs"]
+mod support;
+
+use support::Env;
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("ws");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
-    let ws = Workspace::open(&root).unwrap();
-    let journal = Journal::open(dir.path().join("journal.db")).unwrap();
-    Env {
-        dir,
-        root,
-        ws,
-        journal,
-    }
+    support::env("one\ntwo\n")
 }
 
 fn run(e: &Env, id: &str, tool: &str, arguments: Value) -> ChangeId {
     let registry = desk_registry();
-    let mut gate = Gate::new(GateConfig::desk(
-        &registry,
-        &e.ws,
-        &e.journal,
-        Policy::safe_default(),
-        None,
-    ));
+    let mut gate = e.gate(&registry);
     let r = gate.submit(
         &ToolCall {
             id: id.into(),
@@ -53,10 +31,6 @@ fn run(e: &Env, id: &str, tool: &str, arguments: Value) -> ChangeId {
     );
     assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
     ChangeId(r.result["change_id"].as_i64().unwrap())
-}
-
-fn read(e: &Env, name: &str) -> Option<String> {
-    std::fs::read_to_string(e.root.join(name)).ok()
 }
 
 fn state(e: &Env, id: ChangeId) -> ChangeState {
@@ -72,10 +46,10 @@ fn undo_restores_the_pre_image_and_can_itself_be_undone() {
         "edit_file",
         json!({"path": "a.txt", "old_text": "two", "new_text": "TWO"}),
     );
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\nTWO\n");
+    assert_eq!(e.read("a.txt").unwrap(), "one\nTWO\n");
 
     let first = undo(&e.journal, &e.ws, edit).unwrap();
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\ntwo\n");
+    assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n");
     assert_eq!(first.undo_of, edit);
     assert!(
         first.diff.contains("-TWO") && first.diff.contains("+two"),
@@ -97,11 +71,11 @@ fn undo_restores_the_pre_image_and_can_itself_be_undone() {
 
     // Undo of the undo: the edit is back.
     let redo = undo(&e.journal, &e.ws, first.change_id).unwrap();
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\nTWO\n");
+    assert_eq!(e.read("a.txt").unwrap(), "one\nTWO\n");
     assert_eq!(state(&e, first.change_id), ChangeState::Undone);
     // And once more.
     undo(&e.journal, &e.ws, redo.change_id).unwrap();
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\ntwo\n");
+    assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n");
 }
 
 #[test]
@@ -125,7 +99,7 @@ fn undo_is_refused_after_an_outside_edit_and_says_what_changed() {
         text.contains(&rein_journal::sha256_hex(b"person\n")),
         "{text}"
     );
-    assert_eq!(read(&e, "a.txt").unwrap(), "person\n", "not overwritten");
+    assert_eq!(e.read("a.txt").unwrap(), "person\n", "not overwritten");
     assert_eq!(state(&e, edit), ChangeState::Committed);
     // A file deleted by hand: found absent.
     std::fs::remove_file(e.root.join("a.txt")).unwrap();
@@ -144,16 +118,16 @@ fn undo_of_a_create_removes_the_file_and_undo_of_a_delete_recreates_it() {
     );
     let report = undo(&e.journal, &e.ws, create).unwrap();
     assert_eq!(report.kind.as_str(), "deleted");
-    assert!(read(&e, "sub/new.txt").is_none());
+    assert!(e.read("sub/new.txt").is_none());
 
     let delete = run(&e, "d1", "delete_file", json!({"path": "a.txt"}));
-    assert!(read(&e, "a.txt").is_none());
+    assert!(e.read("a.txt").is_none());
     let report = undo(&e.journal, &e.ws, delete).unwrap();
     assert_eq!(report.kind.as_str(), "created");
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\ntwo\n");
+    assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n");
     // The recreated file can be deleted again by undoing the undo.
     undo(&e.journal, &e.ws, report.change_id).unwrap();
-    assert!(read(&e, "a.txt").is_none());
+    assert!(e.read("a.txt").is_none());
 }
 
 #[test]
@@ -174,7 +148,7 @@ fn undo_refuses_unknown_changes_and_other_workspaces() {
     let other = Workspace::open(&other_root).unwrap();
     let err = undo(&e.journal, &other, edit).unwrap_err();
     assert!(matches!(err, UndoError::OtherWorkspace { .. }), "{err}");
-    assert_eq!(read(&e, "a.txt").unwrap(), "x\n");
+    assert_eq!(e.read("a.txt").unwrap(), "x\n");
 }
 
 #[test]
@@ -184,13 +158,7 @@ fn an_undone_change_replays_rather_than_reapplying() {
     let edit = run(&e, "e1", "replace_file", args.clone());
     undo(&e.journal, &e.ws, edit).unwrap();
     let registry = desk_registry();
-    let mut gate = Gate::new(GateConfig::desk(
-        &registry,
-        &e.ws,
-        &e.journal,
-        Policy::safe_default(),
-        None,
-    ));
+    let mut gate = e.gate(&registry);
     let r = gate.submit(
         &ToolCall {
             id: "e1".into(),
@@ -200,5 +168,5 @@ fn an_undone_change_replays_rather_than_reapplying() {
         &mut AllowAll,
     );
     assert_eq!(r.outcome, GateOutcome::Replayed);
-    assert_eq!(read(&e, "a.txt").unwrap(), "one\ntwo\n", "the undo stands");
+    assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n", "the undo stands");
 }
