@@ -2,6 +2,7 @@
 
 mod ask;
 mod changes_cmd;
+mod check_mission_cmd;
 mod doctor;
 mod exit;
 mod journal_cmd;
@@ -45,6 +46,8 @@ enum Command {
     /// What happened in runs, step by step.
     #[command(subcommand)]
     Journal(journal_cmd::JournalCommand),
+    /// Run the judge on a mission's gold deliverable and near misses; exit 1 if it is wrong.
+    CheckMission(check_mission_cmd::CheckMissionArgs),
     /// Run a mission N times and report confident false completions (the bar for automatic).
     Qualify(qualify_cmd::QualifyArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
@@ -67,6 +70,7 @@ fn main() {
         Command::Perf(args) => perf::run(args, cli.json),
         Command::Run(args) => run_cmd::run(args, cli.json),
         Command::Journal(cmd) => journal_cmd::run(cmd, cli.json),
+        Command::CheckMission(args) => check_mission_cmd::run(args, cli.json),
         Command::Qualify(args) => qualify_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Changes(args) => changes_cmd::changes(args, cli.json),

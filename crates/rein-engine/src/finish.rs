@@ -1,6 +1,7 @@
 //! When `finish` is refused. A small model will claim success sincerely with nothing to show,
-//! so `finish` is accepted only when the deliverable exists, is real content, was re-read after
-//! it was last written, and no frozen input was touched. Each refusal's text is fed back to the
+//! so `finish` is accepted only when the deliverable exists, is real content, was written by this
+//! run (and is still what it wrote), was re-read after it was last written, and no frozen input
+//! was touched. Each refusal's text is fed back to the
 //! model as the result of its `finish` call.
 
 use regex::Regex;
@@ -34,6 +35,10 @@ pub enum FinishRefusal {
         words: usize,
         min: usize,
     },
+    #[error("finish refused: `{path}` was not written in this run; a file that was already there is not this run's work: write it with create_file or replace_file, read it back, then finish")]
+    NotWrittenThisRun { path: String },
+    #[error("finish refused: `{path}` is not what this run last wrote to it; write it again, read it back, then finish")]
+    ChangedSinceWritten { path: String },
     #[error("finish refused: re-read the output first: `{path}` was written after you last read it; call read_file on it, check it, then finish")]
     NotReread { path: String },
 }
@@ -101,12 +106,20 @@ pub fn check_finish(
     let last_read = trace
         .iter()
         .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
-    if let Some(w) = last_write {
-        if last_read.is_none_or(|r| r < w) {
-            return Err(FinishRefusal::NotReread {
-                path: artifact.into(),
-            });
-        }
+    let Some(w) = last_write else {
+        return Err(FinishRefusal::NotWrittenThisRun {
+            path: artifact.into(),
+        });
+    };
+    if trace[w].written_sha256.as_deref() != Some(sha256_hex(&bytes).as_str()) {
+        return Err(FinishRefusal::ChangedSinceWritten {
+            path: artifact.into(),
+        });
+    }
+    if last_read.is_none_or(|r| r < w) {
+        return Err(FinishRefusal::NotReread {
+            path: artifact.into(),
+        });
     }
     Ok(())
 }
@@ -154,24 +167,31 @@ fn check_inputs(
     Ok(())
 }
 
-/// Template markers that show a draft was never filled in.
+/// Template markers that show a draft was never filled in. They are matched against the
+/// normalised text (`checks::normalize`), so a zero-width space inside `TBD` hides nothing.
 const PLACEHOLDER_PATTERNS: &[&str] = &[
     r"\{\{[^{}\n]*\}\}",
-    r"(?i)\[\s*(todo|tbd|placeholder|insert[^\]]*)\s*\]",
+    r"(?i)\[\s*(todo|tbd|tbc|placeholder|fill\s*(it\s*)?in|insert[^\]]*|to be [a-z ]*|\.\.\.|…)\s*\]",
+    r"(?i)\(\s*(todo|tbd|tbc|placeholder|fill\s*(it\s*)?in|insert[^)]*|to be (written|added|completed|done|filled|decided|determined|confirmed)[^)]*)\s*\)",
     r"\bTODO\b",
     r"\bTBD\b",
+    r"\bTBC\b",
     r"\bFIXME\b",
+    r"\bXXX+\b",
+    r"\?{3,}",
     r"(?i)lorem ipsum",
-    r"(?i)<\s*insert",
-    r"(?i)\byour (text|content|summary) here\b",
+    r"(?i)<\s*(insert|fill|your)",
+    r"(?i)\byour (text|content|summary|answer|report) (goes )?here\b",
+    r"(?i)\bto be (written|filled in|completed) later\b",
 ];
 
-/// The first placeholder marker in the text, if any.
+/// The first placeholder marker in the text, if any (after normalisation).
 pub fn find_placeholder(text: &str) -> Option<String> {
+    let text = crate::checks::normalize(text);
     PLACEHOLDER_PATTERNS.iter().find_map(|p| {
         Regex::new(p)
             .ok()
-            .and_then(|re| re.find(text).map(|m| m.as_str().to_string()))
+            .and_then(|re| re.find(&text).map(|m| m.as_str().to_string()))
     })
 }
 
@@ -187,7 +207,19 @@ mod tests {
         assert!(find_placeholder("Lorem ipsum dolor").is_some());
         assert!(find_placeholder("<Insert summary>").is_some());
         assert!(find_placeholder("Total: TBD").is_some());
+        for hidden in [
+            "Risks: (to be written later)",
+            "Goal: [fill in]",
+            "Owner: XXX",
+            "Total hours: ???",
+            "Total: T\u{200b}BD",
+            "[Insert the goal]",
+            "(TBD)",
+        ] {
+            assert!(find_placeholder(hidden).is_some(), "{hidden:?}");
+        }
         assert!(find_placeholder("The todos are done; mastodon; {\"a\": {}}").is_none());
+        assert!(find_placeholder("Is it ready? We think so. (to be fair, mostly)").is_none());
         assert!(find_placeholder("").is_none());
     }
 }

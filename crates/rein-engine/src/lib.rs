@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod cases;
 pub mod checks;
 pub mod finish;
 pub mod gate;

@@ -230,14 +230,14 @@ fn numeric_consistency_csv_ops() {
         numeric(re, csv("sum"), 0.0),
         &world_with(&[("out/r.md", "no number here")]),
     );
-    assert!(r.facts[0].contains("does not match"), "{:?}", r.facts);
+    assert!(r.facts[0].contains("no statement matches"), "{:?}", r.facts);
 }
 
 #[test]
 fn numeric_consistency_lines_json_and_pointer() {
     let w = world_with(&[
         ("out/r.md", "Errors: 2\nItems: 7"),
-        ("out/f.json", r#"{"errors": 2, "items": "7"}"#),
+        ("out/f.json", r#"{"errors": 2, "items": 7, "as_text": "7"}"#),
     ]);
     let lines = json!({"from": "lines", "path": "logs/app.log", "pattern": "^ERROR"});
     passes(
@@ -259,7 +259,11 @@ fn numeric_consistency_lines_json_and_pointer() {
     c["stated"] = json!({"pointer": "/errors"});
     fails(c.clone(), &w);
     c["stated"] = json!({"pointer": "/missing"});
-    fails(c, &w);
+    fails(c.clone(), &w);
+    // A number written as a string is not a JSON number: refused, not parsed leniently.
+    c["stated"] = json!({"pointer": "/as_text"});
+    let r = fails(c, &w);
+    assert!(r.facts[0].contains("not a JSON number"), "{:?}", r.facts);
     let m = json!({"from": "matches", "paths": ["logs/app.log"], "pattern": "ERROR (\\w+)", "op": "count"});
     passes(numeric(json!({"regex": "Errors: (\\d+)"}), m, 0.0), &w);
 }

@@ -167,8 +167,9 @@ fn grounded_refuses_a_changed_input() {
     );
 }
 
+/// A qualified decision check (it decides the verdict of an automatic mission).
 fn decision(floor: Option<u32>) -> Value {
-    let mut c = json!({"id": "d", "kind": "decision", "path": "out/f.json",
+    let mut c = json!({"id": "d", "kind": "decision", "path": "out/f.json", "qualified": true,
         "prompt": "Is this right?\n{artifact}", "labels": ["yes", "no"], "expected": "yes"});
     if let Some(f) = floor {
         c["floor_bps"] = json!(f);
@@ -245,6 +246,42 @@ fn decision_fails_closed() {
         .with_file("docs/b.txt", OTHER);
     assert!(!evaluate(&c, &empty, &[], Some(&mut d)).passed);
     assert_eq!(d.calls, 0);
+}
+
+#[test]
+fn an_unqualified_decision_is_advice_and_never_decides_the_verdict() {
+    let mut checks = decision(None);
+    checks[0]["qualified"] = json!(false);
+    checks
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "exists", "kind": "file_exists", "path": "out/f.json"}));
+    let (_d, c) = contract("automatic", checks);
+    let w = world(r#"{"x": 1}"#);
+    // A confident "yes" does not make a pass out of a failed deterministic check...
+    let mut d = Fixed::new(Ok(vec![("yes", 0.99), ("no", 0.01)]));
+    let v = evaluate(
+        &c,
+        &MemWorld::new().with_file("docs/a.txt", INVOICE),
+        &[],
+        Some(&mut d),
+    );
+    assert!(!v.passed && v.checks[0].advisory, "{v:?}");
+    // ...and a confident "no" does not fail a deliverable the code accepted: it is reported.
+    let mut d = Fixed::new(Ok(vec![("yes", 0.01), ("no", 0.99)]));
+    let v = evaluate(&c, &w, &[], Some(&mut d));
+    assert!(
+        v.passed && v.checks[0].advisory && !v.checks[0].passed,
+        "{v:?}"
+    );
+    // Only advisory checks: nothing decides, so nothing passes.
+    let (_d, c) = contract("automatic", {
+        let mut only = decision(None);
+        only[0]["qualified"] = json!(false);
+        only
+    });
+    let mut d = Fixed::new(Ok(vec![("yes", 1.0), ("no", 0.0)]));
+    assert!(!evaluate(&c, &w, &[], Some(&mut d)).passed);
 }
 
 #[test]

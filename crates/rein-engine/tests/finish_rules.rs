@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use rein_engine::checks::{MemWorld, TraceEntry};
+use rein_engine::checks::{MemWorld, TraceEntry, World};
 use rein_engine::finish::{check_finish, FinishRefusal, DEFAULT_FINISH_MIN_WORDS};
-use rein_engine::mission::{FrozenContract, InputHash, Mission};
+use rein_engine::mission::{sha256_hex, FrozenContract, InputHash, Mission};
 
 const REPORT: &str = "# Project summary\n\n## Goal\nThe Harbor Library app lets members renew loans and reserve \
 books from their phones.\n\n## Tasks\nSix tasks, two done.\nTotal hours: 64\n\n## Risks\nThe supplier has not \
@@ -33,6 +33,33 @@ fn hashes(c: &FrozenContract) -> Vec<InputHash> {
     c.inputs.clone()
 }
 
+/// `check_finish` with every executed change in the trace taken to have left the file that is
+/// on disk now (what a real run records), so each test exercises one rule at a time.
+fn finish_now(
+    c: &FrozenContract,
+    w: &dyn World,
+    trace: &[TraceEntry],
+    hashes: &[InputHash],
+) -> Result<(), FinishRefusal> {
+    let trace: Vec<TraceEntry> = trace
+        .iter()
+        .cloned()
+        .map(|e| {
+            if e.mutated && e.written_sha256.is_none() {
+                let now = e
+                    .path
+                    .as_deref()
+                    .and_then(|p| w.read(p).ok().flatten())
+                    .map(|b| sha256_hex(&b));
+                e.with_written(now)
+            } else {
+                e
+            }
+        })
+        .collect();
+    check_finish(c, w, &trace, hashes)
+}
+
 fn e(tool: &str, path: &str, mutated: bool) -> TraceEntry {
     TraceEntry::new(tool, Some(path), "executed", mutated)
 }
@@ -48,7 +75,7 @@ fn written_and_reread() -> Vec<TraceEntry> {
 #[test]
 fn finish_without_the_deliverable_is_refused() {
     let c = desk();
-    let r = check_finish(&c, &fresh(&c), &[], &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &fresh(&c), &[], &hashes(&c)).unwrap_err();
     assert_eq!(
         r,
         FinishRefusal::Missing {
@@ -64,7 +91,7 @@ fn finish_without_the_deliverable_is_refused() {
 fn empty_deliverable_is_refused() {
     let c = desk();
     let w = fresh(&c).with_file("out/summary.md", " \n\t");
-    let r = check_finish(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
     assert!(matches!(r, FinishRefusal::Empty { .. }), "{r}");
 }
 
@@ -80,7 +107,7 @@ fn placeholders_are_refused() {
         format!("{REPORT}\n<insert summary here>"),
     ] {
         let w = fresh(&c).with_file("out/summary.md", bad.as_str());
-        let r = check_finish(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
+        let r = finish_now(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
         assert!(matches!(r, FinishRefusal::Placeholder { .. }), "{bad}: {r}");
     }
 }
@@ -91,7 +118,7 @@ fn too_few_words_is_refused() {
     assert_eq!(c.mission.min_words, Some(DEFAULT_FINISH_MIN_WORDS as u32));
     let short = "# Project summary\nDone.";
     let w = fresh(&c).with_file("out/summary.md", short);
-    let r = check_finish(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
     assert_eq!(
         r,
         FinishRefusal::TooFewWords {
@@ -103,9 +130,9 @@ fn too_few_words_is_refused() {
     let nineteen = vec!["word"; 19].join(" ");
     let twenty = vec!["word"; 20].join(" ");
     let w = fresh(&c).with_file("out/summary.md", nineteen.as_str());
-    assert!(check_finish(&c, &w, &written_and_reread(), &hashes(&c)).is_err());
+    assert!(finish_now(&c, &w, &written_and_reread(), &hashes(&c)).is_err());
     let w = fresh(&c).with_file("out/summary.md", twenty.as_str());
-    assert!(check_finish(&c, &w, &written_and_reread(), &hashes(&c)).is_ok());
+    assert!(finish_now(&c, &w, &written_and_reread(), &hashes(&c)).is_ok());
 }
 
 #[test]
@@ -117,7 +144,7 @@ fn written_but_not_reread_is_refused_then_accepted_after_reading() {
         e("read_file", "out/summary.md", false), // a read before the write does not count
         e("create_file", "out/summary.md", true),
     ];
-    let r = check_finish(&c, &w, &trace, &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &trace, &hashes(&c)).unwrap_err();
     assert_eq!(
         r,
         FinishRefusal::NotReread {
@@ -133,19 +160,19 @@ fn written_but_not_reread_is_refused_then_accepted_after_reading() {
         "denied",
         false,
     ));
-    assert!(check_finish(&c, &w, &trace, &hashes(&c)).is_err());
+    assert!(finish_now(&c, &w, &trace, &hashes(&c)).is_err());
 
     trace.push(e("read_file", "./out/summary.md", false));
-    assert_eq!(check_finish(&c, &w, &trace, &hashes(&c)), Ok(()));
+    assert_eq!(finish_now(&c, &w, &trace, &hashes(&c)), Ok(()));
 
     // Editing again after the read needs another read.
     trace.push(e("edit_file", "out/summary.md", true));
     assert!(matches!(
-        check_finish(&c, &w, &trace, &hashes(&c)),
+        finish_now(&c, &w, &trace, &hashes(&c)),
         Err(FinishRefusal::NotReread { .. })
     ));
     trace.push(e("read_file", "out/summary.md", false));
-    assert_eq!(check_finish(&c, &w, &trace, &hashes(&c)), Ok(()));
+    assert_eq!(finish_now(&c, &w, &trace, &hashes(&c)), Ok(()));
 
     // A write the gate refused is not a write.
     trace.push(TraceEntry::new(
@@ -154,7 +181,7 @@ fn written_but_not_reread_is_refused_then_accepted_after_reading() {
         "denied",
         false,
     ));
-    assert_eq!(check_finish(&c, &w, &trace, &hashes(&c)), Ok(()));
+    assert_eq!(finish_now(&c, &w, &trace, &hashes(&c)), Ok(()));
 }
 
 #[test]
@@ -165,7 +192,7 @@ fn overwriting_an_input_is_refused() {
         .with_file("out/summary.md", REPORT)
         .with_file("data/tasks.csv", REPORT);
     let mut trace = written_and_reread();
-    let r = check_finish(&c, &w, &trace, &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &trace, &hashes(&c)).unwrap_err();
     assert!(
         matches!(&r, FinishRefusal::InputOverwritten { input, .. } if input == "data/tasks.csv"),
         "{r}"
@@ -175,7 +202,7 @@ fn overwriting_an_input_is_refused() {
     // A trace mutation of an input is refused even if the bytes were put back.
     let w = fresh(&c).with_file("out/summary.md", REPORT);
     trace.insert(1, e("replace_file", "notes/overview.md", true));
-    let r = check_finish(&c, &w, &trace, &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &trace, &hashes(&c)).unwrap_err();
     assert!(
         matches!(&r, FinishRefusal::InputOverwritten { input, .. } if input == "notes/overview.md"),
         "{r}"
@@ -184,7 +211,7 @@ fn overwriting_an_input_is_refused() {
     // A deleted input too.
     let mut w = fresh(&c).with_file("out/summary.md", REPORT);
     w.remove_file("notes/meeting-notes.md");
-    let r = check_finish(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
+    let r = finish_now(&c, &w, &written_and_reread(), &hashes(&c)).unwrap_err();
     assert!(
         matches!(&r, FinishRefusal::InputOverwritten { input, .. } if input == "notes/meeting-notes.md"),
         "{r}"
@@ -196,7 +223,37 @@ fn a_good_finish_is_accepted() {
     let c = desk();
     let w = fresh(&c).with_file("out/summary.md", REPORT);
     assert_eq!(
-        check_finish(&c, &w, &written_and_reread(), &hashes(&c)),
+        finish_now(&c, &w, &written_and_reread(), &hashes(&c)),
         Ok(())
+    );
+}
+
+#[test]
+fn a_deliverable_this_run_never_wrote_is_refused() {
+    let c = desk();
+    let w = fresh(&c).with_file("out/summary.md", REPORT);
+    // Read back, but never written by this run: it was already there.
+    let trace = vec![e("read_file", "out/summary.md", false)];
+    assert_eq!(
+        check_finish(&c, &w, &trace, &hashes(&c)).unwrap_err(),
+        FinishRefusal::NotWrittenThisRun {
+            path: "out/summary.md".into()
+        }
+    );
+}
+
+#[test]
+fn a_deliverable_changed_after_this_runs_write_is_refused() {
+    let c = desk();
+    let w = fresh(&c).with_file("out/summary.md", REPORT);
+    let trace = vec![
+        e("create_file", "out/summary.md", true).with_written(Some("0".repeat(64))),
+        e("read_file", "out/summary.md", false),
+    ];
+    assert_eq!(
+        check_finish(&c, &w, &trace, &hashes(&c)).unwrap_err(),
+        FinishRefusal::ChangedSinceWritten {
+            path: "out/summary.md".into()
+        }
     );
 }

@@ -111,7 +111,12 @@ fn desk_task_meets_the_issue() {
         "numeric_consistency",
         "content_absent",
         "file_absent",
-        "actions_called",
+        "inputs_read",
+        "written_this_run",
+        "statement",
+        "mentions_all",
+        "no_placeholders",
+        "not_copied",
     ] {
         assert!(kinds.contains(&k), "desk_task lacks {k}");
     }

@@ -293,10 +293,11 @@ impl<'a> Agent<'a> {
                     let outcome = if verdict.passed {
                         "passed".to_string()
                     } else {
+                        let deciding = verdict.checks.iter().filter(|c| !c.advisory);
                         format!(
                             "failed: {} of {} checks",
-                            verdict.checks.iter().filter(|c| !c.passed).count(),
-                            verdict.checks.len()
+                            deciding.clone().filter(|c| !c.passed).count(),
+                            deciding.count()
                         )
                     };
                     self.env.journal.finish_attempt(id, &outcome)?;
@@ -649,7 +650,7 @@ impl<'a> Agent<'a> {
             0
         };
         st.trace
-            .push(TraceEntry::from_gate(&tool, path, report.outcome, mutates));
+            .push(self.trace_entry(&tool, path, &report, mutates));
         let summary = summarize(&tool, &params, &report);
         let ev = StepEvent {
             step: n,
@@ -699,6 +700,39 @@ impl<'a> Agent<'a> {
             (None, true) => StepEnd::FinishAccepted,
             (None, false) => StepEnd::Continue,
         })
+    }
+
+    /// The trace entry of a call, with what the judge needs to know of its effect: whether a
+    /// read returned the whole file, and what an executed change left on disk.
+    fn trace_entry(
+        &self,
+        tool: &str,
+        path: Option<&str>,
+        report: &GateReport,
+        mutates: bool,
+    ) -> TraceEntry {
+        let entry = TraceEntry::from_gate(tool, path, report.outcome, mutates);
+        if !entry.executed() {
+            return entry;
+        }
+        let r = &report.result;
+        let full_read = tool == "read_file"
+            && r.get("start_line").and_then(Value::as_u64) == Some(1)
+            && r.get("truncated").and_then(Value::as_bool) == Some(false)
+            && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
+            && r.get("end_line").and_then(Value::as_u64)
+                == r.get("total_lines").and_then(Value::as_u64);
+        let written = match path {
+            Some(p) if mutates => self
+                .env
+                .world
+                .read(p)
+                .ok()
+                .flatten()
+                .map(|b| crate::mission::sha256_hex(&b)),
+            _ => None,
+        };
+        entry.with_full_read(full_read).with_written(written)
     }
 
     fn submit(&mut self, call_id: &str, tool: &str, params: &Value) -> GateReport {
@@ -805,16 +839,19 @@ fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
     f.completion_tokens += u64::from(c.completion_tokens);
 }
 
-/// What the model reads when an attempt's finish was accepted but the judge failed it.
+/// What the model reads when an attempt's finish was accepted but the judge failed it: which
+/// checks failed and what the deliverable stated. Never a value computed from the inputs (the
+/// expected total, the missing names): those stay in the journal, and the model must get them
+/// from the inputs or from a tool that computes them visibly.
 fn retry_feedback(v: &Verdict) -> String {
     let mut s =
         String::from("The harness checked your deliverable on disk and these checks failed:\n");
-    for c in v.checks.iter().filter(|c| !c.passed) {
-        let facts = super::prompt::clip(&c.facts.join("; "), 300);
+    for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
+        let facts = super::prompt::clip(&c.feedback.join("; "), 300);
         s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
     }
     s.push_str(
-        "Fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
+        "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
 }

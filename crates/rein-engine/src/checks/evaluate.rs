@@ -2,11 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::numbers::NumberRules;
 use super::semantic::Decider;
 use super::spec::CheckSpec;
 use super::trace::TraceEntry;
 use super::world::World;
-use super::{actions, files, numeric, report, semantic, Ctx};
+use super::{actions, entries, files, numeric, process, report, semantic, statement, Ctx, Judged};
 use crate::mission::{FrozenContract, Mode};
 
 /// One check's outcome and the facts it read.
@@ -15,10 +16,17 @@ pub struct CheckResult {
     pub id: String,
     pub kind: String,
     pub passed: bool,
+    /// Every fact, for the person and the journal (including expected values).
     pub facts: Vec<String>,
+    /// The facts a model may be told: never a value computed from the inputs.
+    #[serde(default)]
+    pub feedback: Vec<String>,
+    /// Reported as advice for a person; does not decide the verdict (an unqualified decision).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub advisory: bool,
 }
 
-/// Pass only when there is at least one check and every check passed.
+/// Pass only when there is at least one deciding check and every deciding check passed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub mission: String,
@@ -51,24 +59,31 @@ pub fn evaluate(
         world,
         trace,
     };
+    // In a human-review mission the decisions are what is being qualified, so they count.
+    let automatic = contract.mission.mode == Mode::Automatic;
     let mut checks = Vec::with_capacity(contract.mission.checks.len());
     for check in &contract.mission.checks {
         let d: Option<&mut dyn Decider> = match decider {
             Some(ref mut d) => Some(&mut **d),
             None => None,
         };
-        let (passed, facts) = run(&cx, &check.spec, d);
+        let judged = run(&cx, &check.spec, d);
+        let mut facts = judged.facts.clone();
+        facts.extend(judged.withheld);
         checks.push(CheckResult {
             id: check.id.clone(),
             kind: check.spec.kind().to_string(),
-            passed,
+            passed: judged.passed,
             facts,
+            feedback: judged.facts,
+            advisory: automatic && check.spec.is_advisory(),
         });
     }
+    let deciding: Vec<&CheckResult> = checks.iter().filter(|c| !c.advisory).collect();
     Verdict {
         mission: contract.mission.id.clone(),
         contract_sha256: contract.sha256.clone(),
-        passed: !checks.is_empty() && checks.iter().all(|c| c.passed),
+        passed: !deciding.is_empty() && deciding.iter().all(|c| c.passed),
         checks,
     }
 }
@@ -88,59 +103,161 @@ pub fn evaluate_automatic(
     Ok(evaluate(contract, world, trace, decider))
 }
 
-fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> (bool, Vec<String>) {
+fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Judged {
     match spec {
-        CheckSpec::FileExists { path, non_empty } => files::file_exists(cx, path, *non_empty),
-        CheckSpec::FileAbsent { path } => files::file_absent(cx, path),
+        CheckSpec::FileExists { path, non_empty } => {
+            files::file_exists(cx, path, *non_empty).into()
+        }
+        CheckSpec::FileAbsent { path } => files::file_absent(cx, path).into(),
         CheckSpec::ContentMatches {
             path,
             pattern,
             regex,
             case_insensitive,
-        } => files::content_matches(cx, path, pattern, *regex, *case_insensitive),
+            section,
+            include_code,
+        } => files::content_matches(
+            cx,
+            &files::Pattern {
+                path,
+                pattern,
+                regex: *regex,
+                case_insensitive: *case_insensitive,
+                section: section.as_deref(),
+                include_code: *include_code,
+            },
+        )
+        .into(),
         CheckSpec::ContentAbsent {
             path,
             pattern,
             regex,
             case_insensitive,
-        } => files::content_absent(cx, path, pattern, *regex, *case_insensitive),
-        CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema),
+            section,
+            include_code,
+        } => files::content_absent(
+            cx,
+            &files::Pattern {
+                path,
+                pattern,
+                regex: *regex,
+                case_insensitive: *case_insensitive,
+                section: section.as_deref(),
+                include_code: *include_code,
+            },
+        )
+        .into(),
+        CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema).into(),
         CheckSpec::NumericConsistency {
             path,
             stated,
             expected,
             tolerance,
-        } => numeric::numeric_consistency(cx, path, stated, expected, *tolerance),
+            section,
+            units,
+            signed,
+            occurrences,
+        } => numeric::numeric_consistency(
+            cx,
+            &numeric::Statement {
+                path,
+                stated,
+                section: section.as_deref(),
+                rules: NumberRules {
+                    signed: *signed,
+                    units,
+                },
+                occurrences: *occurrences,
+            },
+            expected,
+            *tolerance,
+        ),
         CheckSpec::ReportComplete {
             path,
             headings,
             fields,
             min_words,
             max_words,
-        } => report::report_complete(cx, path, headings, fields, *min_words, *max_words),
-        CheckSpec::ActionsCalled { tools, ordered } => actions::actions_called(cx, tools, *ordered),
+            in_order,
+            min_section_words,
+            max_repeats,
+        } => report::report_complete(
+            cx,
+            path,
+            &report::Shape {
+                headings,
+                fields,
+                min_words: *min_words,
+                max_words: *max_words,
+                in_order: *in_order,
+                min_section_words: *min_section_words,
+                max_repeats: *max_repeats,
+            },
+        )
+        .into(),
+        CheckSpec::ActionsCalled { tools, ordered } => {
+            actions::actions_called(cx, tools, *ordered).into()
+        }
         CheckSpec::VariableSet { name, expected } => {
-            actions::variable_set(cx, name, expected.as_ref())
+            actions::variable_set(cx, name, expected.as_ref()).into()
         }
         CheckSpec::Grounded {
             path,
             claim,
             sources,
-        } => semantic::grounded(cx, path, claim, sources),
+        } => semantic::grounded(cx, path, claim, sources).into(),
         CheckSpec::Decision {
             prompt,
             labels,
             expected,
             path,
             floor_bps,
+            section,
+            inputs,
+            qualified: _,
         } => semantic::decision(
             cx,
             decider,
-            prompt,
-            labels,
-            expected,
-            path.as_deref(),
-            *floor_bps,
-        ),
+            &semantic::Ask {
+                prompt,
+                labels,
+                expected,
+                path: path.as_deref(),
+                section: section.as_deref(),
+                inputs,
+                floor_bps: *floor_bps,
+            },
+        )
+        .into(),
+        CheckSpec::Statement {
+            path,
+            section,
+            all,
+            unnegated,
+        } => statement::statement(cx, path, section.as_deref(), all, *unnegated).into(),
+        CheckSpec::MentionsAll {
+            path,
+            section,
+            values,
+        } => statement::mentions_all(cx, path, section.as_deref(), values),
+        CheckSpec::NotCopied {
+            path,
+            sources,
+            min_run_words,
+            max_fraction,
+        } => statement::not_copied(cx, path, sources, *min_run_words, *max_fraction).into(),
+        CheckSpec::NoPlaceholders { path } => files::no_placeholders(cx, path).into(),
+        CheckSpec::InputsRead {
+            paths,
+            before_writing,
+        } => process::inputs_read(cx, paths, before_writing.as_deref()).into(),
+        CheckSpec::WrittenThisRun { path } => process::written_this_run(cx, path).into(),
+        CheckSpec::EntriesMatch {
+            path,
+            array,
+            sources,
+            fields,
+            unique,
+        } => entries::entries_match(cx, path, array, sources, fields, unique),
     }
 }

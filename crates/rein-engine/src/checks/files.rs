@@ -2,8 +2,11 @@
 
 use regex::RegexBuilder;
 
+use super::json::parse_strict as parse_json;
+use super::normalize::normalize;
 use super::text::{count_words, preview};
 use super::Ctx;
+use crate::finish::find_placeholder;
 
 pub(crate) fn file_exists(cx: &Ctx<'_>, path: &str, non_empty: bool) -> (bool, Vec<String>) {
     match cx.world.read(path) {
@@ -42,29 +45,44 @@ pub(crate) fn file_absent(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
     }
 }
 
-/// Finds the pattern in the file's text; `Err` is a fact when the file or pattern is unusable.
-fn find(
-    cx: &Ctx<'_>,
-    path: &str,
-    pattern: &str,
-    regex: bool,
-    case_insensitive: bool,
-) -> Result<(Option<String>, String), String> {
-    let text = cx.read_text(path)?;
-    let source = if regex {
-        pattern.to_string()
+/// What a content check looks for and where.
+pub(crate) struct Pattern<'a> {
+    pub path: &'a str,
+    pub pattern: &'a str,
+    pub regex: bool,
+    pub case_insensitive: bool,
+    pub section: Option<&'a str>,
+    pub include_code: bool,
+}
+
+/// Finds the pattern in the file's prose (or one section of it), both normalised; `Err` is a
+/// fact when the file, the section or the pattern is unusable.
+fn find(cx: &Ctx<'_>, p: &Pattern<'_>) -> Result<(Option<String>, String), String> {
+    let prose = cx.read_prose(p.path, p.include_code)?;
+    let text = prose
+        .scope(p.section)
+        .map_err(|e| format!("{}: {e}", p.path))?;
+    let source = if p.regex {
+        p.pattern.to_string()
     } else {
-        regex::escape(pattern)
+        regex::escape(&normalize(p.pattern))
     };
     let re = RegexBuilder::new(&source)
-        .case_insensitive(case_insensitive)
+        .case_insensitive(p.case_insensitive)
         .build()
         .map_err(|e| format!("invalid pattern: {e}"))?;
     let what = format!(
-        "{} `{}`{}",
-        if regex { "regex" } else { "literal" },
-        pattern,
-        if case_insensitive { " (any case)" } else { "" }
+        "{} `{}`{}{}",
+        if p.regex { "regex" } else { "literal" },
+        p.pattern,
+        if p.case_insensitive {
+            " (any case)"
+        } else {
+            ""
+        },
+        p.section
+            .map(|s| format!(" in section `{s}`"))
+            .unwrap_or_default()
     );
     let hit = re.find(&text).map(|m| {
         let line = text[..m.start()].matches('\n').count() + 1;
@@ -73,31 +91,37 @@ fn find(
     Ok((hit, what))
 }
 
-pub(crate) fn content_matches(
-    cx: &Ctx<'_>,
-    path: &str,
-    pattern: &str,
-    regex: bool,
-    ci: bool,
-) -> (bool, Vec<String>) {
-    match find(cx, path, pattern, regex, ci) {
+pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
+    let path = p.path;
+    match find(cx, p) {
         Ok((Some(hit), what)) => (true, vec![format!("{path}: {what} found at {hit}")]),
         Ok((None, what)) => (false, vec![format!("{path}: {what} not found")]),
         Err(fact) => (false, vec![fact]),
     }
 }
 
-pub(crate) fn content_absent(
-    cx: &Ctx<'_>,
-    path: &str,
-    pattern: &str,
-    regex: bool,
-    ci: bool,
-) -> (bool, Vec<String>) {
-    match find(cx, path, pattern, regex, ci) {
+pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
+    let path = p.path;
+    match find(cx, p) {
         Ok((None, what)) => (true, vec![format!("{path}: {what} absent")]),
         Ok((Some(hit), what)) => (false, vec![format!("{path}: {what} present at {hit}")]),
         Err(fact) => (false, vec![fact]),
+    }
+}
+
+/// No template marker in the file's normalised text (code and comments included: a
+/// placeholder hidden in a comment is still a draft).
+pub(crate) fn no_placeholders(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
+    let bytes = match cx.read_required(path) {
+        Ok(b) => b,
+        Err(fact) => return (false, vec![fact]),
+    };
+    match find_placeholder(&String::from_utf8_lossy(&bytes)) {
+        None => (true, vec![format!("{path}: no placeholder marker")]),
+        Some(m) => (
+            false,
+            vec![format!("{path}: placeholder marker `{}`", preview(&m))],
+        ),
     }
 }
 
@@ -110,7 +134,7 @@ pub(crate) fn json_schema(
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
-    let instance: serde_json::Value = match serde_json::from_slice(&bytes) {
+    let instance: serde_json::Value = match parse_json(&bytes) {
         Ok(v) => v,
         Err(e) => return (false, vec![format!("{path}: not valid JSON: {e}")]),
     };

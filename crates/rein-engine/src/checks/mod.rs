@@ -15,30 +15,83 @@
 //! | `actions_called` | the tools were executed (optionally in order) |
 //! | `variable_set` | a sandbox variable is set (to the expected value) |
 //! | `grounded` | claimed strings occur literally in frozen input bytes |
-//! | `decision` | a decision model gives the expected label at least the floor |
+//! | `decision` | a decision model gives the expected label at least the floor (advisory until qualified) |
+//! | `statement` | one sentence of a section states every required fact (optionally unnegated) |
+//! | `mentions_all` | every value of a frozen CSV column is mentioned in a section |
+//! | `not_copied` | the artifact is not mostly pasted from the inputs |
+//! | `no_placeholders` | no template marker, after normalisation |
+//! | `inputs_read` | every input was read in full before the deliverable was first written |
+//! | `written_this_run` | this run's last change of the file produced its final content |
+//! | `entries_match` | entry i of a JSON array holds the values its own source i labels |
+//!
+//! Text is judged as it renders (`normalize`), Markdown through its prose (`prose`): comments
+//! and code are not content, emphasis is not part of a heading. Numbers are parsed strictly
+//! (`numbers`), JSON strictly (`json`). Facts computed from the inputs (an expected value, a
+//! missing list) are *withheld*: journaled and shown to the person, never fed back to the model.
 
 mod actions;
 mod csv;
+mod entries;
 mod evaluate;
 mod files;
+mod json;
+mod normalize;
+mod numbers;
 mod numeric;
 mod paths;
+mod process;
+mod prose;
 mod report;
 mod semantic;
 mod spec;
+mod statement;
 pub(crate) mod text;
 mod trace;
 mod world;
 
 pub use evaluate::{evaluate, evaluate_automatic, CheckResult, JudgeError, Verdict};
+pub use json::parse_strict as parse_json_strict;
+pub use normalize::normalize;
 pub use paths::{normalize_rel, same_path};
 pub use semantic::{Decider, DECISION_ARTIFACT_CLIP_CHARS, SEMANTIC_FLOOR_BPS};
-pub use spec::{Aggregate, Check, CheckSpec, Computed, Locator, RowFilter, CHECK_KINDS};
-pub use text::{count_words, markdown_headings};
+pub use spec::{
+    Aggregate, CallSpec, Check, CheckSpec, Computed, FieldRule, Locator, Occurrences, RowFilter,
+    ValueSource, CHECK_KINDS,
+};
+pub use text::count_words;
 pub use trace::TraceEntry;
 pub use world::{DirWorld, MemWorld, World, WorldError};
 
 use crate::mission::FrozenContract;
+
+/// One check's outcome: whether it passed, the facts a model may be told, and the facts
+/// withheld from the model because they come from the inputs (expected values).
+#[derive(Debug, Default)]
+pub(crate) struct Judged {
+    pub passed: bool,
+    pub facts: Vec<String>,
+    pub withheld: Vec<String>,
+}
+
+impl Judged {
+    pub fn say(&mut self, fact: impl Into<String>) {
+        self.facts.push(fact.into());
+    }
+
+    pub fn withhold(&mut self, fact: impl Into<String>) {
+        self.withheld.push(fact.into());
+    }
+}
+
+impl From<(bool, Vec<String>)> for Judged {
+    fn from((passed, facts): (bool, Vec<String>)) -> Judged {
+        Judged {
+            passed,
+            facts,
+            withheld: Vec::new(),
+        }
+    }
+}
 
 /// What every check may read: the frozen contract, the world and the trace.
 pub(crate) struct Ctx<'a> {
@@ -57,9 +110,10 @@ impl Ctx<'_> {
         }
     }
 
-    pub fn read_text(&self, path: &str) -> Result<String, String> {
+    /// A file's prose (see `prose`), for content checks.
+    pub fn read_prose(&self, path: &str, include_code: bool) -> Result<prose::Prose, String> {
         self.read_required(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map(|b| prose::Prose::of(path, &b, include_code))
     }
 
     /// Reads a frozen input and proves it is still the frozen bytes, so values are never

@@ -1,59 +1,198 @@
-//! Numeric consistency: a number the artifact states against one computed from frozen inputs.
+//! Numeric consistency: what the artifact states against a value computed from frozen inputs.
+//!
+//! With a regex locator every statement in the artifact's prose is read (comments and code
+//! blocks of a Markdown file are not prose), each is parsed strictly, and all must agree: a
+//! decoy line cannot win by coming first. The expected value is a withheld fact: it is
+//! journaled and shown to the person, never fed back to the model.
 
 use regex::Regex;
 use serde_json::Value;
 
 use super::csv::parse_csv;
-use super::spec::{Aggregate, Computed, Locator};
-use super::text::{fmt_num, parse_number, preview};
-use super::Ctx;
+use super::json::parse_strict as parse_json;
+use super::numbers::{parse_strict, NumberRules};
+use super::prose::Prose;
+use super::spec::{Aggregate, Computed, Locator, Occurrences};
+use super::text::{fmt_num, preview};
+use super::{Ctx, Judged};
 
 /// Slack for binary floating point on top of the contract's tolerance (sums of decimals).
 const FLOAT_SLACK: f64 = 1e-9;
 
+/// What a numeric check asks of the stated number.
+pub(crate) struct Statement<'a> {
+    pub path: &'a str,
+    pub stated: &'a Locator,
+    pub section: Option<&'a str>,
+    pub rules: NumberRules<'a>,
+    pub occurrences: Occurrences,
+}
+
 pub(crate) fn numeric_consistency(
     cx: &Ctx<'_>,
-    path: &str,
-    stated: &Locator,
+    want: &Statement<'_>,
     expected: &Computed,
     tolerance: f64,
-) -> (bool, Vec<String>) {
-    let mut facts = Vec::new();
-    let s = match stated_number(cx, path, stated) {
-        Ok((v, fact)) => {
-            facts.push(fact);
-            v
-        }
-        Err(fact) => return (false, vec![fact]),
+) -> Judged {
+    let mut j = Judged::default();
+    let stated = match stated_numbers(cx, want, &mut j) {
+        Some(s) => s,
+        None => return j,
     };
     let e = match computed_number(cx, expected) {
         Ok((v, fact)) => {
-            facts.push(fact);
+            j.withhold(fact);
             v
         }
         Err(fact) => {
-            facts.push(fact);
-            return (false, facts);
+            j.say(fact);
+            return j;
         }
     };
-    let diff = (s - e).abs();
-    let ok = diff <= tolerance + FLOAT_SLACK;
-    facts.push(format!(
-        "difference {} {} tolerance {}",
-        fmt_num(diff),
-        if ok { "within" } else { "exceeds" },
-        fmt_num(tolerance)
-    ));
-    (ok, facts)
+    let mut ok = true;
+    for (i, (raw, value)) in stated.iter().enumerate() {
+        let diff = (value - e).abs();
+        let agrees = diff <= tolerance + FLOAT_SLACK;
+        ok &= agrees;
+        let which = if stated.len() == 1 {
+            "the stated number".to_string()
+        } else {
+            format!("statement {} of {}", i + 1, stated.len())
+        };
+        if agrees {
+            j.say(format!(
+                "{which} `{}` agrees with the value computed from the inputs",
+                preview(raw)
+            ));
+        } else {
+            j.say(format!(
+                "{which} `{}` does not agree with the value computed from the inputs",
+                preview(raw)
+            ));
+            j.withhold(format!(
+                "{which}: difference {} exceeds tolerance {}",
+                fmt_num(diff),
+                fmt_num(tolerance)
+            ));
+        }
+    }
+    j.passed = ok;
+    j
 }
 
-/// The text a locator selects from an artifact: the first capture of the first regex match, or
-/// the value at a JSON pointer.
+/// Every stated number, raw and parsed; `None` (with the facts in `j`) when the statements
+/// cannot be judged: none, one refused by the parser, or more than the check allows.
+fn stated_numbers(
+    cx: &Ctx<'_>,
+    want: &Statement<'_>,
+    j: &mut Judged,
+) -> Option<Vec<(String, f64)>> {
+    let path = want.path;
+    let bytes = match cx.read_required(path) {
+        Ok(b) => b,
+        Err(fact) => {
+            j.say(fact);
+            return None;
+        }
+    };
+    let raws: Vec<String> = match want.stated {
+        Locator::Regex(pattern) => {
+            let re = match Regex::new(pattern) {
+                Ok(r) => r,
+                Err(e) => {
+                    j.say(format!("invalid regex: {e}"));
+                    return None;
+                }
+            };
+            let prose = Prose::of(path, &bytes, false);
+            let all = captures(&re, &prose.text());
+            if all.is_empty() {
+                j.say(format!("{path}: no statement matches `{pattern}`"));
+                return None;
+            }
+            if let Some(section) = want.section {
+                match prose.scope(Some(section)) {
+                    Ok(t) if !captures(&re, &t).is_empty() => {}
+                    Ok(_) => {
+                        j.say(format!(
+                            "{path}: no statement matching `{pattern}` stands in section `{section}`"
+                        ));
+                        return None;
+                    }
+                    Err(fact) => {
+                        j.say(format!("{path}: {fact}"));
+                        return None;
+                    }
+                }
+            }
+            all
+        }
+        Locator::Pointer(pointer) => {
+            let v = match parse_json(&bytes) {
+                Ok(v) => v,
+                Err(e) => {
+                    j.say(format!("{path}: not valid JSON: {e}"));
+                    return None;
+                }
+            };
+            match v.pointer(pointer) {
+                Some(Value::Number(n)) => vec![n.to_string()],
+                Some(other) => {
+                    j.say(format!(
+                        "{path}: JSON pointer `{pointer}` holds {}, not a JSON number",
+                        preview(&other.to_string())
+                    ));
+                    return None;
+                }
+                None => {
+                    j.say(format!("{path}: nothing at JSON pointer `{pointer}`"));
+                    return None;
+                }
+            }
+        }
+    };
+    if want.occurrences == Occurrences::ExactlyOne && raws.len() != 1 {
+        j.say(format!(
+            "{path}: {} statements of the number; this check allows exactly one",
+            raws.len()
+        ));
+        return None;
+    }
+    let mut out = Vec::with_capacity(raws.len());
+    let mut refused = false;
+    for raw in raws {
+        match parse_strict(&raw, &want.rules) {
+            Ok(v) => out.push((raw, v)),
+            Err(why) => {
+                refused = true;
+                j.say(format!(
+                    "{path}: states `{}`, which is not a number as written: {why}",
+                    preview(&raw)
+                ));
+            }
+        }
+    }
+    if refused {
+        return None;
+    }
+    Some(out)
+}
+
+/// The first capture group of every match.
+fn captures(re: &Regex, text: &str) -> Vec<String> {
+    re.captures_iter(text)
+        .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
+        .collect()
+}
+
+/// The text a locator selects from an artifact: the first capture of the first regex match in
+/// its prose, or the value at a JSON pointer (strict JSON).
 pub(crate) fn locate(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<Located, String> {
+    let bytes = cx.read_required(path)?;
     match loc {
         Locator::Regex(pattern) => {
-            let text = cx.read_text(path)?;
             let re = Regex::new(pattern).map_err(|e| format!("invalid regex: {e}"))?;
+            let text = Prose::of(path, &bytes, false).text();
             let caps = re
                 .captures(&text)
                 .ok_or_else(|| format!("{path}: regex `{pattern}` does not match"))?;
@@ -63,9 +202,7 @@ pub(crate) fn locate(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<Located,
             Ok(Located::Text(m.as_str().to_string()))
         }
         Locator::Pointer(pointer) => {
-            let bytes = cx.read_required(path)?;
-            let v: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{path}: not valid JSON: {e}"))?;
+            let v = parse_json(&bytes).map_err(|e| format!("{path}: not valid JSON: {e}"))?;
             let found = v
                 .pointer(pointer)
                 .ok_or_else(|| format!("{path}: nothing at JSON pointer `{pointer}`"))?;
@@ -77,29 +214,6 @@ pub(crate) fn locate(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<Located,
 pub(crate) enum Located {
     Text(String),
     Json(Value),
-}
-
-fn stated_number(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<(f64, String), String> {
-    let how = match loc {
-        Locator::Regex(r) => format!("regex `{r}`"),
-        Locator::Pointer(p) => format!("JSON pointer `{p}`"),
-    };
-    let n = match locate(cx, path, loc)? {
-        Located::Text(t) => parse_number(&t)
-            .ok_or_else(|| format!("{path}: `{}` ({how}) is not a number", preview(&t)))?,
-        Located::Json(v) => {
-            json_number(&v).ok_or_else(|| format!("{path}: {how} holds {v}, not a number"))?
-        }
-    };
-    Ok((n, format!("{path}: states {} ({how})", fmt_num(n))))
-}
-
-fn json_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => parse_number(s),
-        _ => None,
-    }
 }
 
 fn aggregate(op: Aggregate, values: &[f64]) -> Result<f64, String> {
@@ -118,7 +232,7 @@ fn aggregate(op: Aggregate, values: &[f64]) -> Result<f64, String> {
     })
 }
 
-fn op_name(op: Aggregate) -> &'static str {
+pub(crate) fn op_name(op: Aggregate) -> &'static str {
     match op {
         Aggregate::Sum => "sum",
         Aggregate::Count => "count",
@@ -128,7 +242,40 @@ fn op_name(op: Aggregate) -> &'static str {
     }
 }
 
+/// A CSV input's header and rows.
+pub(crate) fn csv_table(
+    cx: &Ctx<'_>,
+    path: &str,
+) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    let bytes = cx.read_frozen_input(path)?;
+    let rows = parse_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| format!("{path}: {e}"))?;
+    let mut rows = rows.into_iter();
+    let header = rows
+        .next()
+        .ok_or_else(|| format!("{path}: no header row"))?;
+    Ok((header, rows.collect()))
+}
+
+/// The index of a CSV column: exact name first, then ignoring ASCII case.
+pub(crate) fn column_index(path: &str, header: &[String], name: &str) -> Result<usize, String> {
+    header
+        .iter()
+        .position(|h| h.trim() == name)
+        .or_else(|| {
+            header
+                .iter()
+                .position(|h| h.trim().eq_ignore_ascii_case(name))
+        })
+        .ok_or_else(|| {
+            format!(
+                "{path}: no column `{name}` (columns: {})",
+                header.join(", ")
+            )
+        })
+}
+
 fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), String> {
+    let plain = NumberRules::default();
     match expected {
         Computed::Csv {
             path,
@@ -136,30 +283,9 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
             column,
             filter,
         } => {
-            let bytes = cx.read_frozen_input(path)?;
-            let rows =
-                parse_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| format!("{path}: {e}"))?;
-            let (header, data) = rows
-                .split_first()
-                .ok_or_else(|| format!("{path}: no header row"))?;
-            let col_index = |name: &str| {
-                header
-                    .iter()
-                    .position(|h| h.trim() == name)
-                    .or_else(|| {
-                        header
-                            .iter()
-                            .position(|h| h.trim().eq_ignore_ascii_case(name))
-                    })
-                    .ok_or_else(|| {
-                        format!(
-                            "{path}: no column `{name}` (columns: {})",
-                            header.join(", ")
-                        )
-                    })
-            };
+            let (header, data) = csv_table(cx, path)?;
             let filter_idx = match filter {
-                Some(f) => Some((col_index(&f.column)?, f)),
+                Some(f) => Some((column_index(path, &header, &f.column)?, f)),
                 None => None,
             };
             let selected: Vec<(usize, &Vec<String>)> = data
@@ -172,12 +298,12 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                 .collect();
             let mut values = Vec::with_capacity(selected.len());
             if let Some(column) = column.as_deref().filter(|_| *op != Aggregate::Count) {
-                let ci = col_index(column)?;
+                let ci = column_index(path, &header, column)?;
                 for (r, row) in &selected {
                     let cell = row.get(ci).map(String::as_str).unwrap_or("");
-                    let v = parse_number(cell).ok_or_else(|| {
+                    let v = parse_strict(cell, &plain).map_err(|why| {
                         format!(
-                            "{path}: row {}: `{}` in column `{column}` is not a number",
+                            "{path}: row {}: `{}` in column `{column}` is not a number: {why}",
                             r + 2,
                             preview(cell)
                         )
@@ -199,7 +325,7 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
             Ok((
                 n,
                 format!(
-                    "{path}: {what}{filt} over {} rows = {}",
+                    "expected: {path}: {what}{filt} over {} rows = {}",
                     selected.len(),
                     fmt_num(n)
                 ),
@@ -210,10 +336,22 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
             let re = Regex::new(pattern).map_err(|e| format!("invalid regex: {e}"))?;
             let text = String::from_utf8_lossy(&bytes);
             let n = text.lines().filter(|l| re.is_match(l)).count() as f64;
-            Ok((n, format!("{path}: {} lines match `{pattern}`", fmt_num(n))))
+            Ok((
+                n,
+                format!("expected: {path}: {} lines match `{pattern}`", fmt_num(n)),
+            ))
         }
-        Computed::Matches { paths, pattern, op } => {
+        Computed::Matches {
+            paths,
+            pattern,
+            op,
+            units,
+        } => {
             let re = Regex::new(pattern).map_err(|e| format!("invalid regex: {e}"))?;
+            let rules = NumberRules {
+                signed: false,
+                units,
+            };
             let mut values = Vec::new();
             for path in paths {
                 let bytes = cx.read_frozen_input(path)?;
@@ -224,8 +362,9 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                         continue;
                     }
                     let t = caps.get(1).map(|m| m.as_str()).unwrap_or("");
-                    let v = parse_number(t)
-                        .ok_or_else(|| format!("{path}: match `{}` is not a number", preview(t)))?;
+                    let v = parse_strict(t, &rules).map_err(|why| {
+                        format!("{path}: match `{}` is not a number: {why}", preview(t))
+                    })?;
                     values.push(v);
                 }
             }
@@ -233,7 +372,7 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
             Ok((
                 n,
                 format!(
-                    "{}: {} over {} matches of `{pattern}` = {}",
+                    "expected: {}: {} over {} matches of `{pattern}` = {}",
                     paths.join(", "),
                     op_name(*op),
                     values.len(),
@@ -243,13 +382,14 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
         }
         Computed::Json { path, pointer } => {
             let bytes = cx.read_frozen_input(path)?;
-            let v: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{path}: not valid JSON: {e}"))?;
-            let n = v
-                .pointer(pointer)
-                .and_then(json_number)
-                .ok_or_else(|| format!("{path}: no number at JSON pointer `{pointer}`"))?;
-            Ok((n, format!("{path}: `{pointer}` = {}", fmt_num(n))))
+            let v = parse_json(&bytes).map_err(|e| format!("{path}: not valid JSON: {e}"))?;
+            let n = match v.pointer(pointer) {
+                Some(Value::Number(n)) => n.as_f64(),
+                Some(Value::String(s)) => parse_strict(s, &plain).ok(),
+                _ => None,
+            }
+            .ok_or_else(|| format!("{path}: no number at JSON pointer `{pointer}`"))?;
+            Ok((n, format!("expected: {path}: `{pointer}` = {}", fmt_num(n))))
         }
     }
 }

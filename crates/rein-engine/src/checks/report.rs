@@ -1,30 +1,43 @@
-//! Report completeness: required headings (markdown) or fields (JSON), and word bounds.
+//! Report completeness: required headings (Markdown, compared without emphasis), each with a
+//! real section under it; required fields (JSON); no line pasted over and over; word bounds.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::text::{count_words, heading_key, markdown_headings};
+use super::json::parse_strict as parse_json;
+use super::prose::{heading_key, join};
+use super::text::{count_words, preview};
 use super::Ctx;
 
-pub(crate) fn report_complete(
-    cx: &Ctx<'_>,
-    path: &str,
-    headings: &[String],
-    fields: &[String],
-    min_words: Option<u64>,
-    max_words: Option<u64>,
-) -> (bool, Vec<String>) {
-    let text = match cx.read_text(path) {
-        Ok(t) => t,
+/// What a report must have.
+pub(crate) struct Shape<'a> {
+    pub headings: &'a [String],
+    pub fields: &'a [String],
+    pub min_words: Option<u64>,
+    pub max_words: Option<u64>,
+    pub in_order: bool,
+    pub min_section_words: Option<u64>,
+    pub max_repeats: Option<u32>,
+}
+
+pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (bool, Vec<String>) {
+    let bytes = match cx.read_required(path) {
+        Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
+    let prose = super::prose::Prose::of(path, &bytes, false);
+    let text = prose.text();
     let mut ok = true;
     let mut facts = Vec::new();
     let words = count_words(&text) as u64;
+    let headings = shape.headings;
 
     if !headings.is_empty() {
-        let present: Vec<String> = markdown_headings(&text)
+        let present: Vec<String> = prose
+            .headings()
             .iter()
-            .map(|h| heading_key(h))
+            .map(|(_, h)| heading_key(h))
             .collect();
         let missing: Vec<&str> = headings
             .iter()
@@ -36,14 +49,72 @@ pub(crate) fn report_complete(
                 "{path}: all {} required headings present",
                 headings.len()
             ));
+            if shape.in_order {
+                let positions: Vec<usize> = headings
+                    .iter()
+                    .filter_map(|h| present.iter().position(|p| *p == heading_key(h)))
+                    .collect();
+                if positions.windows(2).all(|w| w[0] < w[1]) {
+                    facts.push(format!("{path}: headings in the required order"));
+                } else {
+                    ok = false;
+                    facts.push(format!(
+                        "{path}: headings out of order; required: {}",
+                        headings.join(", ")
+                    ));
+                }
+            }
         } else {
             ok = false;
             facts.push(format!("{path}: missing headings: {}", missing.join(", ")));
         }
+        if let Some(min) = shape.min_section_words {
+            let thin: Vec<String> = headings
+                .iter()
+                .filter_map(|h| {
+                    let n = prose.section(h).map_or(0, |s| count_words(&join(s)) as u64);
+                    (present.contains(&heading_key(h)) && n < min).then(|| format!("{h} ({n})"))
+                })
+                .collect();
+            if thin.is_empty() {
+                facts.push(format!("{path}: every section has at least {min} words"));
+            } else {
+                ok = false;
+                facts.push(format!(
+                    "{path}: sections with fewer than {min} words: {}",
+                    thin.join(", ")
+                ));
+            }
+        }
     }
 
+    if let Some(max) = shape.max_repeats {
+        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        for l in &prose.lines {
+            let key = l.text.trim().to_lowercase();
+            if count_words(&key) > 0 {
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        let repeated: Vec<String> = counts
+            .iter()
+            .filter(|(_, n)| **n > max)
+            .map(|(l, n)| format!("`{}` ×{n}", preview(l)))
+            .collect();
+        if repeated.is_empty() {
+            facts.push(format!("{path}: no line repeated more than {max} times"));
+        } else {
+            ok = false;
+            facts.push(format!(
+                "{path}: lines repeated more than {max} times: {}",
+                repeated.join(", ")
+            ));
+        }
+    }
+
+    let (fields, min_words, max_words) = (shape.fields, shape.min_words, shape.max_words);
     if !fields.is_empty() {
-        match serde_json::from_str::<Value>(&text) {
+        match parse_json(&bytes) {
             Ok(v) => {
                 let missing: Vec<&str> = fields
                     .iter()

@@ -109,44 +109,80 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// Each input put into a decision prompt is clipped to this many characters.
+pub const DECISION_INPUT_CLIP_CHARS: usize = 2_000;
+
+/// What a decision check asks.
+pub(crate) struct Ask<'a> {
+    pub prompt: &'a str,
+    pub labels: &'a [String],
+    pub expected: &'a str,
+    pub path: Option<&'a str>,
+    pub section: Option<&'a str>,
+    pub inputs: &'a [String],
+    pub floor_bps: Option<u32>,
+}
+
 pub(crate) fn decision(
     cx: &Ctx<'_>,
     decider: Option<&mut dyn Decider>,
-    prompt: &str,
-    labels: &[String],
-    expected: &str,
-    path: Option<&str>,
-    floor_bps: Option<u32>,
+    ask: &Ask<'_>,
 ) -> (bool, Vec<String>) {
-    let floor = floor_bps.unwrap_or(SEMANTIC_FLOOR_BPS);
+    let (labels, expected) = (ask.labels, ask.expected);
+    let floor = ask.floor_bps.unwrap_or(SEMANTIC_FLOOR_BPS);
     let mut facts = vec![format!("floor {floor} bps for `{expected}`")];
     let Some(decider) = decider else {
         facts.push("no decision model was given: a semantic check fails closed without one".into());
         return (false, facts);
     };
-    let full_prompt = match path {
-        None => prompt.to_string(),
-        Some(p) => {
-            let text = match cx.read_text(p) {
-                Ok(t) => t,
+    let mut full_prompt = ask.prompt.to_string();
+    if !ask.inputs.is_empty() {
+        let mut excerpts = String::new();
+        for i in ask.inputs {
+            let text = match cx.read_frozen_input(i) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
                 Err(fact) => {
                     facts.push(fact);
                     return (false, facts);
                 }
             };
-            let (body, clipped) = clip(&text, DECISION_ARTIFACT_CLIP_CHARS);
+            let (body, clipped) = clip(&text, DECISION_INPUT_CLIP_CHARS);
             if clipped {
                 facts.push(format!(
-                    "{p}: clipped to {DECISION_ARTIFACT_CLIP_CHARS} characters for the prompt"
+                    "{i}: clipped to {DECISION_INPUT_CLIP_CHARS} characters for the prompt"
                 ));
             }
-            if prompt.contains("{artifact}") {
-                prompt.replace("{artifact}", body)
-            } else {
-                format!("{prompt}\n\n{p}:\n{body}")
-            }
+            excerpts.push_str(&format!("{i}:\n{body}\n"));
         }
-    };
+        full_prompt = if full_prompt.contains("{inputs}") {
+            full_prompt.replace("{inputs}", &excerpts)
+        } else {
+            format!("{excerpts}\n{full_prompt}")
+        };
+    }
+    if let Some(p) = ask.path {
+        let text = match cx
+            .read_prose(p, false)
+            .and_then(|prose| prose.scope(ask.section).map_err(|e| format!("{p}: {e}")))
+        {
+            Ok(t) => t,
+            Err(fact) => {
+                facts.push(fact);
+                return (false, facts);
+            }
+        };
+        let (body, clipped) = clip(&text, DECISION_ARTIFACT_CLIP_CHARS);
+        if clipped {
+            facts.push(format!(
+                "{p}: clipped to {DECISION_ARTIFACT_CLIP_CHARS} characters for the prompt"
+            ));
+        }
+        full_prompt = if full_prompt.contains("{artifact}") {
+            full_prompt.replace("{artifact}", body)
+        } else {
+            format!("{full_prompt}\n\n{p}:\n{body}")
+        };
+    }
     let reply = match decider.choose(&full_prompt, labels) {
         Ok(r) => r,
         Err(e) => {

@@ -1,6 +1,8 @@
 //! The checks a mission declares, as serde types. Each check has an `id` and is tagged by `kind`;
 //! unknown fields are refused so that a typo can never silently weaken a contract.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Every `kind` a check may have, in the order the docs list them.
@@ -16,6 +18,13 @@ pub const CHECK_KINDS: &[&str] = &[
     "variable_set",
     "grounded",
     "decision",
+    "statement",
+    "mentions_all",
+    "not_copied",
+    "no_placeholders",
+    "inputs_read",
+    "written_this_run",
+    "entries_match",
 ];
 
 /// One check of a contract: an id for reports plus what to test.
@@ -55,7 +64,7 @@ pub enum CheckSpec {
     },
     /// The file does not exist.
     FileAbsent { path: String },
-    /// The file's text contains the pattern.
+    /// The file's prose (or one `section` of it) contains the pattern.
     ContentMatches {
         path: String,
         pattern: String,
@@ -63,8 +72,13 @@ pub enum CheckSpec {
         regex: bool,
         #[serde(default)]
         case_insensitive: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        /// Judge code blocks and comments of a Markdown file as text too.
+        #[serde(default, skip_serializing_if = "is_false")]
+        include_code: bool,
     },
-    /// The file's text does not contain the pattern (a missing file fails: nothing to judge).
+    /// The file's prose (or one `section` of it) does not contain the pattern (a missing file fails: nothing to judge).
     ContentAbsent {
         path: String,
         pattern: String,
@@ -72,6 +86,11 @@ pub enum CheckSpec {
         regex: bool,
         #[serde(default)]
         case_insensitive: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        /// Judge code blocks and comments of a Markdown file as text too.
+        #[serde(default, skip_serializing_if = "is_false")]
+        include_code: bool,
     },
     /// The file parses as JSON and validates against the schema.
     JsonSchema {
@@ -79,12 +98,24 @@ pub enum CheckSpec {
         schema: serde_json::Value,
     },
     /// A number stated in the artifact equals a value computed from a frozen input.
+    /// With a regex locator every statement in the prose is read and all must agree.
     NumericConsistency {
         path: String,
         stated: Locator,
         expected: Computed,
         #[serde(default)]
         tolerance: f64,
+        /// At least one statement must stand in this section.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        /// Units the stated number may carry (`EUR`, `hours`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        units: Vec<String>,
+        /// A sign is accepted on the stated number.
+        #[serde(default, skip_serializing_if = "is_false")]
+        signed: bool,
+        #[serde(default, skip_serializing_if = "Occurrences::is_default")]
+        occurrences: Occurrences,
     },
     /// Required headings (markdown) or fields (JSON) are present; word count within bounds.
     ReportComplete {
@@ -97,10 +128,19 @@ pub enum CheckSpec {
         min_words: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_words: Option<u64>,
+        /// The headings appear in the listed order.
+        #[serde(default, skip_serializing_if = "is_false")]
+        in_order: bool,
+        /// Each required heading's section has at least this many words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_section_words: Option<u64>,
+        /// No non-blank line may appear more often than this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_repeats: Option<u32>,
     },
     /// The named tools were executed (optionally in this order) during the run.
     ActionsCalled {
-        tools: Vec<String>,
+        tools: Vec<CallSpec>,
         #[serde(default)]
         ordered: bool,
     },
@@ -128,7 +168,132 @@ pub enum CheckSpec {
         path: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         floor_bps: Option<u32>,
+        /// Only this section of the artifact goes into the prompt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        /// Frozen inputs put into the prompt at `{inputs}` (clipped).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        inputs: Vec<String>,
+        /// `rein qualify` showed zero confident false completions for this check. An unqualified
+        /// decision is reported as advice for a person and does not decide the verdict.
+        #[serde(default)]
+        qualified: bool,
     },
+    /// Some sentence of the (section of the) prose matches every pattern; with `unnegated`, that
+    /// sentence has no negation cue.
+    Statement {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        all: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        unnegated: bool,
+    },
+    /// Every distinct value of a frozen CSV column is mentioned in the (section of the) prose.
+    MentionsAll {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        values: ValueSource,
+    },
+    /// At most `max_fraction` of the artifact's words lie in runs of `min_run_words` or more
+    /// words copied verbatim from an input.
+    NotCopied {
+        path: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sources: Vec<String>,
+        min_run_words: u32,
+        max_fraction: f64,
+    },
+    /// No template marker (TODO, TBD, `[fill in]`, `???`...) in the normalised text.
+    NoPlaceholders { path: String },
+    /// Each listed input (default: all) was read in full by an executed `read_file` before the
+    /// first executed write of `before_writing` (if given).
+    InputsRead {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before_writing: Option<String>,
+    },
+    /// The last executed call of this run that changed `path` produced its final content.
+    WrittenThisRun { path: String },
+    /// The array at `array` has one entry per source; entry i's fields equal the values that
+    /// source i labels, and `unique` fields do not repeat.
+    EntriesMatch {
+        path: String,
+        array: String,
+        sources: Vec<String>,
+        fields: BTreeMap<String, FieldRule>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unique: Vec<String>,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// How many statements a numeric check accepts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Occurrences {
+    /// Every statement must agree with the expected value.
+    #[default]
+    AllAgree,
+    /// There must be exactly one statement.
+    ExactlyOne,
+}
+
+impl Occurrences {
+    fn is_default(&self) -> bool {
+        *self == Occurrences::AllAgree
+    }
+}
+
+/// A call a trace must contain: a tool name, or a tool and the path it named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CallSpec {
+    Tool(String),
+    ToolOnPath { tool: String, path: String },
+}
+
+impl CallSpec {
+    pub fn tool(&self) -> &str {
+        match self {
+            CallSpec::Tool(t) | CallSpec::ToolOnPath { tool: t, .. } => t,
+        }
+    }
+
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            CallSpec::Tool(_) => None,
+            CallSpec::ToolOnPath { path, .. } => Some(path),
+        }
+    }
+}
+
+/// Where the values of `mentions_all` come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "from", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ValueSource {
+    /// The distinct non-empty cells of a column of a frozen CSV input.
+    Csv { path: String, column: String },
+}
+
+/// How one field of an `entries_match` entry is checked against its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldRule {
+    /// The source line starting with this label holds the truth in the rest of the line.
+    pub label: String,
+    /// Compare as numbers (strictly parsed) instead of text.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub number: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<String>,
+    #[serde(default)]
+    pub tolerance: f64,
 }
 
 impl CheckSpec {
@@ -146,12 +311,31 @@ impl CheckSpec {
             CheckSpec::VariableSet { .. } => "variable_set",
             CheckSpec::Grounded { .. } => "grounded",
             CheckSpec::Decision { .. } => "decision",
+            CheckSpec::Statement { .. } => "statement",
+            CheckSpec::MentionsAll { .. } => "mentions_all",
+            CheckSpec::NotCopied { .. } => "not_copied",
+            CheckSpec::NoPlaceholders { .. } => "no_placeholders",
+            CheckSpec::InputsRead { .. } => "inputs_read",
+            CheckSpec::WrittenThisRun { .. } => "written_this_run",
+            CheckSpec::EntriesMatch { .. } => "entries_match",
         }
     }
 
     /// True for the checks that need a model or a person's qualification to be trusted.
     pub fn is_semantic(&self) -> bool {
         matches!(self, CheckSpec::Decision { .. })
+    }
+
+    /// True for a check that is reported but does not decide the verdict: an unqualified
+    /// decision, whose answer is advice for the person reviewing the run.
+    pub fn is_advisory(&self) -> bool {
+        matches!(
+            self,
+            CheckSpec::Decision {
+                qualified: false,
+                ..
+            }
+        )
     }
 }
 
@@ -186,6 +370,9 @@ pub enum Computed {
         paths: Vec<String>,
         pattern: String,
         op: Aggregate,
+        /// Units the matched numbers may carry.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        units: Vec<String>,
     },
     /// The number at a JSON pointer of a JSON input.
     Json { path: String, pointer: String },

@@ -25,54 +25,6 @@ pub fn count_words(text: &str) -> usize {
     count
 }
 
-/// The text of every markdown ATX heading (`# Title`, `## Title ##`), in order. Lines inside
-/// fenced code blocks are skipped.
-pub fn markdown_headings(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced || !t.starts_with('#') {
-            continue;
-        }
-        let rest = t.trim_start_matches('#');
-        let level = t.len() - rest.len();
-        if level > 6 || !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
-            continue;
-        }
-        out.push(rest.trim().trim_end_matches('#').trim().to_string());
-    }
-    out
-}
-
-/// Heading comparison that ignores case, leading `#`s, surrounding space and a trailing colon.
-pub(crate) fn heading_key(h: &str) -> String {
-    h.trim()
-        .trim_start_matches('#')
-        .trim()
-        .trim_end_matches(':')
-        .trim()
-        .to_lowercase()
-}
-
-/// Parses a number as people write it: `1,234.50`, `$12`, `42 EUR`, `-3`, `7%`.
-pub(crate) fn parse_number(s: &str) -> Option<f64> {
-    let cleaned: String = s
-        .trim()
-        .chars()
-        .filter(|c| !matches!(c, ',' | '_' | ' ' | '$' | '€' | '£' | '%' | '*'))
-        .collect();
-    let cleaned = cleaned.trim_end_matches(|c: char| c.is_alphabetic());
-    if cleaned.is_empty() {
-        return None;
-    }
-    cleaned.parse::<f64>().ok().filter(|x| x.is_finite())
-}
-
 /// A number for facts: integers without a fraction, others as Rust prints them.
 pub(crate) fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
@@ -114,18 +66,7 @@ mod tests {
     }
 
     #[test]
-    fn headings() {
-        let t = "# A\ntext\n## B ##\n```\n# not\n```\n#nospace\n####### seven";
-        assert_eq!(markdown_headings(t), vec!["A", "B"]);
-        assert_eq!(heading_key("## Risks:"), "risks");
-    }
-
-    #[test]
     fn numbers() {
-        assert_eq!(parse_number("1,234.50"), Some(1234.5));
-        assert_eq!(parse_number("$12"), Some(12.0));
-        assert_eq!(parse_number("42 EUR"), Some(42.0));
-        assert_eq!(parse_number("abc"), None);
         assert_eq!(fmt_num(3.0), "3");
         assert_eq!(fmt_num(2.5), "2.5");
     }

@@ -12,6 +12,12 @@ pub struct TraceEntry {
     pub path: Option<String>,
     pub outcome: String,
     pub mutated: bool,
+    /// A `read_file` that returned the whole file (no line range, nothing cut).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_read: bool,
+    /// For an executed change: the SHA-256 of the file it left on disk (`None`: no file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_sha256: Option<String>,
 }
 
 impl TraceEntry {
@@ -21,7 +27,21 @@ impl TraceEntry {
             path: path.map(str::to_string),
             outcome: outcome.to_string(),
             mutated,
+            full_read: false,
+            written_sha256: None,
         }
+    }
+
+    /// Marks a read that returned the whole file.
+    pub fn with_full_read(mut self, full: bool) -> Self {
+        self.full_read = full;
+        self
+    }
+
+    /// Records the hash of what an executed change left on disk.
+    pub fn with_written(mut self, sha256: Option<String>) -> Self {
+        self.written_sha256 = sha256;
+        self
     }
 
     /// An entry from the gate's typed outcome.
@@ -39,6 +59,11 @@ impl TraceEntry {
     /// True when the call named this workspace path (after normalisation).
     pub fn targets(&self, path: &str) -> bool {
         self.path.as_deref().is_some_and(|p| same_path(p, path))
+    }
+
+    /// An executed `read_file` of the whole file at `path`.
+    pub fn read_in_full(&self, path: &str) -> bool {
+        self.tool == "read_file" && self.full_read && self.executed() && self.targets(path)
     }
 
     /// An executed call that changed the file at `path`.

@@ -37,6 +37,9 @@ pub struct FrozenContract {
     pub fixtures_dir: PathBuf,
     /// SHA-256 of each input fixture, in the order of `mission.inputs`, taken at load.
     pub inputs: Vec<InputHash>,
+    /// What the validator found weak but not wrong (e.g. a number pattern with no anchor), for
+    /// the person who wrote the mission.
+    pub warnings: Vec<String>,
 }
 
 impl Mission {
@@ -105,7 +108,7 @@ impl FrozenContract {
     pub fn freeze(mission: Mission, source: &Path) -> Result<FrozenContract, MissionError> {
         let base = source.parent().unwrap_or(Path::new("."));
         let fixtures_dir = base.join(&mission.fixtures);
-        validate(&mission, source, &fixtures_dir)?;
+        let warnings = validate(&mission, source, &fixtures_dir)?;
         let mut inputs = Vec::with_capacity(mission.inputs.len());
         for (i, input) in mission.inputs.iter().enumerate() {
             let file = fixtures_dir.join(input);
@@ -133,6 +136,7 @@ impl FrozenContract {
             source: source.to_path_buf(),
             fixtures_dir,
             inputs,
+            warnings,
         })
     }
 

@@ -82,11 +82,13 @@ fn is_identifier(s: &str, extra: &[char]) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || extra.contains(&c))
 }
 
+/// Refuses a mission that cannot be judged or would judge weakly; returns warnings about what
+/// is allowed but weak.
 pub(crate) fn validate(
     m: &Mission,
     source: &Path,
     fixtures_dir: &Path,
-) -> Result<(), MissionError> {
+) -> Result<Vec<String>, MissionError> {
     let cx = Ctx { source };
     if !is_identifier(&m.id, &['-']) {
         return Err(cx.err(
@@ -158,6 +160,7 @@ pub(crate) fn validate(
         return Err(cx.err("checks", "a contract needs at least one check"));
     }
     let mut ids = BTreeSet::new();
+    let mut warnings = Vec::new();
     for (i, check) in m.checks.iter().enumerate() {
         let f = |name: &str| format!("checks[{i}].{name}");
         if check.id.trim().is_empty() {
@@ -167,8 +170,41 @@ pub(crate) fn validate(
             return Err(cx.err(f("id"), format!("`{}` is used twice", check.id)));
         }
         validate_check(&cx, &check.spec, &f, &inputs, &tools)?;
+        if let Some(w) = weak_number_pattern(&check.spec) {
+            warnings.push(format!(
+                "{}: {} (`{}`): {w}",
+                source.display(),
+                f("stated"),
+                check.id
+            ));
+        }
     }
-    Ok(())
+    Ok(warnings)
+}
+
+/// A numeric regex without a line anchor or a literal label before its capture reads a number
+/// wherever one happens to stand.
+fn weak_number_pattern(spec: &CheckSpec) -> Option<String> {
+    let CheckSpec::NumericConsistency {
+        stated: Locator::Regex(r),
+        ..
+    } = spec
+    else {
+        return None;
+    };
+    // The text before the first capturing group: `(` not escaped and not `(?`.
+    let bytes = r.as_bytes();
+    let capture = (0..bytes.len())
+        .find(|&i| {
+            bytes[i] == b'(' && bytes.get(i + 1) != Some(&b'?') && (i == 0 || bytes[i - 1] != b'\\')
+        })
+        .unwrap_or(r.len());
+    let before = &r[..capture];
+    let anchored = before.contains('^') || before.contains(r"\b");
+    let labelled = before.chars().filter(|c| c.is_alphabetic()).count() >= 3;
+    (!anchored || !labelled).then(|| {
+        "the number pattern has no anchor (a `^` with `(?m)` and a literal label before the capture); it may read a number from anywhere".to_string()
+    })
 }
 
 fn validate_check(
@@ -179,8 +215,112 @@ fn validate_check(
     tools: &BTreeSet<&str>,
 ) -> Result<(), MissionError> {
     match spec {
-        CheckSpec::FileExists { path, .. } | CheckSpec::FileAbsent { path } => {
-            cx.path(&f("path"), path)
+        CheckSpec::FileExists { path, .. }
+        | CheckSpec::FileAbsent { path }
+        | CheckSpec::NoPlaceholders { path }
+        | CheckSpec::WrittenThisRun { path } => cx.path(&f("path"), path),
+        CheckSpec::Statement { path, all, .. } => {
+            cx.path(&f("path"), path)?;
+            if all.is_empty() {
+                return Err(cx.err(f("all"), "list at least one pattern"));
+            }
+            for (j, p) in all.iter().enumerate() {
+                cx.regex(&f(&format!("all[{j}]")), p)?;
+            }
+            Ok(())
+        }
+        CheckSpec::MentionsAll { path, values, .. } => {
+            cx.path(&f("path"), path)?;
+            let crate::checks::ValueSource::Csv { path: src, column } = values;
+            cx.input(&f("values.path"), src, inputs)?;
+            if column.is_empty() {
+                return Err(cx.err(f("values.column"), "empty column name"));
+            }
+            Ok(())
+        }
+        CheckSpec::NotCopied {
+            path,
+            sources,
+            min_run_words,
+            max_fraction,
+        } => {
+            cx.path(&f("path"), path)?;
+            for (j, s) in sources.iter().enumerate() {
+                cx.input(&f(&format!("sources[{j}]")), s, inputs)?;
+            }
+            if sources.is_empty() && inputs.is_empty() {
+                return Err(cx.err(f("sources"), "no inputs to compare with"));
+            }
+            if *min_run_words < 4 {
+                return Err(cx.err(
+                    f("min_run_words"),
+                    "at least 4: shorter runs are ordinary phrases",
+                ));
+            }
+            if !(0.0..=1.0).contains(max_fraction) {
+                return Err(cx.err(f("max_fraction"), "must be in 0..=1"));
+            }
+            Ok(())
+        }
+        CheckSpec::InputsRead {
+            paths,
+            before_writing,
+        } => {
+            for (j, p) in paths.iter().enumerate() {
+                cx.input(&f(&format!("paths[{j}]")), p, inputs)?;
+            }
+            if paths.is_empty() && inputs.is_empty() {
+                return Err(cx.err(f("paths"), "the mission has no inputs to read"));
+            }
+            if !tools.contains("read_file") {
+                return Err(cx.err(
+                    f("paths"),
+                    "the mission has no read_file tool, so this check could never pass",
+                ));
+            }
+            if let Some(a) = before_writing {
+                cx.path(&f("before_writing"), a)?;
+            }
+            Ok(())
+        }
+        CheckSpec::EntriesMatch {
+            path,
+            array,
+            sources,
+            fields,
+            unique,
+        } => {
+            cx.path(&f("path"), path)?;
+            cx.pointer(&f("array"), array)?;
+            if sources.is_empty() {
+                return Err(cx.err(f("sources"), "list one source per entry"));
+            }
+            for (j, s) in sources.iter().enumerate() {
+                cx.input(&f(&format!("sources[{j}]")), s, inputs)?;
+            }
+            if fields.is_empty() {
+                return Err(cx.err(f("fields"), "list at least one field"));
+            }
+            for (name, rule) in fields {
+                if rule.label.trim().is_empty() {
+                    return Err(cx.err(f(&format!("fields.{name}.label")), "empty label"));
+                }
+                if !rule.tolerance.is_finite() || rule.tolerance < 0.0 {
+                    return Err(cx.err(
+                        f(&format!("fields.{name}.tolerance")),
+                        "must be a finite number >= 0",
+                    ));
+                }
+            }
+            for (j, u) in unique.iter().enumerate() {
+                if !fields.contains_key(u) {
+                    return Err(cx.err(
+                        f(&format!("unique[{j}]")),
+                        format!("`{u}` is not one of the fields"),
+                    ));
+                }
+            }
+            Ok(())
         }
         CheckSpec::ContentMatches {
             path,
@@ -214,6 +354,7 @@ fn validate_check(
             stated,
             expected,
             tolerance,
+            ..
         } => {
             cx.path(&f("path"), path)?;
             validate_locator(cx, &f("stated"), stated)?;
@@ -242,7 +383,9 @@ fn validate_check(
                     cx.input(&f("expected.path"), path, inputs)?;
                     cx.regex(&f("expected.pattern"), pattern).map(|_| ())
                 }
-                Computed::Matches { paths, pattern, op } => {
+                Computed::Matches {
+                    paths, pattern, op, ..
+                } => {
                     if paths.is_empty() {
                         return Err(cx.err(f("expected.paths"), "list at least one input"));
                     }
@@ -267,6 +410,7 @@ fn validate_check(
             fields,
             min_words,
             max_words,
+            ..
         } => {
             cx.path(&f("path"), path)?;
             for (j, p) in fields.iter().enumerate() {
@@ -294,8 +438,12 @@ fn validate_check(
             if required.is_empty() {
                 return Err(cx.err(f("tools"), "list at least one tool"));
             }
-            for (j, t) in required.iter().enumerate() {
-                if !tools.contains(t.as_str()) {
+            for (j, call) in required.iter().enumerate() {
+                let t = call.tool();
+                if let Some(p) = call.path() {
+                    cx.path(&f(&format!("tools[{j}].path")), p)?;
+                }
+                if !tools.contains(t) {
                     return Err(cx.err(
                         f(&format!("tools[{j}]")),
                         format!("`{t}` is not in the mission's tool list, so this check could never pass"),
@@ -334,7 +482,16 @@ fn validate_check(
             expected,
             path,
             floor_bps,
+            inputs: prompt_inputs,
+            section,
+            ..
         } => {
+            for (j, i) in prompt_inputs.iter().enumerate() {
+                cx.input(&f(&format!("inputs[{j}]")), i, inputs)?;
+            }
+            if section.is_some() && path.is_none() {
+                return Err(cx.err(f("section"), "a section needs the artifact `path` it is in"));
+            }
             if prompt.trim().is_empty() {
                 return Err(cx.err(f("prompt"), "the prompt is empty"));
             }

@@ -1,0 +1,385 @@
+//! The judge, tested rather than trusted: every mission ships a gold deliverable that must pass
+//! and near misses that must fail, and `check_mission` runs the judge on each of them.
+//!
+//! Layout, beside `mission.json`:
+//!
+//! ```text
+//! judge/gold/files/<workspace files>              the correct deliverable (must pass)
+//! judge/gold_variants/<name>/files/...            other correct spellings (must pass)
+//! judge/near_misses/<name>/case.json              {"class", "why", "caught_by", "trace"?}
+//! judge/near_misses/<name>/files/...              the deliverable that is wrong in one way
+//! ```
+//!
+//! A case's world is the mission's fixtures overlaid with its `files/`. Its trace is the one in
+//! `case.json`, or by default: every input read in full, the deliverable written with its final
+//! content, read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::{evaluate, MemWorld, TraceEntry, Verdict, World};
+use crate::mission::{sha256_hex, FrozenContract};
+
+/// The folder of a mission's judge cases.
+pub const CASES_DIR: &str = "judge";
+
+/// Tools whose call changes the file it names.
+const MUTATING_TOOLS: &[&str] = &[
+    "create_file",
+    "edit_file",
+    "replace_file",
+    "delete_file",
+    "write_json",
+    "write_sections",
+];
+
+/// Why the cases cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum CaseError {
+    #[error("{mission}: no judge cases: {dir} does not exist; add judge/gold/files/ with the correct deliverable and judge/near_misses/<name>/ with wrong ones")]
+    NoCases { mission: String, dir: PathBuf },
+    #[error("{mission}: no gold deliverable: {dir} is missing or empty")]
+    NoGold { mission: String, dir: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// What kind of case, and so what the judge must say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseKind {
+    Gold,
+    GoldVariant,
+    NearMiss,
+}
+
+impl CaseKind {
+    pub fn must_pass(self) -> bool {
+        self != CaseKind::NearMiss
+    }
+}
+
+/// `case.json`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    #[serde(default)]
+    class: String,
+    #[serde(default)]
+    why: String,
+    #[serde(default)]
+    caught_by: Vec<String>,
+    #[serde(default)]
+    trace: Option<Vec<CaseCall>>,
+}
+
+/// One call of a case's trace.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseCall {
+    tool: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    full_read: Option<bool>,
+    /// `final`: this call left the final content of its path; `other`: something else.
+    #[serde(default)]
+    writes: Option<String>,
+}
+
+/// The judge's answer on one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub kind: CaseKind,
+    pub class: String,
+    pub why: String,
+    /// The judge's verdict.
+    pub passed: bool,
+    /// The verdict is the one the case requires.
+    pub as_expected: bool,
+    pub failed_checks: Vec<String>,
+    /// Checks named in `caught_by` that did not fail.
+    pub not_caught_by: Vec<String>,
+    pub verdict: Verdict,
+}
+
+/// Every case of a mission, judged, with the counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    pub mission: String,
+    pub contract_sha256: String,
+    pub gold: usize,
+    pub gold_passed: usize,
+    pub near_misses: usize,
+    pub near_misses_failed: usize,
+    /// Near misses the judge passed: the judge is broken.
+    pub false_passes: usize,
+    /// Correct deliverables the judge failed.
+    pub false_fails: usize,
+    /// Near misses that failed, but not on every check their case names.
+    pub wrong_catcher: usize,
+    pub cases: Vec<CaseResult>,
+}
+
+impl CaseReport {
+    /// Gold passes, every near miss fails on the checks it names.
+    pub fn ok(&self) -> bool {
+        self.false_passes == 0 && self.false_fails == 0 && self.wrong_catcher == 0 && self.gold > 0
+    }
+}
+
+/// Runs the judge on every case of the mission.
+pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError> {
+    let mission_dir = contract.source.parent().unwrap_or(Path::new("."));
+    let dir = mission_dir.join(CASES_DIR);
+    let id = contract.id().to_string();
+    if !dir.is_dir() {
+        return Err(CaseError::NoCases { mission: id, dir });
+    }
+    let gold_dir = dir.join("gold");
+    if files_of(&gold_dir.join("files"))?.is_empty() {
+        return Err(CaseError::NoGold {
+            mission: id,
+            dir: gold_dir.join("files"),
+        });
+    }
+    let fixtures = files_of(&contract.fixtures_dir)?;
+    let mut cases = vec![run_case(
+        contract,
+        &fixtures,
+        "gold",
+        CaseKind::Gold,
+        &gold_dir,
+    )?];
+    for (kind, sub) in [
+        (CaseKind::GoldVariant, "gold_variants"),
+        (CaseKind::NearMiss, "near_misses"),
+    ] {
+        for (name, case_dir) in subdirs(&dir.join(sub))? {
+            cases.push(run_case(contract, &fixtures, &name, kind, &case_dir)?);
+        }
+    }
+    let count = |f: &dyn Fn(&CaseResult) -> bool| cases.iter().filter(|c| f(c)).count();
+    Ok(CaseReport {
+        mission: id,
+        contract_sha256: contract.sha256.clone(),
+        gold: count(&|c| c.kind.must_pass()),
+        gold_passed: count(&|c| c.kind.must_pass() && c.passed),
+        near_misses: count(&|c| !c.kind.must_pass()),
+        near_misses_failed: count(&|c| !c.kind.must_pass() && !c.passed),
+        false_passes: count(&|c| !c.kind.must_pass() && c.passed),
+        false_fails: count(&|c| c.kind.must_pass() && !c.passed),
+        wrong_catcher: count(&|c| !c.kind.must_pass() && !c.passed && !c.not_caught_by.is_empty()),
+        cases,
+    })
+}
+
+fn run_case(
+    contract: &FrozenContract,
+    fixtures: &BTreeMap<String, Vec<u8>>,
+    name: &str,
+    kind: CaseKind,
+    case_dir: &Path,
+) -> Result<CaseResult, CaseError> {
+    let case_file = case_dir.join("case.json");
+    let case: CaseFile = if case_file.is_file() {
+        let text = std::fs::read_to_string(&case_file).map_err(|source| CaseError::Io {
+            path: case_file.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| CaseError::Invalid {
+            path: case_file.clone(),
+            message: e.to_string(),
+        })?
+    } else if kind == CaseKind::NearMiss {
+        return Err(CaseError::Invalid {
+            path: case_file,
+            message: "a near miss needs a case.json saying its class and the check that catches it"
+                .into(),
+        });
+    } else {
+        CaseFile::default()
+    };
+    if kind == CaseKind::NearMiss && case.caught_by.is_empty() {
+        return Err(CaseError::Invalid {
+            path: case_file,
+            message: "`caught_by` must name at least one check".into(),
+        });
+    }
+    let known: Vec<&str> = contract
+        .mission
+        .checks
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    if let Some(unknown) = case.caught_by.iter().find(|c| !known.contains(&c.as_str())) {
+        return Err(CaseError::Invalid {
+            path: case_file,
+            message: format!("`caught_by` names `{unknown}`, which is not a check of this mission"),
+        });
+    }
+    let mut world = MemWorld::new();
+    for (p, b) in fixtures {
+        world.set_file(p, b.clone());
+    }
+    for (p, b) in files_of(&case_dir.join("files"))? {
+        world.set_file(&p, b);
+    }
+    let trace = match &case.trace {
+        Some(calls) => calls
+            .iter()
+            .map(|c| trace_entry(c, &world))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|message| CaseError::Invalid {
+                path: case_file.clone(),
+                message,
+            })?,
+        None => default_trace(contract, &world),
+    };
+    let verdict = evaluate(contract, &world, &trace, None);
+    let failed_checks: Vec<String> = verdict
+        .checks
+        .iter()
+        .filter(|c| !c.passed && !c.advisory)
+        .map(|c| c.id.clone())
+        .collect();
+    let not_caught_by: Vec<String> = case
+        .caught_by
+        .iter()
+        .filter(|c| !failed_checks.contains(c))
+        .cloned()
+        .collect();
+    let passed = verdict.passed;
+    let as_expected = if kind.must_pass() {
+        passed
+    } else {
+        !passed && not_caught_by.is_empty()
+    };
+    Ok(CaseResult {
+        name: name.to_string(),
+        kind,
+        class: case.class,
+        why: case.why,
+        passed,
+        as_expected,
+        failed_checks,
+        not_caught_by,
+        verdict,
+    })
+}
+
+/// Every input read in full, the deliverable written with its final content, read back, finish.
+fn default_trace(contract: &FrozenContract, world: &dyn World) -> Vec<TraceEntry> {
+    let m = &contract.mission;
+    let mut trace: Vec<TraceEntry> = m
+        .inputs
+        .iter()
+        .map(|i| TraceEntry::new("read_file", Some(i), "executed", false).with_full_read(true))
+        .collect();
+    let artifact = m.required_artifact.as_str();
+    trace.push(
+        TraceEntry::new("create_file", Some(artifact), "executed", true)
+            .with_written(final_hash(world, artifact)),
+    );
+    trace
+        .push(TraceEntry::new("read_file", Some(artifact), "executed", false).with_full_read(true));
+    trace.push(TraceEntry::new("finish", None, "executed", false));
+    trace
+}
+
+fn final_hash(world: &dyn World, path: &str) -> Option<String> {
+    world.read(path).ok().flatten().map(|b| sha256_hex(&b))
+}
+
+fn trace_entry(c: &CaseCall, world: &dyn World) -> Result<TraceEntry, String> {
+    let outcome = c.outcome.as_deref().unwrap_or("executed");
+    let mutated = c.writes.is_some() || MUTATING_TOOLS.contains(&c.tool.as_str());
+    let mut e = TraceEntry::new(&c.tool, c.path.as_deref(), outcome, mutated)
+        .with_full_read(c.full_read.unwrap_or(c.tool == "read_file"));
+    match (c.writes.as_deref(), c.path.as_deref()) {
+        (None, _) => {}
+        (Some("final"), Some(p)) => e = e.with_written(final_hash(world, p)),
+        (Some("other"), Some(_)) => e = e.with_written(Some("0".repeat(64))),
+        (Some(w), _) => {
+            return Err(format!(
+                "trace call {} {}: `writes` must be \"final\" or \"other\" and needs a `path`, got {w:?}",
+                c.tool,
+                c.path.as_deref().unwrap_or("")
+            ))
+        }
+    }
+    Ok(e)
+}
+
+/// Every file below `dir`, keyed by its `/`-separated path relative to `dir` (empty when `dir`
+/// does not exist).
+fn files_of(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CaseError> {
+    let mut out = BTreeMap::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|source| CaseError::Io {
+            path: d.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| CaseError::Io {
+                path: d.clone(),
+                source,
+            })?;
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .map(|r| r.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                let bytes = std::fs::read(&p).map_err(|source| CaseError::Io {
+                    path: p.clone(),
+                    source,
+                })?;
+                out.insert(rel, bytes);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sub-folders of `dir` by name, sorted (none when `dir` does not exist).
+fn subdirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, CaseError> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|source| CaseError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })? {
+        let entry = entry.map_err(|source| CaseError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if entry.path().is_dir() {
+            out.push((
+                entry.file_name().to_string_lossy().into_owned(),
+                entry.path(),
+            ));
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,94 @@
+//! Checks of how the deliverable came to be, read from the run's trace: the inputs were read
+//! (by path, in full) before it was written, and this run wrote what is on disk now.
+
+use super::Ctx;
+use crate::mission::sha256_hex;
+
+pub(crate) fn inputs_read(
+    cx: &Ctx<'_>,
+    paths: &[String],
+    before_writing: Option<&str>,
+) -> (bool, Vec<String>) {
+    let paths: Vec<&str> = if paths.is_empty() {
+        cx.contract.inputs.iter().map(|h| h.path.as_str()).collect()
+    } else {
+        paths.iter().map(String::as_str).collect()
+    };
+    if paths.is_empty() {
+        return (false, vec!["no inputs to have read".into()]);
+    }
+    let first_write = before_writing.and_then(|a| {
+        cx.trace
+            .iter()
+            .position(|e| e.mutated_path(a))
+            .map(|i| (a, i))
+    });
+    let mut ok = true;
+    let mut facts = Vec::new();
+    for p in paths {
+        match cx.trace.iter().position(|e| e.read_in_full(p)) {
+            None => {
+                ok = false;
+                let partly = cx
+                    .trace
+                    .iter()
+                    .any(|e| e.tool == "read_file" && e.executed() && e.targets(p));
+                facts.push(if partly {
+                    format!("{p}: read only in part (a line range or a cut read is not the whole input)")
+                } else {
+                    format!("{p}: never read")
+                });
+            }
+            Some(i) => match first_write {
+                Some((a, w)) if w < i => {
+                    ok = false;
+                    facts.push(format!(
+                        "{p}: first read in full at call {}, after {a} was first written at call {}",
+                        i + 1,
+                        w + 1
+                    ));
+                }
+                _ => facts.push(format!("{p}: read in full at call {}", i + 1)),
+            },
+        }
+    }
+    (ok, facts)
+}
+
+pub(crate) fn written_this_run(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
+    let Some(i) = cx.trace.iter().rposition(|e| e.mutated_path(path)) else {
+        return (
+            false,
+            vec![format!(
+                "{path}: no executed call of this run changed it; a file that was already there is not this run's work"
+            )],
+        );
+    };
+    let now = match cx.world.read(path) {
+        Ok(b) => b.map(|b| sha256_hex(&b)),
+        Err(e) => return (false, vec![format!("{path}: {e}")]),
+    };
+    let wrote = cx.trace[i].written_sha256.as_deref();
+    match (wrote, now.as_deref()) {
+        (Some(w), Some(n)) if w == n => (
+            true,
+            vec![format!(
+                "{path}: its content on disk is what call {} ({}) of this run wrote",
+                i + 1,
+                cx.trace[i].tool
+            )],
+        ),
+        (None, None) => (
+            true,
+            vec![format!("{path}: deleted by call {} of this run", i + 1)],
+        ),
+        _ => (
+            false,
+            vec![format!(
+                "{path}: the content on disk is not what this run's last change (call {}, {}) left",
+                i + 1,
+                cx.trace[i].tool
+            )],
+        ),
+    }
+}
