@@ -395,3 +395,26 @@ fn materialise_copies_and_hashes_inputs() {
         "mine"
     );
 }
+
+#[test]
+fn a_number_pattern_without_an_anchor_is_warned_about() {
+    let numeric = |regex: &str| {
+        let mut v = base();
+        v["checks"][1] = json!({"id": "n", "kind": "numeric_consistency", "path": "out/r.md",
+            "stated": {"regex": regex},
+            "expected": {"from": "lines", "path": "notes.md", "pattern": "notes"}});
+        let (_d, r) = load_value(&v);
+        r.unwrap().warnings
+    };
+    // Reads the first number anywhere: warned, still loaded.
+    let w = numeric(r"([0-9]+)");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("checks[1].stated") && w[0].contains("no anchor"),
+        "{w:?}"
+    );
+    assert_eq!(numeric(r"(?i)total\W*([0-9]+)").len(), 1);
+    // A line anchor and a literal label: no warning (inline flags and escapes are not captures).
+    assert!(numeric(r"(?im)^\s*total hours\s*:\s*(.*?)\s*$").is_empty());
+    assert!(numeric(r"(?m)^Errors \(all\): ([0-9]+)$").is_empty());
+}

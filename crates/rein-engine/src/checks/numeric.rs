@@ -61,13 +61,15 @@ pub(crate) fn numeric_consistency(
         };
         if agrees {
             j.say(format!(
-                "{which} `{}` agrees with the value computed from the inputs",
-                preview(raw)
+                "{which} `{}` (read as {}) agrees with the value computed from the inputs",
+                preview(raw),
+                fmt_num(*value)
             ));
         } else {
             j.say(format!(
-                "{which} `{}` does not agree with the value computed from the inputs",
-                preview(raw)
+                "{which} `{}` (read as {}) does not agree with the value computed from the inputs",
+                preview(raw),
+                fmt_num(*value)
             ));
             j.withhold(format!(
                 "{which}: difference {} exceeds tolerance {}",
