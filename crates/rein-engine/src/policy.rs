@@ -23,11 +23,51 @@
 //! counts one; at equal specificity the most restrictive action wins (deny, then ask, then
 //! allow), so a broad deny is never undone by an equally broad allow. A rule with paths only
 //! matches calls that name a `path`.
+//!
+//! # Files a call did not name
+//!
+//! A rule with paths also covers every file a tool reads or lists beyond the one path it was
+//! given (`search_text`, `find_files`, `find_related`, `list_dir`, `file_info` on a folder), so
+//! a recursive tool cannot walk around it. For each such file the gate asks the same question
+//! as for a call of that tool naming the file ([`Policy::visibility`]), and the winning rule
+//! decides:
+//!
+//! * **deny**: the file is never read. By default its name is hidden too: listings leave it out
+//!   and only count it (`hidden_by_policy`), and the count does not depend on the pattern a call
+//!   gave, so it cannot confirm a guessed name. With `hide_names = false` listings still name
+//!   it (marked `skipped_by_policy`, without its size) but never read it.
+//! * **ask**: the file is not read either (fail closed): approving a search is not approving
+//!   every file it would read, since the person was never shown which. Read such a file with
+//!   its own call naming it (`read_file`), which asks. Its name stays listed unless the rule
+//!   says `hide_names = true`.
+//! * **allow**, a rule without paths, or no rule: the file is read as usual (a rule without
+//!   paths was already applied to the call itself).
+//!
+//! Tools that read content (`search_text`, `find_related`) say how many files they skipped
+//! (`skipped_by_policy` and a note). A rule covers the tools it names: to keep files from every
+//! tool, give `tool = "*"`; a deny for `read_file` alone does not stop `search_text`.
+//!
+//! ```toml
+//! [[rule]]
+//! tool = "*"
+//! paths = ["secrets/**"]
+//! action = "deny"           # names under secrets/ are hidden as well
+//!
+//! [[rule]]
+//! tool = "*"
+//! paths = ["build/**"]
+//! action = "deny"
+//! hide_names = false        # list build/ output by name, never read it
+//! ```
+//!
+//! `hide_names` is refused on an allow rule and on a rule without paths, where it could have no
+//! effect.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use rein_workspace::desk::{PathFilter, Visibility};
 use rein_workspace::{RelPath, ToolRegistry};
 use serde::Deserialize;
 use toml::Spanned;
@@ -79,6 +119,9 @@ pub struct Rule {
     patterns: Vec<String>,
     paths: Option<GlobSet>,
     action: PolicyAction,
+    /// Whether listings leave out the names of files this rule keeps from a tool; `None`: the
+    /// default for the action (deny hides, ask shows).
+    hide_names: Option<bool>,
     /// Where the rule came from, for the gate's reason ("policy.toml line 4").
     origin: String,
 }
@@ -98,8 +141,21 @@ impl Rule {
             patterns,
             paths: globs,
             action,
+            hide_names: None,
             origin,
         })
+    }
+
+    /// Sets whether listings hide the names of the files this rule keeps from a tool (see the
+    /// module docs). Refused on an allow rule and on a rule without paths.
+    pub fn with_hide_names(mut self, hide: bool) -> Result<Rule, PolicyError> {
+        check_hide_names(&self.origin, self.action, self.paths.is_some())?;
+        self.hide_names = Some(hide);
+        Ok(self)
+    }
+
+    fn hides_names(&self) -> bool {
+        self.hide_names.unwrap_or(self.action == PolicyAction::Deny)
     }
 
     fn specificity(&self) -> u8 {
@@ -168,6 +224,11 @@ pub enum PolicyError {
     },
     #[error("{origin}: `paths` is empty; leave it out to cover every path")]
     EmptyPaths { origin: String },
+    #[error(
+        "{origin}: `hide_names` has no effect {why}; leave it out, or use it on a deny or ask \
+         rule with `paths`"
+    )]
+    HideNames { origin: String, why: &'static str },
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,6 +245,8 @@ struct RuleFile {
     action: Spanned<String>,
     #[serde(default)]
     paths: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    hide_names: Option<Spanned<bool>>,
 }
 
 impl Policy {
@@ -255,28 +318,67 @@ impl Policy {
                     message,
                 }
             })?;
+            if let Some(hide) = &raw.hide_names {
+                let at = format!("{name} line {}", line_of(text, hide.span().start));
+                check_hide_names(&at, action, globs.is_some())?;
+            }
             rules.push(Rule {
                 tool: tool_match(tool),
                 patterns,
                 paths: globs,
                 action,
+                hide_names: raw.hide_names.map(Spanned::into_inner),
                 origin,
             });
         }
         Ok(Policy { rules })
     }
 
-    /// The decision for a call of `tool` (which mutates or not) naming `path`, if any.
-    pub fn decide(&self, tool: &str, mutates: bool, path: Option<&str>) -> PolicyDecision {
+    /// The rule that decides a call of `tool` naming `path`, if any rule matches.
+    fn winner(&self, tool: &str, path: Option<&str>) -> Option<&Rule> {
         // Globs match the normalised relative path, so "./a//b" cannot dodge a rule for "a/b".
         let normalised =
             path.map(|p| RelPath::parse(p).map_or_else(|_| p.to_string(), |r| r.to_string()));
-        let best = self
-            .rules
+        self.rules
             .iter()
             .filter(|r| r.matches(tool, normalised.as_deref()))
-            .max_by_key(|r| (r.specificity(), r.action));
-        match best {
+            // At a tie, a rule with paths beats one without and hiding beats naming: fail closed.
+            .max_by_key(|r| {
+                (
+                    r.specificity(),
+                    r.action,
+                    r.paths.is_some(),
+                    r.hides_names(),
+                )
+            })
+    }
+
+    /// How a file that a call of `tool` did not name, but reads or lists, appears to it (see
+    /// the module docs): the rule that would decide a call of `tool` naming `path` decides.
+    pub fn visibility(&self, tool: &str, path: &str) -> Visibility {
+        let Some(rule) = self.winner(tool, Some(path)) else {
+            return Visibility::Shown;
+        };
+        match rule.action {
+            // A rule without paths was applied to the call itself.
+            _ if rule.paths.is_none() => Visibility::Shown,
+            PolicyAction::Allow => Visibility::Shown,
+            PolicyAction::Ask | PolicyAction::Deny if rule.hides_names() => Visibility::Hidden,
+            PolicyAction::Ask | PolicyAction::Deny => Visibility::Skipped,
+        }
+    }
+
+    /// The [`PathFilter`] a call of `tool` sees its files through.
+    pub fn path_filter<'p>(&'p self, tool: &str) -> PolicyPathFilter<'p> {
+        PolicyPathFilter {
+            policy: self,
+            tool: tool.to_string(),
+        }
+    }
+
+    /// The decision for a call of `tool` (which mutates or not) naming `path`, if any.
+    pub fn decide(&self, tool: &str, mutates: bool, path: Option<&str>) -> PolicyDecision {
+        match self.winner(tool, path) {
             Some(rule) => PolicyDecision {
                 action: rule.action,
                 source: rule.describe(),
@@ -291,6 +393,39 @@ impl Policy {
             },
         }
     }
+}
+
+/// A policy seen from one tool: [`Policy::visibility`] for each path. With the safe defaults
+/// (no rule with paths) every path is shown.
+#[derive(Debug, Clone)]
+pub struct PolicyPathFilter<'p> {
+    policy: &'p Policy,
+    tool: String,
+}
+
+impl PathFilter for PolicyPathFilter<'_> {
+    fn visible(&self, path: &RelPath) -> Visibility {
+        self.policy.visibility(&self.tool, path.as_str())
+    }
+}
+
+/// `hide_names` only means something on a deny or ask rule with paths.
+fn check_hide_names(
+    origin: &str,
+    action: PolicyAction,
+    has_paths: bool,
+) -> Result<(), PolicyError> {
+    let why = if action == PolicyAction::Allow {
+        "on an allow rule (allowed files are read and listed)"
+    } else if !has_paths {
+        "on a rule without `paths` (it applies to the call itself)"
+    } else {
+        return Ok(());
+    };
+    Err(PolicyError::HideNames {
+        origin: origin.to_string(),
+        why,
+    })
 }
 
 fn tool_match(tool: &str) -> ToolMatch {

@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::confine::RelPath;
+use crate::desk::PathFilter;
 use crate::error::{ConfinementError, WorkspaceError};
 use crate::sandbox::Sandbox;
 use crate::workspace::Workspace;
@@ -11,7 +12,14 @@ use crate::workspace::Workspace;
 /// sandbox; a tool called with the other kind refuses with [`ToolError::WrongContext`].
 #[derive(Debug)]
 pub enum ToolContext<'a> {
+    /// A real folder where every file is visible (no policy narrows it).
     Desk(&'a Workspace),
+    /// A real folder seen through a [`PathFilter`] (the gate fills it from policy): a desk tool
+    /// that reads or lists more than the one path it was given asks the filter for each file.
+    FilteredDesk {
+        workspace: &'a Workspace,
+        filter: &'a dyn PathFilter,
+    },
     Sandbox(&'a mut Sandbox),
 }
 

@@ -26,6 +26,7 @@ mod preview;
 
 use rein_journal::{CallOutcome, CallRecord, CallScope, Journal, Replay};
 use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_workspace::desk::PathFilter;
 use rein_workspace::{
     Proposal, Sandbox, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry, Workspace,
 };
@@ -215,6 +216,8 @@ impl<'a> Gate<'a> {
                 tool,
                 approved,
                 approver,
+                // Every file the tool reads or lists beyond `path` is checked too.
+                &self.policy.path_filter(&call.tool),
             ),
             GateTarget::Sandbox(sandbox) => {
                 sandbox_call(self.registry, sandbox, call, tool, approved, approver)
@@ -425,6 +428,7 @@ fn desk(
     tool: &dyn Tool,
     mut approved: bool,
     approver: &mut dyn Approver,
+    filter: &dyn PathFilter,
 ) -> Decision {
     if !tool.mutates() && !approved {
         if let Err(refused) = ask(
@@ -437,7 +441,7 @@ fn desk(
         approved = true;
     }
     let output = match registry.call(
-        &mut ToolContext::Desk(workspace),
+        &mut ToolContext::FilteredDesk { workspace, filter },
         &call.tool,
         &call.arguments,
     ) {

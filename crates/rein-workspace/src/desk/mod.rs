@@ -7,13 +7,15 @@ mod read;
 mod related;
 mod search;
 
+use std::fmt;
+
 use serde_json::{json, Value};
 
 use crate::confine::{RelPath, MAX_PATH_BYTES};
 use crate::error::WorkspaceError;
 use crate::registry::{ToolRegistry, MAX_INPUT_CHARS};
 use crate::tool::{args, ToolContext, ToolError};
-use crate::workspace::Workspace;
+use crate::workspace::{DirEntry, Workspace};
 
 pub use read::{LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
@@ -66,6 +68,97 @@ pub(crate) fn text_of_prefix(bytes: &[u8], cut: bool) -> Option<&str> {
     }
 }
 
+/// How one file or folder appears to a desk tool that reads or lists more than the one path it
+/// was given (`search_text`, `find_files`, `find_related`, `list_dir`, `file_info` on a
+/// folder). The path a call names is not asked about: the gate has already decided that one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Listed and read as usual.
+    Shown,
+    /// Listed by name but never read: recursive tools leave its content out and say how many
+    /// files they skipped.
+    Skipped,
+    /// Neither read nor named: listings only count it, whatever pattern the call gave, so a
+    /// count cannot confirm a guessed name.
+    Hidden,
+}
+
+/// Decides the [`Visibility`] of workspace paths for one call. The engine fills it from its
+/// policy for the tool being called; without one ([`ToolContext::Desk`]) everything is shown.
+pub trait PathFilter: fmt::Debug + Send + Sync {
+    fn visible(&self, path: &RelPath) -> Visibility;
+}
+
+/// The filter of a context without policy: every path is [`Visibility::Shown`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShowAll;
+
+impl PathFilter for ShowAll {
+    fn visible(&self, _path: &RelPath) -> Visibility {
+        Visibility::Shown
+    }
+}
+
+/// The filter of a desk context ([`ShowAll`] when it has none).
+pub(crate) fn path_filter<'a>(ctx: &'a ToolContext<'_>) -> &'a dyn PathFilter {
+    match ctx {
+        ToolContext::FilteredDesk { filter, .. } => *filter,
+        ToolContext::Desk(_) | ToolContext::Sandbox(_) => &ShowAll,
+    }
+}
+
+/// A folder's entries as a listing may show them: each shown one with whether policy keeps
+/// its content from the tool (list it by name, nothing more), and how many are hidden.
+pub(crate) struct VisibleEntries<'e> {
+    pub entries: Vec<(&'e DirEntry, bool)>,
+    pub hidden: usize,
+}
+
+/// Sorts `entries` through the context's filter (see [`VisibleEntries`]).
+pub(crate) fn visible_entries<'e>(
+    ctx: &ToolContext<'_>,
+    entries: &'e [DirEntry],
+) -> VisibleEntries<'e> {
+    let filter = path_filter(ctx);
+    let mut out = VisibleEntries {
+        entries: Vec::with_capacity(entries.len()),
+        hidden: 0,
+    };
+    for entry in entries {
+        match filter.visible(&entry.path) {
+            Visibility::Shown => out.entries.push((entry, false)),
+            Visibility::Skipped => out.entries.push((entry, true)),
+            Visibility::Hidden => out.hidden += 1,
+        }
+    }
+    out
+}
+
+/// Adds `hidden_by_policy` and a sentence about it to a listing's result (after any note).
+pub(crate) fn note_hidden(out: &mut Value, hidden: usize, one: &str, many: &str) {
+    if hidden == 0 {
+        return;
+    }
+    out["hidden_by_policy"] = json!(hidden);
+    let note = format!(
+        "{} hidden by policy (not listed).",
+        count_of(hidden, one, many)
+    );
+    out["note"] = match out.get("note").and_then(Value::as_str) {
+        Some(before) => json!(format!("{before} {note}")),
+        None => json!(note),
+    };
+}
+
+/// "1 file" / "2 files", for the notes that say what policy left out.
+pub(crate) fn count_of(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", thousands(n))
+    }
+}
+
 /// The workspace of a desk context, or a refusal for any other context.
 pub(crate) fn workspace<'a>(
     ctx: &'a ToolContext<'_>,
@@ -73,6 +166,7 @@ pub(crate) fn workspace<'a>(
 ) -> Result<&'a Workspace, ToolError> {
     match ctx {
         ToolContext::Desk(ws) => Ok(ws),
+        ToolContext::FilteredDesk { workspace, .. } => Ok(workspace),
         ToolContext::Sandbox(_) => Err(ToolError::WrongContext {
             tool: tool.to_string(),
             needs: "a workspace folder",

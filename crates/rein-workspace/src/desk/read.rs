@@ -45,14 +45,18 @@ impl Tool for ListDir {
             )),
             other => other.into(),
         })?;
-        let total = listing.entries.len();
-        let entries: Vec<Value> = listing
+        // Policy: hidden entries are only counted; skipped ones are named, nothing more.
+        let shown = super::visible_entries(ctx, &listing.entries);
+        let total = shown.entries.len();
+        let entries: Vec<Value> = shown
             .entries
             .iter()
             .take(LIST_DIR_MAX_ENTRIES)
-            .map(|e| {
+            .map(|(e, skipped)| {
                 let mut v = json!({ "name": e.name, "kind": e.kind.as_str() });
-                if e.kind == EntryKind::File {
+                if *skipped {
+                    v["skipped_by_policy"] = json!(true);
+                } else if e.kind == EntryKind::File {
                     v["size"] = json!(e.size);
                 }
                 v
@@ -65,6 +69,7 @@ impl Tool for ListDir {
                 thousands(total)
             ));
         }
+        super::note_hidden(&mut out, shown.hidden, "entry", "entries");
         if !listing.unaddressable.is_empty() {
             out["unaddressable"] = json!(listing.unaddressable);
         }
@@ -236,7 +241,10 @@ impl Tool for FileInfoTool {
                 }
             }
             EntryKind::Dir => {
-                out["entries"] = json!(ws.list_dir(&rel)?.entries.len());
+                let listing = ws.list_dir(&rel)?;
+                let shown = super::visible_entries(ctx, &listing.entries);
+                out["entries"] = json!(shown.entries.len());
+                super::note_hidden(&mut out, shown.hidden, "entry", "entries");
             }
             _ => {}
         }

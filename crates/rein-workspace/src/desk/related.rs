@@ -2,13 +2,18 @@
 //! signals (no model): a shared name stem (`parser.rs` ↔ `parser_test.rs`), a mention of the
 //! file's name, and shared *distinctive* terms (words rare across the workspace, weighted by
 //! inverse document frequency, so `the` or `return` count for nothing).
+//!
+//! Only files the context's [`super::PathFilter`] shows are candidates: a file policy keeps
+//! from this tool is neither read, ranked nor counted in the document frequencies (which would
+//! otherwise confirm guessed words), only counted in `skipped_by_policy`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
 use super::{
-    file_error, not_found, object_schema, path_arg, path_schema, text_of, thousands, workspace,
+    count_of, file_error, not_found, object_schema, path_arg, path_filter, path_schema, text_of,
+    thousands, workspace, Visibility,
 };
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
 use crate::walk::{WalkOptions, Walker};
@@ -70,13 +75,18 @@ impl Tool for FindRelated {
         let target_terms = text_of_lenient(&bytes).map(terms).unwrap_or_default();
 
         let walk = Walker::new(ws, WalkOptions::default()).walk(&RelPath::root())?;
-        let candidates: Vec<&RelPath> = walk
-            .files
-            .iter()
-            .map(|e| &e.path)
-            .filter(|p| **p != target)
-            .collect();
+        let policy = path_filter(ctx);
+        let mut skipped = 0usize;
+        let mut candidates: Vec<&RelPath> = Vec::new();
+        for path in walk.files.iter().map(|e| &e.path).filter(|p| **p != target) {
+            if policy.visible(path) == Visibility::Shown {
+                candidates.push(path);
+            } else {
+                skipped += 1;
+            }
+        }
         let looked_at = candidates.len().min(RELATED_MAX_FILES);
+        let over_cap = candidates.len() > RELATED_MAX_FILES;
         let mut docs: Vec<(RelPath, Option<String>, BTreeSet<String>)> = Vec::new();
         for path in candidates.into_iter().take(RELATED_MAX_FILES) {
             let text = match ws.read_prefix(path, RELATED_MAX_FILE_BYTES) {
@@ -93,11 +103,22 @@ impl Tool for FindRelated {
             .map(|r| json!({ "path": r.path, "score": (r.score * 1000.0).round() / 1000.0, "reasons": r.reasons }))
             .collect();
         let mut out = json!({ "path": target, "related": results, "files_considered": looked_at });
-        if walk.files.len() > RELATED_MAX_FILES + 1 || walk.truncated {
-            out["note"] = json!(format!(
+        let mut notes = Vec::new();
+        if over_cap || walk.truncated {
+            notes.push(format!(
                 "Only the first {} files of the workspace were considered (the find_related cap).",
                 thousands(RELATED_MAX_FILES)
             ));
+        }
+        if skipped > 0 {
+            out["skipped_by_policy"] = json!(skipped);
+            notes.push(format!(
+                "{} skipped by policy (not read or ranked).",
+                count_of(skipped, "file was", "files were")
+            ));
+        }
+        if !notes.is_empty() {
+            out["note"] = json!(notes.join(" "));
         }
         Ok(ToolOutput::Data(out))
     }

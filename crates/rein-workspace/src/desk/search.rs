@@ -1,5 +1,8 @@
 //! `search_text` (ripgrep's matcher and searcher over files read beneath the root) and
-//! `find_files` (globs). Both honour `.gitignore`/`.ignore` and never show Rein's temp files.
+//! `find_files` (globs). Both honour `.gitignore`/`.ignore` and never show Rein's temp files,
+//! and both ask the context's [`super::PathFilter`] about every file: `search_text` never reads
+//! a file that is not [`Visibility::Shown`] and counts it in `skipped_by_policy`; `find_files`
+//! never names a [`Visibility::Hidden`] file and counts it in `hidden_by_policy`.
 
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::RegexMatcherBuilder;
@@ -7,7 +10,10 @@ use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde_json::{json, Value};
 
-use super::{object_schema, path_arg, path_schema, text_of, thousands, workspace};
+use super::{
+    count_of, note_hidden, object_schema, path_arg, path_filter, path_schema, text_of, thousands,
+    workspace, Visibility,
+};
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
 use crate::walk::{WalkOptions, Walker};
 use crate::workspace::Workspace;
@@ -69,13 +75,29 @@ impl Tool for SearchText {
             .line_number(true)
             .binary_detection(BinaryDetection::quit(0))
             .build();
+        let policy = path_filter(ctx);
         let mut stats = Stats::default();
-        let mut matches: Vec<Value> = Vec::new();
-        let mut hit_cap = false;
+        // Decided for every file before searching, so the count does not depend on where the
+        // match cap stops; a hidden file counts whatever the glob, so it confirms no name.
+        let mut searchable = Vec::new();
         for entry in &walk.files {
+            let visibility = policy.visible(&entry.path);
+            if visibility == Visibility::Hidden {
+                stats.policy += 1;
+                continue;
+            }
             if filter.as_ref().is_some_and(|f| !glob_hits(f, &entry.path)) {
                 continue;
             }
+            if visibility == Visibility::Skipped {
+                stats.policy += 1;
+                continue;
+            }
+            searchable.push(entry);
+        }
+        let mut matches: Vec<Value> = Vec::new();
+        let mut hit_cap = false;
+        for entry in searchable {
             if entry.size > SEARCH_MAX_FILE_BYTES {
                 stats.too_large += 1;
                 continue;
@@ -139,6 +161,13 @@ impl Tool for SearchText {
         if stats.unreadable > 0 {
             notes.push(format!("{} files could not be read.", stats.unreadable));
         }
+        if stats.policy > 0 {
+            out["skipped_by_policy"] = json!(stats.policy);
+            notes.push(format!(
+                "{} skipped by policy (not searched).",
+                count_of(stats.policy, "file was", "files were")
+            ));
+        }
         if !notes.is_empty() {
             out["note"] = json!(notes.join(" "));
         }
@@ -149,6 +178,8 @@ impl Tool for SearchText {
 #[derive(Default)]
 struct Stats {
     searched: usize,
+    /// Files policy keeps this tool from reading.
+    policy: usize,
     binary: usize,
     too_large: usize,
     unreadable: usize,
@@ -234,12 +265,17 @@ impl Tool for FindFiles {
         let walk = Walker::new(ws, WalkOptions::default())
             .walk(&start)
             .map_err(super::file_error)?;
-        let hits: Vec<&RelPath> = walk
-            .files
-            .iter()
-            .map(|e| &e.path)
-            .filter(|p| glob_hits(&matcher, p))
-            .collect();
+        let policy = path_filter(ctx);
+        // A hidden file counts whatever the pattern, so the count confirms no guessed name.
+        let mut hidden = 0usize;
+        let mut hits: Vec<&RelPath> = Vec::new();
+        for path in walk.files.iter().map(|e| &e.path) {
+            if policy.visible(path) == Visibility::Hidden {
+                hidden += 1;
+            } else if glob_hits(&matcher, path) {
+                hits.push(path);
+            }
+        }
         let total = hits.len();
         let files: Vec<Value> = hits
             .iter()
@@ -260,6 +296,13 @@ impl Tool for FindFiles {
                 thousands(crate::MAX_WALK_ENTRIES)
             ));
         }
+        // Counted over the whole walk, matching or not.
+        note_hidden(
+            &mut out,
+            hidden,
+            "file under the searched folder is",
+            "files under the searched folder are",
+        );
         Ok(ToolOutput::Data(out))
     }
 }

@@ -4,6 +4,7 @@
 mod atomic;
 mod confinement;
 mod links;
+mod path_filter;
 mod property;
 mod registry;
 mod sandbox;

@@ -1,0 +1,407 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Path rules cover every file a tool reads or lists, not only the `path` it names: a recursive
+//! tool (search_text, find_files, find_related, list_dir, file_info on a folder) cannot walk
+//! around a `deny secrets/**`. Each call goes through the gate, as `rein tool` sends it.
+
+use std::path::PathBuf;
+
+use rein_engine::gate::{AllowAll, Approver, CallExecutor, Gate, GateConfig, NoApprover};
+use rein_engine::policy::{Policy, PolicyAction, PolicyError, Rule};
+use rein_journal::Journal;
+use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_workspace::desk::Visibility;
+use rein_workspace::{desk_registry, ToolRegistry, Workspace};
+use serde_json::{json, Value};
+
+/// The secret's contents; a word of it is also in `notes/plan.md`, nowhere else.
+const SECRET: &str = "API_KEY=hunter2\nzebrafish rotation schedule\n";
+const DENY_SECRETS: &str = "[[rule]]\ntool = \"*\"\npaths = [\"secrets/**\"]\naction = \"deny\"\n";
+
+struct Env {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    journal: Journal,
+    registry: ToolRegistry,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        for (rel, text) in [
+            ("secrets/key.env", SECRET),
+            (
+                "notes/plan.md",
+                "launch plan\nthe zebrafish tank moves on monday\n",
+            ),
+            ("notes/todo.md", "water the plants\nlaunch checklist\n"),
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let journal = Journal::open(dir.path().join("home/journal.db")).unwrap();
+        Env {
+            _dir: dir,
+            root,
+            journal,
+            registry: desk_registry(),
+        }
+    }
+
+    fn policy(&self, toml: &str) -> Policy {
+        Policy::from_toml_str(toml, "policy.toml", &self.registry).unwrap()
+    }
+
+    /// One call through a fresh gate with `policy`, as one `rein tool` process makes it.
+    fn submit_with(
+        &self,
+        policy: Policy,
+        tool: &str,
+        arguments: Value,
+        approver: &mut dyn Approver,
+    ) -> GateReport {
+        let ws = Workspace::open(&self.root).unwrap();
+        let mut gate = Gate::new(GateConfig::desk(
+            &self.registry,
+            &ws,
+            &self.journal,
+            policy,
+            None,
+        ));
+        let call = ToolCall {
+            id: format!("call-{}", unique()),
+            tool: tool.into(),
+            arguments,
+        };
+        gate.submit(&call, approver)
+    }
+
+    fn submit(&self, policy_toml: &str, tool: &str, arguments: Value) -> GateReport {
+        self.submit_with(self.policy(policy_toml), tool, arguments, &mut NoApprover)
+    }
+
+    /// The result of a call that must run.
+    fn run(&self, policy_toml: &str, tool: &str, arguments: Value) -> Value {
+        let report = self.submit(policy_toml, tool, arguments);
+        assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
+        report.result
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Nothing of the secret, not even its name, anywhere in `result`.
+fn reveals_nothing(result: &Value) {
+    let text = result.to_string();
+    for leak in ["key.env", "hunter2", "API_KEY", "rotation"] {
+        assert!(!text.contains(leak), "{leak} leaked: {text}");
+    }
+}
+
+fn note(result: &Value) -> &str {
+    result["note"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn without_a_policy_every_file_is_searched_as_before() {
+    let env = Env::new();
+    let result = env.run("", "search_text", json!({"pattern": "hunter2"}));
+    assert_eq!(result["matches"][0]["path"], "secrets/key.env", "{result}");
+    assert!(result.get("skipped_by_policy").is_none(), "{result}");
+    assert_eq!(result["files_searched"], 3);
+}
+
+#[test]
+fn search_text_does_not_return_a_denied_file_and_counts_it() {
+    let env = Env::new();
+    let result = env.run(DENY_SECRETS, "search_text", json!({"pattern": "."}));
+    reveals_nothing(&result);
+    let paths: Vec<&str> = result["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"notes/plan.md"), "{result}");
+    assert_eq!(result["files_searched"], 2, "{result}");
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+    assert!(
+        note(&result).contains("1 file was skipped by policy"),
+        "{result}"
+    );
+    // Searching inside the folder, or for the secret itself, finds nothing either.
+    let result = env.run(
+        DENY_SECRETS,
+        "search_text",
+        json!({"pattern": "hunter2", "path": "secrets"}),
+    );
+    assert_eq!(result["matches"], json!([]), "{result}");
+    assert!(!result.to_string().contains("key.env"), "{result}");
+    assert_eq!(result["skipped_by_policy"], 1);
+}
+
+#[test]
+fn the_skipped_count_does_not_depend_on_the_glob_so_it_confirms_no_name() {
+    let env = Env::new();
+    for glob in ["key.*", "nothing-like-it.txt", "*.md"] {
+        let result = env.run(
+            DENY_SECRETS,
+            "search_text",
+            json!({"pattern": ".", "glob": glob}),
+        );
+        reveals_nothing(&result);
+        assert_eq!(result["skipped_by_policy"], 1, "{glob}: {result}");
+    }
+}
+
+#[test]
+fn find_related_does_not_rank_or_read_a_denied_file() {
+    let env = Env::new();
+    // "zebrafish" is in the target and the secret only: before, the secret ranked, confirming
+    // the guessed word.
+    let result = env.run(
+        DENY_SECRETS,
+        "find_related",
+        json!({"path": "notes/plan.md"}),
+    );
+    reveals_nothing(&result);
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+    assert_eq!(result["files_considered"], 1, "{result}");
+    assert!(
+        note(&result).contains("1 file was skipped by policy"),
+        "{result}"
+    );
+    let related = result["related"].as_array().unwrap();
+    assert!(
+        related.iter().all(|r| r["path"] == "notes/todo.md"),
+        "{result}"
+    );
+    // The secret itself cannot be the target.
+    let report = env.submit(
+        DENY_SECRETS,
+        "find_related",
+        json!({"path": "secrets/key.env"}),
+    );
+    assert_eq!(report.outcome, GateOutcome::Denied, "{report:?}");
+}
+
+#[test]
+fn find_files_hides_a_denied_name_and_only_counts_it() {
+    let env = Env::new();
+    let result = env.run(DENY_SECRETS, "find_files", json!({"pattern": "**/*.env"}));
+    reveals_nothing(&result);
+    assert_eq!(result["files"], json!([]));
+    assert_eq!(result["total"], 0);
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+    assert!(note(&result).contains("hidden by policy"), "{result}");
+    // The count is the same for a pattern that could not match it: no name oracle.
+    let result = env.run(DENY_SECRETS, "find_files", json!({"pattern": "*.md"}));
+    assert_eq!(result["total"], 2, "{result}");
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+}
+
+#[test]
+fn list_dir_hides_a_denied_name_and_only_counts_it() {
+    let env = Env::new();
+    let result = env.run(DENY_SECRETS, "list_dir", json!({"path": "secrets"}));
+    reveals_nothing(&result);
+    assert_eq!(result["entries"], json!([]));
+    assert_eq!(result["total"], 0);
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+    assert!(
+        note(&result).contains("1 entry hidden by policy"),
+        "{result}"
+    );
+    // file_info on the folder counts only what a listing shows.
+    let result = env.run(DENY_SECRETS, "file_info", json!({"path": "secrets"}));
+    reveals_nothing(&result);
+    assert_eq!(result["entries"], 0, "{result}");
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+}
+
+#[test]
+fn the_named_file_stays_denied_for_read_file_and_file_info() {
+    let env = Env::new();
+    for tool in ["read_file", "file_info"] {
+        let report = env.submit(DENY_SECRETS, tool, json!({"path": "secrets/key.env"}));
+        assert_eq!(report.outcome, GateOutcome::Denied, "{tool}: {report:?}");
+        assert_eq!(report.result, Value::Null);
+        // A spelling of the same path is the same path.
+        let report = env.submit(DENY_SECRETS, tool, json!({"path": "./secrets//key.env"}));
+        assert_eq!(report.outcome, GateOutcome::Denied, "{tool}: {report:?}");
+    }
+}
+
+#[test]
+fn hide_names_false_lists_the_name_but_never_the_content() {
+    let env = Env::new();
+    let policy = format!("{DENY_SECRETS}hide_names = false\n");
+    let result = env.run(&policy, "find_files", json!({"pattern": "**/*.env"}));
+    assert_eq!(result["files"], json!(["secrets/key.env"]), "{result}");
+    assert!(result.get("hidden_by_policy").is_none(), "{result}");
+    let result = env.run(&policy, "list_dir", json!({"path": "secrets"}));
+    assert_eq!(
+        result["entries"],
+        json!([{"name": "key.env", "kind": "file", "skipped_by_policy": true}]),
+        "no size either: {result}"
+    );
+    let result = env.run(&policy, "search_text", json!({"pattern": "hunter2"}));
+    assert_eq!(result["matches"], json!([]), "{result}");
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+    let result = env.run(&policy, "find_related", json!({"path": "notes/plan.md"}));
+    assert!(!result.to_string().contains("key.env"), "{result}");
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+}
+
+#[test]
+fn files_under_an_ask_rule_are_skipped_by_recursive_tools_even_when_the_call_is_approved() {
+    let env = Env::new();
+    let ask = "[[rule]]\ntool = \"*\"\npaths = [\"secrets/**\"]\naction = \"ask\"\n";
+    // The search itself needs no approval, and approving one would not cover files the
+    // person was never shown.
+    for approver in [&mut NoApprover as &mut dyn Approver, &mut AllowAll] {
+        let report = env.submit_with(
+            env.policy(ask),
+            "search_text",
+            json!({"pattern": "hunter2"}),
+            approver,
+        );
+        assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
+        assert_eq!(report.result["matches"], json!([]), "{report:?}");
+        assert_eq!(report.result["skipped_by_policy"], 1, "{report:?}");
+    }
+    // Names under an ask rule stay listed by default.
+    let result = env.run(ask, "find_files", json!({"pattern": "**/*.env"}));
+    assert_eq!(result["files"], json!(["secrets/key.env"]), "{result}");
+    // The file itself is read with its own call, which asks.
+    let report = env.submit(ask, "read_file", json!({"path": "secrets/key.env"}));
+    assert_eq!(report.outcome, GateOutcome::ApprovalRequired, "{report:?}");
+    let report = env.submit_with(
+        env.policy(ask),
+        "read_file",
+        json!({"path": "secrets/key.env"}),
+        &mut AllowAll,
+    );
+    assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
+    assert_eq!(report.result["content"], SECRET);
+    // hide_names = true on an ask rule hides the name too.
+    let hidden = format!("{ask}hide_names = true\n");
+    let result = env.run(&hidden, "find_files", json!({"pattern": "**/*.env"}));
+    assert_eq!(result["files"], json!([]), "{result}");
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+}
+
+#[test]
+fn a_more_specific_allow_shows_its_files_to_the_tool_it_names() {
+    let env = Env::new();
+    let policy = format!(
+        "{DENY_SECRETS}\n[[rule]]\ntool = \"search_text\"\npaths = [\"secrets/*.env\"]\naction = \"allow\"\n"
+    );
+    let result = env.run(&policy, "search_text", json!({"pattern": "hunter2"}));
+    assert_eq!(result["matches"][0]["path"], "secrets/key.env", "{result}");
+    assert!(result.get("skipped_by_policy").is_none(), "{result}");
+    // Other tools still do not see it.
+    let result = env.run(&policy, "find_files", json!({"pattern": "**/*.env"}));
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+}
+
+#[test]
+fn visibility_follows_precedence_and_fails_closed_at_ties() {
+    let rules = |order: bool| {
+        let mut rules = vec![
+            Rule::new("search_text", &[], PolicyAction::Ask).unwrap(),
+            Rule::new("*", &["private/**"], PolicyAction::Ask).unwrap(),
+            Rule::new("*", &["secrets/**"], PolicyAction::Deny).unwrap(),
+            Rule::new("*", &["secrets/**"], PolicyAction::Deny)
+                .unwrap()
+                .with_hide_names(false)
+                .unwrap(),
+            Rule::new("*", &["docs/**"], PolicyAction::Allow).unwrap(),
+        ];
+        if order {
+            rules.reverse();
+        }
+        Policy::from_rules(rules)
+    };
+    for policy in [rules(false), rules(true)] {
+        // A rule with paths beats an equally specific one without; hiding beats naming.
+        assert_eq!(
+            policy.visibility("search_text", "private/a"),
+            Visibility::Skipped
+        );
+        assert_eq!(
+            policy.visibility("search_text", "secrets/a"),
+            Visibility::Hidden
+        );
+        // A rule without paths was the call's business: the file is shown.
+        assert_eq!(
+            policy.visibility("search_text", "docs/a"),
+            Visibility::Shown
+        );
+        assert_eq!(policy.visibility("search_text", "a"), Visibility::Shown);
+        assert_eq!(policy.visibility("list_dir", "a"), Visibility::Shown);
+    }
+    // A rule names the tools it covers: a deny for read_file alone leaves search_text alone
+    // (the policy docs say to use tool = "*").
+    let only_read = Policy::from_rules(vec![Rule::new(
+        "read_file",
+        &["secrets/**"],
+        PolicyAction::Deny,
+    )
+    .unwrap()]);
+    assert_eq!(
+        only_read.visibility("read_file", "secrets/a"),
+        Visibility::Hidden
+    );
+    assert_eq!(
+        only_read.visibility("search_text", "secrets/a"),
+        Visibility::Shown
+    );
+    assert_eq!(
+        Policy::safe_default().visibility("search_text", "secrets/a"),
+        Visibility::Shown
+    );
+}
+
+#[test]
+fn hide_names_is_refused_where_it_could_have_no_effect() {
+    let registry = desk_registry();
+    let load = |text: &str| Policy::from_toml_str(text, "policy.toml", &registry);
+    for (text, why) in [
+        (
+            "[[rule]]\ntool = \"*\"\npaths = [\"a/**\"]\naction = \"allow\"\nhide_names = true\n",
+            "allow rule",
+        ),
+        (
+            "[[rule]]\ntool = \"read_file\"\naction = \"deny\"\n\nhide_names = false\n",
+            "without `paths`",
+        ),
+    ] {
+        let err = load(text).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, PolicyError::HideNames { .. }), "{message}");
+        assert!(message.contains("policy.toml line"), "{message}");
+        assert!(message.contains(why), "{message}");
+    }
+    let err = load("[[rule]]\ntool = \"read_file\"\naction = \"deny\"\n\nhide_names = false\n")
+        .unwrap_err();
+    assert!(err.to_string().contains("line 5"), "{err}");
+    assert!(load(
+        "[[rule]]\ntool = \"*\"\npaths = [\"a\"]\naction = \"deny\"\nhide_names = \"yes\"\n"
+    )
+    .is_err());
+    assert!(Rule::new("*", &[], PolicyAction::Deny)
+        .unwrap()
+        .with_hide_names(true)
+        .is_err());
+    assert!(Rule::new("*", &["a/**"], PolicyAction::Ask)
+        .unwrap()
+        .with_hide_names(true)
+        .is_ok());
+}
