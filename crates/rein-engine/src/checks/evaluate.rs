@@ -252,6 +252,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             before_writing,
         } => process::inputs_read(cx, paths, before_writing.as_deref()).into(),
         CheckSpec::WrittenThisRun { path } => process::written_this_run(cx, path).into(),
+        CheckSpec::InputsUnchanged {} => process::inputs_unchanged(cx).into(),
         CheckSpec::EntriesMatch {
             path,
             array,

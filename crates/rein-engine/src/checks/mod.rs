@@ -23,6 +23,7 @@
 //! | `inputs_read` | every input was read in full before the deliverable was first written |
 //! | `written_this_run` | this run's last change of the file produced its final content |
 //! | `entries_match` | entry i of a JSON array holds the values its own source i labels |
+//! | `inputs_unchanged` | every frozen input still has its frozen bytes |
 //!
 //! Text is judged as it renders (`normalize`), Markdown through its prose (`prose`): comments
 //! and code are not content, emphasis is not part of a heading. Numbers are parsed strictly

@@ -92,3 +92,21 @@ pub(crate) fn written_this_run(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) 
         ),
     }
 }
+
+pub(crate) fn inputs_unchanged(cx: &Ctx<'_>) -> (bool, Vec<String>) {
+    if cx.contract.inputs.is_empty() {
+        return (false, vec!["the mission has no frozen inputs".into()]);
+    }
+    let mut ok = true;
+    let mut facts = Vec::new();
+    for h in &cx.contract.inputs {
+        match cx.read_frozen_input(&h.path) {
+            Ok(_) => facts.push(format!("{}: as frozen", h.path)),
+            Err(fact) => {
+                ok = false;
+                facts.push(fact);
+            }
+        }
+    }
+    (ok, facts)
+}

@@ -25,6 +25,7 @@ pub const CHECK_KINDS: &[&str] = &[
     "inputs_read",
     "written_this_run",
     "entries_match",
+    "inputs_unchanged",
 ];
 
 /// One check of a contract: an id for reports plus what to test.
@@ -217,6 +218,8 @@ pub enum CheckSpec {
     },
     /// The last executed call of this run that changed `path` produced its final content.
     WrittenThisRun { path: String },
+    /// Every frozen input still has the bytes it was frozen with.
+    InputsUnchanged {},
     /// The array at `array` has one entry per source; entry i's fields equal the values that
     /// source i labels, and `unique` fields do not repeat.
     EntriesMatch {
@@ -318,6 +321,7 @@ impl CheckSpec {
             CheckSpec::InputsRead { .. } => "inputs_read",
             CheckSpec::WrittenThisRun { .. } => "written_this_run",
             CheckSpec::EntriesMatch { .. } => "entries_match",
+            CheckSpec::InputsUnchanged { .. } => "inputs_unchanged",
         }
     }
 

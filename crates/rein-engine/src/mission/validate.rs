@@ -219,6 +219,12 @@ fn validate_check(
         | CheckSpec::FileAbsent { path }
         | CheckSpec::NoPlaceholders { path }
         | CheckSpec::WrittenThisRun { path } => cx.path(&f("path"), path),
+        CheckSpec::InputsUnchanged {} => {
+            if inputs.is_empty() {
+                return Err(cx.err(f("kind"), "the mission has no frozen inputs to compare"));
+            }
+            Ok(())
+        }
         CheckSpec::Statement { path, all, .. } => {
             cx.path(&f("path"), path)?;
             if all.is_empty() {
