@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::beneath::{self, EntryKind};
+use crate::beneath::{self, EntryKind, OFlags};
 use crate::confine::{RelPath, TEMP_PREFIX};
 use crate::error::{ConfinementError, Result, WorkspaceError};
 use crate::walk::{WalkOptions, Walker};
@@ -32,6 +32,8 @@ pub struct Staged {
     temp_name: String,
     target: RelPath,
     target_name: String,
+    /// The target did not exist when staged: publishing must not replace one that appeared.
+    create: bool,
     finished: bool,
 }
 
@@ -48,11 +50,25 @@ impl Staged {
 
     /// Renames the temp file over the target and fsyncs the folder, so the change survives a
     /// power cut. On failure the temp file is removed and the target is unchanged.
+    ///
+    /// When the target did not exist at [`Workspace::stage`], the rename is `RENAME_NOREPLACE`:
+    /// a file created there in the meantime is never replaced
+    /// ([`WorkspaceError::AppearedMeanwhile`]).
     pub fn publish(mut self) -> Result<()> {
         self.finished = true;
         let dir = self.dir.as_fd();
-        if let Err(e) = beneath::rename_at(dir, &self.temp_name, &self.target_name) {
+        let renamed = if self.create {
+            beneath::rename_noreplace_at(dir, &self.temp_name, &self.target_name)
+        } else {
+            beneath::rename_at(dir, &self.temp_name, &self.target_name)
+        };
+        if let Err(e) = renamed {
             let _ = beneath::unlink_at(dir, &self.temp_name);
+            if self.create && e.raw_os_error() == Some(libc::EEXIST) {
+                return Err(WorkspaceError::AppearedMeanwhile {
+                    path: self.target.clone(),
+                });
+            }
             return Err(WorkspaceError::io("replace", &self.target, e));
         }
         beneath::fsync(dir).map_err(|e| WorkspaceError::io("sync the folder of", &self.target, e))
@@ -84,7 +100,7 @@ impl Workspace {
                 kind: "folder",
             });
         };
-        let dir = beneath::ensure_dir_beneath(self.root_fd(), self.root_dev(), &parent)
+        let dir = beneath::ensure_dir_beneath(self.root_fd(), self.root_anchor(), &parent)
             .map_err(|e| self.open_error("create the folder", &parent, e))?;
         let mode = match beneath::stat_at(dir.as_fd(), name) {
             Ok(stat) => match stat.kind {
@@ -111,7 +127,7 @@ impl Workspace {
         let fd = beneath::openat_nofollow(
             dir.as_fd(),
             &temp_name,
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
             0o666,
         )
         .map_err(|e| WorkspaceError::io("create a temporary file for", target, e))?;
@@ -121,6 +137,7 @@ impl Workspace {
             temp_name,
             target: target.clone(),
             target_name: name.to_string(),
+            create: mode.is_none(),
             finished: false,
         };
         let write = || -> std::io::Result<()> {

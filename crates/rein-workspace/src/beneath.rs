@@ -5,15 +5,23 @@
 //! On Linux 5.6+ this is one `openat2` call with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 //! RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV`. Where the kernel lacks it (ENOSYS, or a seccomp
 //! filter that answers EPERM), the same guarantee comes from a walk: one `openat` per component
-//! with `O_NOFOLLOW | O_DIRECTORY`, refusing to cross into another filesystem. Paths reaching
-//! this module already passed the lexical rules, so they hold no `..` to climb with.
+//! with `O_NOFOLLOW | O_DIRECTORY`, refusing to cross into another mount. Paths reaching this
+//! module already passed the lexical rules, so they hold no `..` to climb with.
 //!
-//! This is the only module with `unsafe` code; each block is one libc call on owned buffers.
+//! "Another mount" is decided by the mount id (statx `STATX_MNT_ID`, or `/proc/self/fdinfo` on
+//! kernels before 5.8) as well as the device number: a bind mount of an outside folder lives on
+//! the same filesystem, so its `st_dev` alone would let it pass. See [`Anchor`].
+//!
+//! Every system call goes through `rustix`, so this crate has no `unsafe` code.
 
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+
+pub(crate) use rustix::fs::OFlags;
+use rustix::fs::{AtFlags, FileType, Mode, RenameFlags, ResolveFlags, StatxFlags};
+use rustix::io::{retry_on_intr, Errno};
 
 use crate::confine::RelPath;
 
@@ -46,169 +54,116 @@ pub(crate) struct Stat {
     pub nlink: u64,
     pub mode: u32,
     pub dev: u64,
+    pub ino: u64,
     pub mtime: i64,
 }
 
 impl Stat {
-    fn from_raw(st: &libc::stat) -> Stat {
-        let kind = match st.st_mode & libc::S_IFMT {
-            libc::S_IFREG => EntryKind::File,
-            libc::S_IFDIR => EntryKind::Dir,
-            libc::S_IFLNK => EntryKind::Symlink,
+    // The field types differ between targets (u32 on some, u64 on others).
+    #[allow(clippy::useless_conversion, clippy::unnecessary_fallible_conversions)]
+    fn from_raw(st: &rustix::fs::Stat) -> Stat {
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Dir,
+            FileType::Symlink => EntryKind::Symlink,
             _ => EntryKind::Other,
         };
         Stat {
             kind,
             size: u64::try_from(st.st_size).unwrap_or(0),
-            #[allow(clippy::useless_conversion)] // nlink_t is u32 on some targets
             nlink: u64::from(st.st_nlink),
             mode: st.st_mode & 0o7777,
-            #[allow(clippy::useless_conversion)]
             dev: u64::from(st.st_dev),
-            mtime: st.st_mtime,
+            ino: u64::from(st.st_ino),
+            mtime: i64::from(st.st_mtime),
         }
     }
 }
 
-fn cstr(name: &str) -> io::Result<CString> {
-    CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+/// Retries a call interrupted by a signal and turns the error into an [`io::Error`].
+fn retry<T>(f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
+    retry_on_intr(f).map_err(io::Error::from)
 }
 
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-/// Retries a call interrupted by a signal.
-fn retry<T>(mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-    loop {
-        match f() {
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            other => return other,
-        }
-    }
-}
-
-/// `openat(dir, name, flags | O_CLOEXEC | O_NOFOLLOW, mode)` for a single component.
+/// `openat(dir, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, mode)` for a single component.
 pub(crate) fn openat_nofollow(
     dir: BorrowedFd<'_>,
     name: &str,
-    flags: libc::c_int,
-    mode: libc::mode_t,
+    flags: OFlags,
+    mode: u32,
 ) -> io::Result<OwnedFd> {
-    let c = cstr(name)?;
-    let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY;
-    retry(|| {
-        // SAFETY: `c` is a valid NUL-terminated string; the fd is borrowed and open.
-        let fd = check(unsafe {
-            libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, libc::c_uint::from(mode))
-        })?;
-        // SAFETY: openat returned a fresh descriptor that nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    })
+    let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
+    let mode = Mode::from_raw_mode(mode);
+    retry(|| rustix::fs::openat(dir, name, flags, mode))
 }
 
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: what the entry itself is, never its link target.
 pub(crate) fn stat_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Stat> {
-    let c = cstr(name)?;
-    // SAFETY: zeroed `stat` is a valid value for a plain C struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    retry(|| {
-        // SAFETY: valid string and out-pointer; the fd is borrowed and open.
-        check(unsafe {
-            libc::fstatat(
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        })
-    })?;
+    let st = retry(|| rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW))?;
     Ok(Stat::from_raw(&st))
 }
 
 /// `fstat` on an open descriptor.
 pub(crate) fn stat_fd(fd: BorrowedFd<'_>) -> io::Result<Stat> {
-    // SAFETY: zeroed `stat` is a valid value for a plain C struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid out-pointer; the fd is borrowed and open.
-    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    let st = retry(|| rustix::fs::fstat(fd))?;
     Ok(Stat::from_raw(&st))
 }
 
 /// `fsync` a file or directory descriptor.
 pub(crate) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: plain call on an open descriptor.
-    retry(|| check(unsafe { libc::fsync(fd.as_raw_fd()) }).map(|_| ()))
+    retry(|| rustix::fs::fsync(fd))
 }
 
 /// `mkdirat(dir, name, 0o777)` (the umask applies).
 pub(crate) fn mkdir_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<()> {
-    let c = cstr(name)?;
-    // SAFETY: valid string; the fd is borrowed and open.
-    check(unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o777) }).map(|_| ())
+    retry(|| rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777)))
 }
 
 /// `renameat(dir, from, dir, to)`: atomically replaces `to` (a link at `to` is replaced, not
 /// followed).
 pub(crate) fn rename_at(dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()> {
-    let (f, t) = (cstr(from)?, cstr(to)?);
-    // SAFETY: valid strings; the fd is borrowed and open.
-    check(unsafe { libc::renameat(dir.as_raw_fd(), f.as_ptr(), dir.as_raw_fd(), t.as_ptr()) })
-        .map(|_| ())
+    retry(|| rustix::fs::renameat(dir, from, dir, to))
+}
+
+/// `renameat2(dir, from, dir, to, RENAME_NOREPLACE)`: like [`rename_at`] but fails with EEXIST
+/// when `to` exists, atomically, so publishing a new file never replaces one that appeared
+/// after it was checked. Where the filesystem cannot do that (EINVAL) or the kernel lacks
+/// `renameat2` (ENOSYS), it checks for `to` right before a plain rename: a window of one
+/// system call.
+pub(crate) fn rename_noreplace_at(dir: BorrowedFd<'_>, from: &str, to: &str) -> io::Result<()> {
+    match retry_on_intr(|| rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE)) {
+        Ok(()) => Ok(()),
+        Err(Errno::INVAL) | Err(Errno::NOSYS) => match stat_at(dir, to) {
+            Ok(_) => Err(io::Error::from(Errno::EXIST)),
+            Err(e) if e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => {
+                rename_at(dir, from, to)
+            }
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `unlinkat(dir, name, 0)`: removes a file entry (a link is removed itself, never its target).
 pub(crate) fn unlink_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<()> {
-    let c = cstr(name)?;
-    // SAFETY: valid string; the fd is borrowed and open.
-    check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) }).map(|_| ())
+    retry(|| rustix::fs::unlinkat(dir, name, AtFlags::empty()))
 }
 
 /// `fchmod` on an open descriptor.
 pub(crate) fn chmod_fd(fd: BorrowedFd<'_>, mode: u32) -> io::Result<()> {
-    // SAFETY: plain call on an open descriptor.
-    check(unsafe { libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t) }).map(|_| ())
+    retry(|| rustix::fs::fchmod(fd, Mode::from_raw_mode(mode)))
 }
 
 /// The names in a directory (except `.` and `..`), read through its descriptor. Names that are
 /// not UTF-8 are returned as `Err(lossy)` so callers can count them without addressing them.
 pub(crate) fn read_dir_names(dir: BorrowedFd<'_>) -> io::Result<Vec<Result<String, String>>> {
-    // fdopendir takes ownership of the descriptor it gets, so give it a duplicate.
-    let dup = dir.try_clone_to_owned()?;
-    let raw: RawFd = std::os::fd::IntoRawFd::into_raw_fd(dup);
-    // SAFETY: `raw` is an open directory descriptor we own; on success DIR owns it.
-    let dirp = unsafe { libc::fdopendir(raw) };
-    if dirp.is_null() {
-        let err = io::Error::last_os_error();
-        // SAFETY: fdopendir failed, so we still own `raw`.
-        unsafe { libc::close(raw) };
-        return Err(err);
-    }
-    // A duplicate shares the file offset; start from the beginning whatever happened before.
-    // SAFETY: `dirp` is a valid DIR*.
-    unsafe { libc::rewinddir(dirp) };
+    // `read_from` reopens the directory itself ("."), so the listing starts at the beginning
+    // whatever was read through `dir` before, and `dir`'s own offset is left alone.
+    let mut entries = rustix::fs::Dir::read_from(dir)?;
     let mut names = Vec::new();
-    loop {
-        // SAFETY: `dirp` is valid; errno is reset so end-of-directory can be told from errors.
-        unsafe { *libc::__errno_location() = 0 };
-        // SAFETY: `dirp` is valid until closedir below.
-        let entry = unsafe { libc::readdir(dirp) };
-        if entry.is_null() {
-            let err = io::Error::last_os_error();
-            // SAFETY: `dirp` is valid and closed exactly once.
-            unsafe { libc::closedir(dirp) };
-            if err.raw_os_error().unwrap_or(0) != 0 {
-                return Err(err);
-            }
-            break;
-        }
-        // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
-        let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
-        let bytes = name.to_bytes();
+    while let Some(entry) = entries.read() {
+        let entry = entry?;
+        let bytes = entry.file_name().to_bytes();
         if bytes == b"." || bytes == b".." {
             continue;
         }
@@ -226,110 +181,154 @@ pub(crate) fn fd_path(fd: BorrowedFd<'_>) -> Option<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
 }
 
+/// The id of the mount an open descriptor lives on: statx's `STATX_MNT_ID` (Linux 5.8+), else
+/// the `mnt_id` line of `/proc/self/fdinfo` (Linux 3.15+). Both give the same id as
+/// `/proc/self/mountinfo`.
+pub(crate) fn mount_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    match retry_on_intr(|| rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)) {
+        Ok(stx) if stx.stx_mask & StatxFlags::MNT_ID.bits() != 0 => return Ok(stx.stx_mnt_id),
+        // statx missing or without mount ids (or filtered): ask /proc instead.
+        Ok(_) | Err(Errno::NOSYS) | Err(Errno::PERM) | Err(Errno::INVAL) => {}
+        Err(e) => return Err(e.into()),
+    }
+    mount_id_from_proc(fd)
+}
+
+/// The `mnt_id` line of `/proc/self/fdinfo/<fd>`.
+fn mount_id_from_proc(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd()))
+        .map_err(|_| no_mount_ids())?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("mnt_id:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(no_mount_ids)
+}
+
+fn no_mount_ids() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this system reports no mount ids (statx lacks STATX_MNT_ID and /proc/self/fdinfo is \
+         unreadable), so Rein cannot tell a bind mount from a folder; use Linux 5.8 or later, \
+         or make /proc available",
+    )
+}
+
+/// The mount id of the entry `name` in `dir` itself (not following a link), when statx can
+/// tell (Linux 5.8+); `None` where it cannot. For cheap per-file checks in walks; opening the
+/// file checks again in any case.
+pub(crate) fn mount_id_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<u64>> {
+    let flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT;
+    match retry_on_intr(|| rustix::fs::statx(dir, name, flags, StatxFlags::MNT_ID)) {
+        Ok(stx) if stx.stx_mask & StatxFlags::MNT_ID.bits() != 0 => Ok(Some(stx.stx_mnt_id)),
+        Ok(_) | Err(Errno::NOSYS) | Err(Errno::PERM) | Err(Errno::INVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where the workspace root lives: its device and its mount. A folder or file on another
+/// device *or another mount* is not part of the workspace, even on the same filesystem (a bind
+/// mount of an outside folder has the root's `st_dev` but its own mount id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Anchor {
+    pub dev: u64,
+    pub mnt_id: u64,
+}
+
+impl Anchor {
+    /// The anchor of an open directory (the workspace root).
+    pub(crate) fn of(fd: BorrowedFd<'_>) -> io::Result<Anchor> {
+        Ok(Anchor {
+            dev: stat_fd(fd)?.dev,
+            mnt_id: mount_id(fd)?,
+        })
+    }
+
+    /// `Ok(())` when `fd` lies on the root's device and mount, EXDEV otherwise.
+    pub(crate) fn check(&self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        if stat_fd(fd)?.dev != self.dev || mount_id(fd)? != self.mnt_id {
+            return Err(io::Error::from(Errno::XDEV));
+        }
+        Ok(())
+    }
+
+    /// False when the entry `name` in `dir` is known to be on another mount (statx can tell);
+    /// true when it is on the root's, or when this kernel cannot say without opening it.
+    pub(crate) fn may_hold(&self, dir: BorrowedFd<'_>, name: &str) -> io::Result<bool> {
+        Ok(mount_id_at(dir, name)?.is_none_or(|id| id == self.mnt_id))
+    }
+}
+
 /// How files are opened beneath the root; decided once per workspace by probing the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMethod {
-    /// `openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS (Linux 5.6+).
+    /// `openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV (Linux 5.6+).
     Openat2,
-    /// One `openat(O_NOFOLLOW | O_DIRECTORY)` per component.
+    /// One `openat(O_NOFOLLOW | O_DIRECTORY)` per component, checking device and mount id.
     Walk,
 }
 
-#[cfg(target_os = "linux")]
-fn openat2(
-    dir: BorrowedFd<'_>,
-    path: &str,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> io::Result<OwnedFd> {
-    let c = cstr(path)?;
-    // SAFETY: zeroed open_how is valid (all-integer struct); fields are set below.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (flags | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NOCTTY) as u64;
-    how.mode = if flags & libc::O_CREAT != 0 {
-        u64::from(mode)
+fn openat2(dir: BorrowedFd<'_>, path: &str, flags: OFlags, mode: u32) -> io::Result<OwnedFd> {
+    let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY;
+    // The kernel refuses a mode without O_CREAT.
+    let mode = if flags.contains(OFlags::CREATE) {
+        Mode::from_raw_mode(mode)
     } else {
-        0
+        Mode::empty()
     };
-    how.resolve = libc::RESOLVE_BENEATH
-        | libc::RESOLVE_NO_SYMLINKS
-        | libc::RESOLVE_NO_MAGICLINKS
-        | libc::RESOLVE_NO_XDEV;
+    let resolve = ResolveFlags::BENEATH
+        | ResolveFlags::NO_SYMLINKS
+        | ResolveFlags::NO_MAGICLINKS
+        | ResolveFlags::NO_XDEV;
     let mut attempts = 0;
     loop {
-        // SAFETY: valid string, valid open_how pointer and its exact size.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if ret >= 0 {
-            let fd = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-            // SAFETY: the syscall returned a fresh descriptor that nothing else owns.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+            Ok(fd) => return Ok(fd),
+            Err(Errno::INTR) => continue,
+            // EAGAIN: a concurrent rename raced the beneath check; the kernel asks us to retry.
+            Err(Errno::AGAIN) if attempts < 16 => attempts += 1,
+            Err(e) => return Err(e.into()),
         }
-        let err = io::Error::last_os_error();
-        // EAGAIN: a concurrent rename raced the beneath check; the kernel asks us to retry.
-        let again = matches!(err.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN));
-        if again && attempts < 16 {
-            attempts += 1;
-            continue;
-        }
-        return Err(err);
     }
 }
 
 /// Probes whether `openat2` works here (it may be missing or blocked by seccomp).
 pub(crate) fn probe(root: BorrowedFd<'_>) -> OpenMethod {
-    #[cfg(target_os = "linux")]
-    {
-        match openat2(root, ".", libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-            Ok(_) => OpenMethod::Openat2,
-            Err(_) => OpenMethod::Walk,
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = root;
-        OpenMethod::Walk
+    match openat2(root, ".", OFlags::RDONLY | OFlags::DIRECTORY, 0) {
+        Ok(_) => OpenMethod::Openat2,
+        Err(_) => OpenMethod::Walk,
     }
 }
 
-/// Opens `rel` beneath `root` without following any link, by `method`.
+/// Opens `rel` beneath `root` without following any link or crossing any mount, by `method`.
 ///
 /// Errors keep the kernel's errno: ELOOP for a link met on the way (or at the leaf), EXDEV for
 /// an escape or a mount crossing, ENOENT, ENOTDIR and the rest as usual.
 pub(crate) fn open_beneath(
     root: BorrowedFd<'_>,
-    root_dev: u64,
+    anchor: &Anchor,
     method: OpenMethod,
     rel: &RelPath,
-    flags: libc::c_int,
-    mode: libc::mode_t,
+    flags: OFlags,
+    mode: u32,
 ) -> io::Result<OwnedFd> {
     let path = if rel.is_root() { "." } else { rel.as_str() };
-    #[cfg(target_os = "linux")]
     if method == OpenMethod::Openat2 {
         match openat2(root, path, flags, mode) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
+            Err(e) if e.raw_os_error() == Some(Errno::NOSYS.raw_os_error()) => {}
             other => return other,
         }
     }
-    let _ = (method, path);
-    walk_open(root, root_dev, rel, flags, mode)
+    walk_open(root, anchor, rel, flags, mode)
 }
 
-/// The fallback: walk directory by directory with O_NOFOLLOW | O_DIRECTORY.
+/// The fallback: walk directory by directory with O_NOFOLLOW | O_DIRECTORY, checking that each
+/// step (and the leaf) stays on the root's device and mount.
 fn walk_open(
     root: BorrowedFd<'_>,
-    root_dev: u64,
+    anchor: &Anchor,
     rel: &RelPath,
-    flags: libc::c_int,
-    mode: libc::mode_t,
+    flags: OFlags,
+    mode: u32,
 ) -> io::Result<OwnedFd> {
     let components: Vec<&str> = rel.components().collect();
     let Some((last, dirs)) = components.split_last() else {
@@ -338,46 +337,82 @@ fn walk_open(
     let mut current: Option<OwnedFd> = None;
     for name in dirs {
         let dir = current.as_ref().map_or(root, |fd| fd.as_fd());
-        let next = openat_nofollow(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-        if stat_fd(next.as_fd())?.dev != root_dev {
-            return Err(io::Error::from_raw_os_error(libc::EXDEV));
-        }
+        let next = openat_nofollow(dir, name, OFlags::RDONLY | OFlags::DIRECTORY, 0)?;
+        anchor.check(next.as_fd())?;
         current = Some(next);
     }
     let dir = current.as_ref().map_or(root, |fd| fd.as_fd());
     let fd = openat_nofollow(dir, last, flags, mode)?;
-    if stat_fd(fd.as_fd())?.dev != root_dev {
-        return Err(io::Error::from_raw_os_error(libc::EXDEV));
-    }
+    anchor.check(fd.as_fd())?;
     Ok(fd)
 }
 
 /// Opens (creating as needed) the directory `rel` beneath `root`, one component at a time, never
-/// through a link. Each directory created is made durable by syncing its parent.
+/// through a link or into another mount. Each directory created is made durable by syncing its
+/// parent.
 pub(crate) fn ensure_dir_beneath(
     root: BorrowedFd<'_>,
-    root_dev: u64,
+    anchor: &Anchor,
     rel: &RelPath,
 ) -> io::Result<OwnedFd> {
-    let mut current = openat_nofollow(root, ".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY;
+    let mut current = openat_nofollow(root, ".", dir_flags, 0)?;
     for name in rel.components() {
         let dir = current.as_fd();
-        let next = match openat_nofollow(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        let next = match openat_nofollow(dir, name, dir_flags, 0) {
             Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            Err(e) if e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => {
                 match mkdir_at(dir, name) {
                     Ok(()) => fsync(dir)?,
-                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                    Err(e) if e.raw_os_error() == Some(Errno::EXIST.raw_os_error()) => {}
                     Err(e) => return Err(e),
                 }
-                openat_nofollow(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?
+                openat_nofollow(dir, name, dir_flags, 0)?
             }
             Err(e) => return Err(e),
         };
-        if stat_fd(next.as_fd())?.dev != root_dev {
-            return Err(io::Error::from_raw_os_error(libc::EXDEV));
-        }
+        anchor.check(next.as_fd())?;
         current = next;
     }
     Ok(current)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The fallback for kernels before 5.8 must give the very id statx gives, or a workspace
+    /// opened one way would see its own folders as foreign mounts.
+    #[test]
+    fn proc_and_statx_agree_on_mount_ids() {
+        for path in ["/", "/proc", "/tmp", "."] {
+            let Ok(fd) = rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+            else {
+                continue;
+            };
+            let statx = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID);
+            match statx {
+                Ok(stx) if stx.stx_mask & StatxFlags::MNT_ID.bits() != 0 => {
+                    assert_eq!(
+                        mount_id_from_proc(fd.as_fd()).unwrap(),
+                        stx.stx_mnt_id,
+                        "{path}"
+                    );
+                }
+                _ => eprintln!("statx gives no mount ids here; only /proc is used"),
+            }
+            assert_eq!(
+                mount_id(fd.as_fd()).unwrap(),
+                mount_id_from_proc(fd.as_fd()).unwrap()
+            );
+        }
+        // /proc is a mount of its own: the ids differ from the root's.
+        let root = rustix::fs::open("/", OFlags::RDONLY, Mode::empty()).unwrap();
+        let proc = rustix::fs::open("/proc", OFlags::RDONLY, Mode::empty()).unwrap();
+        assert_ne!(
+            mount_id(root.as_fd()).unwrap(),
+            mount_id(proc.as_fd()).unwrap()
+        );
+    }
 }

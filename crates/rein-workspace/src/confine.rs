@@ -24,6 +24,9 @@ pub const MAX_DEPTH: usize = 64;
 /// tools and may not be named by a model, so stale temps from a crash are always recognisable.
 pub const TEMP_PREFIX: &str = ".rein-tmp-";
 
+/// Longest temp file name Rein makes, in bytes: well within NAME_MAX whatever the target.
+const MAX_TEMP_NAME_BYTES: usize = 200;
+
 /// Windows device names: a file called so (with any extension) opens a device there.
 const DEVICE_NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
 
@@ -53,6 +56,7 @@ impl RelPath {
                 continue;
             }
             check_component(component)?;
+            check_in_parent(parts.last().copied(), component)?;
             parts.push(component);
         }
         if parts.len() > MAX_DEPTH {
@@ -74,6 +78,7 @@ impl RelPath {
             });
         }
         check_component(name)?;
+        check_in_parent(self.file_name(), name)?;
         let joined = if self.0.is_empty() {
             name.to_string()
         } else {
@@ -95,13 +100,18 @@ impl RelPath {
     }
 
     /// A sibling temp file name in the same directory; only this crate creates these.
+    ///
+    /// It stays within [`MAX_TEMP_NAME_BYTES`] *bytes* (NAME_MAX counts bytes, and a name of
+    /// 80 "日" is 240 of them): the target's name is cut on a character boundary, never the
+    /// prefix or the unique part, so two temps of one target never collide.
     pub(crate) fn temp_sibling(&self, unique: &str) -> RelPath {
-        let name = format!(
-            "{TEMP_PREFIX}{}-{unique}",
-            self.file_name().unwrap_or("root")
-        );
-        // Keep within NAME_MAX even for long target names.
-        let name: String = name.chars().take(200).collect();
+        let target = self.file_name().unwrap_or("root");
+        let budget = MAX_TEMP_NAME_BYTES.saturating_sub(TEMP_PREFIX.len() + 1 + unique.len());
+        let mut cut = budget.min(target.len());
+        while !target.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let name = format!("{TEMP_PREFIX}{}-{unique}", &target[..cut]);
         match self.parent() {
             Some(parent) if !parent.is_root() => RelPath(format!("{}/{name}", parent.0)),
             _ => RelPath(name),
@@ -248,6 +258,16 @@ fn check_component(component: &str) -> Result<(), ConfinementError> {
             character,
         });
     }
+    if let Some((character, what)) = component
+        .chars()
+        .find_map(|c| invisible_character(c).map(|what| (c, what)))
+    {
+        return Err(ConfinementError::InvisibleCharacter {
+            component: component.to_string(),
+            character,
+            what,
+        });
+    }
     if component.ends_with('.') || component.ends_with(' ') {
         return Err(ConfinementError::TrailingDotOrSpace {
             component: component.to_string(),
@@ -276,6 +296,59 @@ fn check_component(component: &str) -> Result<(), ConfinementError> {
 /// Characters that are separators, reserved or invisible on some system Rein runs on.
 fn is_forbidden_char(c: char) -> bool {
     c.is_control() || matches!(c, '\\' | ':' | '<' | '>' | '"' | '|' | '?' | '*')
+}
+
+/// Characters that print as nothing or reorder the text around them, with a short name for
+/// messages: a name holding one can look exactly like another name (or hide part of itself)
+/// on the screen of the person approving a change.
+pub(crate) fn invisible_character(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{00AD}' => "soft hyphen",
+        '\u{034F}' => "combining grapheme joiner",
+        '\u{061C}' => "Arabic letter mark",
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => "Hangul filler",
+        '\u{180E}' => "Mongolian vowel separator",
+        '\u{200B}' => "zero-width space",
+        '\u{200C}' => "zero-width non-joiner",
+        '\u{200D}' => "zero-width joiner",
+        '\u{200E}' => "left-to-right mark",
+        '\u{200F}' => "right-to-left mark",
+        '\u{2028}' => "line separator",
+        '\u{2029}' => "paragraph separator",
+        '\u{202A}'..='\u{202E}' => "bidirectional embedding or override",
+        '\u{2060}' => "word joiner",
+        '\u{2061}'..='\u{2064}' => "invisible operator",
+        '\u{2066}'..='\u{2069}' => "bidirectional isolate",
+        '\u{206A}'..='\u{206F}' => "deprecated format character",
+        '\u{FEFF}' => "zero-width no-break space (byte order mark)",
+        '\u{FFF9}'..='\u{FFFB}' => "interlinear annotation",
+        '\u{E0000}'..='\u{E007F}' => "tag character",
+        _ => return None,
+    })
+}
+
+/// Rules about a component given the folder it is in: inside a bare git repository's folder
+/// (named `*.git`), `hooks` holds programs git runs and `config` can name more of them
+/// (`core.hooksPath`, `core.fsmonitor`), so neither may be touched.
+fn check_in_parent(parent: Option<&str>, component: &str) -> Result<(), ConfinementError> {
+    let Some(parent) = parent else {
+        return Ok(());
+    };
+    let p = parent.as_bytes();
+    if p.len() <= 4 || !p[p.len() - 4..].eq_ignore_ascii_case(b".git") {
+        return Ok(());
+    }
+    let why = if component.eq_ignore_ascii_case("hooks") {
+        "the hooks folder of a git repository (a folder named *.git) holds programs that git runs, so it is off limits"
+    } else if component.eq_ignore_ascii_case("config") {
+        "the config of a git repository (a folder named *.git) can make git run programs (core.hooksPath, core.fsmonitor), so it is off limits"
+    } else {
+        return Ok(());
+    };
+    Err(ConfinementError::ReservedName {
+        component: format!("{parent}/{component}"),
+        why,
+    })
 }
 
 /// CON, PRN, AUX, NUL, COM1-9, LPT1-9 (and the superscript-digit forms Windows also treats as

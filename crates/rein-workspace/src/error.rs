@@ -25,8 +25,14 @@ pub enum ConfinementError {
         "\"{component}\" ends with a dot or a space, which some systems silently drop; remove it"
     )]
     TrailingDotOrSpace { component: String },
-    #[error("\"{component}\" contains the character {character:?}, which is not allowed in workspace paths (use \"/\" to separate folders; avoid \\ : < > \" | ? * and control characters)")]
+    #[error("\"{}\" contains the character {character:?}, which is not allowed in workspace paths (use \"/\" to separate folders; avoid \\ : < > \" | ? * and control characters)", escaped(.component))]
     ForbiddenCharacter { component: String, character: char },
+    #[error("\"{}\" contains U+{:04X} ({what}), an invisible or text-direction character that can make a name look like another one; remove it and type the name with visible characters only", escaped(.component), u32::from(*.character))]
+    InvisibleCharacter {
+        component: String,
+        character: char,
+        what: &'static str,
+    },
     #[error("\"{component}\" cannot be used: {why}")]
     ReservedName {
         component: String,
@@ -42,6 +48,8 @@ pub enum ConfinementError {
     Link { path: String, kind: &'static str },
     #[error("\"{path}\" leads outside the workspace, which is never allowed")]
     Escapes { path: String },
+    #[error("\"{path}\" is a mount point (another filesystem, or a bind mount of a folder that may lie outside the workspace); Rein never crosses into one, so use files that live in the workspace itself")]
+    MountPoint { path: String },
 }
 
 impl ConfinementError {
@@ -56,14 +64,30 @@ impl ConfinementError {
             ConfinementError::DeviceName { .. } => "device_name",
             ConfinementError::TrailingDotOrSpace { .. } => "trailing_dot_or_space",
             ConfinementError::ForbiddenCharacter { .. } => "forbidden_character",
+            ConfinementError::InvisibleCharacter { .. } => "invisible_character",
             ConfinementError::ReservedName { .. } => "reserved_name",
             ConfinementError::TooLong { .. } => "too_long",
             ConfinementError::ComponentTooLong { .. } => "component_too_long",
             ConfinementError::TooDeep { .. } => "too_deep",
             ConfinementError::Link { .. } => "link",
             ConfinementError::Escapes { .. } => "escapes",
+            ConfinementError::MountPoint { .. } => "mount_point",
         }
     }
+}
+
+/// A name as it may be shown: control, invisible and text-direction characters are written as
+/// `\u{...}` escapes, so an error message cannot hide or reorder text on a terminal.
+fn escaped(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_control() || crate::confine::invisible_character(c).is_some() {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Anything that can go wrong opening a workspace or touching a file in it.
@@ -71,6 +95,8 @@ impl ConfinementError {
 pub enum WorkspaceError {
     #[error("the workspace folder {path} could not be opened: {source}; check that it exists, is a folder and that you may read it")]
     OpenRoot { path: String, source: io::Error },
+    #[error("refusing to use {path} as a workspace: {why}")]
+    RefusedRoot { path: String, why: String },
     #[error("{0}")]
     Confinement(#[from] ConfinementError),
     #[error("\"{path}\" is a {kind}, not a regular file")]
@@ -79,6 +105,10 @@ pub enum WorkspaceError {
     NotADirectory { path: RelPath },
     #[error("\"{path}\" does not exist")]
     NotFound { path: RelPath },
+    #[error("\"{path}\" appeared after the change was checked (something else created it); nothing was overwritten: look at the new file and propose the change again")]
+    AppearedMeanwhile { path: RelPath },
+    #[error("\"{path}\" is {size} bytes, more than the {max} bytes allowed here; work on a smaller file")]
+    TooLarge { path: RelPath, size: u64, max: u64 },
     #[error("could not {op} \"{path}\": {source}{}", hint(.source))]
     Io {
         op: &'static str,

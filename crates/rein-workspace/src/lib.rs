@@ -9,6 +9,10 @@
 //! * [`ToolRegistry`] holds typed tools with JSON schemas; [`desk_registry`] works on a real
 //!   folder (mutations become [`Proposal`]s, never writes), [`sandbox_registry`] on the bench's
 //!   in-memory [`Sandbox`].
+//!
+//! Every system call goes through `rustix`'s safe wrappers: this crate has no `unsafe` code.
+
+#![forbid(unsafe_code)]
 
 mod atomic;
 mod beneath;

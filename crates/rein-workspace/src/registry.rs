@@ -185,10 +185,14 @@ impl ToolRegistry {
                 }
             })
             .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
+        if !errors.is_empty() {
+            return Err(errors.join("; "));
+        }
+        // JSON Schema counts 3.0 as an integer; the tools read integers exactly and would
+        // silently drop it, so it is refused here.
+        match non_integer(&entry.schema, args, "parameters") {
+            Some(message) => Err(message),
+            None => Ok(()),
         }
     }
 
@@ -222,6 +226,47 @@ fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// Where the schema asks for an integer: `"type": "integer"` (alone, or in a list without
+/// `"number"`).
+fn wants_integer(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => {
+            types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number")
+        }
+        _ => false,
+    }
+}
+
+/// The first number written with a fraction or an exponent (like `3.0` or `3e0`) where the
+/// schema asks for an integer, as a message saying what to write instead.
+fn non_integer(schema: &Value, value: &Value, at: &str) -> Option<String> {
+    match value {
+        Value::Number(n) if wants_integer(schema) && !(n.is_i64() || n.is_u64()) => Some(format!(
+            "`{at}` must be a whole number written without a decimal point or exponent, like 3; got {n}"
+        )),
+        Value::Object(map) => {
+            let properties = schema.get("properties")?.as_object()?;
+            map.iter().find_map(|(key, v)| {
+                let here = if at == "parameters" {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                non_integer(properties.get(key)?, v, &here)
+            })
+        }
+        Value::Array(items) => {
+            let item_schema = schema.get("items")?;
+            items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| non_integer(item_schema, v, &format!("{at}[{i}]")))
+        }
+        _ => None,
     }
 }
 

@@ -221,6 +221,20 @@ pub(crate) mod args {
         args.get(key).and_then(Value::as_u64)
     }
 
+    /// An optional whole-number argument. A value that is present but is not a plain
+    /// non-negative integer (`3.0`, `-1`, `"3"`) is refused, never silently ignored.
+    pub fn opt_uint(tool: &str, args: &Value, key: &str) -> Result<Option<u64>, ToolError> {
+        match args.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| ToolError::InvalidArguments {
+                tool: tool.to_string(),
+                message: format!(
+                    "`{key}` must be a whole number of at least 0 written without a decimal point, like 3; got {v}"
+                ),
+            }),
+        }
+    }
+
     pub fn opt_bool(args: &Value, key: &str) -> Option<bool> {
         args.get(key).and_then(Value::as_bool)
     }

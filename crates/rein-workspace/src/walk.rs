@@ -9,7 +9,7 @@ use std::path::Path;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-use crate::beneath::{self, EntryKind};
+use crate::beneath::{self, Anchor, EntryKind, OFlags};
 use crate::confine::{RelPath, TEMP_PREFIX};
 use crate::error::{Result, WorkspaceError};
 use crate::workspace::{DirEntry, Workspace};
@@ -113,7 +113,7 @@ impl<'w> Walker<'w> {
         }
         for dir in chain.into_iter().rev() {
             if let Some(fd) = self.ws.open_dir_opt(&dir)? {
-                if let Some(r) = load_rules(fd.as_fd(), &dir) {
+                if let Some(r) = load_rules(fd.as_fd(), &dir, self.ws.root_anchor()) {
                     rules.push(r);
                 }
             }
@@ -130,7 +130,7 @@ impl<'w> Walker<'w> {
         result: &mut WalkResult,
     ) -> Result<()> {
         let pushed = if self.options.respect_ignore_files {
-            match load_rules(dir, rel) {
+            match load_rules(dir, rel, self.ws.root_anchor()) {
                 Some(r) => {
                     rules.push(r);
                     true
@@ -179,6 +179,17 @@ impl<'w> Walker<'w> {
             if self.options.respect_ignore_files && is_ignored(rules, &path, is_dir) {
                 continue;
             }
+            // A mount point (a bind-mounted file or folder of the outside, even on the same
+            // filesystem) is not part of the workspace: neither listed nor entered. Where
+            // statx cannot tell by name, folders are checked once opened and files when read.
+            if matches!(stat.kind, EntryKind::File | EntryKind::Dir) {
+                match self.ws.root_anchor().may_hold(dir, &name) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                    Err(e) => return Err(WorkspaceError::io("inspect", &path, e)),
+                }
+            }
             match stat.kind {
                 EntryKind::File => result.files.push(DirEntry {
                     name,
@@ -190,7 +201,7 @@ impl<'w> Walker<'w> {
                     let child: OwnedFd = match beneath::openat_nofollow(
                         dir,
                         path.file_name().unwrap_or_default(),
-                        libc::O_RDONLY | libc::O_DIRECTORY,
+                        OFlags::RDONLY | OFlags::DIRECTORY,
                         0,
                     ) {
                         Ok(fd) => fd,
@@ -200,10 +211,10 @@ impl<'w> Walker<'w> {
                             continue;
                         }
                     };
-                    match beneath::stat_fd(child.as_fd()) {
-                        Ok(s) if s.dev == self.ws.root_dev() => {}
-                        // Another filesystem is mounted here: not part of the workspace.
-                        _ => continue,
+                    // Another filesystem or mount is here (by device or mount id, so a bind
+                    // mount of an outside folder is caught too): not part of the workspace.
+                    if self.ws.root_anchor().check(child.as_fd()).is_err() {
+                        continue;
                     }
                     self.walk_dir(child.as_fd(), &path, rules, visited, result)?;
                     if result.truncated {
@@ -246,18 +257,22 @@ fn relative_to(path: &RelPath, base: &RelPath) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Reads `.gitignore` and `.ignore` in one folder (through its descriptor, never via a link).
-fn load_rules(dir: BorrowedFd<'_>, rel: &RelPath) -> Option<Rules> {
+/// Reads `.gitignore` and `.ignore` in one folder (through its descriptor, never via a link or
+/// from another mount).
+fn load_rules(dir: BorrowedFd<'_>, rel: &RelPath, anchor: &Anchor) -> Option<Rules> {
     let mut builder = GitignoreBuilder::new(".");
     let mut any = false;
     for file in IGNORE_FILES {
-        let Ok(fd) = beneath::openat_nofollow(dir, file, libc::O_RDONLY | libc::O_NONBLOCK, 0)
+        let Ok(fd) = beneath::openat_nofollow(dir, file, OFlags::RDONLY | OFlags::NONBLOCK, 0)
         else {
             continue;
         };
         match beneath::stat_fd(fd.as_fd()) {
             Ok(s) if s.kind == EntryKind::File && s.size <= MAX_IGNORE_FILE_BYTES => {}
             _ => continue,
+        }
+        if anchor.check(fd.as_fd()).is_err() {
+            continue;
         }
         let mut text = String::new();
         if std::fs::File::from(fd).read_to_string(&mut text).is_err() {

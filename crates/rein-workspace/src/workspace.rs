@@ -7,11 +7,12 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::beneath::{self, EntryKind, OpenMethod, Stat};
+use crate::beneath::{self, Anchor, EntryKind, OFlags, OpenMethod, Stat};
 use crate::confine::{RelPath, TEMP_PREFIX};
 use crate::error::{ConfinementError, Result, WorkspaceError};
 
@@ -49,31 +50,52 @@ pub struct FileInfo {
 #[derive(Debug)]
 pub struct Workspace {
     root: OwnedFd,
-    root_dev: u64,
+    anchor: Anchor,
     canonical_root: PathBuf,
+    identity: String,
     method: OpenMethod,
 }
 
 impl Workspace {
     /// Opens `root` (which must be an existing folder). Links in `root` itself are resolved once
     /// here, by the person's choice of folder; inside it, no link is ever followed.
+    ///
+    /// Refuses a folder that is, or lies inside, git's own data: a `.git` folder or a bare
+    /// repository (a folder with `HEAD`, `objects/` and `refs/`), where a model could write
+    /// hooks that git later runs as programs.
     pub fn open(root: &Path) -> Result<Workspace> {
         let open_err = |source: io::Error| WorkspaceError::OpenRoot {
             path: root.display().to_string(),
             source,
         };
         let canonical_root = std::fs::canonicalize(root).map_err(open_err)?;
-        let dir = File::open(&canonical_root).map_err(open_err)?;
-        let fd: OwnedFd = dir.into();
+        let refused = |why: String| WorkspaceError::RefusedRoot {
+            path: canonical_root.display().to_string(),
+            why,
+        };
+        if let Some(why) = git_refusal(&canonical_root) {
+            return Err(refused(why));
+        }
+        let fd = rustix::io::retry_on_intr(|| {
+            rustix::fs::open(
+                &canonical_root,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOCTTY,
+                rustix::fs::Mode::empty(),
+            )
+        })
+        .map_err(|e| open_err(e.into()))?;
         let stat = beneath::stat_fd(fd.as_fd()).map_err(open_err)?;
         if stat.kind != EntryKind::Dir {
             return Err(open_err(io::Error::from_raw_os_error(libc::ENOTDIR)));
         }
+        let anchor = Anchor::of(fd.as_fd()).map_err(|e| refused(e.to_string()))?;
         let method = beneath::probe(fd.as_fd());
+        let identity = identity_of(&canonical_root, &stat);
         Ok(Workspace {
             root: fd,
-            root_dev: stat.dev,
+            anchor,
             canonical_root,
+            identity,
             method,
         })
     }
@@ -91,10 +113,17 @@ impl Workspace {
         self.method
     }
 
-    /// The root folder, as text for showing to a person. Not for opening files: use the
-    /// methods of `Workspace`, which stay beneath the root.
+    /// The workspace's identity, which is also how its root is shown to a person: journals
+    /// scope changes, replays and approvals by it. Not for opening files: use the methods of
+    /// `Workspace`, which stay beneath the root.
+    ///
+    /// For a root whose canonical path is UTF-8 it is that path, exactly as before, so
+    /// existing journals keep matching. Any other root gets `non-UTF-8 path <path with the
+    /// bytes that are not UTF-8, "%" and control characters percent-encoded> (device D, inode
+    /// I)`: lossless, and never starting with "/", so it can equal neither another folder's
+    /// path nor the identity of another non-UTF-8 folder.
     pub fn display_root(&self) -> String {
-        self.canonical_root.display().to_string()
+        self.identity.clone()
     }
 
     /// The single gate for model-supplied paths: checks the lexical rules, then walks the
@@ -123,6 +152,17 @@ impl Workspace {
                 // Nothing more exists: the rest will be created beneath what we checked.
                 Err(_) => break,
             };
+            // A mount point at any position (the leaf included): statx tells without opening.
+            match self.anchor.may_hold(here, name) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(ConfinementError::MountPoint {
+                        path: prefix.to_string(),
+                    })
+                }
+                // Vanished or unreadable: like a failed stat, the open will check again.
+                Err(_) => break,
+            }
             let is_last = i + 1 == components.len();
             match stat.kind {
                 EntryKind::Symlink => {
@@ -139,14 +179,11 @@ impl Workspace {
                 }
                 EntryKind::Dir if !is_last => {
                     let next =
-                        beneath::openat_nofollow(here, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+                        beneath::openat_nofollow(here, name, OFlags::RDONLY | OFlags::DIRECTORY, 0)
                             .map_err(|e| self.map_confinement(&prefix, &e))?;
-                    let next_stat =
-                        beneath::stat_fd(next.as_fd()).map_err(|_| ConfinementError::Escapes {
-                            path: prefix.to_string(),
-                        })?;
-                    if next_stat.dev != self.root_dev {
-                        return Err(ConfinementError::Escapes {
+                    // Another device or mount (a bind mount of an outside folder included).
+                    if self.anchor.check(next.as_fd()).is_err() {
+                        return Err(ConfinementError::MountPoint {
                             path: prefix.to_string(),
                         });
                     }
@@ -183,8 +220,8 @@ impl Workspace {
 
     /// Opens `rel` beneath the root with `flags`, mapping link and escape errors to the
     /// confinement rule they broke.
-    pub(crate) fn open_raw(&self, rel: &RelPath, flags: libc::c_int) -> io::Result<OwnedFd> {
-        beneath::open_beneath(self.root.as_fd(), self.root_dev, self.method, rel, flags, 0)
+    pub(crate) fn open_raw(&self, rel: &RelPath, flags: OFlags) -> io::Result<OwnedFd> {
+        beneath::open_beneath(self.root.as_fd(), &self.anchor, self.method, rel, flags, 0)
     }
 
     /// Turns an open error into the most useful [`WorkspaceError`].
@@ -202,8 +239,12 @@ impl Workspace {
                     .to_string(),
                 kind: "symbolic link",
             }),
-            Some(libc::EXDEV) => WorkspaceError::Confinement(ConfinementError::Escapes {
-                path: rel.to_string(),
+            // An escape or a mount crossing; the lexical walk tells which when it can.
+            Some(libc::EXDEV) => WorkspaceError::Confinement(match self.check_links(rel) {
+                Err(e @ ConfinementError::MountPoint { .. }) => e,
+                _ => ConfinementError::Escapes {
+                    path: rel.to_string(),
+                },
             }),
             Some(libc::ENOENT) => WorkspaceError::NotFound { path: rel.clone() },
             // The walk fallback meets a link where it expects a folder as "not a folder".
@@ -229,7 +270,7 @@ impl Workspace {
     /// Opens a regular file for reading; `Ok(None)` when nothing is there.
     pub(crate) fn open_file(&self, rel: &RelPath) -> Result<Option<(File, Stat)>> {
         // O_NONBLOCK: opening a FIFO must not hang; regular files ignore the flag.
-        let fd = match self.open_raw(rel, libc::O_RDONLY | libc::O_NONBLOCK) {
+        let fd = match self.open_raw(rel, OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
             // A file where a folder should be means "absent", unless it is a link.
@@ -262,6 +303,32 @@ impl Workspace {
         let mut bytes = Vec::with_capacity(usize::try_from(stat.size).unwrap_or(0));
         file.read_to_end(&mut bytes)
             .map_err(|e| WorkspaceError::io("read", rel, e))?;
+        Ok(Some(bytes))
+    }
+
+    /// The whole content of a file of at most `max` bytes; `None` if it does not exist. The
+    /// size is checked on the open file before anything is read, so refusing a huge file costs
+    /// nothing, and a file that grows past `max` while it is read is refused too
+    /// ([`WorkspaceError::TooLarge`]).
+    pub fn read_bytes_capped(&self, rel: &RelPath, max: u64) -> Result<Option<Vec<u8>>> {
+        let Some((file, stat)) = self.open_file(rel)? else {
+            return Ok(None);
+        };
+        let too_large = |size: u64| WorkspaceError::TooLarge {
+            path: rel.clone(),
+            size,
+            max,
+        };
+        if stat.size > max {
+            return Err(too_large(stat.size));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(stat.size).unwrap_or(0));
+        file.take(max.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| WorkspaceError::io("read", rel, e))?;
+        if bytes.len() as u64 > max {
+            return Err(too_large(bytes.len() as u64));
+        }
         Ok(Some(bytes))
     }
 
@@ -334,7 +401,7 @@ impl Workspace {
 
     /// Opens a directory beneath the root; `None` if absent.
     pub(crate) fn open_dir_opt(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
-        match self.open_raw(rel, libc::O_RDONLY | libc::O_DIRECTORY) {
+        match self.open_raw(rel, OFlags::RDONLY | OFlags::DIRECTORY) {
             Ok(fd) => Ok(Some(fd)),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) && self.first_link(rel).is_none() => {
@@ -349,20 +416,98 @@ impl Workspace {
         let dir = self
             .open_dir_opt(rel)?
             .ok_or_else(|| WorkspaceError::NotFound { path: rel.clone() })?;
-        list_fd(dir.as_fd(), rel).map_err(|e| WorkspaceError::io("list", rel, e))
+        list_fd(dir.as_fd(), rel, &self.anchor).map_err(|e| WorkspaceError::io("list", rel, e))
     }
 
     pub(crate) fn root_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.root.as_fd()
     }
 
-    pub(crate) fn root_dev(&self) -> u64 {
-        self.root_dev
+    /// The root's device and mount: nothing on another belongs to the workspace.
+    pub(crate) fn root_anchor(&self) -> &Anchor {
+        &self.anchor
     }
 }
 
+/// Why a folder may not be a workspace because it is git's own data, or `None`. A `.git`
+/// folder is recognised by name (any case) at the root or above it; a bare repository, only
+/// when it has all of `HEAD` (a file), `objects/` and `refs/` (folders), as git itself checks,
+/// so an ordinary folder is never refused by accident.
+fn git_refusal(canonical_root: &Path) -> Option<String> {
+    for dir in canonical_root.ancestors() {
+        let relation = if dir == canonical_root {
+            "it is".to_string()
+        } else {
+            format!("it lies inside {}, which is", dir.display())
+        };
+        let is_dot_git = dir
+            .file_name()
+            .is_some_and(|n| n.as_bytes().eq_ignore_ascii_case(b".git"));
+        if is_dot_git {
+            return Some(format!(
+                "{relation} a .git folder, git's own data, where a changed hook or config runs \
+                 as a program the next time git is used; open the repository's working folder \
+                 (the one that contains .git) instead"
+            ));
+        }
+        if is_bare_repository(dir) {
+            return Some(format!(
+                "{relation} a bare git repository (it has HEAD, objects/ and refs/), where a \
+                 changed hook or config runs as a program the next time git is used; open a \
+                 working copy (git clone) instead"
+            ));
+        }
+    }
+    None
+}
+
+fn is_bare_repository(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// See [`Workspace::display_root`].
+fn identity_of(canonical_root: &Path, stat: &Stat) -> String {
+    match canonical_root.to_str() {
+        Some(text) => text.to_string(),
+        None => format!(
+            "non-UTF-8 path {} (device {}, inode {})",
+            percent_encode(canonical_root.as_os_str().as_bytes()),
+            stat.dev,
+            stat.ino
+        ),
+    }
+}
+
+/// Keeps UTF-8 text readable and percent-encodes everything else, "%" itself and control
+/// characters included, so different byte strings never encode alike.
+fn percent_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '%' || c.is_control() {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Lists an open directory. Temp files are left out (see [`crate::Workspace::stale_temps`]).
-pub(crate) fn list_fd(dir: std::os::fd::BorrowedFd<'_>, rel: &RelPath) -> io::Result<Listing> {
+/// A mount point (a bind-mounted file or folder, possibly of the outside) is listed as
+/// unaddressable: its name shows, nothing of what is mounted there.
+pub(crate) fn list_fd(
+    dir: std::os::fd::BorrowedFd<'_>,
+    rel: &RelPath,
+    anchor: &Anchor,
+) -> io::Result<Listing> {
     let mut listing = Listing::default();
     for name in beneath::read_dir_names(dir)? {
         let name = match name {
@@ -385,6 +530,15 @@ pub(crate) fn list_fd(dir: std::os::fd::BorrowedFd<'_>, rel: &RelPath) -> io::Re
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
             Err(e) => return Err(e),
         };
+        match anchor.may_hold(dir, &name) {
+            Ok(true) => {}
+            Ok(false) => {
+                listing.unaddressable.push(name);
+                continue;
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+            Err(e) => return Err(e),
+        }
         let size = if stat.kind == EntryKind::File {
             stat.size
         } else {

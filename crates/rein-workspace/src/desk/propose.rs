@@ -5,12 +5,20 @@
 use serde_json::{json, Value};
 
 use super::{
-    file_error, not_found, object_schema, path_arg, path_schema, text_of, text_schema, workspace,
+    file_error, not_found, object_schema, path_arg, path_schema, text_of, text_schema, thousands,
+    workspace, READ_FILE_MAX_BYTES,
 };
 use crate::beneath::EntryKind;
+use crate::error::WorkspaceError;
 use crate::tool::{args, Proposal, Tool, ToolContext, ToolError, ToolOutput};
 use crate::workspace::Workspace;
 use crate::RelPath;
+
+/// Largest existing file a change may be proposed for (edit, replace or delete): the
+/// `read_file` cap, so every proposal is of a file a model could read whole, its before and
+/// after fit in memory and a person can review the diff. Checked from the open file's
+/// metadata before anything is read.
+pub(crate) const PROPOSE_MAX_FILE_BYTES: u64 = READ_FILE_MAX_BYTES;
 
 /// Refuses when an ancestor of `path` exists but is not a folder (the write could never work).
 fn check_parents(ws: &Workspace, path: &RelPath) -> Result<(), ToolError> {
@@ -30,11 +38,19 @@ fn check_parents(ws: &Workspace, path: &RelPath) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// The current bytes of an existing regular file, or a refusal naming the right tool.
+/// The current bytes of an existing regular file of at most [`PROPOSE_MAX_FILE_BYTES`], or a
+/// refusal naming the right tool (or saying the file is too large, before reading any of it).
 fn existing(ws: &Workspace, path: &RelPath, instead: &str) -> Result<Vec<u8>, ToolError> {
-    ws.read_bytes(path)
-        .map_err(file_error)?
-        .ok_or_else(|| ToolError::Refused(format!("{} {instead}", not_found(path))))
+    match ws.read_bytes_capped(path, PROPOSE_MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(ToolError::Refused(format!("{} {instead}", not_found(path)))),
+        Err(WorkspaceError::TooLarge { path, size, max }) => Err(ToolError::Refused(format!(
+            "\"{path}\" is {} bytes; changes are proposed only for files of at most {} bytes (the read_file cap), so that the whole file can be kept for undo and the change reviewed. Nothing was read: change a smaller file, or change this one outside Rein",
+            thousands(usize::try_from(size).unwrap_or(usize::MAX)),
+            thousands(usize::try_from(max).unwrap_or(usize::MAX)),
+        ))),
+        Err(e) => Err(file_error(e)),
+    }
 }
 
 fn unchanged(path: &RelPath) -> ToolError {

@@ -119,8 +119,12 @@ impl Tool for ReadFile {
         };
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let total = lines.len();
-        let start = args::opt_u64(a, "start_line").unwrap_or(1) as usize;
-        let end = args::opt_u64(a, "end_line").map_or(total, |e| e as usize);
+        let line = |key: &str| -> Result<Option<usize>, ToolError> {
+            Ok(args::opt_uint(self.name(), a, key)?
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
+        };
+        let start = line("start_line")?.unwrap_or(1).max(1);
+        let end = line("end_line")?.unwrap_or(total);
         if start > total.max(1) {
             return Err(ToolError::Refused(format!(
                 "\"{rel}\" has only {total} lines; start_line must be at most {}",
@@ -230,13 +234,17 @@ impl Tool for FileInfoTool {
                 out["size"] = json!(info.size);
                 out["sha256"] = json!(ws.sha256_of(&rel).map_err(file_error)?);
                 if info.size <= READ_FILE_MAX_BYTES {
-                    let bytes = ws.read_bytes(&rel).map_err(file_error)?.unwrap_or_default();
-                    match text_of(&bytes) {
-                        Some(text) => {
-                            out["text"] = json!(true);
-                            out["lines"] = json!(text.split_inclusive('\n').count());
-                        }
-                        None => out["text"] = json!(false),
+                    // Capped on the open file too: it may have grown since `info`.
+                    match ws.read_bytes_capped(&rel, READ_FILE_MAX_BYTES) {
+                        Ok(Some(bytes)) => match text_of(&bytes) {
+                            Some(text) => {
+                                out["text"] = json!(true);
+                                out["lines"] = json!(text.split_inclusive('\n').count());
+                            }
+                            None => out["text"] = json!(false),
+                        },
+                        Ok(None) | Err(crate::WorkspaceError::TooLarge { .. }) => {}
+                        Err(e) => return Err(file_error(e)),
                     }
                 }
             }

@@ -3,7 +3,9 @@
 
 mod atomic;
 mod confinement;
+mod hardening;
 mod links;
+mod mounts;
 mod path_filter;
 mod property;
 mod registry;
