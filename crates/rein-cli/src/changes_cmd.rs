@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use rein_engine::apply::ChangeKind;
 use rein_engine::undo::undo;
 use rein_journal::{Change, ChangeId, ChangeState};
+use rein_protocol::display::{escape_line, json_safe, show_diff};
 use serde_json::{json, Value};
 
 use crate::tool_cmd::{open_journal, open_workspace, recover_and_report};
@@ -51,12 +52,14 @@ pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
         let changes: Vec<Value> = listed.iter().map(change_json).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "workspace": root, "changes": changes }))?
+            json_safe(&serde_json::to_string_pretty(
+                &json!({ "workspace": root, "changes": changes })
+            )?)
         );
         return Ok(0);
     }
     if listed.is_empty() {
-        println!("no changes recorded for {root}");
+        println!("no changes recorded for {}", escape_line(&root));
         return Ok(0);
     }
     println!(
@@ -71,7 +74,7 @@ pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
             ChangeKind::of_change(c).as_str(),
             c.state.as_str(),
             c.undo_of.map_or_else(String::new, |u| u.to_string()),
-            c.path
+            escape_line(&c.path)
         );
     }
     Ok(0)
@@ -88,7 +91,7 @@ pub fn undo_change(args: UndoArgs, as_json: bool) -> Result<i32> {
     else {
         bail!(
             "\"{}\" is not a change number; `rein changes` lists them",
-            args.change
+            escape_line(&args.change)
         );
     };
     let journal = open_journal()?;
@@ -105,19 +108,27 @@ pub fn undo_change(args: UndoArgs, as_json: bool) -> Result<i32> {
     if as_json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({
+            json_safe(&serde_json::to_string_pretty(&json!({
                 "undone": report.undo_of,
                 "change_id": report.change_id,
                 "path": report.path,
                 "kind": report.kind,
                 "diff": report.diff,
-            }))?
+            }))?)
         );
     } else {
-        print!("{}", report.diff);
+        let diff = show_diff(&report.diff);
+        print!("{}", diff.text);
+        if let Some(warning) = diff.warning() {
+            println!("{warning}");
+        }
         println!(
             "undid change {}: \"{}\" {} (this is change {}; `rein undo {}` redoes it)",
-            report.undo_of, report.path, report.kind, report.change_id, report.change_id
+            report.undo_of,
+            escape_line(&report.path),
+            report.kind,
+            report.change_id,
+            report.change_id
         );
     }
     Ok(0)

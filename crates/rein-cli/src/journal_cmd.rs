@@ -4,6 +4,7 @@
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use rein_journal::{RunId, RunSummary, RunTrace};
+use rein_protocol::display::{clip_line, escape_line, json_safe};
 use serde_json::Value;
 
 use crate::run_cmd::open_journal;
@@ -26,7 +27,7 @@ pub fn run(cmd: JournalCommand, json: bool) -> anyhow::Result<i32> {
         JournalCommand::List => {
             let runs = journal.list_runs()?;
             if json {
-                println!("{}", serde_json::to_string(&runs)?);
+                println!("{}", json_safe(&serde_json::to_string(&runs)?));
             } else if runs.is_empty() {
                 println!("no runs yet; start one with `rein run MISSION --workspace DIR`");
             } else {
@@ -50,7 +51,7 @@ pub fn run(cmd: JournalCommand, json: bool) -> anyhow::Result<i32> {
                 .run_trace(id)
                 .with_context(|| format!("cannot read run {id}"))?;
             if json {
-                println!("{}", serde_json::to_string(&trace)?);
+                println!("{}", json_safe(&serde_json::to_string(&trace)?));
             } else {
                 print_trace(&trace);
             }
@@ -64,11 +65,11 @@ fn print_summary(r: &RunSummary) {
         "{:>5}  {:<8} {:<14} {:<8} {:>5} {:>9}  {}",
         r.id.to_string(),
         r.kind.to_string(),
-        r.mission_id.as_deref().unwrap_or("-"),
+        escape_line(r.mission_id.as_deref().unwrap_or("-")),
         r.status.to_string(),
         r.steps,
         r.prompt_tokens + r.completion_tokens,
-        r.model.as_deref().unwrap_or("-"),
+        escape_line(r.model.as_deref().unwrap_or("-")),
     );
 }
 
@@ -78,13 +79,13 @@ fn print_trace(t: &RunTrace) {
         "run {}: {} {} ({}), model {}, workspace {}",
         r.id,
         r.kind,
-        r.mission_id.as_deref().unwrap_or("-"),
+        escape_line(r.mission_id.as_deref().unwrap_or("-")),
         r.status,
-        r.model.as_deref().unwrap_or("-"),
-        r.workspace.as_deref().unwrap_or("-"),
+        escape_line(r.model.as_deref().unwrap_or("-")),
+        escape_line(r.workspace.as_deref().unwrap_or("-")),
     );
     if let Some(sha) = &r.contract_sha {
-        println!("contract sha256 {sha}");
+        println!("contract sha256 {}", escape_line(sha));
     }
     println!(
         "{} steps, {} prompt + {} completion tokens",
@@ -94,8 +95,8 @@ fn print_trace(t: &RunTrace) {
         println!(
             "attempt {} ({}): {}",
             a.seq,
-            a.strategy,
-            a.outcome.as_deref().unwrap_or("unfinished")
+            escape_line(&a.strategy),
+            escape_line(a.outcome.as_deref().unwrap_or("unfinished"))
         );
     }
     for ts in &t.steps {
@@ -109,29 +110,29 @@ fn print_trace(t: &RunTrace) {
             "{:>3}. [{}] {} {}  ({} + {} tokens, {} ms)",
             s.seq,
             s.kind,
-            s.action.as_deref().unwrap_or(""),
-            outcome,
+            escape_line(s.action.as_deref().unwrap_or("")),
+            escape_line(outcome),
             s.prompt_tokens.unwrap_or(0),
             s.completion_tokens.unwrap_or(0),
             s.elapsed_ms.unwrap_or(0),
         );
         if let Some(thought) = &s.thought {
-            println!("     thought: {thought}");
+            println!("     thought: {}", escape_line(thought));
         }
         if let Some(p) = s.detail.get("parameters") {
-            println!("     parameters: {}", clip(&p.to_string(), 300));
+            println!("     parameters: {}", clip_json(p, 300));
         }
         for key in ["summary", "message", "model_error"] {
             if let Some(v) = s.detail.get(key).and_then(Value::as_str) {
-                println!("     {key}: {}", clip(v, 300));
+                println!("     {key}: {}", clip_line(v, 300));
             }
         }
         if let Some(cap) = s.detail.get("cap") {
-            println!("     cap: {}", cap);
+            println!("     cap: {}", clip_json(cap, 300));
         }
         if s.kind == rein_journal::StepKind::FormatError {
             if let Some(reply) = &s.reply {
-                println!("     reply: {}", clip(reply, 300));
+                println!("     reply: {}", clip_line(reply, 300));
             }
         }
     }
@@ -140,24 +141,32 @@ fn print_trace(t: &RunTrace) {
         let facts = match &c.facts {
             Value::Array(a) => a
                 .iter()
-                .map(|f| f.as_str().map_or_else(|| f.to_string(), str::to_string))
+                .map(|f| {
+                    f.as_str()
+                        .map_or_else(|| json_safe(&f.to_string()), escape_line)
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
-            other => other.to_string(),
+            other => json_safe(&other.to_string()),
         };
-        println!("[{mark}] {} ({}): {facts}", c.name, c.kind);
+        println!(
+            "[{mark}] {} ({}): {facts}",
+            escape_line(&c.name),
+            escape_line(&c.kind)
+        );
     }
     if let Some(v) = &r.verdict {
         let reason = v.get("reason").and_then(Value::as_str).unwrap_or("");
-        println!("verdict: {} ({reason})", r.status);
+        println!("verdict: {} ({})", r.status, escape_line(reason));
     }
 }
 
-fn clip(s: &str, max: usize) -> String {
-    let flat = s.replace('\n', "\\n");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        flat.chars().take(max).collect::<String>() + "..."
+/// A JSON value on one line, at most `max` characters, with hidden characters as JSON `\u`
+/// escapes (JSON already escapes newlines and the other C0 controls).
+fn clip_json(v: &Value, max: usize) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(max) {
+        Some((at, _)) => json_safe(&text[..at]) + "...",
+        None => json_safe(&text),
     }
 }

@@ -12,6 +12,7 @@ use rein_engine::checks::{CheckSpec, Decider};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::{materialise_inputs, Mission};
 use rein_models::{Catalog, DataDir};
+use rein_protocol::display::{escape_line, json_safe};
 use serde::Serialize;
 use serde_json::json;
 
@@ -107,14 +108,15 @@ pub fn run(args: QualifyArgs, json: bool) -> anyhow::Result<i32> {
         )?;
         let row = classify(&outcome, &contract, dir.display().to_string());
         if json {
-            println!("{}", json!({"event": "qualify_run", "run": row}));
+            let line = json!({"event": "qualify_run", "run": row}).to_string();
+            println!("{}", json_safe(&line));
         } else {
             println!(
                 "run {} ({}): {} [{}], semantic {}, deterministic {}{}",
                 row.run,
-                row.workspace,
-                row.status,
-                row.end,
+                escape_line(&row.workspace),
+                escape_line(&row.status),
+                escape_line(&row.end),
                 show(row.semantic_passed),
                 show(row.deterministic_passed),
                 if row.false_completion {
@@ -136,13 +138,11 @@ pub fn run(args: QualifyArgs, json: bool) -> anyhow::Result<i32> {
         if qualified { " (met)" } else { " (not met)" }
     );
     if json {
-        println!(
-            "{}",
-            json!({"mission": contract.id(), "contract_sha256": contract.sha256, "runs": runs,
-                   "false_completions": false_completions, "qualified": qualified, "note": note})
-        );
+        let doc = json!({"mission": contract.id(), "contract_sha256": contract.sha256, "runs": runs,
+               "false_completions": false_completions, "qualified": qualified, "note": note});
+        println!("{}", json_safe(&doc.to_string()));
     } else {
-        println!("{note}");
+        println!("{}", escape_line(&note));
     }
     Ok(if qualified { 0 } else { 1 })
 }

@@ -15,6 +15,7 @@ use rein_engine::gate::{
 use rein_engine::policy::Policy;
 use rein_journal::Journal;
 use rein_models::DataDir;
+use rein_protocol::display::{escape_line, json_safe};
 use rein_protocol::{GateOutcome, GateReport, ToolCall};
 use rein_workspace::{desk_registry, Workspace};
 use serde_json::Value;
@@ -52,7 +53,7 @@ pub fn run(args: ToolArgs) -> Result<i32> {
         Ok(report) => report,
         Err(error) => {
             let reason = format!("{error:#}");
-            eprintln!("rein: {reason}");
+            eprintln!("rein: {}", escape_line(&reason));
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason,
@@ -60,7 +61,8 @@ pub fn run(args: ToolArgs) -> Result<i32> {
             }
         }
     };
-    println!("{}", serde_json::to_string(&report)?);
+    // Exact JSON; hidden characters inside its strings are written as \u escapes.
+    println!("{}", json_safe(&serde_json::to_string(&report)?));
     Ok(match report.outcome {
         GateOutcome::Executed | GateOutcome::Replayed => 0,
         _ => BAD_INPUT,
@@ -122,7 +124,7 @@ pub fn open_journal() -> Result<Journal> {
 pub fn recover_and_report(journal: &Journal, workspace: &Workspace) -> Result<()> {
     let report = recover(journal, workspace)?;
     for line in report.conflict_lines() {
-        eprintln!("rein: warning: {line}");
+        eprintln!("rein: warning: {}", escape_line(&line));
     }
     Ok(())
 }
@@ -140,8 +142,8 @@ fn stdin_is_terminal() -> bool {
     unsafe { libc::isatty(0) == 1 }
 }
 
-/// Shows the diff on stderr and reads y/N from the terminal itself (`/dev/tty`), so piped
-/// output cannot answer for the person.
+/// Shows the diff on stderr, escaped and flagged (see [`crate::run_cmd::approval_prompt`]), and
+/// reads y/N from the terminal itself (`/dev/tty`), so piped output cannot answer for the person.
 struct TerminalApprover;
 
 impl Approver for TerminalApprover {
@@ -150,19 +152,7 @@ impl Approver for TerminalApprover {
             return ApprovalDecision::Unavailable;
         };
         let mut err = std::io::stderr().lock();
-        let what = if request.diff.is_empty() {
-            format!(
-                "{} wants to run on \"{}\" (no change to files)\n",
-                request.tool, request.path
-            )
-        } else {
-            request.diff.clone()
-        };
-        let _ = write!(
-            err,
-            "{what}\nApprove {} (call {}) once? [y/N] ",
-            request.tool, request.call_id
-        );
+        let _ = err.write_all(crate::run_cmd::approval_prompt(request).as_bytes());
         let _ = err.flush();
         let mut answer = String::new();
         if BufReader::new(tty).read_line(&mut answer).is_err() {
