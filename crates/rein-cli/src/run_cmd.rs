@@ -403,10 +403,10 @@ pub(crate) fn approval_prompt(request: &ApprovalRequest) -> String {
             let _ = writeln!(shown, "{warning}");
         }
     }
-}
-
     shown.push_str("\nAllow once? [y/N] ");
     shown
+}
+
 /// Asks the person at the terminal, showing the exact diff. Without a terminal (stdin is not
 /// one, or `/dev/tty` cannot be opened) nobody can be asked and the change ends
 /// approval-required.
