@@ -72,6 +72,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
             }
         );
     }
+    crate::open::refuse_data_dir_overlap(&args.workspace)?;
     let was_empty = prepare_dir(&args.workspace)?;
     if args.approve == Some(Approve::All) && !was_empty {
         bail!(
@@ -137,6 +138,7 @@ pub(crate) fn drive(
     meta: serde_json::Value,
     printer: &mut Printer,
 ) -> anyhow::Result<RunOutcome> {
+    crate::open::refuse_data_dir_overlap(workspace_dir)?;
     let workspace = Workspace::open(workspace_dir)?;
     // Changes left pending by a crash are resolved before any new call is submitted.
     rein_engine::apply::recover(journal, &workspace)?;

@@ -9,8 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use rein_engine::apply::recover;
 use rein_engine::gate::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor, Gate, GateConfig,
-    NoApprover,
+    ApprovalDecision, ApprovalRequest, Approver, CallExecutor, Gate, GateConfig, NoApprover,
+    PreImage, PreImageApprover,
 };
 use rein_engine::policy::Policy;
 use rein_journal::Journal;
@@ -39,9 +39,16 @@ pub struct ToolArgs {
     #[arg(long)]
     policy: Option<PathBuf>,
     /// Approve this call's change up front (for scripts); without it a change asks at the
-    /// terminal, or ends as approval-required when there is no terminal.
+    /// terminal, or ends as approval-required when there is no terminal. A change to an
+    /// existing file also needs --expect-before; alone, --approve only creates new files.
     #[arg(long)]
     approve: bool,
+    /// With --approve: the pre-image the approved diff was computed from, i.e. the
+    /// `before_sha256` printed with it in the approval-required result (or `absent` for a new
+    /// file). The change applies only while the file still holds exactly that content;
+    /// otherwise it ends approval-required with the new diff and its own before_sha256.
+    #[arg(long, value_name = "SHA256|absent", requires = "approve")]
+    expect_before: Option<String>,
     /// Most calls to execute (0 refuses every call as budget-exhausted).
     #[arg(long)]
     budget: Option<u32>,
@@ -98,7 +105,13 @@ fn gate_call(args: &ToolArgs) -> Result<GateReport> {
         args.budget,
     ));
     let mut approver: Box<dyn Approver> = if args.approve {
-        Box::new(AllowAll)
+        // Bound to the pre-image the person was shown; without one, only new files.
+        Box::new(match &args.expect_before {
+            Some(text) => PreImageApprover::expecting(
+                PreImage::parse(text).map_err(|e| anyhow::anyhow!("--expect-before: {e}"))?,
+            ),
+            None => PreImageApprover::unstated(),
+        })
     } else if stdin_is_terminal() {
         Box::new(TerminalApprover)
     } else {
@@ -107,9 +120,10 @@ fn gate_call(args: &ToolArgs) -> Result<GateReport> {
     Ok(gate.submit(&call, approver.as_mut()))
 }
 
-/// Opens the workspace folder, with a next step when it cannot be.
+/// Opens the workspace folder, with a next step when it cannot be; refuses one that holds
+/// Rein's data folder or lies inside it.
 pub fn open_workspace(dir: &Path) -> Result<Workspace> {
-    Workspace::open(dir).map_err(anyhow::Error::from)
+    crate::open::open_workspace(dir)
 }
 
 /// `<REIN_HOME>/journal.db`, created on first use.

@@ -12,10 +12,16 @@ use support::env;
 fn changes_and_undo_from_the_command_line() {
     let e = env();
     let ws = e.ws.to_str().unwrap();
+    let (_, shown) = e.tool(
+        "replace_file",
+        r#"{"path": "notes.txt", "content": "new\n"}"#,
+        &["--id", "r1"],
+    );
+    let sha = shown["result"]["before_sha256"].as_str().unwrap();
     let (_, r) = e.tool(
         "replace_file",
         r#"{"path": "notes.txt", "content": "new\n"}"#,
-        &["--approve"],
+        &["--id", "r1", "--approve", "--expect-before", sha],
     );
     let change = r["result"]["change_id"].as_i64().unwrap().to_string();
     let (_, _) = e.tool(
@@ -103,6 +109,9 @@ fn recovery_runs_on_start_and_reports_conflicts() {
                 before_sha: Some(before),
                 after_sha: Some(after),
                 undo_of: None,
+                fingerprint: None,
+                temp_path: None,
+                before_mode: None,
             })
             .unwrap();
     }

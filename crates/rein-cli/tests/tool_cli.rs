@@ -5,6 +5,10 @@
 
 mod support;
 
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 use support::env;
 #[test]
@@ -38,16 +42,19 @@ fn a_change_without_approval_or_terminal_is_approval_required_and_writes_nothing
         "the diff is shown: {r}"
     );
     assert_eq!(e.read("notes.txt").unwrap(), "alpha\nbeta\n");
+    let shown = r["result"]["before_sha256"].as_str().unwrap().to_string();
 
-    // Approved up front: applied once; the same id again replays; other arguments conflict.
-    let (code, r) = e.tool("edit_file", args, &["--id", "e1", "--approve"]);
+    // Approved with the pre-image shown: applied once; the same id again replays; other
+    // arguments conflict.
+    let approve = ["--id", "e1", "--approve", "--expect-before", shown.as_str()];
+    let (code, r) = e.tool("edit_file", args, &approve);
     assert_eq!((code, r["outcome"].as_str()), (0, Some("executed")), "{r}");
     assert_eq!(r["result"]["applied"], true);
     assert_eq!(r["result"]["path"], "notes.txt");
     assert!(r["result"]["change_id"].as_i64().is_some());
     assert!(r["result"]["diff"].as_str().unwrap().contains("-beta"));
     assert_eq!(e.read("notes.txt").unwrap(), "alpha\ngamma\n");
-    let (code, r) = e.tool("edit_file", args, &["--id", "e1", "--approve"]);
+    let (code, r) = e.tool("edit_file", args, &approve);
     assert_eq!((code, r["outcome"].as_str()), (0, Some("replayed")), "{r}");
     assert_eq!(e.read("notes.txt").unwrap(), "alpha\ngamma\n");
     let other = r#"{"path": "notes.txt", "old_text": "gamma", "new_text": "delta"}"#;
@@ -68,7 +75,12 @@ fn default_ids_are_fresh_so_two_calls_are_two_calls() {
         r#"{"path": "a.txt", "content": "1"}"#,
         &["--approve"],
     );
-    let (_, b) = e.tool("delete_file", r#"{"path": "a.txt"}"#, &["--approve"]);
+    let sha = a["result"]["after_sha256"].as_str().unwrap();
+    let (_, b) = e.tool(
+        "delete_file",
+        r#"{"path": "a.txt"}"#,
+        &["--approve", "--expect-before", sha],
+    );
     assert_eq!(a["outcome"], "executed", "{a}");
     assert_eq!(b["outcome"], "executed", "{b}");
     assert!(e.read("a.txt").is_none());
@@ -180,4 +192,309 @@ fn a_corrupted_journal_is_refused_by_name_and_left_alone() {
     assert_eq!(code, 2);
     assert!(r["reason"].as_str().unwrap().contains("journal.db"), "{r}");
     assert_eq!(std::fs::read(&journal).unwrap(), vec![0x5a_u8; 4096]);
+}
+
+/// `rein` with the environment it needs for one test: the variables in `set`, minus those in
+/// `unset`.
+fn rein_env(set: &[(&str, &Path)], unset: &[&str], args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.args(args).stdin(Stdio::null());
+    for name in unset {
+        cmd.env_remove(name);
+    }
+    for (name, value) in set {
+        cmd.env(name, value);
+    }
+    cmd.output().unwrap()
+}
+
+/// Issue 8 item 4: `--approve` is bound to the pre-image the person was shown.
+#[test]
+fn an_approval_on_the_command_line_is_bound_to_the_pre_image_it_was_shown() {
+    let e = env();
+    let args = r#"{"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"}"#;
+    let (code, shown) = e.tool("replace_file", args, &["--id", "P1"]);
+    assert_eq!(code, 2, "{shown}");
+    assert_eq!(shown["outcome"], "approval-required");
+    let sha = shown["result"]["before_sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        shown["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("--expect-before {sha}")),
+        "the hash to approve with is printed: {shown}"
+    );
+    // The person edits the file after seeing the diff; the approval for that diff arrives.
+    std::fs::write(e.ws.join("notes.txt"), "alpha\nbeta\nmy own line\n").unwrap();
+    let (code, r) = e.tool(
+        "replace_file",
+        args,
+        &["--id", "P1", "--approve", "--expect-before", &sha],
+    );
+    assert_eq!(
+        (code, r["outcome"].as_str()),
+        (2, Some("approval-required")),
+        "{r}"
+    );
+    assert!(r["reason"].as_str().unwrap().contains("now holds"), "{r}");
+    assert_eq!(e.read("notes.txt").unwrap(), "alpha\nbeta\nmy own line\n");
+    // --approve alone does not approve a change to an existing file.
+    let (code, r) = e.tool("replace_file", args, &["--id", "P1", "--approve"]);
+    assert_eq!(
+        (code, r["outcome"].as_str()),
+        (2, Some("approval-required")),
+        "{r}"
+    );
+    assert!(
+        r["reason"].as_str().unwrap().contains("--expect-before"),
+        "{r}"
+    );
+    assert_eq!(e.read("notes.txt").unwrap(), "alpha\nbeta\nmy own line\n");
+    // The new diff, approved with its own pre-image, applies.
+    let new_sha = r["result"]["before_sha256"].as_str().unwrap().to_string();
+    assert!(r["result"]["diff"]
+        .as_str()
+        .unwrap()
+        .contains("-my own line"));
+    let (code, r) = e.tool(
+        "replace_file",
+        args,
+        &["--id", "P1", "--approve", "--expect-before", &new_sha],
+    );
+    assert_eq!((code, r["outcome"].as_str()), (0, Some("executed")), "{r}");
+    assert_eq!(e.read("notes.txt").unwrap(), "alpha\nbeta\ngamma\n");
+    // A new file needs no hash ("absent" may be written out).
+    let (code, r) = e.tool(
+        "create_file",
+        r#"{"path": "new.txt", "content": "n"}"#,
+        &["--approve", "--expect-before", "absent"],
+    );
+    assert_eq!((code, r["outcome"].as_str()), (0, Some("executed")), "{r}");
+    // Bad input: a malformed hash, or --expect-before without --approve.
+    let (code, r) = e.tool(
+        "create_file",
+        r#"{"path": "other.txt", "content": "o"}"#,
+        &["--approve", "--expect-before", "abc"],
+    );
+    assert_eq!((code, r["outcome"].as_str()), (2, Some("invalid")), "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("64 hex"), "{r}");
+    let ws = e.ws.to_str().unwrap();
+    let out = e.rein(&[
+        "tool",
+        "--workspace",
+        ws,
+        "--expect-before",
+        "absent",
+        "create_file",
+        r#"{"path": "other.txt", "content": "o"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(e.read("other.txt").is_none());
+}
+
+/// Issue 8 item 3: a call id taken by an undo (listed by `rein changes`) is never replayed for
+/// a tool call.
+#[test]
+fn an_undo_call_id_reused_for_a_tool_call_is_an_id_conflict() {
+    let e = env();
+    let ws = e.ws.to_str().unwrap();
+    let (_, r) = e.tool(
+        "create_file",
+        r#"{"path": "x.txt", "content": "x"}"#,
+        &["--id", "c1", "--approve"],
+    );
+    let change = r["result"]["change_id"].to_string();
+    assert_eq!(e.rein(&["undo", &change]).status.code(), Some(0));
+    let listed: Value =
+        serde_json::from_slice(&e.rein(&["changes", "--workspace", ws, "--json"]).stdout).unwrap();
+    let undo_id = listed["changes"][1]["call_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, r) = e.tool(
+        "create_file",
+        r#"{"path": "b.txt", "content": "b"}"#,
+        &["--id", &undo_id, "--approve"],
+    );
+    assert_eq!(
+        (code, r["outcome"].as_str()),
+        (2, Some("id-conflict")),
+        "{r}"
+    );
+    assert!(e.read("b.txt").is_none());
+}
+
+/// Issue 8 item 6: the journal must not be reachable by the tools.
+#[test]
+fn a_workspace_that_holds_the_data_folder_or_lies_inside_it_is_refused() {
+    let e = env();
+    let ws = e.ws.to_str().unwrap();
+    // REIN_HOME inside the workspace (through a link, too).
+    let inside = e.ws.join(".rein");
+    let link = e.ws.parent().unwrap().join("link-to-ws");
+    std::os::unix::fs::symlink(&e.ws, &link).unwrap();
+    for home in [inside.clone(), link.join(".rein")] {
+        let commands: [&[&str]; 4] = [
+            &[
+                "tool",
+                "--workspace",
+                ws,
+                "read_file",
+                r#"{"path": "notes.txt"}"#,
+            ],
+            &[
+                "tool",
+                "--workspace",
+                ws,
+                "--approve",
+                "create_file",
+                r#"{"path": "n.txt", "content": "n"}"#,
+            ],
+            &["changes", "--workspace", ws],
+            // `undo` opens the journal first (to find the change's workspace), so it runs last.
+            &["undo", "1", "--workspace", ws],
+        ];
+        for args in commands {
+            let out = rein_env(&[("REIN_HOME", &home)], &[], args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("contains Rein's data folder") && stderr.contains("REIN_HOME"),
+                "{args:?}: {stderr}"
+            );
+            if args[0] != "undo" {
+                assert!(!inside.exists(), "{args:?} wrote to the data folder");
+            }
+        }
+        assert!(e.read("n.txt").is_none());
+        let _ = std::fs::remove_dir_all(&inside);
+    }
+    // A workspace inside the data folder.
+    let nested = e.home.join("projects");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("notes.txt"), "x").unwrap();
+    let out = e.rein(&[
+        "tool",
+        "--workspace",
+        nested.to_str().unwrap(),
+        "read_file",
+        r#"{"path": "notes.txt"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("lies inside Rein's data folder"),
+        "{stderr}"
+    );
+    // `--workspace ~` with the default data folder (~/.local/share/rein).
+    let fake_home = e.ws.parent().unwrap().join("fake-home");
+    std::fs::create_dir(&fake_home).unwrap();
+    let out = rein_env(
+        &[("HOME", &fake_home)],
+        &["REIN_HOME", "XDG_DATA_HOME"],
+        &[
+            "tool",
+            "--workspace",
+            fake_home.to_str().unwrap(),
+            "list_dir",
+            r#"{"path": "."}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("contains Rein's data folder") && stderr.contains(".local/share/rein"),
+        "{stderr}"
+    );
+    assert!(!fake_home.join(".local").exists());
+    // `rein run` refuses before it creates or fills the folder.
+    let run_ws = e.home.join("run-here");
+    let out = e.rein(&[
+        "run",
+        "desk_task",
+        "--workspace",
+        run_ws.to_str().unwrap(),
+        "--model",
+        "scripted:/nonexistent/replies.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("lies inside Rein's data folder"),
+        "{stderr}"
+    );
+    assert!(!run_ws.exists());
+    // Beside each other: fine.
+    let (code, r) = e.tool("read_file", r#"{"path": "notes.txt"}"#, &[]);
+    assert_eq!((code, r["outcome"].as_str()), (0, Some("executed")), "{r}");
+}
+
+/// Issue 8 item 7: a person's file named like a temp file survives every command.
+#[test]
+fn a_users_rein_tmp_file_survives_tool_and_changes() {
+    let e = env();
+    let ws = e.ws.to_str().unwrap();
+    std::fs::create_dir(e.ws.join("docs")).unwrap();
+    let files = [".rein-tmp-notes", "docs/.rein-tmp-draft.md"];
+    for name in files {
+        std::fs::write(e.ws.join(name), "my notes\n").unwrap();
+    }
+    let (code, r) = e.tool("read_file", r#"{"path": "notes.txt"}"#, &[]);
+    assert_eq!(code, 0, "{r}");
+    let (code, r) = e.tool(
+        "create_file",
+        r#"{"path": "docs/new.txt", "content": "n"}"#,
+        &["--approve"],
+    );
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(
+        e.rein(&["changes", "--workspace", ws]).status.code(),
+        Some(0)
+    );
+    let change = r["result"]["change_id"].to_string();
+    assert_eq!(e.rein(&["undo", &change]).status.code(), Some(0));
+    for name in files {
+        assert_eq!(e.read(name).as_deref(), Some("my notes\n"), "{name}");
+    }
+}
+
+/// Issue 8 item 8a: the crash hook is for the engine's tests only; no environment variable
+/// can stop the `rein` binary in the middle of an apply.
+#[test]
+fn the_crash_test_variable_does_nothing_to_rein() {
+    let e = env();
+    let ws = e.ws.to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args([
+            "tool",
+            "--workspace",
+            ws,
+            "--approve",
+            "create_file",
+            r#"{"path": "n.txt", "content": "n"}"#,
+        ])
+        .env("REIN_HOME", &e.home)
+        .env("REIN_CRASH_AT", "after-intent")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rein stopped at the crash point named by REIN_CRASH_AT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(e.read("n.txt").as_deref(), Some("n"));
 }

@@ -4,7 +4,8 @@
 //! since, and overwriting that edit would lose work, so undo refuses and says what it found.
 //!
 //! An undo is applied through the same exactly-once protocol as any change (with `undo_of`
-//! set), so it is journaled, crash-safe, and can itself be undone.
+//! set), so it is journaled, crash-safe, and can itself be undone. A file recreated by an undo
+//! gets back the permission bits it had when it was deleted (recorded with the pre-image).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -133,6 +134,9 @@ pub fn undo(
             call_id: &call_id,
             proposal: &proposal,
             undo_of: Some(id),
+            // No tool call makes an undo: its id never replays a call.
+            fingerprint: None,
+            create_mode: change.before_mode,
         },
     )?;
     Ok(UndoReport {

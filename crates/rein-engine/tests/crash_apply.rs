@@ -2,12 +2,14 @@
 
 //! Crash injection for the exactly-once apply. This test binary re-executes itself as the
 //! applying process (`<exe> child ...`, which submits one call through the gate as `rein tool`
-//! does) with `REIN_CRASH_AT` naming a boundary of the apply protocol; the child stops there
-//! and this parent kills it with SIGKILL. Further trials kill the child at a random moment.
+//! does) with `REIN_CRASH_AT` naming a boundary of the apply protocol; the child installs a
+//! crash hook (the engine's `crash-hooks` feature, on for its tests only) that stops there, and
+//! this parent kills it with SIGKILL. Further trials kill the child at a random moment.
 //! After each kill: the journal opens cleanly, recovery leaves no intent, the file holds
-//! exactly the old or the new content (never torn, never lost), no temp file is left, and
-//! re-submitting the same call id replays (or, if the effect never happened, applies once).
-//! Runs without libtest (`harness = false`) so it can re-execute itself.
+//! exactly the old or the new content (never torn, never lost), no temp file is left, a call
+//! with the same id but other arguments is an id conflict (never a replay, never a second
+//! effect), and re-submitting the same call replays (or, if the effect never happened, applies
+//! once). Runs without libtest (`harness = false`) so it can re-execute itself.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
@@ -16,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rein_engine::apply::{recover, CRASH_ENV, CRASH_MARKER, CRASH_POINTS};
+use rein_engine::apply::{install_crash_hook, recover, CRASH_POINTS};
 use rein_engine::gate::{AllowAll, CallExecutor, Gate, GateConfig};
 use rein_engine::policy::Policy;
 use rein_journal::{CallScope, ChangeState, Journal};
@@ -29,6 +31,26 @@ const REPEATS: usize = 3;
 /// Trials that kill at a random moment instead of at a named boundary.
 const RANDOM_TRIALS: usize = 24;
 const CALL_ID: &str = "crash-call-1";
+/// The environment variable naming the boundary the child stops at.
+const CRASH_ENV: &str = "REIN_CRASH_AT";
+/// The line the child prints on stderr when it stops at a boundary.
+const CRASH_MARKER: &str = "rein-crash-point:";
+/// A file no trial's call touches: a call under another's id must never create it.
+const OTHER_FILE: &str = "other.txt";
+
+/// The child's crash hook: at the boundary `REIN_CRASH_AT` names, say so and wait for SIGKILL.
+fn stop_at_named_point(point: &str) {
+    use std::io::Write;
+    if std::env::var_os(CRASH_ENV).is_none_or(|wanted| wanted != point) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{CRASH_MARKER} {point}");
+    let _ = err.flush();
+    loop {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -44,6 +66,7 @@ fn child(args: &[String]) {
     let [journal_path, root, tool, arguments] = args else {
         panic!("child needs JOURNAL ROOT TOOL ARGS, got {args:?}");
     };
+    assert!(install_crash_hook(stop_at_named_point));
     let journal = Journal::open(journal_path).unwrap();
     let ws = Workspace::open(Path::new(root)).unwrap();
     recover(&journal, &ws).unwrap();
@@ -108,6 +131,31 @@ impl Op {
             ),
             Op::Delete => ("delete_file", json!({"path": "big.txt"})),
         }
+    }
+
+    /// Calls under the same id with other arguments: the same tool changed a little, and
+    /// another tool on another file.
+    fn other_calls(self) -> [(&'static str, Value); 2] {
+        let same_tool = match self {
+            Op::Edit => (
+                "edit_file",
+                json!({"path": "big.txt", "old_text": "MARKER", "new_text": "OTHER"}),
+            ),
+            Op::Replace => (
+                "replace_file",
+                json!({"path": "big.txt", "content": "something else"}),
+            ),
+            Op::Create => (
+                "create_file",
+                json!({"path": "made/new.txt", "content": "other content"}),
+            ),
+            Op::Delete => ("delete_file", json!({"path": "made/none.txt"})),
+        };
+        let other_file = (
+            "create_file",
+            json!({"path": OTHER_FILE, "content": "a second effect"}),
+        );
+        [same_tool, other_file]
     }
 
     fn before(self) -> Option<Vec<u8>> {
@@ -264,9 +312,48 @@ fn verify(trial: &Trial, label: &str) -> bool {
         (None, false) => {}
         (None, true) => panic!("{label}: the file changed without a journaled change"),
     }
+    if let Some(c) = &change {
+        assert!(
+            c.fingerprint.is_some(),
+            "{label}: the change has no fingerprint"
+        );
+    }
+
+    // Other arguments under the same id, whenever the id has a change: an id conflict, never a
+    // replay and never an effect (an id that never reached the journal is simply new).
+    let registry = desk_registry();
+    if change.is_some() {
+        for (tool, args) in trial.op.other_calls() {
+            let call = ToolCall {
+                id: CALL_ID.into(),
+                tool: tool.into(),
+                arguments: args,
+            };
+            let mut gate = Gate::new(GateConfig::desk(
+                &registry,
+                &ws,
+                &journal,
+                Policy::safe_default(),
+                None,
+            ));
+            let r = gate.submit(&call, &mut AllowAll);
+            assert_eq!(r.outcome, GateOutcome::IdConflict, "{label}: {tool}: {r:?}");
+            assert!(
+                r.reason.contains("nothing was done"),
+                "{label}: {}",
+                r.reason
+            );
+            assert_eq!(content, trial.content(), "{label}: {tool} changed the file");
+            assert!(
+                !trial.root.join(OTHER_FILE).exists(),
+                "{label}: {tool} had an effect"
+            );
+        }
+        let changes = journal.changes(&ws.display_root()).unwrap();
+        assert_eq!(changes.len(), 1, "{label}: {changes:?}");
+    }
 
     // Re-submit the same id: a replay if the effect happened, else exactly one apply.
-    let registry = desk_registry();
     let (tool, args) = trial.op.call();
     let call = ToolCall {
         id: CALL_ID.into(),

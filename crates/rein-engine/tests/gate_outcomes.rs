@@ -595,3 +595,93 @@ fn a_run_scoped_gate_applies_once_per_run_and_undo_works_on_its_changes() {
     rein_engine::undo::undo(&journal, &ws, changes[0].id).unwrap();
     assert!(env.read("out.txt").is_none());
 }
+
+/// Issue 8 item 4: an approval given ahead of time names the pre-image of the diff that was
+/// shown. When the file was edited since, the approval does not cover the new diff: nothing is
+/// written, and the person's edit stays.
+#[test]
+fn an_approval_given_ahead_of_time_is_bound_to_the_pre_image_it_was_shown() {
+    use rein_engine::gate::{PreImage, PreImageApprover};
+    let env = Env::new();
+    let ws = env.workspace();
+    let journal = env.journal();
+    let mut g = gate(&env, &ws, &journal, Policy::safe_default(), None);
+    let replace = |id: &str| {
+        call(
+            id,
+            "replace_file",
+            json!({"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"}),
+        )
+    };
+    // Step 1: the diff is shown, with its pre-image.
+    let shown = g.submit(&replace("p1"), &mut NoApprover);
+    assert_eq!(shown.outcome, GateOutcome::ApprovalRequired, "{shown:?}");
+    let sha = shown.result["before_sha256"].as_str().unwrap().to_string();
+    assert!(
+        shown.reason.contains(&format!("--expect-before {sha}")),
+        "{}",
+        shown.reason
+    );
+    // The person edits the file; then the approval for the old diff arrives.
+    std::fs::write(env.root.join("notes.txt"), "alpha\nbeta\nmy own line\n").unwrap();
+    let mut approval = PreImageApprover::expecting(PreImage::Sha256(sha.clone()));
+    let r = g.submit(&replace("p1"), &mut approval);
+    assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
+    assert!(r.reason.contains("now holds"), "{}", r.reason);
+    assert!(r.reason.contains(&sha), "{}", r.reason);
+    assert_eq!(env.read("notes.txt").unwrap(), "alpha\nbeta\nmy own line\n");
+    assert_eq!(journal.changes(&ws.display_root()).unwrap().len(), 0);
+    // The new diff, approved with its own pre-image, applies.
+    let new_sha = r.result["before_sha256"].as_str().unwrap().to_string();
+    assert_ne!(new_sha, sha);
+    assert!(r.result["diff"].as_str().unwrap().contains("-my own line"));
+    let mut approval = PreImageApprover::expecting(PreImage::parse(&new_sha).unwrap());
+    let r = g.submit(&replace("p1"), &mut approval);
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+    assert_eq!(env.read("notes.txt").unwrap(), "alpha\nbeta\ngamma\n");
+}
+
+#[test]
+fn an_approval_without_a_pre_image_only_creates_new_files() {
+    use rein_engine::gate::{PreImage, PreImageApprover};
+    let env = Env::new();
+    let ws = env.workspace();
+    let journal = env.journal();
+    let mut g = gate(&env, &ws, &journal, Policy::safe_default(), None);
+    let r = g.submit(&edit("u1", "gamma"), &mut PreImageApprover::unstated());
+    assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
+    assert!(r.reason.contains("--expect-before"), "{}", r.reason);
+    assert_eq!(env.read("notes.txt").unwrap(), "alpha\nbeta\n");
+    let create = call(
+        "u2",
+        "create_file",
+        json!({"path": "new.txt", "content": "n\n"}),
+    );
+    let r = g.submit(&create, &mut PreImageApprover::unstated());
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+    // "absent" stated for a file that exists is refused as well.
+    let r = g.submit(
+        &call("u3", "delete_file", json!({"path": "new.txt"})),
+        &mut PreImageApprover::expecting(PreImage::Absent),
+    );
+    assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
+    assert!(env.read("new.txt").is_some());
+    // A read asked about under a strict policy changes no file: any approval covers it.
+    let strict = Policy::from_rules(vec![Rule::new("read_file", &[], PolicyAction::Ask).unwrap()]);
+    let mut g = gate(&env, &ws, &journal, strict, None);
+    let r = g.submit(
+        &call("u4", "read_file", json!({"path": "notes.txt"})),
+        &mut PreImageApprover::expecting(PreImage::Sha256("ab".repeat(32))),
+    );
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+    // Pre-images as people write them.
+    assert_eq!(PreImage::parse("absent").unwrap(), PreImage::Absent);
+    let upper = "AB".repeat(32);
+    assert_eq!(
+        PreImage::parse(&upper).unwrap(),
+        PreImage::Sha256("ab".repeat(32))
+    );
+    for bad in ["", "abc", &"g".repeat(64)] {
+        assert!(PreImage::parse(bad).is_err(), "{bad:?}");
+    }
+}

@@ -170,3 +170,58 @@ fn an_undone_change_replays_rather_than_reapplying() {
     assert_eq!(r.outcome, GateOutcome::Replayed);
     assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n", "the undo stands");
 }
+
+/// Issue 8 item 8c: undoing a delete gives the file back its permission bits, not the default.
+#[test]
+fn undo_of_a_delete_restores_the_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    let script = e.root.join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let delete = run(&e, "d1", "delete_file", json!({"path": "run.sh"}));
+    assert!(!script.exists());
+    assert_eq!(
+        e.journal.change(delete).unwrap().unwrap().before_mode,
+        Some(0o750)
+    );
+    let report = undo(&e.journal, &e.ws, delete).unwrap();
+    assert_eq!(report.kind.as_str(), "created");
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o750, "restored as {mode:o}");
+    assert_eq!(e.read("run.sh").unwrap(), "#!/bin/sh\necho hi\n");
+    // Redo (undo the undo) and undo again: still the same mode.
+    let redo = undo(&e.journal, &e.ws, report.change_id).unwrap();
+    assert!(!script.exists());
+    undo(&e.journal, &e.ws, redo.change_id).unwrap();
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o750, "restored as {mode:o} the second time");
+}
+
+/// Issue 8 item 3: an undo's call id (listed by `rein changes`) is not a call: reusing it for a
+/// tool call is an id conflict, never a replay of the undo.
+#[test]
+fn an_undo_call_id_never_replays_for_a_tool_call() {
+    let e = env();
+    let edit = run(
+        &e,
+        "e1",
+        "replace_file",
+        json!({"path": "a.txt", "content": "x\n"}),
+    );
+    let report = undo(&e.journal, &e.ws, edit).unwrap();
+    let undo_call = e.journal.change(report.change_id).unwrap().unwrap().call_id;
+    let registry = desk_registry();
+    let r = e.gate(&registry).submit(
+        &ToolCall {
+            id: undo_call.clone(),
+            tool: "create_file".into(),
+            arguments: json!({"path": "b.txt", "content": "b\n"}),
+        },
+        &mut AllowAll,
+    );
+    assert_eq!(r.outcome, GateOutcome::IdConflict, "{r:?}");
+    assert!(r.reason.contains("undo of change"), "{}", r.reason);
+    assert!(e.read("b.txt").is_none());
+    assert_eq!(e.read("a.txt").unwrap(), "one\ntwo\n");
+}

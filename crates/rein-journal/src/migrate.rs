@@ -22,11 +22,18 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-const JOURNAL: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_init",
-    sql: include_str!("../migrations/journal/0001_init.sql"),
-}];
+const JOURNAL: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("../migrations/journal/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_change_bindings",
+        sql: include_str!("../migrations/journal/0002_change_bindings.sql"),
+    },
+];
 
 const CHAT: &[Migration] = &[Migration {
     version: 1,

@@ -6,7 +6,9 @@
 mod common;
 
 use common::{intent, journal, raw, temp, ws};
-use rein_journal::{CallScope, ChangeState, Error, NewRun, Replay, RunKind};
+use rein_journal::{
+    CallOutcome, CallRecord, CallScope, ChangeIntent, ChangeState, Error, NewRun, Replay, RunKind,
+};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -313,8 +315,11 @@ fn check_replay_sees_effects_whose_gate_record_was_lost() {
     let fp = "f".repeat(64);
     assert_eq!(f.j.check_replay(&scope, "c1", &fp).unwrap(), Replay::New);
     let a =
-        f.j.record_intent(&intent(&f.ws, "c1", "a.txt", Some(&f.old), Some(&f.new)))
-            .unwrap();
+        f.j.record_intent(&ChangeIntent {
+            fingerprint: Some(fp.clone()),
+            ..intent(&f.ws, "c1", "a.txt", Some(&f.old), Some(&f.new))
+        })
+        .unwrap();
     assert!(matches!(
         f.j.check_replay(&scope, "c1", &fp).unwrap(),
         Replay::Unresolved { .. }
@@ -325,8 +330,133 @@ fn check_replay_sees_effects_whose_gate_record_was_lost() {
         other => panic!("expected Applied, got {other:?}"),
     }
     let b =
-        f.j.record_intent(&intent(&f.ws, "c2", "b.txt", Some(&f.old), Some(&f.new)))
-            .unwrap();
+        f.j.record_intent(&ChangeIntent {
+            fingerprint: Some(fp.clone()),
+            ..intent(&f.ws, "c2", "b.txt", Some(&f.old), Some(&f.new))
+        })
+        .unwrap();
     f.j.mark_not_applied(b).unwrap();
     assert_eq!(f.j.check_replay(&scope, "c2", &fp).unwrap(), Replay::New);
+}
+
+/// Issue 8 item 3: a change answers only for the call that made it. Another fingerprint, or a
+/// change no call made (an undo), is an id conflict in every state, and the journal refuses
+/// to bind the id to it or to record a second change under it.
+#[test]
+fn a_change_is_replayed_only_for_the_fingerprint_that_made_it() {
+    let f = fixture();
+    let scope = CallScope::Workspace(f.ws.clone());
+    let made = "a".repeat(64);
+    let other = "b".repeat(64);
+    let a =
+        f.j.record_intent(&ChangeIntent {
+            fingerprint: Some(made.clone()),
+            ..intent(&f.ws, "c1", "a.txt", None, Some(&f.new))
+        })
+        .unwrap();
+    let conflict = |id: &str, fp: &str| match f.j.check_replay(&scope, id, fp).unwrap() {
+        Replay::ChangeConflict { change } => change,
+        replay => panic!("expected a change conflict for {id}, got {replay:?}"),
+    };
+    // Unresolved, committed, not applied: never a replay for other arguments.
+    assert_eq!(conflict("c1", &other).id, a);
+    f.j.mark_committed(a).unwrap();
+    assert_eq!(conflict("c1", &other).id, a);
+    assert!(matches!(
+        f.j.check_replay(&scope, "c1", &made).unwrap(),
+        Replay::Applied { .. }
+    ));
+    let b =
+        f.j.record_intent(&ChangeIntent {
+            fingerprint: Some(made.clone()),
+            ..intent(&f.ws, "c2", "b.txt", None, Some(&f.new))
+        })
+        .unwrap();
+    f.j.mark_not_applied(b).unwrap();
+    assert_eq!(conflict("c2", &other).id, b);
+    let err =
+        f.j.record_intent(&ChangeIntent {
+            fingerprint: Some(other.clone()),
+            ..intent(&f.ws, "c2", "c.txt", None, Some(&f.new))
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Duplicate { .. }), "{err:?}");
+    assert!(err.to_string().contains(&format!("change {b}")), "{err}");
+    // The same call may try again after "not applied".
+    f.j.record_intent(&ChangeIntent {
+        fingerprint: Some(made.clone()),
+        ..intent(&f.ws, "c2", "b.txt", None, Some(&f.new))
+    })
+    .unwrap();
+
+    // A change no call made (an undo, or one from schema version 1) answers for no call.
+    let u =
+        f.j.record_intent(&intent(&f.ws, "undo-1", "u.txt", None, Some(&f.new)))
+            .unwrap();
+    f.j.mark_committed(u).unwrap();
+    assert_eq!(conflict("undo-1", &made).id, u);
+
+    // The gate cannot bind such an id to other arguments either.
+    let record = |call_id: &str, fingerprint: &str| CallRecord {
+        scope: scope.clone(),
+        call_id: call_id.into(),
+        tool: "create_file".into(),
+        arguments: serde_json::json!({"path": "other.txt"}),
+        fingerprint: fingerprint.into(),
+        outcome: CallOutcome::Replayed,
+        reason: String::new(),
+        result: serde_json::Value::Null,
+    };
+    for (id, fp) in [("c1", &other), ("undo-1", &made)] {
+        let err = f.j.record_tool_call(&record(id, fp)).unwrap_err();
+        assert!(matches!(err, Error::Duplicate { .. }), "{id}: {err:?}");
+    }
+    f.j.record_tool_call(&record("c1", &made)).unwrap();
+    f.j.record_tool_call(&CallRecord {
+        outcome: CallOutcome::IdConflict,
+        ..record("c1", &other)
+    })
+    .unwrap();
+}
+
+#[test]
+fn an_intent_keeps_its_temp_file_and_pre_image_mode() {
+    let f = fixture();
+    let id =
+        f.j.record_intent(&ChangeIntent {
+            temp_path: Some("docs/.rein-tmp-a.txt-1".into()),
+            before_mode: Some(0o750),
+            ..intent(&f.ws, "c1", "docs/a.txt", Some(&f.old), Some(&f.new))
+        })
+        .unwrap();
+    let change = f.j.change(id).unwrap().unwrap();
+    assert_eq!(change.temp_path.as_deref(), Some("docs/.rein-tmp-a.txt-1"));
+    assert_eq!(change.before_mode, Some(0o750));
+    assert_eq!(change.fingerprint, None);
+    for bad in [
+        ChangeIntent {
+            before_mode: Some(0o10000),
+            ..intent(&f.ws, "c2", "b.txt", Some(&f.old), Some(&f.new))
+        },
+        ChangeIntent {
+            temp_path: Some(String::new()),
+            ..intent(&f.ws, "c3", "c.txt", Some(&f.old), Some(&f.new))
+        },
+        ChangeIntent {
+            fingerprint: Some("not a hash".into()),
+            ..intent(&f.ws, "c4", "d.txt", Some(&f.old), Some(&f.new))
+        },
+    ] {
+        let err = f.j.record_intent(&bad).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+    }
+    // The trigger keeps them as recorded.
+    let conn = raw(f.j.path());
+    for sql in [
+        "UPDATE changes SET temp_path = 'x' WHERE id = ?1",
+        "UPDATE changes SET before_mode = 511 WHERE id = ?1",
+        "UPDATE changes SET fingerprint = NULL WHERE id = ?1",
+    ] {
+        assert!(conn.execute(sql, [id.0]).is_err(), "{sql} was allowed");
+    }
 }

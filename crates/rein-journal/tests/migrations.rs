@@ -111,6 +111,61 @@ fn data_written_at_version_one_survives_migration() {
     assert_eq!(events[0].payload, serde_json::json!({"a": 1}));
 }
 
+/// Migration 0002 (issue 8): a version-1 change learns the fingerprint of the call that made
+/// it when that call was recorded as executed; any other change keeps none, so its id can never
+/// replay it for other arguments. Its intents still move through the apply protocol.
+#[test]
+fn changes_written_at_version_one_are_bound_to_their_executed_call() {
+    let dir = temp();
+    let path = dir.path().join("journal.db");
+    create_at_version(&path, StoreKind::Journal, 1).unwrap();
+    let sha = rein_journal::sha256_hex(b"x");
+    let fp = "f".repeat(64);
+    let other = "e".repeat(64);
+    {
+        let conn = raw(&path);
+        conn.execute(
+            "INSERT INTO artifacts (sha256, bytes, size, created_at) VALUES (?1, x'78', 1, 1)",
+            [&sha],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO tool_calls (workspace, scope_key, call_id, tool, arguments, fingerprint,
+                                     outcome, reason, result, created_at)
+             VALUES ('/w', 'workspace:/w', 'c1', 'create_file', '{}', ?1, 'executed', '', 'null', 1)",
+            [&fp],
+        )
+        .unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO changes (scope_key, call_id, workspace, path, after_sha, state,
+                                  created_at, resolved_at)
+             VALUES ('workspace:/w', 'c1', '/w', 'a.txt', '{sha}', 'committed', 1, 2),
+                    ('workspace:/w', 'c2', '/w', 'b.txt', '{sha}', 'intent', 1, NULL);"
+        ))
+        .unwrap();
+    }
+    let journal = Journal::open(&path).unwrap();
+    let changes = journal.changes("/w").unwrap();
+    assert_eq!(changes[0].fingerprint.as_deref(), Some(fp.as_str()));
+    assert_eq!(changes[1].fingerprint, None);
+    assert_eq!(changes[1].temp_path, None);
+    assert_eq!(changes[1].before_mode, None);
+    let scope = rein_journal::CallScope::Workspace("/w".into());
+    assert!(matches!(
+        journal.check_replay(&scope, "c1", &other).unwrap(),
+        rein_journal::Replay::Conflict { .. }
+    ));
+    assert!(matches!(
+        journal.check_replay(&scope, "c2", &fp).unwrap(),
+        rein_journal::Replay::ChangeConflict { .. }
+    ));
+    assert!(matches!(
+        journal.check_replay(&scope, "c1", &fp).unwrap(),
+        rein_journal::Replay::Executed { .. }
+    ));
+    journal.mark_committed(changes[1].id).unwrap();
+}
+
 #[test]
 fn random_bytes_are_refused_with_the_file_named_and_left_untouched() {
     let dir = temp();

@@ -94,6 +94,38 @@ impl Workspace {
     /// Step 1 of an atomic write: see the module docs. Refuses a target that is a folder or a
     /// link; keeps an existing file's permission bits.
     pub fn stage(&self, target: &RelPath, bytes: &[u8]) -> Result<Staged> {
+        self.stage_as(target, &self.new_temp_path(target), bytes, None)
+    }
+
+    /// A fresh temp name beside `target`, for [`Workspace::stage_as`]. A caller that journals
+    /// its writes records this name before staging, so that recovery removes exactly the temp
+    /// files it made and never a person's file that merely starts with `.rein-tmp-`.
+    pub fn new_temp_path(&self, target: &RelPath) -> RelPath {
+        target.temp_sibling(&unique_suffix())
+    }
+
+    /// [`Workspace::stage`] into the temp file `temp` (from [`Workspace::new_temp_path`] for this
+    /// target). `new_mode` gives the permission bits when the target does not exist yet (an undo
+    /// recreating a deleted file); an existing target keeps its own.
+    pub fn stage_as(
+        &self,
+        target: &RelPath,
+        temp: &RelPath,
+        bytes: &[u8],
+        new_mode: Option<u32>,
+    ) -> Result<Staged> {
+        if temp.parent() != target.parent()
+            || !temp.file_name().is_some_and(|n| n.starts_with(TEMP_PREFIX))
+        {
+            return Err(WorkspaceError::io(
+                "stage",
+                target,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{temp} is not a {TEMP_PREFIX} file beside it"),
+                ),
+            ));
+        }
         let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
             return Err(WorkspaceError::NotAFile {
                 path: target.clone(),
@@ -122,7 +154,7 @@ impl Workspace {
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
             Err(e) => return Err(WorkspaceError::io("inspect", target, e)),
         };
-        let temp = target.temp_sibling(&unique_suffix());
+        let temp = temp.clone();
         let temp_name = temp.file_name().unwrap_or_default().to_string();
         let fd = beneath::openat_nofollow(
             dir.as_fd(),
@@ -141,7 +173,7 @@ impl Workspace {
             finished: false,
         };
         let write = || -> std::io::Result<()> {
-            if let Some(mode) = mode {
+            if let Some(mode) = mode.or(new_mode) {
                 beneath::chmod_fd(fd.as_fd(), mode)?;
             }
             let mut file = File::from(fd);
@@ -214,8 +246,36 @@ impl Workspace {
             .collect())
     }
 
-    /// Removes every stale temp file and returns their names. Call it at start-up, before any
-    /// write is staged, so no temp of a write in progress is taken for stale.
+    /// Removes the temp file `temp_name` beside `target`: one this crate staged, by the name
+    /// the caller recorded from [`Workspace::new_temp_path`]. Returns whether there was one.
+    /// Refuses any name but a `.rein-tmp-` file name, and a folder or a link, so nothing else
+    /// is ever removed by mistake.
+    pub fn remove_temp(&self, target: &RelPath, temp_name: &str) -> Result<bool> {
+        let usable = temp_name.starts_with(TEMP_PREFIX)
+            && !temp_name.contains(['/', '\0'])
+            && target.file_name().is_some();
+        let parent = target.parent().unwrap_or_default();
+        if !usable {
+            return Err(WorkspaceError::io(
+                "remove a temporary file beside",
+                target,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{temp_name:?} is not a {TEMP_PREFIX} file name"),
+                ),
+            ));
+        }
+        let temp = if parent.is_root() {
+            RelPath::from_trusted(temp_name.to_string())
+        } else {
+            RelPath::from_trusted(format!("{}/{temp_name}", parent.as_str()))
+        };
+        self.remove(&temp)
+    }
+
+    /// Removes every file named `.rein-tmp-…` and returns their names. Such a name can also be a
+    /// person's own file: Rein's recovery does not call this, it removes only the temp files its
+    /// journal recorded ([`Workspace::remove_temp`]).
     pub fn clean_stale_temps(&self) -> Result<Vec<RelPath>> {
         let temps = self.stale_temps()?;
         for temp in &temps {

@@ -1,16 +1,12 @@
-//! Test-only crash injection. The crash test re-executes itself as the applying process with
-//! `REIN_CRASH_AT=<point>`; when apply reaches that point it says so on stderr and stops, and
-//! the parent kills it with SIGKILL, exactly at the boundary. Unset, this is one env lookup.
-
-use std::io::Write;
-use std::time::Duration;
-
-/// The environment variable naming the boundary to stop at.
-pub const CRASH_ENV: &str = "REIN_CRASH_AT";
-/// The line printed on stderr when the process stops at a crash point.
-pub const CRASH_MARKER: &str = "rein-crash-point:";
+//! Crash injection, for tests only. With the `crash-hooks` feature (which only rein-engine's
+//! own tests enable, through their dev-dependency on this crate), a test process installs a
+//! hook that apply calls at each boundary of its protocol; the crash test's hook stops there
+//! so the parent can SIGKILL it exactly at that boundary. Nothing here reads the environment:
+//! a process that installs no hook (the `rein` binary never does) cannot be stopped, and
+//! without the feature [`crash_point`] is an empty function.
 
 /// The boundaries of the apply protocol, in order.
+#[cfg(feature = "crash-hooks")]
 pub const CRASH_POINTS: [&str; 5] = [
     "after-intent",
     "after-temp-write",
@@ -19,19 +15,26 @@ pub const CRASH_POINTS: [&str; 5] = [
     "after-commit",
 ];
 
-/// Stops the process here (forever, waiting for SIGKILL) when `REIN_CRASH_AT` names `point`.
+#[cfg(feature = "crash-hooks")]
+static HOOK: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Installs the function apply calls at each of [`CRASH_POINTS`], once per process; returns
+/// whether it was installed (false if one already was).
+#[cfg(feature = "crash-hooks")]
 #[doc(hidden)]
-pub fn crash_point(point: &str) {
-    let Some(wanted) = std::env::var_os(CRASH_ENV) else {
-        return;
-    };
-    if wanted != point {
-        return;
-    }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{CRASH_MARKER} {point}");
-    let _ = err.flush();
-    loop {
-        std::thread::sleep(Duration::from_secs(60));
+pub fn install_crash_hook(hook: fn(&str)) -> bool {
+    HOOK.set(hook).is_ok()
+}
+
+/// Calls the installed hook, if any.
+#[cfg(feature = "crash-hooks")]
+pub(crate) fn crash_point(point: &str) {
+    if let Some(hook) = HOOK.get() {
+        hook(point);
     }
 }
+
+/// Without the `crash-hooks` feature: nothing.
+#[cfg(not(feature = "crash-hooks"))]
+#[inline(always)]
+pub(crate) fn crash_point(_point: &str) {}

@@ -5,9 +5,11 @@
 //! 1. store the pre-image and post-image as artifacts (nothing overwritten is ever lost);
 //! 2. check the file still hashes to the pre-image the person approved (else refuse, write
 //!    nothing: the approval is bound to that hash);
-//! 3. record the intent; 4. write a temp file beside the target and fsync it; 5. check the
-//!    pre-image again, then rename over the target and fsync the folder (or remove the file);
-//! 6. read the result back, then record the commit.
+//! 3. record the intent, with the call's fingerprint (a replay answers only for that call),
+//!    the temp file's name (recovery removes exactly that file) and the pre-image's mode (an
+//!    undo that recreates the file restores it); 4. write the temp file beside the target and
+//!    fsync it; 5. check the pre-image again, then rename over the target and fsync the folder
+//!    (or remove the file); 6. read the result back, then record the commit.
 //!
 //! A crash anywhere leaves the old file or the new one, never a torn one, and an intent that
 //! [`recover`] resolves on the next start by looking at the file. The whole sequence holds an
@@ -23,9 +25,11 @@ use rein_journal::{CallScope, Change, ChangeId, ChangeIntent, Journal};
 use rein_workspace::{Proposal, RelPath, Workspace, WorkspaceError};
 use serde::Serialize;
 
+use crash::crash_point;
+#[cfg(feature = "crash-hooks")]
 #[doc(hidden)]
-pub use crash::{crash_point, CRASH_ENV, CRASH_MARKER, CRASH_POINTS};
-pub use lock::{lock_path, ApplyLock};
+pub use crash::{install_crash_hook, CRASH_POINTS};
+pub use lock::{lock_path, ApplyLock, LockError, APPLY_LOCK_WAIT};
 pub use recover::{recover, RecoveryReport};
 
 /// What a change does to its file, as `rein changes` shows it.
@@ -103,13 +107,8 @@ pub enum ApplyError {
         expected: Option<String>,
         found: Option<String>,
     },
-    #[error(
-        "could not lock {path} for applying: {source}; check that the data folder is writable"
-    )]
-    Lock {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
     #[error("{0}")]
     Journal(#[from] rein_journal::Error),
     #[error("{0}; nothing was changed")]
@@ -125,6 +124,12 @@ pub struct ApplyRequest<'a> {
     pub proposal: &'a Proposal,
     /// The change this one reverts, for an undo.
     pub undo_of: Option<ChangeId>,
+    /// The gate's fingerprint of the call (`None` for a change no tool call makes, an undo):
+    /// the journal replays this call id only for a call with the same fingerprint.
+    pub fingerprint: Option<&'a str>,
+    /// Permission bits for the file if this change creates it (an undo recreating a deleted
+    /// file passes the mode it had); `None`: the usual default. An existing file keeps its own.
+    pub create_mode: Option<u32>,
 }
 
 /// A committed change.
@@ -153,11 +158,19 @@ pub fn apply(
         Some(bytes) => Some(journal.put_artifact(bytes)?),
         None => None,
     };
-    let _lock = ApplyLock::acquire(journal.path()).map_err(|source| ApplyError::Lock {
-        path: lock_path(journal.path()).display().to_string(),
-        source,
-    })?;
+    let _lock = ApplyLock::acquire(journal.path())?;
     ensure_unchanged(workspace, path, before_sha.as_deref())?;
+    let before_mode = match &proposal.before {
+        Some(_) => workspace
+            .info(path)?
+            .map(|info| info.mode & PERMISSION_BITS),
+        None => None,
+    };
+    // Named before it exists, so that recovery knows it is ours.
+    let temp = proposal
+        .after
+        .as_ref()
+        .map(|_| workspace.new_temp_path(path));
     let change = journal.record_intent(&ChangeIntent {
         scope: request.scope.clone(),
         call_id: request.call_id.to_string(),
@@ -166,9 +179,16 @@ pub fn apply(
         before_sha: before_sha.clone(),
         after_sha: after_sha.clone(),
         undo_of: request.undo_of,
+        fingerprint: request.fingerprint.map(str::to_string),
+        temp_path: temp.as_ref().map(|t| t.to_string()),
+        before_mode,
     })?;
     crash_point("after-intent");
-    if let Err(failure) = write(workspace, path, proposal, before_sha.as_deref()) {
+    let staging = Staging {
+        temp: temp.as_ref(),
+        create_mode: request.create_mode,
+    };
+    if let Err(failure) = write(workspace, path, proposal, before_sha.as_deref(), staging) {
         match failure {
             WriteFailure::Untouched(error) => {
                 journal.mark_not_applied(change)?;
@@ -223,6 +243,17 @@ fn ensure_unchanged(
     }
 }
 
+/// The permission bits a change records and restores (`rwx` for all, setuid, setgid, sticky).
+const PERMISSION_BITS: u32 = 0o7777;
+
+/// Where and how step 4 stages the new content.
+#[derive(Clone, Copy)]
+struct Staging<'a> {
+    /// The temp name recorded in the intent (`None` for a deletion, which stages nothing).
+    temp: Option<&'a RelPath>,
+    create_mode: Option<u32>,
+}
+
 /// How a write failed: before the target could have been touched, or possibly after.
 enum WriteFailure {
     Untouched(ApplyError),
@@ -235,12 +266,17 @@ fn write(
     path: &RelPath,
     proposal: &Proposal,
     before_sha: Option<&str>,
+    staging: Staging<'_>,
 ) -> Result<(), WriteFailure> {
     let untouched = |e: ApplyError| WriteFailure::Untouched(e);
     match &proposal.after {
         Some(bytes) => {
+            let temp = match staging.temp {
+                Some(temp) => temp.clone(),
+                None => workspace.new_temp_path(path),
+            };
             let staged = workspace
-                .stage(path, bytes)
+                .stage_as(path, &temp, bytes, staging.create_mode)
                 .map_err(|e| untouched(e.into()))?;
             crash_point("after-temp-write");
             // The narrowest window we can give a concurrent editor: check right before rename.

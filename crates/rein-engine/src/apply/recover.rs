@@ -1,12 +1,14 @@
-//! Recovery on start: every intent without a commit is resolved from what is on disk, and
-//! temp files of interrupted writes are removed. Nothing is ever overwritten here: a file that
-//! holds neither the old nor the new content is a conflict for the person to look at.
+//! Recovery on start: every intent without a commit is resolved from what is on disk, and the
+//! temp file its interrupted write may have left is removed: only that one, by the name the
+//! intent recorded, never another file that happens to be called `.rein-tmp-…` (it may be a
+//! person's). Nothing is ever overwritten here: a file that holds neither the old nor the new
+//! content is a conflict for the person to look at.
 
 use rein_journal::{Change, ChangeId, Journal};
-use rein_workspace::{RelPath, Workspace};
+use rein_workspace::{RelPath, Workspace, TEMP_PREFIX};
 use serde::Serialize;
 
-use super::{lock_path, show_sha, ApplyError, ApplyLock};
+use super::{show_sha, ApplyError, ApplyLock};
 
 /// What recovery did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -17,7 +19,7 @@ pub struct RecoveryReport {
     pub not_applied: Vec<ChangeId>,
     /// Intents whose file held neither: left for the person, untouched.
     pub conflicts: Vec<Change>,
-    /// Temp files of interrupted writes that were removed.
+    /// Temp files of interrupted writes that were removed (each named by its intent).
     pub temps_removed: Vec<String>,
 }
 
@@ -54,15 +56,19 @@ impl RecoveryReport {
     }
 }
 
-/// Resolves every pending intent of `workspace` and removes stale temp files. Run it on start,
-/// before any call is submitted.
+/// Resolves every pending intent of `workspace` and removes the temp files those intents
+/// recorded. Run it on start, before any call is submitted.
 pub fn recover(journal: &Journal, workspace: &Workspace) -> Result<RecoveryReport, ApplyError> {
-    let _lock = ApplyLock::acquire(journal.path()).map_err(|source| ApplyError::Lock {
-        path: lock_path(journal.path()).display().to_string(),
-        source,
-    })?;
+    let _lock = ApplyLock::acquire(journal.path())?;
     let mut report = RecoveryReport::default();
     for intent in journal.pending_intents(&workspace.display_root())? {
+        // First the temp file, while the intent still names it: a crash here leaves the
+        // intent pending, and the next recovery tries again.
+        if let Some((target, name)) = intent_temp(&intent) {
+            if workspace.remove_temp(&target, name)? {
+                report.temps_removed.extend(intent.temp_path.clone());
+            }
+        }
         // `None`: now a folder, a link, unreadable: neither image, so a conflict.
         let found = RelPath::parse(&intent.path)
             .ok()
@@ -85,10 +91,19 @@ pub fn recover(journal: &Journal, workspace: &Workspace) -> Result<RecoveryRepor
             }
         }
     }
-    report.temps_removed = workspace
-        .clean_stale_temps()?
-        .into_iter()
-        .map(|p| p.to_string())
-        .collect();
     Ok(report)
+}
+
+/// The temp file an intent recorded, as its target and its file name, if it is one the apply
+/// could have made: a `.rein-tmp-` name beside the intent's own file. Anything else is
+/// ignored, never removed.
+fn intent_temp(intent: &Change) -> Option<(RelPath, &str)> {
+    let temp = intent.temp_path.as_deref()?;
+    let target = RelPath::parse(&intent.path).ok()?;
+    let (folder, name) = match temp.rsplit_once('/') {
+        Some((folder, name)) => (folder, name),
+        None => ("", temp),
+    };
+    let beside = target.parent().is_some_and(|p| p.as_str() == folder);
+    (beside && name.starts_with(TEMP_PREFIX)).then_some((target, name))
 }

@@ -1,5 +1,15 @@
 //! The person's side of the gate: an [`Approver`] sees the exact change and answers for this
 //! one call only. Anything but [`ApprovalDecision::AllowOnce`] leaves the workspace untouched.
+//!
+//! An approval is bound to the pre-image its diff was computed from
+//! ([`ApprovalRequest::before_sha256`]). An approver that answers at once (a terminal prompt)
+//! answers for the request in front of it, and apply refuses if the file changes before the
+//! write. An approval given ahead of time, after seeing the diff in an earlier step, names the
+//! pre-image it saw: [`PreImageApprover`] allows only while the request still has it.
+
+use std::fmt;
+
+use crate::apply::show_sha;
 
 /// What a person is asked to approve: one call and the exact diff it would apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +43,9 @@ pub trait Approver {
     fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision;
 }
 
-/// Approves everything. Only for scripts and tests that approve up front (`rein tool --approve`).
+/// Approves everything, whatever the diff. Only for tests and for changes nobody could lose
+/// anything by (`rein run --approve=all` in a folder that was empty); a script that approves one
+/// change it was shown uses [`PreImageApprover`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AllowAll;
 
@@ -50,7 +62,7 @@ pub struct DenyAll;
 impl Approver for DenyAll {
     fn decide(&mut self, _request: &ApprovalRequest) -> ApprovalDecision {
         ApprovalDecision::Deny {
-            reason: "every change is refused in this session".into(),
+            reason: "the person declined every change in this session".into(),
         }
     }
 }
@@ -62,6 +74,115 @@ pub struct NoApprover;
 impl Approver for NoApprover {
     fn decide(&mut self, _request: &ApprovalRequest) -> ApprovalDecision {
         ApprovalDecision::Unavailable
+    }
+}
+
+/// The pre-image an approval was given for: the SHA-256 of the content the diff was computed
+/// from, or absent (the change creates the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreImage {
+    Absent,
+    Sha256(String),
+}
+
+impl PreImage {
+    /// From a request's or a proposal's `before_sha256` (`None`: absent).
+    pub fn from_sha256(sha256: Option<String>) -> PreImage {
+        match sha256 {
+            Some(sha) => PreImage::Sha256(sha),
+            None => PreImage::Absent,
+        }
+    }
+
+    /// `absent`, or 64 hex digits (either case), as a person or script writes it.
+    pub fn parse(text: &str) -> Result<PreImage, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("absent") {
+            return Ok(PreImage::Absent);
+        }
+        if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(PreImage::Sha256(text.to_ascii_lowercase()));
+        }
+        Err(format!(
+            "{text:?} is not a pre-image: give the before_sha256 shown with the diff (64 hex \
+             digits), or `absent` for a new file"
+        ))
+    }
+
+    /// The hash, `None` for absent.
+    pub fn sha256(&self) -> Option<&str> {
+        match self {
+            PreImage::Absent => None,
+            PreImage::Sha256(sha) => Some(sha),
+        }
+    }
+}
+
+impl fmt::Display for PreImage {
+    /// `absent` or the hash: what `--expect-before` takes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.sha256().unwrap_or("absent"))
+    }
+}
+
+/// An approval given ahead of time by someone who saw the diff in an earlier step (a script's
+/// `rein tool --approve --expect-before SHA`): allows one call, and only while the request's
+/// pre-image is the one that diff was computed from. The gate builds the request from the file
+/// as it is now, so a file edited since the diff was shown has another pre-image: the approved
+/// diff is not the one that would apply, and the call is not approved (apply then checks the
+/// file once more right before writing).
+///
+/// With no pre-image stated, only calls that need none pass: one that creates a new file, or
+/// one that changes no file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreImageApprover {
+    expected: Option<PreImage>,
+}
+
+impl PreImageApprover {
+    /// Approves a change whose pre-image is `expected`.
+    pub fn expecting(expected: PreImage) -> PreImageApprover {
+        PreImageApprover {
+            expected: Some(expected),
+        }
+    }
+
+    /// Approves only calls that create a file or change none.
+    pub fn unstated() -> PreImageApprover {
+        PreImageApprover { expected: None }
+    }
+}
+
+impl Approver for PreImageApprover {
+    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
+        let changes_a_file = !request.diff.is_empty()
+            || request.before_sha256.is_some()
+            || request.after_sha256.is_some();
+        let found = PreImage::from_sha256(request.before_sha256.clone());
+        match &self.expected {
+            _ if !changes_a_file => ApprovalDecision::AllowOnce,
+            Some(expected) if *expected == found => ApprovalDecision::AllowOnce,
+            Some(expected) => ApprovalDecision::Deny {
+                reason: format!(
+                    "the approval was for \"{}\" holding {}, but it now holds {}, so the diff \
+                     that was approved is not the one that would apply; look at the new diff \
+                     and approve it with its own pre-image",
+                    request.path,
+                    show_sha(expected.sha256()),
+                    show_sha(found.sha256())
+                ),
+            },
+            None if found == PreImage::Absent => ApprovalDecision::AllowOnce,
+            None => ApprovalDecision::Deny {
+                reason: format!(
+                    "\"{}\" exists, and an approval given in advance for a change to an existing \
+                     file must name the pre-image of the diff that was shown: pass its \
+                     before_sha256 (`rein tool ... --approve --expect-before SHA`); without \
+                     one, --approve only creates new files",
+                    request.path
+                ),
+            },
+        }
     }
 }
 

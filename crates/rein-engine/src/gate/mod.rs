@@ -3,12 +3,15 @@
 //! Every call gets exactly one [`GateOutcome`], decided in this order:
 //!
 //! 1. **invalid**: malformed id, unknown tool, arguments failing the schema or the input cap;
-//! 2. **replayed** / **id-conflict**: the id is looked up in the journal; the same fingerprint
-//!    returns the recorded result without acting again, another fingerprint is refused;
+//! 2. **replayed** / **id-conflict**: the id is looked up in the journal, in its gate records
+//!    and in its changes (a change records the fingerprint of the call that made it); the same
+//!    fingerprint returns the recorded result without acting again, another fingerprint (or a
+//!    change no call made, such as an undo) is refused;
 //! 3. **denied**: policy says deny;
 //! 4. **budget-exhausted**: checked before anything runs; only executed calls consume budget;
 //! 5. **approval-required**: policy says ask and the person did not allow this one call (a
-//!    change is computed first, without writing, so the person sees the exact diff);
+//!    change is computed first, without writing, so the person sees the exact diff; the
+//!    approval is bound to the pre-image that diff was computed from, see [`PreImageApprover`]);
 //! 6. **executed**: the call ran; a desk change was applied exactly once by [`crate::apply`].
 //!
 //! Every decision, all seven kinds, is recorded in the journal.
@@ -33,7 +36,8 @@ use rein_workspace::{
 use serde_json::{json, Value};
 
 pub use approve::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, DenyAll, NoApprover, ScriptedApprover,
+    AllowAll, ApprovalDecision, ApprovalRequest, Approver, DenyAll, NoApprover, PreImage,
+    PreImageApprover, ScriptedApprover,
 };
 pub use fingerprint::{fingerprint, invalid_id_key, valid_call_id, MAX_CALL_ID_CHARS};
 
@@ -213,6 +217,7 @@ impl<'a> Gate<'a> {
                 &self.scope,
                 workspace,
                 call,
+                fp,
                 tool,
                 approved,
                 approver,
@@ -291,6 +296,29 @@ impl<'a> Gate<'a> {
                 ),
                 json!({ "bound_tool": bound.tool, "bound_fingerprint": bound.fingerprint }),
             )),
+            Replay::ChangeConflict { change } => {
+                let made_by = match change.undo_of {
+                    Some(target) => format!("by the undo of change {target}"),
+                    None if change.fingerprint.is_some() => "by a call with other arguments".into(),
+                    None => "by a call whose arguments were not recorded".into(),
+                };
+                Some(Decision::new(
+                    GateOutcome::IdConflict,
+                    format!(
+                        "call id {} already made change {} to \"{}\" ({}), {made_by}; nothing \
+                         was done and nothing was replayed: give a new call a new id",
+                        call.id,
+                        change.id,
+                        change.path,
+                        change.state.as_str()
+                    ),
+                    json!({
+                        "bound_change_id": change.id,
+                        "bound_path": change.path,
+                        "bound_fingerprint": change.fingerprint,
+                    }),
+                ))
+            }
         }
     }
 
@@ -371,20 +399,31 @@ fn ask(
         ApprovalDecision::Deny { reason } => Err(Decision::new(
             GateOutcome::ApprovalRequired,
             format!(
-                "the person declined {} ({reason}); nothing was done",
+                "{} was not approved: {reason}; nothing was done",
                 request.tool
             ),
             pending,
         )),
-        ApprovalDecision::Unavailable => Err(Decision::new(
-            GateOutcome::ApprovalRequired,
-            format!(
-                "{} needs a person's approval and there was no one to ask; nothing was done \
-                 (approve it up front, e.g. `rein tool --approve`, or run it at a terminal)",
-                request.tool
-            ),
-            pending,
-        )),
+        ApprovalDecision::Unavailable => {
+            let up_front = if request.diff.is_empty() {
+                "`rein tool --approve`".to_string()
+            } else {
+                format!(
+                    "`rein tool --approve --expect-before {}`, which applies exactly this diff \
+                     and only while the file holds what it was computed from",
+                    PreImage::from_sha256(request.before_sha256.clone())
+                )
+            };
+            Err(Decision::new(
+                GateOutcome::ApprovalRequired,
+                format!(
+                    "{} needs a person's approval and there was no one to ask; nothing was done \
+                     (approve it up front with {up_front}, or run it at a terminal)",
+                    request.tool
+                ),
+                pending,
+            ))
+        }
     }
 }
 
@@ -425,6 +464,7 @@ fn desk(
     scope: &CallScope,
     workspace: &Workspace,
     call: &ToolCall,
+    fp: &str,
     tool: &dyn Tool,
     mut approved: bool,
     approver: &mut dyn Approver,
@@ -463,7 +503,8 @@ fn desk(
             return refused;
         }
     }
-    apply_desk(journal, scope, workspace, call, &proposal)
+    // Apply refuses unless the file still holds the pre-image the person was shown.
+    apply_desk(journal, scope, workspace, call, fp, &proposal)
 }
 
 fn apply_desk(
@@ -471,6 +512,7 @@ fn apply_desk(
     scope: &CallScope,
     workspace: &Workspace,
     call: &ToolCall,
+    fp: &str,
     proposal: &Proposal,
 ) -> Decision {
     let request = ApplyRequest {
@@ -478,6 +520,8 @@ fn apply_desk(
         call_id: &call.id,
         proposal,
         undo_of: None,
+        fingerprint: Some(fp),
+        create_mode: None,
     };
     match apply(journal, workspace, request) {
         Ok(applied) => executed(

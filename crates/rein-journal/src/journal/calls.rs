@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::changes::{Change, ChangeState};
+use super::changes::{made_by, Change, ChangeState};
 use super::{CallScope, Journal, RunId};
 use crate::db::{id_type, text_enum};
 use crate::error::{invalid, Error, Result};
@@ -86,6 +86,9 @@ pub enum Replay {
     Unresolved { change: Change },
     /// The id is bound to a different tool or arguments: id-conflict.
     Conflict { bound: RecordedCall },
+    /// The id already made a change, and not with this tool and these arguments (another
+    /// fingerprint, or an undo's id): id-conflict, never a replay of that change.
+    ChangeConflict { change: Change },
 }
 
 const CALL_COLUMNS: &str = "id, run_id, workspace, call_id, tool, arguments, fingerprint, \
@@ -123,6 +126,19 @@ impl Journal {
                             format!("a record for {} with another fingerprint", bound.tool),
                         ));
                     }
+                }
+            }
+            if call.outcome.binds_id() {
+                if let Some(change) = self.change_with_other_fingerprint(
+                    &call.scope,
+                    &call.call_id,
+                    &call.fingerprint,
+                )? {
+                    return Err(self.duplicate(
+                        &call.scope,
+                        &call.call_id,
+                        format!("change {}, made by {}", change.id, made_by(&change)),
+                    ));
                 }
             }
             if call.outcome == CallOutcome::Executed
@@ -194,6 +210,8 @@ impl Journal {
 
     /// Decide, from the journal alone, whether a call with this id and fingerprint is new, a
     /// replay, or an id conflict; also covers an effect whose gate record was lost to a crash.
+    /// The fingerprint is compared with every record of the id, gate decisions and changes
+    /// alike: a change is replayed only for the call that made it.
     pub fn check_replay(
         &self,
         scope: &CallScope,
@@ -206,6 +224,9 @@ impl Journal {
                 if bound.fingerprint != fingerprint {
                     return Ok(Replay::Conflict { bound });
                 }
+            }
+            if let Some(change) = self.change_with_other_fingerprint(scope, call_id, fingerprint)? {
+                return Ok(Replay::ChangeConflict { change });
             }
             if let Some(call) = self.executed_call(tx, &key, call_id)? {
                 return Ok(Replay::Executed { call });

@@ -56,7 +56,20 @@ pub struct ChangeIntent {
     pub after_sha: Option<String>,
     /// The change this one reverts, for an undo.
     pub undo_of: Option<ChangeId>,
+    /// The gate's fingerprint of the call that makes this change (tool and arguments); `None`
+    /// for a change no tool call makes (an undo). A call id is replayed from its change only
+    /// when the fingerprints are equal.
+    pub fingerprint: Option<String>,
+    /// The temp file the apply will stage beside the target (relative to the workspace),
+    /// recorded before it exists so that recovery removes exactly that file and nothing else.
+    pub temp_path: Option<String>,
+    /// The permission bits of the pre-image (`None`: absent, or not known), so that an undo
+    /// which recreates the file restores them.
+    pub before_mode: Option<u32>,
 }
+
+/// The largest permission value a change records (`0o7777`).
+const MAX_MODE: u32 = 0o7777;
 
 /// A recorded change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +94,14 @@ pub struct Change {
     pub undo_of: Option<ChangeId>,
     /// The committed change that reverted this one.
     pub undone_by: Option<ChangeId>,
+    /// The fingerprint of the call that made it (see [`ChangeIntent::fingerprint`]); `None` for
+    /// an undo, and for a change recorded by schema version 1 whose call was never recorded as
+    /// executed.
+    pub fingerprint: Option<String>,
+    /// The temp file its apply staged (see [`ChangeIntent::temp_path`]).
+    pub temp_path: Option<String>,
+    /// The permission bits of the pre-image (see [`ChangeIntent::before_mode`]).
+    pub before_mode: Option<u32>,
 }
 
 impl Change {
@@ -93,12 +114,14 @@ impl Change {
 const CHANGE_COLUMNS: &str = "c.id, c.run_id, c.workspace, c.call_id, c.path, c.before_sha, \
     c.after_sha, c.state, c.found_sha, c.found_absent, c.created_at, c.resolved_at, c.undone_at, \
     c.undo_of, (SELECT u.id FROM changes u WHERE u.undo_of = c.id \
-                AND u.state IN ('committed', 'undone'))";
+                AND u.state IN ('committed', 'undone')), c.fingerprint, c.temp_path, c.before_mode";
 
 impl Journal {
     /// Record the intent to change one file, before touching it. Both contents must already be
     /// stored as artifacts. Refused when the call already has a change (replay it instead), when
-    /// the file has an unresolved intent, or when an undo does not exactly revert its original.
+    /// the call id already belongs to a change made with other arguments (even one that was not
+    /// applied), when the file has an unresolved intent, or when an undo does not exactly revert
+    /// its original.
     pub fn record_intent(&self, intent: &ChangeIntent) -> Result<ChangeId> {
         self.validate_intent(intent)?;
         self.db.write("record a change intent", |tx| {
@@ -117,6 +140,23 @@ impl Journal {
                 }
             }
             let key = intent.scope.key();
+            if let Some(other) = self.change_by(
+                tx,
+                "c.scope_key = ?1 AND c.call_id = ?2 AND c.fingerprint IS NOT ?3",
+                params![key, intent.call_id, intent.fingerprint],
+            )? {
+                return Err(Error::Duplicate {
+                    path: self.path().to_path_buf(),
+                    scope: intent.scope.to_string(),
+                    call_id: intent.call_id.clone(),
+                    existing: format!(
+                        "change {} ({}), made by {}",
+                        other.id,
+                        other.state,
+                        made_by(&other)
+                    ),
+                });
+            }
             if let Some(existing) = self.change_by(
                 tx,
                 "c.scope_key = ?1 AND c.call_id = ?2 \
@@ -148,8 +188,9 @@ impl Journal {
             }
             tx.execute(
                 "INSERT INTO changes (scope_key, call_id, run_id, workspace, path, before_sha,
-                                      after_sha, created_at, undo_of)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                      after_sha, created_at, undo_of, fingerprint, temp_path,
+                                      before_mode)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     key,
                     intent.call_id,
@@ -159,7 +200,10 @@ impl Journal {
                     intent.before_sha,
                     intent.after_sha,
                     now_millis(),
-                    intent.undo_of
+                    intent.undo_of,
+                    intent.fingerprint,
+                    intent.temp_path,
+                    intent.before_mode
                 ],
             )
             .map_err(self.db.err("record a change intent"))?;
@@ -208,6 +252,24 @@ impl Journal {
         self.change_by(&self.db.conn, "c.id = ?1", params![id])
     }
 
+    /// A change of this call id that was not made by a call with `fingerprint` (another
+    /// fingerprint, or none: an undo, or a change of schema version 1 whose call is unknown).
+    /// Such a change means the id is taken: a call with this fingerprint must not be replayed
+    /// from it, nor apply anything under that id.
+    pub fn change_with_other_fingerprint(
+        &self,
+        scope: &CallScope,
+        call_id: &str,
+        fingerprint: &str,
+    ) -> Result<Option<Change>> {
+        self.change_by(
+            &self.db.conn,
+            "c.scope_key = ?1 AND c.call_id = ?2 AND c.fingerprint IS NOT ?3 \
+             ORDER BY c.id LIMIT 1",
+            params![scope.key(), call_id, fingerprint],
+        )
+    }
+
     /// The latest change recorded for a call id, if any.
     pub fn change_for_call(&self, scope: &CallScope, call_id: &str) -> Result<Option<Change>> {
         self.change_by(
@@ -248,12 +310,26 @@ impl Journal {
                 ),
             ));
         }
-        for sha in [&intent.before_sha, &intent.after_sha]
+        for sha in [&intent.before_sha, &intent.after_sha, &intent.fingerprint]
             .into_iter()
             .flatten()
         {
             if !is_sha256_hex(sha) {
                 return Err(invalid(self.path(), format!("{sha:?} is not a SHA-256")));
+            }
+        }
+        if intent.temp_path.as_deref() == Some("") {
+            return Err(invalid(
+                self.path(),
+                "a change intent's temp file needs a name",
+            ));
+        }
+        if let Some(mode) = intent.before_mode {
+            if mode > MAX_MODE {
+                return Err(invalid(
+                    self.path(),
+                    format!("{mode:#o} is not a permission mode (at most {MAX_MODE:#o})"),
+                ));
             }
         }
         Ok(())
@@ -388,5 +464,17 @@ fn change_row(r: &Row<'_>) -> rusqlite::Result<Change> {
         undone_at: r.get(12)?,
         undo_of: r.get(13)?,
         undone_by: r.get(14)?,
+        fingerprint: r.get(15)?,
+        temp_path: r.get(16)?,
+        before_mode: r.get(17)?,
     })
+}
+
+/// What made a change, for messages about a call id that is already taken.
+pub(crate) fn made_by(change: &Change) -> String {
+    match (&change.fingerprint, change.undo_of) {
+        (Some(fp), _) => format!("a call with fingerprint {}", &fp[..fp.len().min(12)]),
+        (None, Some(target)) => format!("the undo of change {target}"),
+        (None, None) => "a call whose arguments were not recorded".to_string(),
+    }
 }

@@ -77,6 +77,9 @@ pub fn intent(
         before_sha: before.map(str::to_string),
         after_sha: after.map(str::to_string),
         undo_of: None,
+        fingerprint: None,
+        temp_path: None,
+        before_mode: None,
     }
 }
 

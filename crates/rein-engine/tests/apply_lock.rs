@@ -1,0 +1,77 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Issue 8 item 8b: the apply lock waits a bounded time, then says who holds it.
+
+use std::time::{Duration, Instant};
+
+use rein_engine::apply::{lock_path, ApplyLock, LockError, APPLY_LOCK_WAIT};
+
+#[test]
+fn the_wait_is_thirty_seconds() {
+    assert_eq!(APPLY_LOCK_WAIT, Duration::from_secs(30));
+}
+
+#[test]
+fn a_held_lock_times_out_with_a_message_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.db");
+    // flock locks belong to an open file: a second open in this process contends like another
+    // process would.
+    let held = ApplyLock::acquire(&journal).unwrap();
+    let written = std::fs::read_to_string(lock_path(&journal)).unwrap();
+    assert!(
+        written.starts_with(&format!("pid {}, `", std::process::id())),
+        "{written}"
+    );
+    assert!(written.contains("UTC"), "{written}");
+
+    let wait = Duration::from_millis(300);
+    let started = Instant::now();
+    let err = ApplyLock::acquire_within(&journal, wait).unwrap_err();
+    let waited = started.elapsed();
+    assert!(waited >= wait, "gave up after {waited:?}");
+    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+    let LockError::Busy { holder, .. } = &err else {
+        panic!("expected Busy, got {err:?}");
+    };
+    assert!(
+        holder.contains(&format!("pid {}", std::process::id())),
+        "{holder}"
+    );
+    let text = err.to_string();
+    let exe = std::env::args().next().unwrap();
+    let exe_name = std::path::Path::new(&exe)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(text.contains(&exe_name), "the command is named: {text}");
+    assert!(text.contains("since"), "{text}");
+    assert!(text.contains("nothing was changed"), "{text}");
+    assert!(
+        text.contains(&lock_path(&journal).display().to_string()),
+        "{text}"
+    );
+
+    // Released: the next one gets it at once, and the file names the new holder only while held.
+    drop(held);
+    assert_eq!(std::fs::read_to_string(lock_path(&journal)).unwrap(), "");
+    let again = ApplyLock::acquire_within(&journal, wait).unwrap();
+    drop(again);
+}
+
+#[test]
+fn a_lock_freed_while_waiting_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.db");
+    let held = ApplyLock::acquire(&journal).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        drop(held);
+    });
+    let started = Instant::now();
+    let lock = ApplyLock::acquire_within(&journal, Duration::from_secs(20)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop(lock);
+    releaser.join().unwrap();
+}
