@@ -61,7 +61,9 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
     let completion = model.complete(&request, &mut |text| {
         if !json {
             let mut out = stdout.lock();
-            let _ = out.write_all(text.as_bytes());
+            // Model text reaches the terminal escaped (DESIGN principle 9): no control or bidi
+            // character can move the cursor or hide what the model said.
+            let _ = out.write_all(rein_protocol::display::escape_text(text).as_bytes());
             let _ = out.flush();
         }
     })?;
@@ -75,7 +77,7 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
             "prompt_ms": completion.prompt_ms,
             "generation_ms": completion.generation_ms,
         });
-        println!("{doc}");
+        println!("{}", rein_protocol::display::json_safe(&doc.to_string()));
     } else {
         println!();
         let tps = if completion.generation_ms > 0.0 {

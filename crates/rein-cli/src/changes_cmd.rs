@@ -94,6 +94,10 @@ pub fn undo_change(args: UndoArgs, as_json: bool) -> Result<i32> {
             escape_line(&args.change)
         );
     };
+    // Refuse an overlapping workspace before the journal is opened (and so created).
+    if let Some(dir) = &args.workspace {
+        crate::open::refuse_data_dir_overlap(dir)?;
+    }
     let journal = open_journal()?;
     let dir = match args.workspace {
         Some(dir) => dir,

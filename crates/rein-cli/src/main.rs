@@ -80,7 +80,11 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
-            eprintln!("rein: {error:#}");
+            // An error can carry model or file text (a reply quoted in a failure): shown escaped.
+            eprintln!(
+                "rein: {}",
+                rein_protocol::display::escape_text(&format!("{error:#}"))
+            );
             std::process::exit(exit::code_for(&error));
         }
     }

@@ -11,7 +11,7 @@ use rein_engine::agent::{AgentOptions, ModelDecider, RunOutcome};
 use rein_engine::checks::{CheckSpec, Decider};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::{materialise_inputs, Mission};
-use rein_models::{Catalog, DataDir};
+use rein_models::Catalog;
 use rein_protocol::display::{escape_line, json_safe};
 use serde::Serialize;
 use serde_json::json;
@@ -81,7 +81,8 @@ pub fn run(args: QualifyArgs, json: bool) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let base = DataDir::from_env()?.root().join("qualify");
+    // Outside the data folder: a workspace there could overwrite the journal (and is refused).
+    let base = std::env::temp_dir().join("rein-qualify");
     let mut runs = Vec::new();
     for i in 1..=args.runs {
         let dir = base.join(format!("{}-{}-{i}", contract.id(), std::process::id()));

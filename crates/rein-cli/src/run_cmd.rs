@@ -300,7 +300,13 @@ impl Printer {
             AgentEvent::Cap { message, .. } => println!("cap: {}", escape_line(message)),
             AgentEvent::FinishRefused { .. } | AgentEvent::FinishAccepted { .. } => {}
             AgentEvent::Check(c) => {
-                let mark = if c.passed { "pass" } else { "FAIL" };
+                // An unqualified decision is advice for the person; it never decides the verdict.
+                let mark = match (c.advisory, c.passed) {
+                    (true, true) => "advice: yes",
+                    (true, false) => "advice: no (does not decide)",
+                    (false, true) => "pass",
+                    (false, false) => "FAIL",
+                };
                 let facts: Vec<String> = c.facts.iter().map(|f| escape_line(f)).collect();
                 println!(
                     "[{mark}] {} ({}): {}",

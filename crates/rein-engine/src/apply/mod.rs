@@ -109,10 +109,17 @@ pub enum ApplyError {
     },
     #[error(transparent)]
     Lock(#[from] LockError),
-    #[error("{0}")]
+    #[error(transparent)]
     Journal(#[from] rein_journal::Error),
+    /// Not a `#[source]`: the message already holds the cause, and `{:#}` would print it twice.
     #[error("{0}; nothing was changed")]
-    Workspace(#[from] WorkspaceError),
+    Workspace(WorkspaceError),
+}
+
+impl From<WorkspaceError> for ApplyError {
+    fn from(e: WorkspaceError) -> ApplyError {
+        ApplyError::Workspace(e)
+    }
 }
 
 /// One change to apply.
