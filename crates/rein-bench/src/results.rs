@@ -1,0 +1,208 @@
+//! One record per run, as one line of `results.jsonl` (JSON object, fields in a stable order).
+//!
+//! A bench appends a line as each run finishes; the canonical file, written by
+//! [`write_canonical`], holds the same records sorted by (suite, task, model, repeat), so two
+//! benches with the same runs write the same bytes whatever order their runs finished in.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::BenchError;
+
+/// The results file of a bench output folder.
+pub const RESULTS_FILE: &str = "results.jsonl";
+
+/// The verdict and the figures of one run. Field order is the order of the JSON line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub suite: String,
+    pub task: String,
+    pub category: String,
+    /// `dev` or `heldout`.
+    pub split: String,
+    /// The model as given on the command line (`scripted:FILE`, a catalog name, `openai:URL#M`).
+    pub model: String,
+    pub seed: u64,
+    /// 0-based repeat number.
+    pub repeat: u32,
+    pub passed: bool,
+    /// The judge's reason (or why the run stopped).
+    pub reason: String,
+    /// SHA-256 of the mission's frozen contract the verdict was judged against.
+    pub contract_sha256: String,
+    /// What the model said it is (GGUF name and SHA-256, endpoint model id, script hash).
+    pub model_identity: String,
+    pub steps: u32,
+    pub wall_ms: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Replies that were not one well-formed action.
+    pub format_errors: u32,
+    /// Replies repaired into an action.
+    pub repairs: u32,
+    /// A cap (turns, time, tokens) stopped the run.
+    pub cap_hit: bool,
+    /// The run's finish was accepted by the finish rules.
+    pub finish_accepted: bool,
+}
+
+/// What identifies a run: (suite, task, model, repeat). Two records with the same key are the
+/// same run twice.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunKey {
+    pub suite: String,
+    pub task: String,
+    pub model: String,
+    pub repeat: u32,
+}
+
+impl std::fmt::Display for RunKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} model {} repeat {}",
+            self.suite, self.task, self.model, self.repeat
+        )
+    }
+}
+
+impl RunResult {
+    pub fn key(&self) -> RunKey {
+        RunKey {
+            suite: self.suite.clone(),
+            task: self.task.clone(),
+            model: self.model.clone(),
+            repeat: self.repeat,
+        }
+    }
+
+    /// The JSON line (no newline).
+    pub fn to_line(&self) -> Result<String, BenchError> {
+        serde_json::to_string(self)
+            .map_err(|e| BenchError::Merge(format!("cannot encode a result: {e}")))
+    }
+}
+
+/// Sorts into the canonical order: (suite, task, model, repeat), then the rest of the record so
+/// the order is total even for duplicates.
+pub fn sort_canonical(results: &mut [RunResult]) {
+    results.sort_by(|a, b| {
+        a.key()
+            .cmp(&b.key())
+            .then_with(|| a.seed.cmp(&b.seed))
+            .then_with(|| a.passed.cmp(&b.passed))
+            .then_with(|| a.reason.cmp(&b.reason))
+    });
+}
+
+/// Reads a results file. Blank lines are skipped; any other line that is not a result is an
+/// error naming the file and line. A missing file reads as no results.
+pub fn read_results(path: &Path) -> Result<Vec<RunResult>, BenchError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(BenchError::io(path, "read", e)),
+    };
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.split('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<RunResult>(line) {
+            Ok(r) => out.push(r),
+            // A last line without its newline is a write cut off by a kill: the run is redone.
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(BenchError::Results {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: format!("not a run result: {e}"),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends one result as a line and flushes it (a bench records each run as it finishes).
+pub fn append_result(path: &Path, result: &RunResult) -> Result<(), BenchError> {
+    let mut line = result.to_line()?;
+    line.push('\n');
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| BenchError::io(path, "open for appending", e))?;
+    f.write_all(line.as_bytes())
+        .and_then(|()| f.sync_data())
+        .map_err(|e| BenchError::io(path, "append to", e))
+}
+
+/// The canonical text of a results file: records sorted, one per line, each line ending in a
+/// newline.
+pub fn canonical_text(results: &[RunResult]) -> Result<String, BenchError> {
+    let mut sorted = results.to_vec();
+    sort_canonical(&mut sorted);
+    let mut out = String::new();
+    for r in &sorted {
+        out.push_str(&r.to_line()?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Writes the canonical results file (atomically: a temp file renamed over it).
+pub fn write_canonical(path: &Path, results: &[RunResult]) -> Result<(), BenchError> {
+    write_atomic(path, canonical_text(results)?.as_bytes())
+}
+
+/// Writes a file through a temp file in the same folder, renamed into place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| BenchError::io(&tmp, "write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| BenchError::io(path, "replace", e))
+}
+
+/// Checks that no run appears twice and that every task was judged against one contract.
+pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
+    let mut seen: BTreeMap<RunKey, ()> = BTreeMap::new();
+    let mut contracts: BTreeMap<(String, String), String> = BTreeMap::new();
+    for r in results {
+        if seen.insert(r.key(), ()).is_some() {
+            return Err(BenchError::Merge(format!(
+                "the run {} appears more than once; each run must come from exactly one shard",
+                r.key()
+            )));
+        }
+        let task = (r.suite.clone(), r.task.clone());
+        match contracts.get(&task) {
+            Some(h) if *h != r.contract_sha256 => {
+                return Err(BenchError::Merge(format!(
+                    "task {}/{} was judged against two different contracts ({} and {}): the \
+                     mission changed between shards; re-run them from one checkout",
+                    r.suite,
+                    r.task,
+                    short(h),
+                    short(&r.contract_sha256)
+                )))
+            }
+            Some(_) => {}
+            None => {
+                contracts.insert(task, r.contract_sha256.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn short(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
