@@ -1,6 +1,7 @@
 //! `rein`: the command line. Glue only: every command drives the library crates.
 
 mod ask;
+mod bench_cmd;
 mod changes_cmd;
 mod check_mission_cmd;
 mod doctor;
@@ -50,6 +51,8 @@ enum Command {
     CheckMission(check_mission_cmd::CheckMissionArgs),
     /// Run a mission N times and report confident false completions (the bar for automatic).
     Qualify(qualify_cmd::QualifyArgs),
+    /// The test bench: check-suite (the judge on trial), run, merge, report.
+    Bench(bench_cmd::BenchArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
     Tool(tool_cmd::ToolArgs),
     /// The applied changes of a workspace.
@@ -72,6 +75,7 @@ fn main() {
         Command::Journal(cmd) => journal_cmd::run(cmd, cli.json),
         Command::CheckMission(args) => check_mission_cmd::run(args, cli.json),
         Command::Qualify(args) => qualify_cmd::run(args, cli.json),
+        Command::Bench(args) => bench_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Changes(args) => changes_cmd::changes(args, cli.json),
         Command::Undo(args) => changes_cmd::undo_change(args, cli.json),

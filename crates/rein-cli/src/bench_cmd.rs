@@ -1,0 +1,109 @@
+//! `rein bench ...`: the test bench (issue 9). `check-suite` runs the judge of every task of
+//! suites on its gold deliverables and near misses.
+
+use clap::{Args, Subcommand};
+use rein_bench::check::{check_suite, SuiteCheck};
+use rein_bench::suite::Suite;
+use rein_engine::cases::CaseKind;
+use rein_protocol::display::escape_line;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Run the judge of every task on its gold deliverables (must pass) and near misses (must
+    /// fail); exit 0 only when it is right on every case.
+    CheckSuite(CheckSuiteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckSuiteArgs {
+    /// Suite folders (each with a suite.toml).
+    #[arg(required = true)]
+    suites: Vec<String>,
+}
+
+pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
+    match args.command {
+        BenchCommand::CheckSuite(a) => check_suites(a, json),
+    }
+}
+
+fn check_suites(args: CheckSuiteArgs, json: bool) -> anyhow::Result<i32> {
+    let mut checks = Vec::new();
+    for dir in &args.suites {
+        let suite = Suite::load(dir)?;
+        for t in &suite.tasks {
+            for w in &t.contract.warnings {
+                eprintln!("rein: warning: {}/{}: {}", suite.name, t.id, escape_line(w));
+            }
+        }
+        checks.push(check_suite(&suite)?);
+    }
+    let ok = checks.iter().all(|c| c.ok);
+    if json {
+        let doc = serde_json::json!({ "suites": checks, "ok": ok });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for c in &checks {
+            print_check(c);
+        }
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn print_check(c: &SuiteCheck) {
+    println!("suite {}", escape_line(&c.suite));
+    for t in &c.tasks {
+        let r = &t.report;
+        println!(
+            "  {} {:<32} {:<10} {:<8} gold {}/{} passed; near misses {}/{} failed",
+            if t.ok { "ok  " } else { "FAIL" },
+            escape_line(&t.task),
+            escape_line(&t.category),
+            t.split,
+            r.gold_passed,
+            r.gold,
+            r.near_misses_failed,
+            r.near_misses
+        );
+        for case in r.cases.iter().filter(|k| !k.as_expected) {
+            let what = match case.kind {
+                CaseKind::Gold => "gold failed (false fail)",
+                CaseKind::GoldVariant => "gold variant failed (false fail)",
+                CaseKind::NearMiss if case.passed => "near miss passed (false pass)",
+                CaseKind::NearMiss => "near miss failed on other checks than it names",
+            };
+            let mut line = format!("       {}: {what}", escape_line(&case.name));
+            if !case.failed_checks.is_empty() {
+                line.push_str(&format!(" [failed: {}]", case.failed_checks.join(", ")));
+            }
+            if !case.not_caught_by.is_empty() {
+                line.push_str(&format!(
+                    " [not caught by: {}]",
+                    case.not_caught_by.join(", ")
+                ));
+            }
+            println!("{line}");
+        }
+        if r.gold == 0 {
+            println!("       no gold deliverable: the judge is untested");
+        }
+    }
+    println!(
+        "  {} tasks; gold {}/{} passed; near misses {}/{} failed; false passes {}; false fails {}; wrong catcher {}: {}",
+        c.tasks.len(),
+        c.gold_passed,
+        c.gold,
+        c.near_misses_failed,
+        c.near_misses,
+        c.false_passes,
+        c.false_fails,
+        c.wrong_catcher,
+        if c.ok { "the judge is right on every case" } else { "THE JUDGE IS WRONG" }
+    );
+}
