@@ -391,7 +391,7 @@ fn pass_rate_svg(report: &Report) -> String {
     let height = 30.0 + ROW_H * rows.len() as f64 + 20.0;
     let width = LABEL_W + PLOT_W + 220.0;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"Pass rates with 95% intervals\">\n"
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"Pass rates with 95% intervals\">\n"
     );
     // Axis: 0, 25, 50, 75, 100 %.
     for i in 0..=4 {
@@ -472,7 +472,7 @@ fn strip_svg(report: &Report, values: fn(&GroupStats) -> Vec<f64>, unit: &str) -
     let height = 40.0 + row_h * per_model.len() as f64;
     let width = LABEL_W + PLOT_W + 220.0;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{} per run\">\n",
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{} per run\">\n",
         html_escape(unit)
     );
     for i in 0..=4 {

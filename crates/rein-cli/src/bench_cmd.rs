@@ -3,9 +3,14 @@
 
 use clap::{Args, Subcommand};
 use rein_bench::check::{check_suite, SuiteCheck};
+use rein_bench::render::{terminal, write_outputs};
+use rein_bench::report::Report;
+use rein_bench::results::{check_consistent, read_results, RESULTS_FILE};
+use rein_bench::shard::merge_results;
 use rein_bench::suite::Suite;
 use rein_engine::cases::CaseKind;
 use rein_protocol::display::escape_line;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -18,6 +23,28 @@ pub enum BenchCommand {
     /// Run the judge of every task on its gold deliverables (must pass) and near misses (must
     /// fail); exit 0 only when it is right on every case.
     CheckSuite(CheckSuiteArgs),
+    /// Render the report of a bench output folder from its results.jsonl (report.md,
+    /// report.html, junit.xml, and the canonical results.jsonl), and print the table.
+    Report(ReportArgs),
+    /// Combine the results.jsonl of shard output folders into one report, identical to the
+    /// report of the same runs unsharded. Refuses a run present twice and mixed contracts.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A bench output folder (holding results.jsonl).
+    dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard output folders (each holding results.jsonl).
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where to write the merged results and report.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -30,6 +57,20 @@ pub struct CheckSuiteArgs {
 pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
     match args.command {
         BenchCommand::CheckSuite(a) => check_suites(a, json),
+        BenchCommand::Report(a) => {
+            let results = read_results(&a.dir.join(RESULTS_FILE))?;
+            if results.is_empty() {
+                anyhow::bail!("{}: no runs in {RESULTS_FILE}", a.dir.display());
+            }
+            check_consistent(&results)?;
+            let report = write_outputs(&a.dir, &results)?;
+            print_report(&report, &a.dir, json)
+        }
+        BenchCommand::Merge(a) => {
+            let results = merge_results(&a.dirs)?;
+            let report = write_outputs(&a.out, &results)?;
+            print_report(&report, &a.out, json)
+        }
     }
 }
 
@@ -106,4 +147,19 @@ fn print_check(c: &SuiteCheck) {
         c.wrong_catcher,
         if c.ok { "the judge is right on every case" } else { "THE JUDGE IS WRONG" }
     );
+}
+
+/// Prints a written report: the table, or with --json the report document.
+fn print_report(report: &Report, dir: &Path, json: bool) -> anyhow::Result<i32> {
+    if json {
+        let doc = serde_json::json!({ "out": dir, "report": report });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", terminal(report));
+        println!(
+            "wrote {}/{{results.jsonl,report.md,report.html,junit.xml}}",
+            escape_line(&dir.display().to_string())
+        );
+    }
+    Ok(0)
 }
