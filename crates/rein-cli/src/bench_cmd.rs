@@ -1,6 +1,8 @@
 //! `rein bench ...`: the test bench (issue 9). `check-suite` runs the judge of every task of
 //! suites on its gold deliverables and near misses.
 
+mod runner;
+
 use clap::{Args, Subcommand};
 use rein_bench::check::{check_suite, SuiteCheck};
 use rein_bench::render::{terminal, write_outputs};
@@ -13,9 +15,48 @@ use rein_protocol::display::escape_line;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct BenchArgs {
     #[command(subcommand)]
-    command: BenchCommand,
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    run: RunBenchArgs,
+}
+
+/// `rein bench SUITE... --models A,B`: every task of the suites for every model, N times, each
+/// run in a fresh temp workspace through the same `drive` as `rein run`.
+#[derive(Debug, Args)]
+pub struct RunBenchArgs {
+    /// Suite folders (each with a suite.toml).
+    #[arg(required = true)]
+    pub(crate) suites: Vec<String>,
+    /// Models, comma-separated: catalog names, `openai:URL#MODEL`, `scripted:FILE`.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub(crate) models: Vec<String>,
+    /// Runs of each task for each model.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) repeats: u32,
+    /// Base sampling seed; repeat r runs with seed S + r (the same for every model, so runs pair).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u32,
+    /// Which tasks: dev, heldout or all.
+    #[arg(long, default_value = "dev", value_parser = ["dev", "heldout", "all"])]
+    pub(crate) split: String,
+    /// Runs at once (each worker opens its own model).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) jobs: usize,
+    /// Run only shard K of N (K/N) of the work items.
+    #[arg(long)]
+    pub(crate) shard: Option<String>,
+    /// Keep the runs already in OUT/results.jsonl and run only the others.
+    #[arg(long)]
+    pub(crate) resume: bool,
+    /// Output folder: results.jsonl, report.md, report.html, junit.xml.
+    #[arg(long, default_value = "bench-out")]
+    pub(crate) out: PathBuf,
+    /// Allow an `openai:` endpoint that is not on this machine.
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,7 +96,10 @@ pub struct CheckSuiteArgs {
 }
 
 pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
-    match args.command {
+    let Some(command) = args.command else {
+        return runner::run(args.run, json);
+    };
+    match command {
         BenchCommand::CheckSuite(a) => check_suites(a, json),
         BenchCommand::Report(a) => {
             let results = read_results(&a.dir.join(RESULTS_FILE))?;
