@@ -19,6 +19,11 @@
 //! action = "allow"
 //! ```
 //!
+//! A deny or ask rule whose glob matches a folder covers everything in that folder (`paths =
+//! ["secrets"]`, `["secrets/"]` and `["secrets/**"]` all keep `secrets/a/b.txt`), and its globs
+//! ignore letter case (a case-insensitive filesystem opens `Secrets/key.env` for
+//! `secrets/key.env`). An allow rule matches exactly what its globs match, case included.
+//!
 //! Precedence: the most specific matching rule wins. Naming a tool counts one, giving paths
 //! counts one; at equal specificity the most restrictive action wins (deny, then ask, then
 //! allow), so a broad deny is never undone by an equally broad allow. A rule with paths only
@@ -44,8 +49,19 @@
 //!   paths was already applied to the call itself).
 //!
 //! Tools that read content (`search_text`, `find_related`) say how many files they skipped
-//! (`skipped_by_policy` and a note). A rule covers the tools it names: to keep files from every
-//! tool, give `tool = "*"`; a deny for `read_file` alone does not stop `search_text`.
+//! (`skipped_by_policy` and a note).
+//!
+//! # A rule for reading covers every tool that reads
+//!
+//! A person who denies (or asks for) reading a path means that no tool may read it, whatever
+//! the tool is called. So a deny or ask rule naming `read_file` also holds for every tool that
+//! returns or derives a file's content ([`CONTENT_READERS`]: `search_text`, `find_related`,
+//! `file_info`, and `edit_file`, `replace_file`, `delete_file`, whose diffs and refusals show
+//! the current content); and one naming `list_dir` or `find_files` also holds for every tool
+//! that names files below a folder ([`NAME_LISTERS`]). It counts as naming each of them, so a
+//! rule that names one of them with the same paths and another action ties with it, and the
+//! more restrictive action wins. An allow rule widens only the tool it names. To keep files
+//! from every tool, changes included, give `tool = "*"`.
 //!
 //! ```toml
 //! [[rule]]
@@ -131,11 +147,12 @@ impl Rule {
     pub fn new(tool: &str, paths: &[&str], action: PolicyAction) -> Result<Rule, PolicyError> {
         let patterns: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
         let origin = format!("rule for {tool}");
-        let globs = compile_globs(&patterns).map_err(|(pattern, message)| PolicyError::Glob {
-            origin: origin.clone(),
-            pattern,
-            message,
-        })?;
+        let globs =
+            compile_globs(&patterns, action).map_err(|(pattern, message)| PolicyError::Glob {
+                origin: origin.clone(),
+                pattern,
+                message,
+            })?;
         Ok(Rule {
             tool: tool_match(tool),
             patterns,
@@ -165,12 +182,23 @@ impl Rule {
     fn matches(&self, tool: &str, path: Option<&str>) -> bool {
         let tool_ok = match &self.tool {
             ToolMatch::Any => true,
-            ToolMatch::Named(name) => name == tool,
+            // A deny or ask for reading (or listing) holds for every tool that reads (or
+            // lists) the same files; an allow widens only the tool it names.
+            ToolMatch::Named(name) => {
+                name == tool || (self.action != PolicyAction::Allow && covers(name, tool))
+            }
         };
         let path_ok = match (&self.paths, path) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(globs), Some(path)) => globs.is_match(path),
+            // A deny or ask that matches a folder covers everything in it, as `secrets`,
+            // `secrets/` or `secrets/*` would to a person (a file two levels down is still
+            // under secrets/); an allow widens nothing beyond what its globs match.
+            (Some(globs), Some(path)) => {
+                globs.is_match(path)
+                    || (self.action != PolicyAction::Allow
+                        && ancestors(path).any(|folder| globs.is_match(folder)))
+            }
         };
         tool_ok && path_ok
     }
@@ -310,7 +338,7 @@ impl Policy {
                 }
                 Some(paths) => paths.get_ref().clone(),
             };
-            let globs = compile_globs(&patterns).map_err(|(pattern, message)| {
+            let globs = compile_globs(&patterns, action).map_err(|(pattern, message)| {
                 let at = raw.paths.as_ref().map_or(0, |p| p.span().start);
                 PolicyError::Glob {
                     origin: format!("{name} line {}", line_of(text, at)),
@@ -428,6 +456,40 @@ fn check_hide_names(
     })
 }
 
+/// Tools that return or derive the content of the files they are given or walk: a file's
+/// text (`search_text` lines, `find_related` terms), its hash and line count (`file_info`), or
+/// a diff of its current content (`edit_file`, `replace_file`, `delete_file`; `edit_file`'s
+/// refusals also tell whether a guessed text is in the file). A deny or ask rule naming
+/// `read_file` covers each of them.
+pub const CONTENT_READERS: [&str; 6] = [
+    "search_text",
+    "find_related",
+    "file_info",
+    "edit_file",
+    "replace_file",
+    "delete_file",
+];
+
+/// Tools that name the files below a folder (or say whether a name exists there): a deny or
+/// ask rule naming `list_dir` or `find_files` covers each of them.
+pub const NAME_LISTERS: [&str; 5] = [
+    "list_dir",
+    "find_files",
+    "file_info",
+    "search_text",
+    "find_related",
+];
+
+/// Whether a deny or ask rule naming `named` also holds for `tool` (see [`CONTENT_READERS`] and
+/// [`NAME_LISTERS`]).
+fn covers(named: &str, tool: &str) -> bool {
+    match named {
+        "read_file" => CONTENT_READERS.contains(&tool),
+        "list_dir" | "find_files" => NAME_LISTERS.contains(&tool),
+        _ => false,
+    }
+}
+
 fn tool_match(tool: &str) -> ToolMatch {
     if tool == "*" {
         ToolMatch::Any
@@ -436,15 +498,35 @@ fn tool_match(tool: &str) -> ToolMatch {
     }
 }
 
-/// Globs where `*` stays within one folder and `**` crosses folders, as people expect.
-fn compile_globs(patterns: &[String]) -> Result<Option<GlobSet>, (String, String)> {
+/// The folders above a normalised relative path, nearest last: `a/b/c` gives `a`, `a/b`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').map(move |(at, _)| &path[..at])
+}
+
+/// Globs where `*` stays within one folder and `**` crosses folders, as people expect. A
+/// trailing `/` (a folder, to a person) is dropped: paths are matched normalised, without one.
+///
+/// The globs of a deny or ask rule ignore letter case: on a case-insensitive filesystem (an
+/// ext4 folder with casefold, vfat, a Mac or Windows share) `Secrets/key.env` opens
+/// `secrets/key.env`, so a rule for one spelling must hold for every spelling. An allow rule
+/// matches case-sensitively, so it never widens to a name it did not give.
+fn compile_globs(
+    patterns: &[String],
+    action: PolicyAction,
+) -> Result<Option<GlobSet>, (String, String)> {
     if patterns.is_empty() {
         return Ok(None);
     }
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
-        let glob: Glob = GlobBuilder::new(pattern.trim_start_matches("./"))
+        let trimmed = pattern.trim_start_matches("./");
+        let trimmed = match trimmed.trim_end_matches('/') {
+            "" => trimmed,
+            folder => folder,
+        };
+        let glob: Glob = GlobBuilder::new(trimmed)
             .literal_separator(true)
+            .case_insensitive(action != PolicyAction::Allow)
             .build()
             .map_err(|e| (pattern.clone(), e.kind().to_string()))?;
         set.add(glob);

@@ -6,7 +6,10 @@
 
 use std::path::PathBuf;
 
-use rein_engine::gate::{AllowAll, Approver, CallExecutor, Gate, GateConfig, NoApprover};
+use rein_engine::gate::{
+    AllowAll, ApprovalDecision, Approver, CallExecutor, Gate, GateConfig, NoApprover,
+    ScriptedApprover,
+};
 use rein_engine::policy::{Policy, PolicyAction, PolicyError, Rule};
 use rein_journal::Journal;
 use rein_protocol::{GateOutcome, GateReport, ToolCall};
@@ -347,21 +350,33 @@ fn visibility_follows_precedence_and_fails_closed_at_ties() {
         assert_eq!(policy.visibility("search_text", "a"), Visibility::Shown);
         assert_eq!(policy.visibility("list_dir", "a"), Visibility::Shown);
     }
-    // A rule names the tools it covers: a deny for read_file alone leaves search_text alone
-    // (the policy docs say to use tool = "*").
+    // A deny for reading holds for every tool that reads, not only read_file; it does not
+    // keep names from the listing tools.
     let only_read = Policy::from_rules(vec![Rule::new(
         "read_file",
         &["secrets/**"],
         PolicyAction::Deny,
     )
     .unwrap()]);
+    for tool in ["read_file", "search_text", "find_related"] {
+        assert_eq!(
+            only_read.visibility(tool, "secrets/a"),
+            Visibility::Hidden,
+            "{tool}"
+        );
+    }
     assert_eq!(
-        only_read.visibility("read_file", "secrets/a"),
-        Visibility::Hidden
-    );
-    assert_eq!(
-        only_read.visibility("search_text", "secrets/a"),
+        only_read.visibility("find_files", "secrets/a"),
         Visibility::Shown
+    );
+    // An allow widens only the tool it names.
+    let allow_read = Policy::from_rules(vec![
+        Rule::new("*", &["secrets/**"], PolicyAction::Deny).unwrap(),
+        Rule::new("read_file", &["secrets/**"], PolicyAction::Allow).unwrap(),
+    ]);
+    assert_eq!(
+        allow_read.visibility("search_text", "secrets/a"),
+        Visibility::Hidden
     );
     assert_eq!(
         Policy::safe_default().visibility("search_text", "secrets/a"),
@@ -404,4 +419,248 @@ fn hide_names_is_refused_where_it_could_have_no_effect() {
         .unwrap()
         .with_hide_names(true)
         .is_ok());
+}
+
+const DENY_READ_ONLY: &str =
+    "[[rule]]\ntool = \"read_file\"\npaths = [\"secrets/**\"]\naction = \"deny\"\n";
+const ASK_READ_ONLY: &str =
+    "[[rule]]\ntool = \"read_file\"\npaths = [\"secrets/**\"]\naction = \"ask\"\n";
+
+/// The regression for the author's report: a rule that names only read_file kept the secret
+/// from read_file, while search_text returned its lines, find_related ranked it (and, given
+/// it as the target, named its words), file_info gave its hash and line count, and
+/// edit/replace/delete_file put its content in their diff. A person who denies reading a path
+/// means that no tool reads it.
+#[test]
+fn a_deny_for_read_file_alone_keeps_the_content_from_every_tool() {
+    let env = Env::new();
+    let result = env.run(
+        DENY_READ_ONLY,
+        "search_text",
+        json!({"pattern": "API|hunter|zebra"}),
+    );
+    reveals_nothing(&result);
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+    let result = env.run(
+        DENY_READ_ONLY,
+        "search_text",
+        json!({"pattern": "x", "path": "secrets"}),
+    );
+    reveals_nothing(&result);
+    let result = env.run(
+        DENY_READ_ONLY,
+        "find_related",
+        json!({"path": "notes/plan.md"}),
+    );
+    reveals_nothing(&result);
+    assert_eq!(result["skipped_by_policy"], 1, "{result}");
+    for (tool, args) in [
+        ("read_file", json!({"path": "secrets/key.env"})),
+        ("find_related", json!({"path": "secrets/key.env"})),
+        ("file_info", json!({"path": "secrets/key.env"})),
+        (
+            "search_text",
+            json!({"pattern": "hunter2", "path": "secrets/key.env"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "secrets/key.env", "old_text": "API_KEY=h", "new_text": "x"}),
+        ),
+        (
+            "replace_file",
+            json!({"path": "secrets/key.env", "content": "x"}),
+        ),
+        ("delete_file", json!({"path": "./secrets//key.env"})),
+    ] {
+        let report = env.submit_with(env.policy(DENY_READ_ONLY), tool, args, &mut AllowAll);
+        assert_eq!(report.outcome, GateOutcome::Denied, "{tool}: {report:?}");
+        assert_eq!(report.result, Value::Null, "{tool}");
+        assert!(!report.reason.contains("hunter2"), "{tool}: {report:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.root.join("secrets/key.env")).unwrap(),
+        SECRET
+    );
+    // Names are not what a read rule protects: the listing tools still list it.
+    let result = env.run(DENY_READ_ONLY, "find_files", json!({"pattern": "*.env"}));
+    assert_eq!(result["files"], json!(["secrets/key.env"]), "{result}");
+}
+
+#[test]
+fn a_deny_for_list_dir_alone_keeps_the_names_from_every_tool_that_lists() {
+    let env = Env::new();
+    let deny_list = "[[rule]]\ntool = \"list_dir\"\npaths = [\"secrets/**\"]\naction = \"deny\"\n";
+    let result = env.run(deny_list, "find_files", json!({"pattern": "**"}));
+    reveals_nothing(&result);
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+    let result = env.run(deny_list, "search_text", json!({"pattern": "API"}));
+    reveals_nothing(&result);
+    let result = env.run(deny_list, "list_dir", json!({"path": "secrets"}));
+    reveals_nothing(&result);
+    // find_files names the same files as list_dir.
+    let deny_find = deny_list.replace("list_dir", "find_files");
+    let result = env.run(&deny_find, "list_dir", json!({"path": "secrets"}));
+    reveals_nothing(&result);
+    assert_eq!(result["hidden_by_policy"], 1, "{result}");
+}
+
+/// Under an ask for reading, a change to the file is asked about before its tool reads it,
+/// and its diff never goes back to the caller: before, a change the person refused (or that
+/// nobody could approve) returned the whole diff, i.e. the file, and edit_file's refusals
+/// ("old_text was not found") told a guessed prefix of the secret from a wrong one.
+#[test]
+fn under_an_ask_for_reading_a_change_neither_returns_the_content_nor_answers_guesses() {
+    let env = Env::new();
+    for policy in [
+        ASK_READ_ONLY.to_string(),
+        DENY_SECRETS.replace("deny", "ask"),
+    ] {
+        let mut outcomes = Vec::new();
+        for guess in ["API_KEY=h", "API_KEY=x"] {
+            let args = json!({"path": "secrets/key.env", "old_text": guess, "new_text": "y"});
+            let report = env.submit_with(env.policy(&policy), "edit_file", args, &mut NoApprover);
+            assert_eq!(report.outcome, GateOutcome::ApprovalRequired, "{report:?}");
+            assert!(!report.to_string_lossy().contains("hunter2"), "{report:?}");
+            outcomes.push((report.outcome, report.result));
+        }
+        assert_eq!(
+            outcomes[0], outcomes[1],
+            "a right and a wrong guess look alike"
+        );
+        for (tool, args) in [
+            (
+                "replace_file",
+                json!({"path": "secrets/key.env", "content": "x"}),
+            ),
+            ("delete_file", json!({"path": "secrets/key.env"})),
+        ] {
+            // The person allows the read, sees the diff, and says no: the model gets no diff.
+            let mut person = ScriptedApprover::new([
+                ApprovalDecision::AllowOnce,
+                ApprovalDecision::Deny {
+                    reason: "no".into(),
+                },
+            ]);
+            let report = env.submit_with(env.policy(&policy), tool, args, &mut person);
+            assert_eq!(report.outcome, GateOutcome::ApprovalRequired, "{report:?}");
+            assert!(!report.to_string_lossy().contains("hunter2"), "{report:?}");
+            assert!(report.result.get("diff").is_none(), "{report:?}");
+            assert_eq!(report.result["diff_withheld"], true, "{report:?}");
+            assert_eq!(person.seen.len(), 2);
+            assert!(person.seen[0].reads_protected_content && person.seen[0].diff.is_empty());
+            assert!(
+                person.seen[1].diff.contains("hunter2"),
+                "the person sees it"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.root.join("secrets/key.env")).unwrap(),
+        SECRET
+    );
+}
+
+#[test]
+fn an_allowed_change_to_a_file_the_model_may_not_read_is_applied_without_its_diff() {
+    let env = Env::new();
+    // Every tool asks under secrets/, but edit_file is allowed there by name (more specific).
+    let policy = format!(
+        "{}\n[[rule]]\ntool = \"edit_file\"\npaths = [\"secrets/*.env\"]\naction = \"allow\"\n",
+        DENY_SECRETS.replace("deny", "ask")
+    );
+    let args = json!({"path": "secrets/key.env", "old_text": "zebrafish", "new_text": "koi"});
+    let report = env.submit_with(env.policy(&policy), "edit_file", args, &mut NoApprover);
+    assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
+    assert!(!report.to_string_lossy().contains("hunter2"), "{report:?}");
+    assert_eq!(report.result["diff_withheld"], true, "{report:?}");
+    // Where reading is allowed, the diff is shown as before.
+    let args = json!({"path": "notes/todo.md", "old_text": "water", "new_text": "feed"});
+    let report = env.submit_with(env.policy(&policy), "edit_file", args, &mut AllowAll);
+    assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
+    assert!(
+        report.result["diff"].as_str().unwrap().contains("+feed"),
+        "{report:?}"
+    );
+}
+
+trait Lossy {
+    fn to_string_lossy(&self) -> String;
+}
+
+impl Lossy for GateReport {
+    fn to_string_lossy(&self) -> String {
+        format!("{} {}", self.reason, self.result)
+    }
+}
+
+/// Before, `paths = ["secrets"]` denied listing the folder but read_file of `secrets/key.env`
+/// ran, `["secrets/"]` matched nothing at all (paths are matched without a trailing slash), and
+/// `["secrets/*"]` left `secrets/deeper/x.txt` readable.
+#[test]
+fn a_deny_for_a_folder_covers_everything_in_it_however_it_is_written() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.root.join("secrets/deeper")).unwrap();
+    std::fs::write(env.root.join("secrets/deeper/x.txt"), "hunter2 again\n").unwrap();
+    for glob in [
+        "secrets",
+        "secrets/",
+        "./secrets/",
+        "secrets/*",
+        "secrets/**",
+        "*crets",
+    ] {
+        let policy = format!("[[rule]]\ntool = \"*\"\npaths = [\"{glob}\"]\naction = \"deny\"\n");
+        for file in ["secrets/key.env", "secrets/deeper/x.txt"] {
+            let report = env.submit(&policy, "read_file", json!({ "path": file }));
+            assert_eq!(
+                report.outcome,
+                GateOutcome::Denied,
+                "{glob} {file}: {report:?}"
+            );
+        }
+        let result = env.run(&policy, "search_text", json!({"pattern": "hunt.r"}));
+        reveals_nothing(&result);
+        assert_eq!(result["skipped_by_policy"], 2, "{glob}: {result}");
+        let result = env.run(&policy, "find_files", json!({"pattern": "**"}));
+        assert!(!result.to_string().contains("secrets/"), "{glob}: {result}");
+    }
+    // An allow widens nothing: "notes" allows a call on the folder, not its files.
+    let policy = "[[rule]]\ntool = \"edit_file\"\npaths = [\"notes\"]\naction = \"allow\"\n";
+    let args = json!({"path": "notes/todo.md", "old_text": "water", "new_text": "feed"});
+    let report = env.submit(policy, "edit_file", args);
+    assert_eq!(report.outcome, GateOutcome::ApprovalRequired, "{report:?}");
+}
+
+/// On a case-insensitive filesystem (ext4 casefold, vfat, a Mac or Windows share)
+/// `Secrets/key.env` opens `secrets/key.env`: a deny must hold for every spelling.
+#[test]
+fn a_deny_or_ask_ignores_letter_case_and_an_allow_does_not() {
+    let policy = Policy::from_rules(vec![
+        Rule::new("*", &["secrets/**"], PolicyAction::Deny).unwrap(),
+        Rule::new("*", &["private/*.txt"], PolicyAction::Ask).unwrap(),
+        Rule::new("edit_file", &["notes/**"], PolicyAction::Allow).unwrap(),
+    ]);
+    for path in ["Secrets/key.env", "SECRETS/KEY.ENV", "./sEcReTs//a/b"] {
+        assert_eq!(
+            policy.decide("read_file", false, Some(path)).action,
+            PolicyAction::Deny,
+            "{path}"
+        );
+        assert_eq!(policy.visibility("search_text", path), Visibility::Hidden);
+    }
+    assert_eq!(
+        policy
+            .decide("read_file", false, Some("Private/A.TXT"))
+            .action,
+        PolicyAction::Ask
+    );
+    assert_eq!(
+        policy.decide("edit_file", true, Some("Notes/a.md")).action,
+        PolicyAction::Ask,
+        "the allow is for notes/, not Notes/"
+    );
+    assert_eq!(
+        policy.decide("edit_file", true, Some("notes/a.md")).action,
+        PolicyAction::Allow
+    );
 }

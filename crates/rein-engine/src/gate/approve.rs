@@ -25,6 +25,13 @@ pub struct ApprovalRequest {
     pub before_sha256: Option<String>,
     /// SHA-256 of the content after the change (`None`: the file is deleted).
     pub after_sha256: Option<String>,
+    /// True for the first of two requests of a change to a file whose reading policy asks
+    /// about (see [`crate::policy::CONTENT_READERS`]): the tool must read the file before it
+    /// can compute its change, so the person is asked before it reads (`diff` is empty and
+    /// nothing is changed yet); the change itself is a second request, with its diff. Without
+    /// this first request a model could learn the file's content from whether a guessed edit
+    /// fails.
+    pub reads_protected_content: bool,
 }
 
 /// A person's answer.

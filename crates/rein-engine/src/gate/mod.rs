@@ -210,19 +210,34 @@ impl<'a> Gate<'a> {
             }
         }
         let approved = policy.action == PolicyAction::Allow;
+        // Whether the content of the named file may reach the caller without a person's
+        // approval: otherwise a change's diff (which shows it) is withheld from the result,
+        // and a change that asks is asked about before its tool reads the file.
+        let content = match path {
+            Some(path)
+                if self.policy.decide("read_file", false, Some(path)).action
+                    != PolicyAction::Allow =>
+            {
+                ContentAccess::Protected
+            }
+            _ => ContentAccess::Open,
+        };
         let decision = match &mut self.target {
             GateTarget::Desk(workspace) => desk(
-                self.registry,
-                self.journal,
-                &self.scope,
-                workspace,
-                call,
-                fp,
-                tool,
+                DeskCall {
+                    registry: self.registry,
+                    journal: self.journal,
+                    scope: &self.scope,
+                    workspace,
+                    call,
+                    fp,
+                    tool,
+                    content,
+                    // Every file the tool reads or lists beyond `path` is checked too.
+                    filter: &self.policy.path_filter(&call.tool),
+                },
                 approved,
                 approver,
-                // Every file the tool reads or lists beyond `path` is checked too.
-                &self.policy.path_filter(&call.tool),
             ),
             GateTarget::Sandbox(sandbox) => {
                 sandbox_call(self.registry, sandbox, call, tool, approved, approver)
@@ -405,7 +420,14 @@ fn ask(
             pending,
         )),
         ApprovalDecision::Unavailable => {
-            let up_front = if request.diff.is_empty() {
+            let up_front = if request.reads_protected_content {
+                format!(
+                    "`rein tool --approve --expect-before SHA`, SHA being the sha256 of the file \
+                     as you last saw it; {} must read \"{}\", which policy asks about, to work \
+                     out the change, and its diff is not shown here",
+                    request.tool, request.path
+                )
+            } else if request.diff.is_empty() {
                 "`rein tool --approve`".to_string()
             } else {
                 format!(
@@ -444,6 +466,45 @@ fn request(
         diff,
         before_sha256: before,
         after_sha256: after,
+        reads_protected_content: false,
+    }
+}
+
+/// Whether the content of the file a call names may reach the caller (the model, or the
+/// output of `rein tool`) without a person's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ContentAccess {
+    /// Policy allows reading it: diffs are shown in results.
+    Open,
+    /// Policy denies reading it or asks first: a diff (whose context and removed lines are
+    /// the file's content) never goes into a result, only to the person asked.
+    Protected,
+}
+
+/// A proposal as the caller may see it: with its diff only when the file's content is open
+/// to the caller.
+fn proposal_result(proposal: &Proposal, content: ContentAccess) -> Value {
+    let mut out = proposal.to_json();
+    withhold_diff(&mut out, &proposal.path, content);
+    out
+}
+
+/// Removes `diff` from a result when the file's content is protected, and says why.
+fn withhold_diff(out: &mut Value, path: &rein_workspace::RelPath, content: ContentAccess) {
+    if content == ContentAccess::Open {
+        return;
+    }
+    if let Some(map) = out.as_object_mut() {
+        map.remove("diff");
+        map.insert("diff_withheld".into(), json!(true));
+        map.insert(
+            "note".into(),
+            json!(format!(
+                "The diff is not shown here: policy does not let \"{path}\" be read without a \
+                 person's approval, and a diff shows the file's content. The person asked sees \
+                 it (run at a terminal)."
+            )),
+        );
     }
 }
 
@@ -455,33 +516,41 @@ fn executed(reason: String, result: Value) -> Decision {
     Decision::new(GateOutcome::Executed, reason, result)
 }
 
+/// One call on a real folder, with what the gate knows about it.
+struct DeskCall<'c> {
+    registry: &'c ToolRegistry,
+    journal: &'c Journal,
+    scope: &'c CallScope,
+    workspace: &'c Workspace,
+    call: &'c ToolCall,
+    fp: &'c str,
+    tool: &'c dyn Tool,
+    content: ContentAccess,
+    filter: &'c dyn PathFilter,
+}
+
 /// A call on a real folder. A read under "ask" is asked before it runs; a change is computed
-/// as a proposal (nothing written), shown, and applied only when allowed.
-#[allow(clippy::too_many_arguments)]
-fn desk(
-    registry: &ToolRegistry,
-    journal: &Journal,
-    scope: &CallScope,
-    workspace: &Workspace,
-    call: &ToolCall,
-    fp: &str,
-    tool: &dyn Tool,
-    mut approved: bool,
-    approver: &mut dyn Approver,
-    filter: &dyn PathFilter,
-) -> Decision {
-    if !tool.mutates() && !approved {
-        if let Err(refused) = ask(
-            approver,
-            &request(call, String::new(), None, None),
-            Value::Null,
-        ) {
+/// as a proposal (nothing written), shown, and applied only when allowed. A change to a file
+/// whose content is protected is asked about before its tool reads the file, too.
+fn desk(c: DeskCall<'_>, mut approved: bool, approver: &mut dyn Approver) -> Decision {
+    let call = c.call;
+    let reads_first = c.tool.mutates()
+        && c.content == ContentAccess::Protected
+        && crate::policy::CONTENT_READERS.contains(&call.tool.as_str());
+    if (!c.tool.mutates() || reads_first) && !approved {
+        let mut req = request(call, String::new(), None, None);
+        req.reads_protected_content = reads_first;
+        if let Err(refused) = ask(approver, &req, Value::Null) {
             return refused;
         }
-        approved = true;
+        // A read is approved now; a change still shows its diff below.
+        approved = !c.tool.mutates();
     }
-    let output = match registry.call(
-        &mut ToolContext::FilteredDesk { workspace, filter },
+    let output = match c.registry.call(
+        &mut ToolContext::FilteredDesk {
+            workspace: c.workspace,
+            filter: c.filter,
+        },
         &call.tool,
         &call.arguments,
     ) {
@@ -499,37 +568,27 @@ fn desk(
             proposal.before_sha256(),
             proposal.after_sha256(),
         );
-        if let Err(refused) = ask(approver, &req, proposal.to_json()) {
+        if let Err(refused) = ask(approver, &req, proposal_result(&proposal, c.content)) {
             return refused;
         }
     }
     // Apply refuses unless the file still holds the pre-image the person was shown.
-    apply_desk(journal, scope, workspace, call, fp, &proposal)
+    apply_desk(&c, &proposal)
 }
 
-fn apply_desk(
-    journal: &Journal,
-    scope: &CallScope,
-    workspace: &Workspace,
-    call: &ToolCall,
-    fp: &str,
-    proposal: &Proposal,
-) -> Decision {
+fn apply_desk(c: &DeskCall<'_>, proposal: &Proposal) -> Decision {
+    let call = c.call;
     let request = ApplyRequest {
-        scope,
+        scope: c.scope,
         call_id: &call.id,
         proposal,
         undo_of: None,
-        fingerprint: Some(fp),
+        fingerprint: Some(c.fp),
         create_mode: None,
     };
-    match apply(journal, workspace, request) {
-        Ok(applied) => executed(
-            format!(
-                "{} applied: \"{}\" {} (change {}; `rein undo {}` reverts it)",
-                call.tool, applied.path, applied.kind, applied.change_id, applied.change_id
-            ),
-            json!({
+    match apply(c.journal, c.workspace, request) {
+        Ok(applied) => {
+            let mut result = json!({
                 "applied": true,
                 "change_id": applied.change_id,
                 "path": applied.path,
@@ -537,13 +596,21 @@ fn apply_desk(
                 "diff": proposal.diff,
                 "before_sha256": applied.before_sha256,
                 "after_sha256": applied.after_sha256,
-            }),
-        ),
+            });
+            withhold_diff(&mut result, &proposal.path, c.content);
+            executed(
+                format!(
+                    "{} applied: \"{}\" {} (change {}; `rein undo {}` reverts it)",
+                    call.tool, applied.path, applied.kind, applied.change_id, applied.change_id
+                ),
+                result,
+            )
+        }
         // The approval was for a pre-image that is gone: it no longer applies.
         Err(stale @ ApplyError::Stale { .. }) => Decision::new(
             GateOutcome::ApprovalRequired,
             stale.to_string(),
-            proposal.to_json(),
+            proposal_result(proposal, c.content),
         ),
         Err(e) => Decision::invalid(format!("{} could not be applied: {e}", call.tool)),
     }

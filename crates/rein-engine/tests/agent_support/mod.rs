@@ -73,6 +73,7 @@ impl CallExecutor for DirectExecutor {
                     diff: p.diff.clone(),
                     before_sha256: p.before_sha256(),
                     after_sha256: p.after_sha256(),
+                    reads_protected_content: false,
                 };
                 match approver.decide(&request) {
                     ApprovalDecision::AllowOnce => {
