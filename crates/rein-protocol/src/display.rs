@@ -25,8 +25,14 @@
 //!   `U+FE0F` is therefore shown with a visible `\u{fe0f}`: strict on purpose, since variation
 //!   selectors are also how data is smuggled inside an innocent-looking character.
 //!
-//! Ordinary and exotic spaces (Zs), private-use characters and combining marks are shown as
-//! they are: they take room on the screen and cannot hide a line.
+//! - a combining character (a non-spacing or enclosing mark, a Hangul medial vowel or final
+//!   consonant) that is more than the [`MAX_COMBINING_RUN`]th in a row: a terminal keeps only
+//!   a few on one cell and silently drops the rest, and a page stacks them over the lines
+//!   around, so a long run is a way to write characters the person cannot see.
+//!
+//! Ordinary and exotic spaces (Zs), private-use characters and the first combining marks on a
+//! letter are shown as they are: they take room on the screen (or sit on one letter) and
+//! cannot hide a line.
 //!
 //! # How it is written
 //!
@@ -100,7 +106,50 @@ pub fn is_hidden(c: char) -> bool {
     }
 }
 
-/// Whether `c` is written as an escape in `mode`.
+/// Most combining characters shown as themselves in a row (after one base character); the
+/// rest of the run is written as escapes. A terminal keeps only a few per cell and drops the
+/// others without a trace (xterm keeps two by default, tmux and `vt100` what fits in 21 or 22
+/// bytes), so a run of a hundred would write a hundred characters the person never saw; a page
+/// draws a tall stack of them over the lines above and below. Two is what real text needs
+/// (Vietnamese in decomposed form has at most two marks on a letter).
+pub const MAX_COMBINING_RUN: usize = 2;
+
+/// Whether `c` draws no cell of its own but is stacked onto the character before it:
+/// non-spacing and enclosing marks, and the Hangul medial vowels and final consonants that
+/// join a leading consonant into one syllable.
+pub fn is_combining(c: char) -> bool {
+    if c.is_ascii() {
+        return false;
+    }
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark | GeneralCategory::EnclosingMark
+    ) || matches!(c, '\u{1160}'..='\u{11ff}' | '\u{d7b0}'..='\u{d7ff}')
+}
+
+/// How many combining characters in a row end at the current one: the context that decides
+/// whether a combining character is shown (see [`MAX_COMBINING_RUN`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Run(usize);
+
+impl Run {
+    /// The run after `c`.
+    fn after(self, c: char) -> Run {
+        if is_combining(c) {
+            Run(self.0.saturating_add(1))
+        } else {
+            Run(0)
+        }
+    }
+
+    /// Whether the character that made this run is one too many to show.
+    fn too_long(self) -> bool {
+        self.0 > MAX_COMBINING_RUN
+    }
+}
+
+/// Whether `c` is written as an escape in `mode`, on its own (a combining character may also
+/// be escaped for the run it ends, see [`MAX_COMBINING_RUN`]).
 fn needs_escape(c: char, mode: Mode) -> bool {
     match c {
         '\n' | '\t' => mode == Mode::Line,
@@ -109,17 +158,24 @@ fn needs_escape(c: char, mode: Mode) -> bool {
 }
 
 /// Whether `s` holds a character a terminal would act on or draw as nothing (anything but
-/// newline and tab that [`escape`] writes as an escape). The same answer in both modes.
+/// newline and tab that [`escape`] writes as an escape, a run of more than
+/// [`MAX_COMBINING_RUN`] combining characters included). The same answer in both modes.
 pub fn has_hidden(s: &str) -> bool {
-    s.chars().any(|c| needs_escape(c, Mode::Text))
+    let mut run = Run::default();
+    s.chars().any(|c| {
+        run = run.after(c);
+        needs_escape(c, Mode::Text) || run.too_long()
+    })
 }
 
 /// Whether `escape(s, mode)` is `s` itself: nothing hidden, no backslash that needed doubling.
 pub fn is_verbatim(s: &str, mode: Mode) -> bool {
     let mut rest = s;
+    let mut run = Run::default();
     while let Some(c) = rest.chars().next() {
         rest = &rest[c.len_utf8()..];
-        if needs_escape(c, mode) || (c == '\\' && reads_as_escape(rest, mode)) {
+        run = run.after(c);
+        if needs_escape(c, mode) || run.too_long() || (c == '\\' && reads_as_escape(rest, mode)) {
             return false;
         }
     }
@@ -146,8 +202,10 @@ pub fn escape(s: &str, mode: Mode) -> String {
     }
     let mut out = String::with_capacity(s.len() + 16);
     let mut rest = s;
+    let mut run = Run::default();
     while let Some(c) = rest.chars().next() {
         rest = &rest[c.len_utf8()..];
+        run = run.after(c);
         match c {
             '\\' => {
                 out.push('\\');
@@ -155,11 +213,72 @@ pub fn escape(s: &str, mode: Mode) -> String {
                     out.push('\\');
                 }
             }
-            c if needs_escape(c, mode) => push_escape(&mut out, c),
+            c if needs_escape(c, mode) || run.too_long() => push_escape(&mut out, c),
             c => out.push(c),
         }
     }
     out
+}
+
+/// [`escape`] for text that arrives in pieces (a model's answer, streamed): what it writes for
+/// the pieces one after another is what [`escape`] writes for the whole, so a run of combining
+/// characters split over pieces is still cut at [`MAX_COMBINING_RUN`], and a backslash at the
+/// end of one piece is doubled when the next piece starts with `e`. It holds back at most one
+/// backslash until it knows what follows; [`StreamEscaper::finish`] writes it.
+#[derive(Debug, Clone)]
+pub struct StreamEscaper {
+    mode: Mode,
+    run: Run,
+    /// A backslash whose escaping depends on the next piece.
+    held_backslash: bool,
+}
+
+impl StreamEscaper {
+    pub fn new(mode: Mode) -> StreamEscaper {
+        StreamEscaper {
+            mode,
+            run: Run::default(),
+            held_backslash: false,
+        }
+    }
+
+    /// The escaped form of `piece`, given every piece before it.
+    pub fn push(&mut self, piece: &str) -> String {
+        let mut out = String::with_capacity(piece.len() + 8);
+        let mut rest = piece;
+        if self.held_backslash && !rest.is_empty() {
+            self.held_backslash = false;
+            out.push('\\');
+            if reads_as_escape(rest, self.mode) {
+                out.push('\\');
+            }
+        }
+        while let Some(c) = rest.chars().next() {
+            rest = &rest[c.len_utf8()..];
+            self.run = self.run.after(c);
+            match c {
+                '\\' if rest.is_empty() => self.held_backslash = true,
+                '\\' => {
+                    out.push('\\');
+                    if reads_as_escape(rest, self.mode) {
+                        out.push('\\');
+                    }
+                }
+                c if needs_escape(c, self.mode) || self.run.too_long() => push_escape(&mut out, c),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// What is still held back when the text ends.
+    pub fn finish(&mut self) -> String {
+        if std::mem::take(&mut self.held_backslash) {
+            escape("\\", self.mode)
+        } else {
+            String::new()
+        }
+    }
 }
 
 /// [`escape`] in [`Mode::Line`]: for one line on the screen.
@@ -347,8 +466,10 @@ pub fn show_diff(diff: &str) -> ShownDiff {
 pub fn json_safe(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     let (mut in_string, mut after_backslash) = (false, false);
+    let mut run = Run::default();
     for c in json.chars() {
-        if in_string && is_hidden(c) {
+        run = run.after(c);
+        if in_string && (is_hidden(c) || run.too_long()) {
             let mut units = [0u16; 2];
             for unit in c.encode_utf16(&mut units) {
                 let _ = write!(out, "\\u{unit:04x}");
@@ -550,6 +671,59 @@ mod tests {
         }
     }
 
+    /// A hundred combining marks on one letter: a terminal shows the letter with a mark or
+    /// two and drops the rest (xterm keeps two, `vt100` and tmux what fits in 22 bytes), so
+    /// the person approving the line never saw most of what it writes.
+    #[test]
+    fn a_long_run_of_combining_marks_is_shown_past_its_second_mark() {
+        let zalgo = format!("+ok a{}b\n", "\u{301}".repeat(100));
+        let shown = escape_text(&zalgo);
+        assert!(
+            shown.starts_with("+ok a\u{301}\u{301}\\u{301}\\u{301}"),
+            "{shown:?}"
+        );
+        assert_eq!(shown.matches("\\u{301}").count(), 98);
+        assert!(shown.ends_with("b\n"));
+        assert!(has_hidden(&zalgo));
+        assert_eq!(unescape(&shown, Mode::Text).unwrap(), zalgo);
+        let diff = show_diff(&zalgo);
+        assert_eq!(diff.hidden_lines, 1, "{diff:?}");
+        // Hangul medial vowels stack the same way; JSON output escapes the run too.
+        let jamo = format!("\u{1100}{}", "\u{1161}".repeat(5));
+        assert_eq!(escape_line(&jamo).matches("\\u{1161}").count(), 3);
+        let doc = serde_json::to_string(&serde_json::json!({ "k": zalgo })).unwrap();
+        assert_eq!(json_safe(&doc).matches("\\u0301").count(), 98);
+        // Real text keeps its marks: decomposed Vietnamese, a Hindi conjunct, an emoji.
+        for ok in [
+            "Vie\u{323}\u{302}t Nam",
+            "\u{915}\u{94d}\u{937}",
+            "e\u{301}\u{301}",
+            "\u{1f600}",
+        ] {
+            assert_eq!(escape_text(ok), ok);
+            assert!(!has_hidden(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn streamed_pieces_are_escaped_as_the_whole_would_be() {
+        // One mark per piece, as a model streams tokens: before, each piece was escaped alone
+        // and every mark got through.
+        let mut stream = StreamEscaper::new(Mode::Text);
+        let mut shown = stream.push("a");
+        for _ in 0..10 {
+            shown.push_str(&stream.push("\u{301}"));
+        }
+        shown.push_str(&stream.finish());
+        assert_eq!(shown, escape_text(&format!("a{}", "\u{301}".repeat(10))));
+        // A backslash that ends one piece and an `e` that starts the next.
+        let mut stream = StreamEscaper::new(Mode::Text);
+        let shown = stream.push("echo \\") + &stream.push("e[31m") + &stream.finish();
+        assert_eq!(shown, "echo \\\\e[31m");
+        let mut stream = StreamEscaper::new(Mode::Line);
+        assert_eq!(stream.push("dir\\") + &stream.finish(), "dir\\\\");
+    }
+
     #[test]
     fn clip_line_cuts_the_original_not_an_escape() {
         assert_eq!(clip_line("\u{202e}abc", 2), "\\u{202e}a...");
@@ -601,6 +775,8 @@ mod tests {
             Just('\u{2028}'),
             Just('\u{fe0f}'),
             Just('\u{e0001}'),
+            Just('\u{301}'),
+            Just('\u{1161}'),
             prop::char::range('\0', '\u{24f}'),
             prop::char::range('\u{2000}', '\u{206f}'),
         ];
@@ -661,6 +837,28 @@ mod tests {
                 } else {
                     prop_assert_eq!(line, orig);
                 }
+            }
+        }
+
+        #[test]
+        fn streaming_in_any_pieces_writes_what_escaping_the_whole_writes(
+            s in text(),
+            cuts in prop::collection::vec(0usize..40, 0..6),
+        ) {
+            let chars: Vec<char> = s.chars().collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(chars.len())).collect();
+            cuts.sort_unstable();
+            for mode in [Mode::Line, Mode::Text] {
+                let mut stream = StreamEscaper::new(mode);
+                let mut shown = String::new();
+                let mut from = 0;
+                for &cut in cuts.iter().chain(std::iter::once(&chars.len())) {
+                    let piece: String = chars[from..cut].iter().collect();
+                    shown.push_str(&stream.push(&piece));
+                    from = cut;
+                }
+                shown.push_str(&stream.finish());
+                prop_assert_eq!(shown, escape(&s, mode));
             }
         }
 
