@@ -346,19 +346,46 @@ impl Workspace {
     }
 
     /// Lowercase hex SHA-256 of a file's content, `None` if it does not exist. Streams, so any
-    /// size works.
+    /// size works, in time proportional to the size: for a file a model names, use
+    /// [`Workspace::sha256_capped`].
     pub fn sha256_of(&self, rel: &RelPath) -> Result<Option<String>> {
-        let Some((mut file, _)) = self.open_file(rel)? else {
+        self.sha256_within(rel, u64::MAX)
+    }
+
+    /// Like [`Workspace::sha256_of`] for a file of at most `max` bytes; a larger one is
+    /// [`WorkspaceError::TooLarge`], told from the open file's size before anything is read
+    /// (and counted while reading, in case it grows). Hashing a 100 GiB sparse file takes
+    /// minutes and a 16 TiB one hours: a tool must not hang on a file it was merely named.
+    pub fn sha256_capped(&self, rel: &RelPath, max: u64) -> Result<Option<String>> {
+        self.sha256_within(rel, max)
+    }
+
+    fn sha256_within(&self, rel: &RelPath, max: u64) -> Result<Option<String>> {
+        let Some((file, stat)) = self.open_file(rel)? else {
             return Ok(None);
         };
+        let too_large = |size: u64| WorkspaceError::TooLarge {
+            path: rel.clone(),
+            size,
+            max,
+        };
+        if stat.size > max {
+            return Err(too_large(stat.size));
+        }
+        let mut file = file.take(max.saturating_add(1));
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
         loop {
             let n = file
                 .read(&mut buf)
                 .map_err(|e| WorkspaceError::io("read", rel, e))?;
             if n == 0 {
                 break;
+            }
+            total += n as u64;
+            if total > max {
+                return Err(too_large(total));
             }
             hasher.update(&buf[..n]);
         }

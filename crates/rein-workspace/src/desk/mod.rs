@@ -17,7 +17,7 @@ use crate::registry::{ToolRegistry, MAX_INPUT_CHARS};
 use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
-pub use read::{LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
+pub use read::{HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
 pub use search::{
     FIND_FILES_MAX_RESULTS, SEARCH_MAX_FILE_BYTES, SEARCH_MAX_LINE_CHARS, SEARCH_MAX_MATCHES,

@@ -16,6 +16,30 @@ pub const LIST_DIR_MAX_ENTRIES: usize = 500;
 pub const READ_FILE_MAX_CHARS: usize = 12_000;
 /// Most bytes `read_file` loads from disk; beyond this it says the file was only partly read.
 pub const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// Largest file whose SHA-256 `read_file` (of a binary file) and `file_info` compute: hashing
+/// reads every byte, and a sparse file of terabytes takes hours. Larger files get no hash and
+/// a note saying so.
+pub const HASH_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The SHA-256 of a file a tool was named, or JSON null and a sentence for the note when it
+/// is larger than [`HASH_MAX_BYTES`].
+fn capped_sha256(
+    ws: &crate::Workspace,
+    rel: &crate::RelPath,
+) -> Result<(Value, Option<String>), ToolError> {
+    match ws.sha256_capped(rel, HASH_MAX_BYTES) {
+        Ok(sha) => Ok((json!(sha), None)),
+        Err(crate::WorkspaceError::TooLarge { size, .. }) => Ok((
+            Value::Null,
+            Some(format!(
+                "It is not hashed: at {} bytes it is over the {} byte hashing cap.",
+                thousands(usize::try_from(size).unwrap_or(usize::MAX)),
+                thousands(HASH_MAX_BYTES as usize)
+            )),
+        )),
+        Err(e) => Err(file_error(e)),
+    }
+}
 
 pub struct ListDir;
 
@@ -108,13 +132,20 @@ impl Tool for ReadFile {
             .ok_or_else(|| not_found(&rel))?;
         let partial = size > bytes.len() as u64;
         let Some(text) = text_of_prefix(&bytes, partial) else {
-            let sha256 = ws.sha256_of(&rel).map_err(file_error)?;
+            let (sha256, not_hashed) = capped_sha256(ws, &rel)?;
+            let mut note = format!(
+                "\"{rel}\" is a binary or non-UTF-8 file ({} bytes); its content is not shown.",
+                thousands(size as usize)
+            );
+            if let Some(why) = not_hashed {
+                note = format!("{note} {why}");
+            }
             return Ok(ToolOutput::Data(json!({
                 "path": rel,
                 "binary": true,
                 "size": size,
                 "sha256": sha256,
-                "note": format!("\"{rel}\" is a binary or non-UTF-8 file ({} bytes); its content is not shown.", thousands(size as usize)),
+                "note": note,
             })));
         };
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -232,7 +263,11 @@ impl Tool for FileInfoTool {
         match info.kind {
             EntryKind::File => {
                 out["size"] = json!(info.size);
-                out["sha256"] = json!(ws.sha256_of(&rel).map_err(file_error)?);
+                let (sha256, not_hashed) = capped_sha256(ws, &rel)?;
+                out["sha256"] = sha256;
+                if let Some(why) = not_hashed {
+                    out["note"] = json!(why);
+                }
                 if info.size <= READ_FILE_MAX_BYTES {
                     // Capped on the open file too: it may have grown since `info`.
                     match ws.read_bytes_capped(&rel, READ_FILE_MAX_BYTES) {

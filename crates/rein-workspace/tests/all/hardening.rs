@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rein_workspace::desk::READ_FILE_MAX_BYTES;
+use rein_workspace::desk::{HASH_MAX_BYTES, READ_FILE_MAX_BYTES};
 use rein_workspace::{
     desk_registry, ConfinementError, ProposalKind, RelPath, ToolError, ToolOutput, Workspace,
     WorkspaceError, TEMP_PREFIX,
@@ -310,6 +310,45 @@ fn non_utf8_folders_get_distinct_lossless_identities() {
         id(&fx.root),
         fs::canonicalize(&fx.root).unwrap().display().to_string()
     );
+}
+
+// --- hashing cap --------------------------------------------------------------------------
+
+/// A 1 TiB sparse file (a disk image, a core dump) named to `file_info`, or to `read_file`
+/// (binary, so it answered with a hash): before, both hashed every byte, minutes for 100 GiB
+/// and hours for a few TiB, and the harness hung on one call. Now a file over the hashing cap
+/// gets no hash and a note, told from its size before anything is read.
+#[test]
+fn a_huge_sparse_file_is_not_hashed_by_the_tools_that_name_it() {
+    let fx = Fixture::new();
+    let sparse = |name: &str, len: u64| {
+        let f = fs::File::create(fx.path(name)).unwrap();
+        f.set_len(len).unwrap();
+    };
+    sparse("disk.img", 1 << 40);
+    sparse("edge.bin", HASH_MAX_BYTES);
+    let ws = fx.ws();
+    let started = Instant::now();
+    for tool in ["file_info", "read_file"] {
+        let out = data(&ws, tool, json!({"path": "disk.img"}));
+        assert_eq!(out["sha256"], serde_json::Value::Null, "{tool}: {out}");
+        assert!(
+            out["note"].as_str().unwrap().contains("not hashed"),
+            "{tool}: {out}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // At the cap exactly, the hash is given.
+    let out = data(&ws, "file_info", json!({"path": "edge.bin"}));
+    assert_eq!(out["sha256"].as_str().map(str::len), Some(64), "{out}");
+    assert!(matches!(
+        ws.sha256_capped(&rel("edge.bin"), HASH_MAX_BYTES - 1),
+        Err(WorkspaceError::TooLarge { .. })
+    ));
 }
 
 // --- proposal size cap ------------------------------------------------------------------------
