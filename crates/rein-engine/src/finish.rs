@@ -173,9 +173,12 @@ const PLACEHOLDER_PATTERNS: &[&str] = &[
     r"\{\{[^{}\n]*\}\}",
     r"(?i)\[\s*(todo|tbd|tbc|placeholder|fill\s*(it\s*)?in|insert[^\]]*|to be [a-z ]*|\.\.\.|…)\s*\]",
     r"(?i)\(\s*(todo|tbd|tbc|placeholder|fill\s*(it\s*)?in|insert[^)]*|to be (written|added|completed|done|filled|decided|determined|confirmed)[^)]*)\s*\)",
+    // `[Your name]`, `[DATE]`: a bracketed slot, not a link (`[add a book](url)`).
+    r"(?im)\[\s*(your|enter|add)\b[^\]\n]*\](?:[^(]|$)",
+    r"(?m)\[\s*(DATE|NAME|AUTHOR|TITLE|NUMBER|AMOUNT|VALUE|OWNER|EMAIL|PHONE|COMPANY|PROJECT|PROJECT NAME|N)\s*\](?:[^(]|$)",
     r"\bTODO\b",
-    r"\bTBD\b",
-    r"\bTBC\b",
+    r"(?i)\bTBD\b",
+    r"(?i)\bTBC\b",
     r"\bFIXME\b",
     r"\bXXX+\b",
     r"\?{3,}",
@@ -215,11 +218,18 @@ mod tests {
             "Total: T\u{200b}BD",
             "[Insert the goal]",
             "(TBD)",
+            "Launch date: tbd",
+            "Prepared by: [Your Name]",
+            "Date: [DATE]",
+            "Total: [N]",
         ] {
             assert!(find_placeholder(hidden).is_some(), "{hidden:?}");
         }
         assert!(find_placeholder("The todos are done; mastodon; {\"a\": {}}").is_none());
         assert!(find_placeholder("Is it ready? We think so. (to be fair, mostly)").is_none());
+        assert!(
+            find_placeholder("Use [Add a reservation](https://x) or [DATE](https://y).").is_none()
+        );
         assert!(find_placeholder("").is_none());
     }
 }

@@ -239,7 +239,8 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             path,
             section,
             values,
-        } => statement::mentions_all(cx, path, section.as_deref(), values),
+            numbers,
+        } => statement::mentions_all(cx, path, section.as_deref(), values, numbers.as_ref()),
         CheckSpec::NotCopied {
             path,
             sources,

@@ -3,7 +3,7 @@
 use regex::RegexBuilder;
 
 use super::json::parse_strict as parse_json;
-use super::normalize::normalize;
+use super::normalize::{reading, reorder_control};
 use super::text::{count_words, preview};
 use super::Ctx;
 use crate::finish::find_placeholder;
@@ -57,15 +57,26 @@ pub(crate) struct Pattern<'a> {
 
 /// Finds the pattern in the file's prose (or one section of it), both normalised; `Err` is a
 /// fact when the file, the section or the pattern is unusable.
-fn find(cx: &Ctx<'_>, p: &Pattern<'_>) -> Result<(Option<String>, String), String> {
+///
+/// `content_matches` reads the text that certainly renders (it is evidence for the
+/// deliverable); `content_absent` reads doubtful text too (a denial in a styled HTML block is
+/// still a denial).
+fn find(
+    cx: &Ctx<'_>,
+    p: &Pattern<'_>,
+    with_doubtful: bool,
+) -> Result<(Option<String>, String), String> {
     let prose = cx.read_prose(p.path, p.include_code)?;
-    let text = prose
-        .scope(p.section)
-        .map_err(|e| format!("{}: {e}", p.path))?;
+    let text = if with_doubtful {
+        prose.scope_all(p.section)
+    } else {
+        prose.scope(p.section)
+    }
+    .map_err(|e| format!("{}: {e}", p.path))?;
     let source = if p.regex {
         p.pattern.to_string()
     } else {
-        regex::escape(&normalize(p.pattern))
+        regex::escape(&reading(p.pattern))
     };
     let re = RegexBuilder::new(&source)
         .case_insensitive(p.case_insensitive)
@@ -93,7 +104,7 @@ fn find(cx: &Ctx<'_>, p: &Pattern<'_>) -> Result<(Option<String>, String), Strin
 
 pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
     let path = p.path;
-    match find(cx, p) {
+    match find(cx, p, false) {
         Ok((Some(hit), what)) => (true, vec![format!("{path}: {what} found at {hit}")]),
         Ok((None, what)) => (false, vec![format!("{path}: {what} not found")]),
         Err(fact) => (false, vec![fact]),
@@ -102,21 +113,32 @@ pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<Strin
 
 pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
     let path = p.path;
-    match find(cx, p) {
+    match find(cx, p, true) {
         Ok((None, what)) => (true, vec![format!("{path}: {what} absent")]),
         Ok((Some(hit), what)) => (false, vec![format!("{path}: {what} present at {hit}")]),
         Err(fact) => (false, vec![fact]),
     }
 }
 
-/// No template marker in the file's normalised text (code and comments included: a
-/// placeholder hidden in a comment is still a draft).
+/// No template marker in the file's text as a person reads it (code and comments included: a
+/// placeholder hidden in a comment is still a draft; `ТВD` in Cyrillic letters is `TBD`), and
+/// no bidi control that would show the text in another order than the checks read it.
 pub(crate) fn no_placeholders(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
     let bytes = match cx.read_required(path) {
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
-    match find_placeholder(&String::from_utf8_lossy(&bytes)) {
+    let text = String::from_utf8_lossy(&bytes);
+    if let Some(c) = reorder_control(&text) {
+        return (
+            false,
+            vec![format!(
+                "{path}: holds the bidi control U+{:04X}, which shows text in another order than it is written",
+                c as u32
+            )],
+        );
+    }
+    match find_placeholder(&reading(&text)) {
         None => (true, vec![format!("{path}: no placeholder marker")]),
         Some(m) => (
             false,

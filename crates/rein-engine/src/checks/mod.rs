@@ -17,16 +17,18 @@
 //! | `grounded` | claimed strings occur literally in frozen input bytes |
 //! | `decision` | a decision model gives the expected label at least the floor (advisory until qualified) |
 //! | `statement` | one sentence of a section states every required fact (optionally unnegated) |
-//! | `mentions_all` | every value of a frozen CSV column is mentioned in a section |
+//! | `mentions_all` | every value of a frozen CSV column is mentioned in a section (and any number stated beside one is its row's) |
 //! | `not_copied` | the artifact is not mostly pasted from the inputs |
-//! | `no_placeholders` | no template marker, after normalisation |
+//! | `no_placeholders` | no template marker as the text reads, no bidi control |
 //! | `inputs_read` | every input was read in full before the deliverable was first written |
 //! | `written_this_run` | this run's last change of the file produced its final content |
 //! | `entries_match` | entry i of a JSON array holds the values its own source i labels |
-//! | `inputs_unchanged` | every frozen input still has its frozen bytes |
+//! | `inputs_unchanged` | every frozen input still has its frozen bytes and no call of the run changed it |
 //!
-//! Text is judged as it renders (`normalize`), Markdown through its prose (`prose`): comments
-//! and code are not content, emphasis is not part of a heading. Numbers are parsed strictly
+//! Text is judged as it renders (`normalize`) and prose as a person reads it (`reading`:
+//! lookalike letters of other scripts read as Latin), Markdown through its prose (`prose`):
+//! comments and code are not content, emphasis is not part of a heading, HTML that may not show
+//! counts against a deliverable and never for it, and text holding a bidi control is not read. Numbers are parsed strictly
 //! (`numbers`), JSON strictly (`json`). Facts computed from the inputs (an expected value, a
 //! missing list) are *withheld*: journaled and shown to the person, never fed back to the model.
 
@@ -57,7 +59,7 @@ pub use paths::{normalize_rel, same_path};
 pub use semantic::{Decider, DECISION_ARTIFACT_CLIP_CHARS, SEMANTIC_FLOOR_BPS};
 pub use spec::{
     Aggregate, CallSpec, Check, CheckSpec, Computed, FieldRule, Locator, Occurrences, RowFilter,
-    ValueSource, CHECK_KINDS,
+    RowNumbers, ValueSource, CHECK_KINDS,
 };
 pub use text::count_words;
 pub use trace::TraceEntry;
@@ -111,10 +113,25 @@ impl Ctx<'_> {
         }
     }
 
-    /// A file's prose (see `prose`), for content checks.
+    /// A file's prose (see `prose`), for content checks. A file holding a bidi embedding,
+    /// override or isolate control is not read: it shows in another order than it is stored
+    /// (`64` shown as `46`), so no check can say what it states (fail closed); nor is a
+    /// Markdown file holding a `<style>` or `<script>` element, which can hide any text.
     pub fn read_prose(&self, path: &str, include_code: bool) -> Result<prose::Prose, String> {
-        self.read_required(path)
-            .map(|b| prose::Prose::of(path, &b, include_code))
+        let bytes = self.read_required(path)?;
+        if let Some(c) = normalize::reorder_control(&String::from_utf8_lossy(&bytes)) {
+            return Err(format!(
+                "{path}: holds the bidi control U+{:04X}, which shows text in another order than it is written; remove it",
+                c as u32
+            ));
+        }
+        let prose = prose::Prose::of(path, &bytes, include_code);
+        if let Some(element) = &prose.restyled_by {
+            return Err(format!(
+                "{path}: holds a {element} element, which can hide any of its text from a person; remove it"
+            ));
+        }
+        Ok(prose)
     }
 
     /// Reads a frozen input and proves it is still the frozen bytes, so values are never

@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::csv::parse_csv;
 use super::json::parse_strict as parse_json;
 use super::numbers::{parse_strict, NumberRules};
-use super::prose::Prose;
 use super::spec::{Aggregate, Computed, Locator, Occurrences};
 use super::text::{fmt_num, preview};
 use super::{Ctx, Judged};
@@ -106,8 +105,17 @@ fn stated_numbers(
                     return None;
                 }
             };
-            let prose = Prose::of(path, &bytes, false);
-            let all = captures(&re, &prose.text());
+            let prose = match cx.read_prose(path, false) {
+                Ok(p) => p,
+                Err(fact) => {
+                    j.say(fact);
+                    return None;
+                }
+            };
+            // Every statement counts against the deliverable, doubtful text included (a total
+            // in a styled HTML block is still shown to someone); one must certainly render in
+            // the section.
+            let all = captures(&re, &prose.all_text());
             if all.is_empty() {
                 j.say(format!("{path}: no statement matches `{pattern}`"));
                 return None;
@@ -194,7 +202,7 @@ pub(crate) fn locate(cx: &Ctx<'_>, path: &str, loc: &Locator) -> Result<Located,
     match loc {
         Locator::Regex(pattern) => {
             let re = Regex::new(pattern).map_err(|e| format!("invalid regex: {e}"))?;
-            let text = Prose::of(path, &bytes, false).text();
+            let text = cx.read_prose(path, false)?.text();
             let caps = re
                 .captures(&text)
                 .ok_or_else(|| format!("{path}: regex `{pattern}` does not match"))?;

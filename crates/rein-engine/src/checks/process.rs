@@ -107,6 +107,16 @@ pub(crate) fn inputs_unchanged(cx: &Ctx<'_>) -> (bool, Vec<String>) {
                 facts.push(fact);
             }
         }
+        // Put back is not unchanged: the run changed an input it was told not to change.
+        if let Some(i) = cx.trace.iter().position(|e| e.mutated_path(&h.path)) {
+            ok = false;
+            facts.push(format!(
+                "{}: changed by call {} ({}) of this run",
+                h.path,
+                i + 1,
+                cx.trace[i].tool
+            ));
+        }
     }
     (ok, facts)
 }

@@ -26,7 +26,10 @@ pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (b
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
-    let prose = super::prose::Prose::of(path, &bytes, false);
+    let prose = match cx.read_prose(path, false) {
+        Ok(p) => p,
+        Err(fact) => return (false, vec![fact]),
+    };
     let text = prose.text();
     let mut ok = true;
     let mut facts = Vec::new();
@@ -72,7 +75,9 @@ pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (b
             let thin: Vec<String> = headings
                 .iter()
                 .filter_map(|h| {
-                    let n = prose.section(h).map_or(0, |s| count_words(&join(s)) as u64);
+                    let n = prose
+                        .section(h)
+                        .map_or(0, |s| count_words(&join(&s)) as u64);
                     (present.contains(&heading_key(h)) && n < min).then(|| format!("{h} ({n})"))
                 })
                 .collect();

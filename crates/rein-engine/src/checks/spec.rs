@@ -190,15 +190,19 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "is_false")]
         unnegated: bool,
     },
-    /// Every distinct value of a frozen CSV column is mentioned in the (section of the) prose.
+    /// Every distinct value of a frozen CSV column is mentioned in the (section of the) prose;
+    /// with `numbers`, every number a line states beside one value is that value's row's.
     MentionsAll {
         path: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         section: Option<String>,
         values: ValueSource,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        numbers: Option<RowNumbers>,
     },
     /// At most `max_fraction` of the artifact's words lie in runs of `min_run_words` or more
-    /// words copied verbatim from an input.
+    /// words copied from an input: verbatim, or with a word changed, added or dropped every few
+    /// words (a table input counts only verbatim runs: restating its rows is the work).
     NotCopied {
         path: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -206,7 +210,8 @@ pub enum CheckSpec {
         min_run_words: u32,
         max_fraction: f64,
     },
-    /// No template marker (TODO, TBD, `[fill in]`, `???`...) in the normalised text.
+    /// No template marker (TODO, TBD, `[fill in]`, `???`...) in the text as a person reads it,
+    /// and no bidi control that would show it in another order.
     NoPlaceholders { path: String },
     /// Each listed input (default: all) was read in full by an executed `read_file` before the
     /// first executed write of `before_writing` (if given).
@@ -218,7 +223,8 @@ pub enum CheckSpec {
     },
     /// The last executed call of this run that changed `path` produced its final content.
     WrittenThisRun { path: String },
-    /// Every frozen input still has the bytes it was frozen with.
+    /// Every frozen input still has the bytes it was frozen with, and no executed call of the
+    /// run changed one (put back is not unchanged).
     InputsUnchanged {},
     /// The array at `array` has one entry per source; entry i's fields equal the values that
     /// source i labels, and `unique` fields do not repeat.
@@ -282,6 +288,18 @@ impl CallSpec {
 pub enum ValueSource {
     /// The distinct non-empty cells of a column of a frozen CSV input.
     Csv { path: String, column: String },
+}
+
+/// The numbers a `mentions_all` line states beside a value: a line of the section that
+/// mentions exactly one value, and writes a number with one of `units` (`16 hours`, `16h`) or
+/// has a cell under a table header named `column`, must state that value's `column` in the CSV
+/// (strictly parsed). A line that states no such number is not judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowNumbers {
+    pub column: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<String>,
 }
 
 /// How one field of an `entries_match` entry is checked against its source.
