@@ -141,7 +141,7 @@ fn a_failed_verdict_starts_another_attempt_with_the_failed_checks() {
     assert_eq!(trace.attempts.len(), 2);
     assert_eq!(
         trace.attempts[0].outcome.as_deref(),
-        Some("failed: 1 of 14 checks")
+        Some("failed: 1 of 15 checks")
     );
     assert_eq!(trace.attempts[1].outcome.as_deref(), Some("passed"));
 }
