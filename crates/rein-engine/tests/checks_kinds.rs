@@ -404,3 +404,63 @@ fn dir_world_reads_relative_paths_only() {
         assert!(w.read("escape/hostname").is_err());
     }
 }
+
+#[test]
+fn the_model_is_never_told_the_contracts_answer() {
+    // In a search or edit task the pattern is the answer: a failure says it is missing, and
+    // the pattern itself stays with the person and the journal.
+    let w = world_with(&[
+        ("out/r.md", "The host is web-07.\n"),
+        ("out/f.json", r#"{"host": "web-07"}"#),
+    ]);
+    let r = fails(
+        json!({"id": "c", "kind": "content_matches", "path": "out/r.md", "pattern": "db-42.internal"}),
+        &w,
+    );
+    assert!(
+        r.feedback.iter().all(|f| !f.contains("db-42")),
+        "{:?}",
+        r.feedback
+    );
+    assert!(r.facts.iter().any(|f| f.contains("db-42")), "{:?}", r.facts);
+    let r = fails(
+        json!({"id": "c", "kind": "content_absent", "path": "out/r.md", "pattern": "web-0[0-9]", "regex": true}),
+        &w,
+    );
+    assert!(
+        r.feedback.iter().all(|f| !f.contains("web-0[0-9]")),
+        "{:?}",
+        r.feedback
+    );
+    assert!(
+        r.feedback.iter().any(|f| f.contains("web-07")),
+        "what the deliverable holds may be shown: {:?}",
+        r.feedback
+    );
+    let r = fails(
+        json!({"id": "s", "kind": "json_schema", "path": "out/f.json",
+               "schema": {"type": "object", "properties": {"host": {"enum": ["db-42.internal"]}}}}),
+        &w,
+    );
+    assert!(
+        r.feedback.iter().all(|f| !f.contains("db-42")),
+        "{:?}",
+        r.feedback
+    );
+    assert!(
+        r.feedback.iter().any(|f| f.contains("`enum` rule")),
+        "{:?}",
+        r.feedback
+    );
+    // A missing required property is the prompt's own shape: it may be said.
+    let r = fails(
+        json!({"id": "s", "kind": "json_schema", "path": "out/f.json",
+               "schema": {"type": "object", "required": ["port"]}}),
+        &w,
+    );
+    assert!(
+        r.feedback.iter().any(|f| f.contains("port")),
+        "{:?}",
+        r.feedback
+    );
+}

@@ -126,8 +126,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
                 section: section.as_deref(),
                 include_code: *include_code,
             },
-        )
-        .into(),
+        ),
         CheckSpec::ContentAbsent {
             path,
             pattern,
@@ -145,9 +144,8 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
                 section: section.as_deref(),
                 include_code: *include_code,
             },
-        )
-        .into(),
-        CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema).into(),
+        ),
+        CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema),
         CheckSpec::NumericConsistency {
             path,
             stated,

@@ -5,7 +5,7 @@ use regex::RegexBuilder;
 use super::json::parse_strict as parse_json;
 use super::normalize::{reading, reorder_control};
 use super::text::{count_words, preview};
-use super::Ctx;
+use super::{Ctx, Judged};
 use crate::finish::find_placeholder;
 
 pub(crate) fn file_exists(cx: &Ctx<'_>, path: &str, non_empty: bool) -> (bool, Vec<String>) {
@@ -102,22 +102,55 @@ fn find(
     Ok((hit, what))
 }
 
-pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
-    let path = p.path;
-    match find(cx, p, false) {
-        Ok((Some(hit), what)) => (true, vec![format!("{path}: {what} found at {hit}")]),
-        Ok((None, what)) => (false, vec![format!("{path}: {what} not found")]),
-        Err(fact) => (false, vec![fact]),
+/// Where a content check looked, in words a model may read.
+fn place(p: &Pattern<'_>) -> String {
+    match p.section {
+        Some(s) => format!("{} (section `{s}`)", p.path),
+        None => p.path.to_string(),
     }
 }
 
-pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> (bool, Vec<String>) {
+/// The pattern is the contract's, and in a search or edit task it is the answer itself: a
+/// failure tells the model that the required text is missing, never what it is (the pattern is
+/// withheld, for the person and the journal).
+pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
     let path = p.path;
-    match find(cx, p, true) {
-        Ok((None, what)) => (true, vec![format!("{path}: {what} absent")]),
-        Ok((Some(hit), what)) => (false, vec![format!("{path}: {what} present at {hit}")]),
-        Err(fact) => (false, vec![fact]),
+    let mut j = Judged::default();
+    match find(cx, p, false) {
+        Ok((Some(hit), what)) => {
+            j.passed = true;
+            j.say(format!(
+                "{}: the required text is there, at {hit}",
+                place(p)
+            ));
+            j.withhold(format!("{path}: {what} found at {hit}"));
+        }
+        Ok((None, what)) => {
+            j.say(format!("{}: the required text is not there", place(p)));
+            j.withhold(format!("{path}: {what} not found"));
+        }
+        Err(fact) => j.say(fact),
     }
+    j
+}
+
+/// A failure shows what the deliverable holds (its own text), not the contract's pattern.
+pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
+    let path = p.path;
+    let mut j = Judged::default();
+    match find(cx, p, true) {
+        Ok((None, what)) => {
+            j.passed = true;
+            j.say(format!("{}: no forbidden text", place(p)));
+            j.withhold(format!("{path}: {what} absent"));
+        }
+        Ok((Some(hit), what)) => {
+            j.say(format!("{}: forbidden text at {hit}", place(p)));
+            j.withhold(format!("{path}: {what} present at {hit}"));
+        }
+        Err(fact) => j.say(fact),
+    }
+    j
 }
 
 /// No template marker in the file's text as a person reads it (code and comments included: a
@@ -147,18 +180,14 @@ pub(crate) fn no_placeholders(cx: &Ctx<'_>, path: &str) -> (bool, Vec<String>) {
     }
 }
 
-pub(crate) fn json_schema(
-    cx: &Ctx<'_>,
-    path: &str,
-    schema: &serde_json::Value,
-) -> (bool, Vec<String>) {
+pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) -> Judged {
     let bytes = match cx.read_required(path) {
         Ok(b) => b,
-        Err(fact) => return (false, vec![fact]),
+        Err(fact) => return (false, vec![fact]).into(),
     };
     let instance: serde_json::Value = match parse_json(&bytes) {
         Ok(v) => v,
-        Err(e) => return (false, vec![format!("{path}: not valid JSON: {e}")]),
+        Err(e) => return (false, vec![format!("{path}: not valid JSON: {e}")]).into(),
     };
     let validator = match jsonschema::validator_for(schema) {
         Ok(v) => v,
@@ -167,32 +196,45 @@ pub(crate) fn json_schema(
                 false,
                 vec![format!("the contract's schema is invalid: {e}")],
             )
+                .into()
         }
     };
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .take(20)
-        .map(|e| {
-            let at = e.instance_path.to_string();
-            format!(
-                "{path}{}: {e}",
-                if at.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {at}")
-                }
-            )
-        })
-        .collect();
-    if errors.is_empty() {
-        (
-            true,
-            vec![format!(
-                "{path}: valid JSON matching the schema ({} bytes)",
-                bytes.len()
-            )],
-        )
-    } else {
-        (false, errors)
+    let mut j = Judged::default();
+    for e in validator.iter_errors(&instance).take(20) {
+        let at = e.instance_path.to_string();
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" at {at}")
+        };
+        let schema_path = e.schema_path.to_string();
+        let keyword = schema_path.rsplit('/').next().unwrap_or("");
+        // These messages name only what the deliverable holds or the shape the prompt asks
+        // for; the others (pattern, enum, const, bounds) would read the contract out.
+        if MODEL_SAFE_SCHEMA_KEYWORDS.contains(&keyword) {
+            j.say(format!("{path}{at}: {e}"));
+        } else {
+            j.say(format!(
+                "{path}{at}: does not satisfy the schema's `{keyword}` rule"
+            ));
+            j.withhold(format!("{path}{at}: {e}"));
+        }
     }
+    if j.facts.is_empty() {
+        j.passed = true;
+        j.say(format!(
+            "{path}: valid JSON matching the schema ({} bytes)",
+            bytes.len()
+        ));
+    }
+    j
 }
+
+/// Schema keywords whose error message reveals nothing the prompt does not already say.
+const MODEL_SAFE_SCHEMA_KEYWORDS: &[&str] = &[
+    "required",
+    "additionalProperties",
+    "type",
+    "minItems",
+    "maxItems",
+];
