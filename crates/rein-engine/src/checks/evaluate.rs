@@ -232,7 +232,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             section,
             all,
             unnegated,
-        } => statement::statement(cx, path, section.as_deref(), all, *unnegated).into(),
+        } => statement::statement(cx, path, section.as_deref(), all, *unnegated),
         CheckSpec::MentionsAll {
             path,
             section,

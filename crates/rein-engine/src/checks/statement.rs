@@ -68,24 +68,24 @@ pub(crate) fn statement(
     section: Option<&str>,
     all: &[String],
     unnegated: bool,
-) -> (bool, Vec<String>) {
+) -> Judged {
     let text = match cx
         .read_prose(path, false)
         .and_then(|p| p.scope(section).map_err(|e| format!("{path}: {e}")))
     {
         Ok(t) => t,
-        Err(fact) => return (false, vec![fact]),
+        Err(fact) => return (false, vec![fact]).into(),
     };
     let mut patterns = Vec::with_capacity(all.len());
     for p in all {
         match RegexBuilder::new(p).case_insensitive(true).build() {
             Ok(re) => patterns.push(re),
-            Err(e) => return (false, vec![format!("invalid pattern `{p}`: {e}")]),
+            Err(e) => return (false, vec![format!("invalid pattern `{p}`: {e}")]).into(),
         }
     }
     let negation = match Regex::new(NEGATION_CUES) {
         Ok(r) => r,
-        Err(e) => return (false, vec![format!("internal negation pattern: {e}")]),
+        Err(e) => return (false, vec![format!("internal negation pattern: {e}")]).into(),
     };
     let scope = section
         .map(|s| format!(" in section `{s}`"))
@@ -100,23 +100,29 @@ pub(crate) fn statement(
             return (
                 true,
                 vec![format!("{path}{scope}: the statement `{}`", preview(s))],
-            );
+            )
+                .into();
         }
     }
-    let mut facts = vec![format!(
-        "{path}{scope}: no sentence states all of: {}",
+    // The patterns are the contract's (in a search task, the answer): withheld from the model.
+    let mut j = Judged::default();
+    j.say(format!(
+        "{path}{scope}: no sentence states every fact this check requires"
+    ));
+    j.withhold(format!(
+        "required in one sentence: {}",
         all.iter()
             .map(|p| format!("`{p}`"))
             .collect::<Vec<_>>()
             .join(", ")
-    )];
+    ));
     if let Some(s) = negated {
-        facts.push(format!(
+        j.say(format!(
             "{path}{scope}: `{}` says it only negated",
             preview(s)
         ));
     }
-    (false, facts)
+    j
 }
 
 pub(crate) fn mentions_all(
