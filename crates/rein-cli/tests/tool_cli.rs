@@ -498,3 +498,47 @@ fn the_crash_test_variable_does_nothing_to_rein() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(e.read("n.txt").as_deref(), Some("n"));
 }
+
+/// `find_related` over 2,000 files of distinct words: before, it kept every file's text and
+/// every term set, over a gigabyte for one call with 256 KiB files (an out-of-memory kill on a
+/// small machine that also holds a model); now it keeps only what ranking needs.
+#[test]
+// Waited for with wait4, which std cannot see, to read the child's peak memory.
+#[allow(clippy::zombie_processes)]
+fn find_related_over_many_large_files_stays_small() {
+    use std::os::unix::process::ExitStatusExt;
+    let e = env();
+    let dir = e.ws.join("many");
+    std::fs::create_dir(&dir).unwrap();
+    let mut seed = 1u64;
+    let mut word = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..8)
+            .map(|i| char::from(b'a' + ((seed >> (8 * i)) % 26) as u8))
+            .collect::<String>()
+    };
+    let words: Vec<String> = (0..3_600).map(|_| word()).collect();
+    let text = words.join(" ");
+    for i in 0..2_000 {
+        std::fs::write(dir.join(format!("f{i:04}.txt")), &text).unwrap();
+    }
+    let ws = e.ws.to_str().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["tool", "--workspace", ws, "find_related"])
+        .arg(r#"{"path": "many/f0000.txt"}"#)
+        .env("REIN_HOME", &e.home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert_eq!(std::process::ExitStatus::from_raw(status).code(), Some(0));
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 200, "find_related peaked at {peak_mib} MiB");
+}

@@ -664,3 +664,19 @@ fn a_deny_or_ask_ignores_letter_case_and_an_allow_does_not() {
         PolicyAction::Allow
     );
 }
+
+/// A name that cannot be addressed (a newline in it, put there outside Rein) was listed under
+/// `unaddressable` whatever the policy: `password_is_hunter2\n.txt` under a hidden folder.
+#[test]
+fn a_name_that_cannot_be_addressed_is_hidden_by_policy_like_any_other() {
+    let env = Env::new();
+    std::fs::write(env.root.join("secrets/hunter2\n.txt"), "x").unwrap();
+    std::fs::write(env.root.join("notes/odd\n.txt"), "x").unwrap();
+    let result = env.run(DENY_SECRETS, "list_dir", json!({"path": "secrets"}));
+    reveals_nothing(&result);
+    assert!(result.get("unaddressable").is_none(), "{result}");
+    assert_eq!(result["hidden_by_policy"], 2, "{result}");
+    // Elsewhere it is still listed, so nothing is hidden silently.
+    let result = env.run(DENY_SECRETS, "list_dir", json!({"path": "notes"}));
+    assert_eq!(result["unaddressable"], json!(["odd\n.txt"]), "{result}");
+}

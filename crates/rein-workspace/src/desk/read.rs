@@ -93,9 +93,28 @@ impl Tool for ListDir {
                 thousands(total)
             ));
         }
-        super::note_hidden(&mut out, shown.hidden, "entry", "entries");
-        if !listing.unaddressable.is_empty() {
-            out["unaddressable"] = json!(listing.unaddressable);
+        // Names that cannot be addressed are policy's business too: a name such as
+        // "password_is_hunter2\n.txt" under a hidden folder was listed here before. The path
+        // built for the question is only asked about, never opened.
+        let filter = super::path_filter(ctx);
+        let mut hidden = shown.hidden;
+        let unaddressable: Vec<&String> = listing
+            .unaddressable
+            .iter()
+            .filter(|name| {
+                let probe = crate::RelPath::from_trusted(if rel.is_root() {
+                    name.to_string()
+                } else {
+                    format!("{rel}/{name}")
+                });
+                let hide = filter.visible(&probe) == super::Visibility::Hidden;
+                hidden += usize::from(hide);
+                !hide
+            })
+            .collect();
+        super::note_hidden(&mut out, hidden, "entry", "entries");
+        if !unaddressable.is_empty() {
+            out["unaddressable"] = json!(unaddressable);
         }
         Ok(ToolOutput::Data(out))
     }

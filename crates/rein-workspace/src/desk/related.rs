@@ -25,8 +25,9 @@ pub const RELATED_MAX_RESULTS: usize = 10;
 pub const RELATED_MAX_FILES: usize = 2_000;
 /// Bytes read per file for term extraction.
 const RELATED_MAX_FILE_BYTES: u64 = 256 * 1024;
-/// Terms kept per file.
+/// Terms kept per file (at most `u16::MAX`: shared terms are kept as `u16` indices).
 const MAX_TERMS: usize = 4_000;
+const _: () = assert!(MAX_TERMS <= u16::MAX as usize);
 /// Shared terms named in a reason.
 const REASON_TERMS: usize = 5;
 const STEM_EXACT: f64 = 3.0;
@@ -87,14 +88,32 @@ impl Tool for FindRelated {
         }
         let looked_at = candidates.len().min(RELATED_MAX_FILES);
         let over_cap = candidates.len() > RELATED_MAX_FILES;
-        let mut docs: Vec<(RelPath, Option<String>, BTreeSet<String>)> = Vec::new();
+        // Only what ranking needs is kept of each file: whether it mentions the target's name
+        // and the target's terms it shares. Keeping every text and term set (2,000 files of
+        // 256 KiB) took over a gigabyte for one call.
+        let target_name = target.file_name().unwrap_or_default();
+        // The target's terms, sorted; a file keeps the indices of those it shares.
+        let target_list: Vec<&str> = target_terms.iter().map(String::as_str).collect();
+        let mut docs: Vec<Doc> = Vec::new();
         for path in candidates.into_iter().take(RELATED_MAX_FILES) {
-            let text = match ws.read_prefix(path, RELATED_MAX_FILE_BYTES) {
-                Ok(Some((b, _))) => text_of_lenient(&b).map(str::to_string),
-                _ => None,
+            let bytes = match ws.read_prefix(path, RELATED_MAX_FILE_BYTES) {
+                Ok(Some((b, _))) => b,
+                _ => Vec::new(),
             };
-            let t = text.as_deref().map(terms).unwrap_or_default();
-            docs.push((path.clone(), text, t));
+            let text = text_of_lenient(&bytes);
+            let mentions = target_name.len() >= 3 && text.is_some_and(|x| x.contains(target_name));
+            let shared = text
+                .map(terms)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| target_list.binary_search(&t.as_str()).ok())
+                .map(|i| i as u16)
+                .collect();
+            docs.push(Doc {
+                path: path.clone(),
+                mentions,
+                shared,
+            });
         }
         let ranked = rank(&target, &target_terms, &docs);
         let results: Vec<Value> = ranked
@@ -129,23 +148,30 @@ fn text_of_lenient(bytes: &[u8]) -> Option<&str> {
     super::text_of_prefix(bytes, true).or_else(|| text_of(bytes))
 }
 
+/// One candidate as ranking sees it.
+struct Doc {
+    path: RelPath,
+    /// Whether its text contains the target's file name.
+    mentions: bool,
+    /// The target's terms it contains, as indices into the target's sorted terms (at most
+    /// [`MAX_TERMS`], so they fit a `u16`).
+    shared: Vec<u16>,
+}
+
 struct Ranked {
     path: RelPath,
     score: f64,
     reasons: Vec<String>,
 }
 
-fn rank(
-    target: &RelPath,
-    target_terms: &BTreeSet<String>,
-    docs: &[(RelPath, Option<String>, BTreeSet<String>)],
-) -> Vec<Ranked> {
+fn rank(target: &RelPath, target_terms: &BTreeSet<String>, docs: &[Doc]) -> Vec<Ranked> {
+    let target_list: Vec<&String> = target_terms.iter().collect();
     // Document frequency over the candidates plus the target itself.
     let n = docs.len() + 1;
     let mut df: BTreeMap<&str, usize> = BTreeMap::new();
-    for (_, _, t) in docs {
-        for term in t.iter().filter(|t| target_terms.contains(*t)) {
-            *df.entry(term.as_str()).or_insert(1) += 1;
+    for doc in docs {
+        for &i in &doc.shared {
+            *df.entry(target_list[usize::from(i)].as_str()).or_insert(1) += 1;
         }
     }
     let idf = |term: &str| -> f64 {
@@ -161,20 +187,23 @@ fn rank(
     let target_stem = stem(target);
     let target_name = target.file_name().unwrap_or_default();
     let mut ranked = Vec::new();
-    for (path, text, t) in docs {
+    for doc in docs {
+        let path = &doc.path;
         let mut score = 0.0;
         let mut reasons = Vec::new();
         if let Some((s, why)) = stem_score(&target_stem, &stem(path)) {
             score += s;
             reasons.push(why);
         }
-        if target_name.len() >= 3 && text.as_deref().is_some_and(|x| x.contains(target_name)) {
+        if doc.mentions {
             score += MENTION;
             reasons.push(format!("mentions {target_name}"));
         }
         if total_weight > 0.0 {
-            let mut shared: Vec<(&String, f64)> = t
-                .intersection(target_terms)
+            let mut shared: Vec<(&String, f64)> = doc
+                .shared
+                .iter()
+                .map(|&i| target_list[usize::from(i)])
                 .map(|x| (x, idf(x)))
                 .filter(|(_, w)| *w > 0.0)
                 .collect();
