@@ -179,15 +179,19 @@ impl Rule {
         u8::from(matches!(self.tool, ToolMatch::Named(_))) + u8::from(self.paths.is_some())
     }
 
-    fn matches(&self, tool: &str, path: Option<&str>) -> bool {
-        let tool_ok = match &self.tool {
+    fn matches_tool(&self, tool: &str) -> bool {
+        match &self.tool {
             ToolMatch::Any => true,
             // A deny or ask for reading (or listing) holds for every tool that reads (or
             // lists) the same files; an allow widens only the tool it names.
             ToolMatch::Named(name) => {
                 name == tool || (self.action != PolicyAction::Allow && covers(name, tool))
             }
-        };
+        }
+    }
+
+    fn matches(&self, tool: &str, path: Option<&str>) -> bool {
+        let tool_ok = self.matches_tool(tool);
         let path_ok = match (&self.paths, path) {
             (None, _) => true,
             (Some(_), None) => false,
@@ -394,6 +398,14 @@ impl Policy {
             PolicyAction::Ask | PolicyAction::Deny if rule.hides_names() => Visibility::Hidden,
             PolicyAction::Ask | PolicyAction::Deny => Visibility::Skipped,
         }
+    }
+
+    /// Whether a deny or ask rule with paths holds for `tool`, i.e. whether some file may be
+    /// kept from it (named or not).
+    pub fn narrows(&self, tool: &str) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.paths.is_some() && r.action != PolicyAction::Allow && r.matches_tool(tool))
     }
 
     /// The [`PathFilter`] a call of `tool` sees its files through.

@@ -680,3 +680,45 @@ fn a_name_that_cannot_be_addressed_is_hidden_by_policy_like_any_other() {
     let result = env.run(DENY_SECRETS, "list_dir", json!({"path": "notes"}));
     assert_eq!(result["unaddressable"], json!(["odd\n.txt"]), "{result}");
 }
+
+/// Each `rein tool` gives its own policy, and a call id replays across processes: before, a
+/// read recorded under no policy was replayed, secret and all, to a call with the same id under
+/// a policy that denies it, and so was a search that had quoted the secret.
+#[test]
+fn a_result_recorded_under_another_policy_is_not_replayed_where_this_one_denies() {
+    let env = Env::new();
+    let ws = Workspace::open(&env.root).unwrap();
+    let submit = |policy: &str, tool: &str, id: &str, args: Value| {
+        let mut gate = Gate::new(GateConfig::desk(
+            &env.registry,
+            &ws,
+            &env.journal,
+            env.policy(policy),
+            None,
+        ));
+        let call = ToolCall {
+            id: id.into(),
+            tool: tool.into(),
+            arguments: args,
+        };
+        gate.submit(&call, &mut NoApprover)
+    };
+    let read = json!({"path": "secrets/key.env"});
+    let search = json!({"pattern": "API"});
+    assert_eq!(
+        submit("", "read_file", "r1", read.clone()).outcome,
+        GateOutcome::Executed
+    );
+    assert_eq!(
+        submit("", "search_text", "s1", search.clone()).outcome,
+        GateOutcome::Executed
+    );
+    for (tool, id, args) in [("read_file", "r1", read), ("search_text", "s1", search)] {
+        let report = submit(DENY_SECRETS, tool, id, args.clone());
+        assert_eq!(report.outcome, GateOutcome::Denied, "{tool}: {report:?}");
+        assert!(!report.to_string_lossy().contains("hunter2"), "{report:?}");
+        // Under the policy it ran with, it still replays.
+        let report = submit("", tool, id, args);
+        assert_eq!(report.outcome, GateOutcome::Replayed, "{tool}: {report:?}");
+    }
+}

@@ -3,11 +3,13 @@
 //! Every call gets exactly one [`GateOutcome`], decided in this order:
 //!
 //! 1. **invalid**: malformed id, unknown tool, arguments failing the schema or the input cap;
-//! 2. **replayed** / **id-conflict**: the id is looked up in the journal, in its gate records
+//! 2. **denied**: policy says deny (before replay: a result recorded under another policy is
+//!    never handed out under one that denies the call; nor is the recorded result of a tool
+//!    that walks folders replayed under a policy with path rules for it);
+//! 3. **replayed** / **id-conflict**: the id is looked up in the journal, in its gate records
 //!    and in its changes (a change records the fingerprint of the call that made it); the same
 //!    fingerprint returns the recorded result without acting again, another fingerprint (or a
 //!    change no call made, such as an undo) is refused;
-//! 3. **denied**: policy says deny;
 //! 4. **budget-exhausted**: checked before anything runs; only executed calls consume budget;
 //! 5. **approval-required**: policy says ask and the person did not allow this one call (a
 //!    change is computed first, without writing, so the person sees the exact diff; the
@@ -125,6 +127,15 @@ impl Decision {
     }
 }
 
+/// Tools whose result covers files beyond the one path they name (see [`PathFilter`]).
+const WALKING_TOOLS: [&str; 5] = [
+    "search_text",
+    "find_files",
+    "find_related",
+    "list_dir",
+    "file_info",
+];
+
 /// Recorded arguments and results larger than this are replaced by a summary (an invalid call
 /// may carry anything).
 const MAX_RECORDED_INVALID_BYTES: usize = 64 * 1024;
@@ -182,20 +193,45 @@ impl<'a> Gate<'a> {
         let Some(tool) = self.registry.get(&call.tool) else {
             return Decision::invalid(format!("unknown tool \"{}\"", call.tool));
         };
-        if let Some(decision) = self.replay(call, fp) {
-            return decision;
-        }
+        // Policy before replay: a recorded result is the answer to a call that was allowed
+        // when it ran, perhaps under another policy (each `rein tool` gives its own), and
+        // replaying it under one that denies the call would hand out what that policy keeps.
         let path = call.arguments.get("path").and_then(Value::as_str);
         let policy = self.policy.decide(&call.tool, tool.mutates(), path);
         if policy.action == PolicyAction::Deny {
             return Decision::new(
                 GateOutcome::Denied,
                 format!(
-                    "policy denies {} ({}); nothing was done",
-                    call.tool, policy.source
+                    "policy denies {} ({}); nothing was done{}",
+                    call.tool,
+                    policy.source,
+                    if self.replay(call, fp).is_some() {
+                        " and the result recorded for this call id is not shown"
+                    } else {
+                        ""
+                    }
                 ),
                 Value::Null,
             );
+        }
+        if let Some(decision) = self.replay(call, fp) {
+            // A walk's recorded result may name or quote files this policy hides.
+            if decision.outcome == GateOutcome::Replayed
+                && WALKING_TOOLS.contains(&call.tool.as_str())
+                && self.policy.narrows(&call.tool)
+            {
+                return Decision::new(
+                    GateOutcome::Denied,
+                    format!(
+                        "call {} was already executed, but its recorded result is not replayed \
+                         under a policy with path rules for {}: it may show files this policy \
+                         keeps from it; call again with a new id",
+                        call.id, call.tool
+                    ),
+                    Value::Null,
+                );
+            }
+            return decision;
         }
         if let Some(limit) = self.budget {
             if self.used >= limit {
