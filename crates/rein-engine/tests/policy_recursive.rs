@@ -722,3 +722,44 @@ fn a_result_recorded_under_another_policy_is_not_replayed_where_this_one_denies(
         assert_eq!(report.outcome, GateOutcome::Replayed, "{tool}: {report:?}");
     }
 }
+
+/// The same for a policy that asks: a recorded read is not shown again unless the person
+/// allows it, and a recorded change's diff is not shown where reading the file asks.
+#[test]
+fn a_result_recorded_under_another_policy_is_asked_about_where_this_one_asks() {
+    let env = Env::new();
+    let ask = DENY_SECRETS.replace("deny", "ask");
+    let ws = Workspace::open(&env.root).unwrap();
+    let submit = |policy: &str, tool: &str, id: &str, args: Value, approver: &mut dyn Approver| {
+        let mut gate = Gate::new(GateConfig::desk(
+            &env.registry,
+            &ws,
+            &env.journal,
+            env.policy(policy),
+            None,
+        ));
+        let call = ToolCall {
+            id: id.into(),
+            tool: tool.into(),
+            arguments: args,
+        };
+        gate.submit(&call, approver)
+    };
+    let read = json!({"path": "secrets/key.env"});
+    let edit = json!({"path": "secrets/key.env", "old_text": "zebrafish", "new_text": "koi"});
+    let r = submit("", "read_file", "r1", read.clone(), &mut NoApprover);
+    assert_eq!(r.outcome, GateOutcome::Executed);
+    let r = submit("", "edit_file", "e1", edit.clone(), &mut AllowAll);
+    assert_eq!(r.outcome, GateOutcome::Executed);
+    assert!(r.result["diff"].as_str().unwrap().contains("hunter2"));
+
+    let r = submit(&ask, "read_file", "r1", read.clone(), &mut NoApprover);
+    assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{r:?}");
+    assert!(!r.to_string_lossy().contains("hunter2"), "{r:?}");
+    let r = submit(&ask, "read_file", "r1", read, &mut AllowAll);
+    assert_eq!(r.outcome, GateOutcome::Replayed, "{r:?}");
+    let r = submit(&ask, "edit_file", "e1", edit, &mut NoApprover);
+    assert_eq!(r.outcome, GateOutcome::Replayed, "{r:?}");
+    assert!(!r.to_string_lossy().contains("hunter2"), "{r:?}");
+    assert_eq!(r.result["diff_withheld"], true, "{r:?}");
+}

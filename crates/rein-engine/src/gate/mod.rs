@@ -214,7 +214,36 @@ impl<'a> Gate<'a> {
                 Value::Null,
             );
         }
-        if let Some(decision) = self.replay(call, fp) {
+        // Whether the content of the named file may reach the caller without a person's
+        // approval: otherwise a change's diff (which shows it) is withheld from the result,
+        // and a change that asks is asked about before its tool reads the file.
+        let content = match path {
+            Some(path)
+                if self.policy.decide("read_file", false, Some(path)).action
+                    != PolicyAction::Allow =>
+            {
+                ContentAccess::Protected
+            }
+            _ => ContentAccess::Open,
+        };
+        if let Some(mut decision) = self.replay(call, fp) {
+            if decision.outcome != GateOutcome::Replayed {
+                return decision;
+            }
+            // A read this policy asks about is asked about before its recorded result is
+            // shown again, as it would be before running.
+            if policy.action == PolicyAction::Ask && !tool.mutates() {
+                if let Err(refused) = ask(
+                    approver,
+                    &request(call, String::new(), None, None),
+                    Value::Null,
+                ) {
+                    return refused;
+                }
+            }
+            if let Some(path) = path.and_then(|p| rein_workspace::RelPath::parse(p).ok()) {
+                withhold_diff(&mut decision.result, &path, content);
+            }
             // A walk's recorded result may name or quote files this policy hides.
             if decision.outcome == GateOutcome::Replayed
                 && WALKING_TOOLS.contains(&call.tool.as_str())
@@ -246,18 +275,6 @@ impl<'a> Gate<'a> {
             }
         }
         let approved = policy.action == PolicyAction::Allow;
-        // Whether the content of the named file may reach the caller without a person's
-        // approval: otherwise a change's diff (which shows it) is withheld from the result,
-        // and a change that asks is asked about before its tool reads the file.
-        let content = match path {
-            Some(path)
-                if self.policy.decide("read_file", false, Some(path)).action
-                    != PolicyAction::Allow =>
-            {
-                ContentAccess::Protected
-            }
-            _ => ContentAccess::Open,
-        };
         let decision = match &mut self.target {
             GateTarget::Desk(workspace) => desk(
                 DeskCall {
@@ -530,7 +547,7 @@ fn withhold_diff(out: &mut Value, path: &rein_workspace::RelPath, content: Conte
     if content == ContentAccess::Open {
         return;
     }
-    if let Some(map) = out.as_object_mut() {
+    if let Some(map) = out.as_object_mut().filter(|m| m.contains_key("diff")) {
         map.remove("diff");
         map.insert("diff_withheld".into(), json!(true));
         map.insert(
