@@ -516,6 +516,16 @@ fn desk_process_without_reading_fails() {
 }
 
 #[test]
+fn desk_red_team_cases_fail() {
+    class_is_caught("desk_task", "redteam-");
+}
+
+#[test]
+fn doc_red_team_cases_fail() {
+    class_is_caught("doc_extract", "redteam-");
+}
+
+#[test]
 fn desk_overwritten_input_fails() {
     class_is_caught("desk_task", "input-overwritten-");
 }
@@ -771,6 +781,7 @@ fn every_near_miss_class_has_a_test() {
             &[
                 "keywords-",
                 "placeholder-",
+                "redteam-",
                 "first-number-",
                 "lenient-number-",
                 "process-",
@@ -793,6 +804,7 @@ fn every_near_miss_class_has_a_test() {
                 "wrong-format-",
                 "first-number-",
                 "placeholder-",
+                "redteam-",
                 "process-",
                 "entry-count-",
                 "input-overwritten-",
