@@ -13,7 +13,7 @@ use rein_engine::agent::{
     MAX_TURNS_PER_JOB,
 };
 use rein_engine::gate::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, Gate, GateConfig, GateTarget,
+    ApprovalDecision, ApprovalRequest, Approver, Gate, GateConfig, GateTarget, OwnWorkApprover,
 };
 use rein_engine::mission::{materialise_inputs, FrozenContract, Mission, Mode};
 use rein_engine::policy::Policy;
@@ -99,7 +99,11 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     options.plan = args.plan;
     options.seed = args.seed;
     let mut approver: Box<dyn Approver> = match args.approve {
-        Some(Approve::All) => Box::new(AllowAll),
+        // Only the run's own files: its inputs and what it writes, never a file that shows
+        // up in the folder while it runs.
+        Some(Approve::All) => Box::new(OwnWorkApprover::new(
+            hashes.iter().map(|h| h.sha256.clone()),
+        )),
         None => Box::new(TtyApprover::open()),
     };
     let meta = json!({

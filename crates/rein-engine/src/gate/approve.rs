@@ -62,6 +62,51 @@ impl Approver for AllowAll {
     }
 }
 
+/// What `rein run --approve=all` approves: every change to a file that is absent or holds
+/// content this run put there (a mission input it copied in, or what an earlier change it
+/// approved wrote), and nothing else. [`AllowAll`] approved any change, so a file a person
+/// saved into the folder while the run was going could be overwritten or deleted without
+/// anyone being asked; approving up front is meant only for changes nobody can lose anything
+/// by.
+#[derive(Debug, Clone, Default)]
+pub struct OwnWorkApprover {
+    /// SHA-256 of every content this run may change: its inputs and what it wrote.
+    known: std::collections::BTreeSet<String>,
+}
+
+impl OwnWorkApprover {
+    /// Approves changes to files absent or holding one of `known` (SHA-256 hex, e.g. of the
+    /// mission inputs copied into the workspace), and to what it approved since.
+    pub fn new(known: impl IntoIterator<Item = String>) -> OwnWorkApprover {
+        OwnWorkApprover {
+            known: known.into_iter().map(|s| s.to_ascii_lowercase()).collect(),
+        }
+    }
+}
+
+impl Approver for OwnWorkApprover {
+    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
+        let ours = match &request.before_sha256 {
+            None => true,
+            Some(sha) => self.known.contains(&sha.to_ascii_lowercase()),
+        };
+        if !ours {
+            return ApprovalDecision::Deny {
+                reason: format!(
+                    "\"{}\" holds content this run did not put there (a file saved into the \
+                     folder while it ran?), and approving up front covers only the run's own \
+                     files; run without --approve=all to be asked",
+                    request.path
+                ),
+            };
+        }
+        if let Some(after) = &request.after_sha256 {
+            self.known.insert(after.to_ascii_lowercase());
+        }
+        ApprovalDecision::AllowOnce
+    }
+}
+
 /// Refuses everything.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyAll;

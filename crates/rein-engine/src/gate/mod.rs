@@ -38,8 +38,8 @@ use rein_workspace::{
 use serde_json::{json, Value};
 
 pub use approve::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, DenyAll, NoApprover, PreImage,
-    PreImageApprover, ScriptedApprover,
+    AllowAll, ApprovalDecision, ApprovalRequest, Approver, DenyAll, NoApprover, OwnWorkApprover,
+    PreImage, PreImageApprover, ScriptedApprover,
 };
 pub use fingerprint::{fingerprint, invalid_id_key, valid_call_id, MAX_CALL_ID_CHARS};
 
