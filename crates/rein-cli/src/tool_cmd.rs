@@ -89,7 +89,15 @@ fn gate_call(args: &ToolArgs) -> Result<GateReport> {
     recover_and_report(&journal, &workspace)?;
     let registry = desk_registry();
     let policy = match &args.policy {
-        Some(path) => Policy::from_toml_file(path, &registry)?,
+        Some(path) => {
+            let mut policy = Policy::from_toml_file(path, &registry)?;
+            // A policy file in the workspace is out of every tool's reach: a model allowed to
+            // edit files could otherwise rewrite its own policy.
+            if let Some(rel) = inside(path, &args.workspace) {
+                policy.protect(&rel);
+            }
+            policy
+        }
         None => Policy::safe_default(),
     };
     let call = ToolCall {
@@ -118,6 +126,16 @@ fn gate_call(args: &ToolArgs) -> Result<GateReport> {
         Box::new(NoApprover)
     };
     Ok(gate.submit(&call, approver.as_mut()))
+}
+
+/// `file` relative to the folder `dir` when it lies inside it (both with links resolved).
+fn inside(file: &Path, dir: &Path) -> Option<String> {
+    let file = std::fs::canonicalize(file).ok()?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    file.strip_prefix(&dir)
+        .ok()
+        .and_then(|rel| rel.to_str())
+        .map(str::to_string)
 }
 
 /// Opens the workspace folder, with a next step when it cannot be; refuses one that holds

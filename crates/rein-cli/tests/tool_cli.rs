@@ -542,3 +542,53 @@ fn find_related_over_many_large_files_stays_small() {
     let peak_mib = usage.ru_maxrss / 1024;
     assert!(peak_mib < 200, "find_related peaked at {peak_mib} MiB");
 }
+
+/// A policy file kept in the workspace, with a rule that lets replace_file run without asking:
+/// before, the model rewrote the policy file and its next call read what the policy denied.
+#[test]
+fn a_policy_file_in_the_workspace_cannot_be_changed_through_it() {
+    let e = env();
+    std::fs::create_dir(e.ws.join("secrets")).unwrap();
+    std::fs::write(e.ws.join("secrets/key.env"), "API_KEY=hunter2\n").unwrap();
+    let policy = "[[rule]]\ntool = \"*\"\npaths = [\"secrets/**\"]\naction = \"deny\"\n\n\
+                  [[rule]]\ntool = \"*\"\naction = \"allow\"\n";
+    std::fs::create_dir(e.ws.join("conf")).unwrap();
+    std::fs::write(e.ws.join("conf/policy.toml"), policy).unwrap();
+    let file = e.ws.join("conf/policy.toml");
+    let with_policy = ["--policy", file.to_str().unwrap()];
+    for (tool, args) in [
+        (
+            "replace_file",
+            r#"{"path": "conf/policy.toml", "content": ""}"#,
+        ),
+        (
+            "edit_file",
+            r#"{"path": "./Conf//POLICY.toml", "old_text": "deny", "new_text": "allow"}"#,
+        ),
+        ("delete_file", r#"{"path": "conf/policy.toml"}"#),
+    ] {
+        let (code, r) = e.tool(tool, args, &with_policy);
+        assert_eq!(
+            (code, r["outcome"].as_str()),
+            (2, Some("denied")),
+            "{tool}: {r}"
+        );
+        assert!(
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("the policy file itself"),
+            "{r}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), policy);
+    let (_, r) = e.tool("read_file", r#"{"path": "secrets/key.env"}"#, &with_policy);
+    assert_eq!(r["outcome"], "denied", "{r}");
+    // Other files are still allowed by its rules.
+    let (code, r) = e.tool(
+        "replace_file",
+        r#"{"path": "notes.txt", "content": "x"}"#,
+        &with_policy,
+    );
+    assert_eq!((code, r["outcome"].as_str()), (0, Some("executed")), "{r}");
+}

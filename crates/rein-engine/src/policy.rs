@@ -227,6 +227,9 @@ pub struct PolicyDecision {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     rules: Vec<Rule>,
+    /// Workspace files no tool may change, whatever the rules say: the policy file itself
+    /// when it lies in the workspace ([`Policy::protect`]).
+    protected: Vec<String>,
 }
 
 /// Why a policy could not be loaded. Each message names the file and, where there is one, the
@@ -289,7 +292,18 @@ impl Policy {
 
     /// The defaults plus `rules`.
     pub fn from_rules(rules: Vec<Rule>) -> Policy {
-        Policy { rules }
+        Policy {
+            rules,
+            protected: Vec::new(),
+        }
+    }
+
+    /// Keeps every tool from changing the workspace file `path` (relative to the root), whatever
+    /// the rules say: for the policy file itself when it lies in the workspace, where a model
+    /// allowed to edit files could otherwise rewrite its own policy and then read what it
+    /// denied. Compared ignoring letter case, as a case-insensitive filesystem would open it.
+    pub fn protect(&mut self, path: &str) {
+        self.protected.push(normalised(path).to_lowercase());
     }
 
     /// Loads a policy file; see the module docs for the format. Tool names are checked against
@@ -363,14 +377,13 @@ impl Policy {
                 origin,
             });
         }
-        Ok(Policy { rules })
+        Ok(Policy::from_rules(rules))
     }
 
     /// The rule that decides a call of `tool` naming `path`, if any rule matches.
     fn winner(&self, tool: &str, path: Option<&str>) -> Option<&Rule> {
         // Globs match the normalised relative path, so "./a//b" cannot dodge a rule for "a/b".
-        let normalised =
-            path.map(|p| RelPath::parse(p).map_or_else(|_| p.to_string(), |r| r.to_string()));
+        let normalised = path.map(normalised);
         self.rules
             .iter()
             .filter(|r| r.matches(tool, normalised.as_deref()))
@@ -418,6 +431,13 @@ impl Policy {
 
     /// The decision for a call of `tool` (which mutates or not) naming `path`, if any.
     pub fn decide(&self, tool: &str, mutates: bool, path: Option<&str>) -> PolicyDecision {
+        if mutates && path.is_some_and(|p| self.protected.contains(&normalised(p).to_lowercase())) {
+            return PolicyDecision {
+                action: PolicyAction::Deny,
+                source: "the policy file itself: a change to it would change what is allowed"
+                    .into(),
+            };
+        }
         match self.winner(tool, path) {
             Some(rule) => PolicyDecision {
                 action: rule.action,
@@ -508,6 +528,12 @@ fn tool_match(tool: &str) -> ToolMatch {
     } else {
         ToolMatch::Named(tool.to_string())
     }
+}
+
+/// `path` as the workspace resolves it (`./a//b` is `a/b`), or as given when it is no usable
+/// workspace path (the tool refuses it then).
+fn normalised(path: &str) -> String {
+    RelPath::parse(path).map_or_else(|_| path.to_string(), |r| r.to_string())
 }
 
 /// The folders above a normalised relative path, nearest last: `a/b/c` gives `a`, `a/b`.
