@@ -4,6 +4,8 @@
 //! a file that is not [`Visibility::Shown`] and counts it in `skipped_by_policy`; `find_files`
 //! never names a [`Visibility::Hidden`] file and counts it in `hidden_by_policy`.
 
+use std::time::{Duration, Instant};
+
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::UTF8;
@@ -25,6 +27,16 @@ pub const SEARCH_MAX_MATCHES: usize = 100;
 pub const SEARCH_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 /// Longest matching line shown; longer lines are cut with "…".
 pub const SEARCH_MAX_LINE_CHARS: usize = 300;
+/// Largest compiled pattern `search_text` accepts (the matcher's default is 100 MiB): its
+/// size is roughly the work per byte searched.
+pub const SEARCH_REGEX_MAX_BYTES: usize = 64 << 10;
+/// How long one `search_text` call searches before it stops and says so.
+pub const SEARCH_TIME_BUDGET: Duration = Duration::from_secs(10);
+/// About how many bytes are searched between two looks at the clock (whole lines: a longer
+/// line is one chunk).
+const SEARCH_CHUNK_BYTES: usize = 64 * 1024;
+/// Most memory the pattern's lazy DFA may take while searching (the default is 1,000 MiB).
+pub const SEARCH_DFA_MAX_BYTES: usize = 16 << 20;
 /// Most paths one `find_files` call returns.
 pub const FIND_FILES_MAX_RESULTS: usize = 200;
 
@@ -61,6 +73,8 @@ impl Tool for SearchText {
             .map(|g| glob_matcher(tool, g))
             .transpose()?;
         let matcher = RegexMatcherBuilder::new()
+            .size_limit(SEARCH_REGEX_MAX_BYTES)
+            .dfa_size_limit(SEARCH_DFA_MAX_BYTES)
             .case_insensitive(args::opt_bool(a, "case_insensitive").unwrap_or(false))
             .fixed_strings(args::opt_bool(a, "literal").unwrap_or(false))
             .build(pattern)
@@ -97,7 +111,12 @@ impl Tool for SearchText {
         }
         let mut matches: Vec<Value> = Vec::new();
         let mut hit_cap = false;
-        for entry in searchable {
+        // A pattern can cost time in proportion to its size for every byte searched (a
+        // thousand-way repetition took 20 s for one 2 MiB file): the clock is read between
+        // chunks of whole lines, and the search stops when the budget is spent.
+        let deadline = Instant::now() + SEARCH_TIME_BUDGET;
+        let mut out_of_time: Option<String> = None;
+        'files: for entry in searchable {
             if entry.size > SEARCH_MAX_FILE_BYTES {
                 stats.too_large += 1;
                 continue;
@@ -107,28 +126,38 @@ impl Tool for SearchText {
             };
             stats.searched += 1;
             let path = entry.path.to_string();
-            let result = searcher.search_slice(
-                &matcher,
-                &bytes,
-                UTF8(|line_number, line| {
-                    if matches.len() >= SEARCH_MAX_MATCHES {
-                        hit_cap = true;
-                        return Ok(false);
-                    }
-                    matches.push(
-                        json!({ "path": path, "line": line_number, "text": clip_line(line) }),
-                    );
-                    Ok(true)
-                }),
-            );
-            if result.is_err() {
-                stats.unreadable += 1;
-            }
-            if hit_cap {
-                break;
+            let mut lines_before = 0u64;
+            for chunk in line_chunks(&bytes, SEARCH_CHUNK_BYTES) {
+                if Instant::now() >= deadline {
+                    out_of_time = Some(path.clone());
+                    break 'files;
+                }
+                let result = searcher.search_slice(
+                    &matcher,
+                    chunk,
+                    UTF8(|line_number, line| {
+                        if matches.len() >= SEARCH_MAX_MATCHES {
+                            hit_cap = true;
+                            return Ok(false);
+                        }
+                        let line_number = lines_before + line_number;
+                        matches.push(
+                            json!({ "path": path, "line": line_number, "text": clip_line(line) }),
+                        );
+                        Ok(true)
+                    }),
+                );
+                if result.is_err() {
+                    stats.unreadable += 1;
+                    break;
+                }
+                if hit_cap {
+                    break 'files;
+                }
+                lines_before += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
             }
         }
-        let truncated = hit_cap || walk.truncated;
+        let truncated = hit_cap || walk.truncated || out_of_time.is_some();
         let mut out = json!({
             "pattern": pattern,
             "matches": matches,
@@ -143,6 +172,13 @@ impl Tool for SearchText {
             notes.push(format!(
                 "The workspace walk stopped after {} entries; search a sub-folder with path.",
                 thousands(crate::MAX_WALK_ENTRIES)
+            ));
+        }
+        if let Some(at) = out_of_time {
+            notes.push(format!(
+                "Stopped after {} s (the search_text time cap) while searching \"{at}\"; a \
+                 simpler pattern (fewer repetitions) or a narrower path or glob finishes sooner.",
+                SEARCH_TIME_BUDGET.as_secs()
             ));
         }
         if stats.binary > 0 {
@@ -205,6 +241,27 @@ fn read_text_candidate(
             Ok(None)
         }
     }
+}
+
+/// `bytes` in pieces of whole lines of about `size` bytes (a longer line is a piece of its own).
+fn line_chunks(bytes: &[u8], size: usize) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = if rest.len() <= size {
+            rest.len()
+        } else {
+            rest[size..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| size + i + 1)
+        };
+        let (chunk, tail) = rest.split_at(end);
+        rest = tail;
+        Some(chunk)
+    })
 }
 
 fn clip_line(line: &str) -> String {

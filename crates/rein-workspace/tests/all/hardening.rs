@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rein_workspace::desk::{HASH_MAX_BYTES, READ_FILE_MAX_BYTES};
+use rein_workspace::desk::{HASH_MAX_BYTES, READ_FILE_MAX_BYTES, SEARCH_TIME_BUDGET};
 use rein_workspace::{
     desk_registry, ConfinementError, ProposalKind, RelPath, ToolError, ToolOutput, Workspace,
     WorkspaceError, TEMP_PREFIX,
@@ -476,4 +476,69 @@ fn publishing_a_create_never_replaces_a_file_that_appeared_meanwhile() {
         assert_eq!(fs::read_to_string(fx.path("new.txt")).unwrap(), "replaced");
         fs::remove_file(fx.path("new.txt")).unwrap();
     }
+}
+
+// --- search_text cost caps -------------------------------------------------------------------
+
+/// Lines of random `a`/`b`, 2 MiB a file: the worst input for a pattern with a long repetition.
+fn ab_files(fx: &Fixture, n: usize) {
+    let mut seed = 7u64;
+    let mut line = || {
+        (0..20_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                if seed >> 63 == 0 {
+                    'a'
+                } else {
+                    'b'
+                }
+            })
+            .collect::<String>()
+    };
+    let text: String = (0..100).map(|_| line() + "\n").collect();
+    for i in 0..n {
+        fx.write(&format!("ab{i}.txt"), &text);
+    }
+}
+
+/// `a[ab]{990}c` over 2 MiB of a/b took 21 s and 1.2 GB for one file (the matcher allowed a
+/// 100 MiB program and a 1,000 MiB DFA cache); over a workspace of such files, hours. Such a
+/// pattern is refused now, a smaller one stops at the time cap and says so, and memory stays
+/// small.
+#[test]
+fn a_costly_search_pattern_is_refused_or_stopped_at_the_time_cap() {
+    let fx = Fixture::new();
+    ab_files(&fx, 4);
+    let ws = fx.ws();
+    let msg = refusal(&ws, "search_text", json!({"pattern": "a[ab]{990}c"}));
+    assert!(msg.contains("size limit"), "{msg}");
+    let started = Instant::now();
+    let out = data(&ws, "search_text", json!({"pattern": "a[ab]{400}c"}));
+    let took = started.elapsed();
+    assert!(
+        took < SEARCH_TIME_BUDGET + Duration::from_secs(8),
+        "{took:?}: {out}"
+    );
+    assert_eq!(out["truncated"], true, "{out}");
+    assert!(out["note"].as_str().unwrap().contains("time cap"), "{out}");
+}
+
+/// The clock is read between chunks of whole lines: matches keep their line numbers.
+#[test]
+fn search_text_numbers_lines_across_chunks() {
+    let fx = Fixture::new();
+    let text: String = (1..=20_000).map(|i| format!("line {i:06}\n")).collect();
+    fx.write("long.txt", &text);
+    let out = data(
+        &fx.ws(),
+        "search_text",
+        json!({"pattern": "line (000001|009000|019999)$"}),
+    );
+    let lines: Vec<u64> = out["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 9000, 19999], "{out}");
 }
