@@ -136,7 +136,11 @@ impl Proposal {
 
 pub use rein_protocol::canonical::sha256_hex;
 
-/// A unified diff with three lines of context; binary content is described, never dumped.
+/// A unified diff with three lines of context. Every side that is UTF-8 is shown as text, a
+/// NUL byte or two included (the display escapes them): a model writes only text, and before,
+/// one NUL made its whole file "Binary file run.sh changed (absent -> 48 bytes ...)", so the
+/// person approved a script they never saw; likewise text replacing a real binary file. Only
+/// content that is not UTF-8 is described (size and hash) instead of dumped.
 fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> String {
     let old_name = if before.is_some() {
         format!("a/{path}")
@@ -151,7 +155,7 @@ fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> 
     fn as_text(b: Option<&[u8]>) -> Option<&str> {
         match b {
             None => Some(""),
-            Some(bytes) => crate::desk::text_of(bytes),
+            Some(bytes) => std::str::from_utf8(bytes).ok(),
         }
     }
     match (as_text(before), as_text(after)) {
@@ -160,17 +164,37 @@ fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> 
             .context_radius(3)
             .header(&old_name, &new_name)
             .to_string(),
-        _ => format!(
-            "Binary file {path} changed ({} -> {})\n",
-            before.map_or_else(
-                || "absent".to_string(),
-                |b| format!("{} bytes, sha256 {}", b.len(), sha256_hex(b))
-            ),
-            after.map_or_else(
-                || "absent".to_string(),
-                |b| format!("{} bytes, sha256 {}", b.len(), sha256_hex(b))
-            ),
-        ),
+        (old, new) => {
+            // One side is not UTF-8: that side is described, the other shown whole.
+            let describe = |b: Option<&[u8]>| {
+                b.map_or_else(
+                    || "absent".to_string(),
+                    |b| format!("{} bytes, sha256 {}", b.len(), sha256_hex(b)),
+                )
+            };
+            let mut out = format!(
+                "Binary file {path} changed ({} -> {})\n",
+                describe(before),
+                describe(after)
+            );
+            for (side, text, sign) in [(before, old, '-'), (after, new, '+')] {
+                if let (Some(_), Some(text)) = (side, text) {
+                    out.push_str(&format!(
+                        "{} {} (text, shown whole)\n",
+                        if sign == '-' { "---" } else { "+++" },
+                        if sign == '-' { &old_name } else { &new_name }
+                    ));
+                    for line in text.split_inclusive('\n') {
+                        out.push(sign);
+                        out.push_str(line);
+                    }
+                    if !text.is_empty() && !text.ends_with('\n') {
+                        out.push_str("\n\\ No newline at end of file\n");
+                    }
+                }
+            }
+            out
+        }
     }
 }
 
