@@ -149,21 +149,21 @@ impl Tool for EditFile {
     }
 }
 
-/// Occurrences of `needle` in `haystack`, overlapping ones included (so "aa" in "aaa" is 2:
-/// the edit would be ambiguous).
+/// Occurrences of `needle` in `haystack`: 0, 1, or (when there are more) at least 2 and at
+/// least the number of non-overlapping ones, so "aa" in "aaa" is 2 (the edit would be
+/// ambiguous). In time linear in the sizes: counting every overlapping occurrence by stepping
+/// one character at a time took a minute for a 2,000-character `old_text` in an 8 MiB file of
+/// one repeated letter, and a quarter of an hour for one of 32,000.
 fn occurrences(haystack: &str, needle: &str) -> usize {
-    let mut count = 0;
-    let mut from = 0;
-    while let Some(i) = haystack[from..].find(needle) {
-        count += 1;
-        let at = from + i;
-        // Step one character, not one byte, to stay on a char boundary.
-        from = at + haystack[at..].chars().next().map_or(1, char::len_utf8);
-        if from > haystack.len() {
-            break;
-        }
+    let Some(first) = haystack.find(needle) else {
+        return 0;
+    };
+    // Step one character, not one byte, to stay on a char boundary.
+    let next = first + haystack[first..].chars().next().map_or(1, char::len_utf8);
+    if haystack[next..].find(needle).is_none() {
+        return 1;
     }
-    count
+    haystack.matches(needle).count().max(2)
 }
 
 pub struct ReplaceFile;
@@ -233,5 +233,8 @@ mod tests {
         assert_eq!(occurrences("aaa", "aa"), 2);
         assert_eq!(occurrences("héhé", "hé"), 2);
         assert_eq!(occurrences("abc", "x"), 0);
+        assert_eq!(occurrences("abc", "b"), 1);
+        assert_eq!(occurrences("abababab", "ab"), 4);
+        assert_eq!(occurrences("aaaa", "aa"), 2);
     }
 }

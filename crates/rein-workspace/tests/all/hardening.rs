@@ -595,3 +595,27 @@ fn a_proposal_shows_every_side_that_is_text() {
         p.diff
     );
 }
+
+/// edit_file counted every overlapping occurrence of old_text one character at a time: an
+/// `old_text` of 32,000 `a` in an 8 MiB file of `a` took a quarter of an hour (2,000 took a
+/// minute). The answer it needs (none, one, more) now takes linear time.
+#[test]
+fn edit_file_counts_occurrences_in_linear_time() {
+    let fx = Fixture::new();
+    let mut text = "a".repeat(READ_FILE_MAX_BYTES as usize - 1);
+    text.push('\n');
+    fx.write("a.txt", &text);
+    let ws = fx.ws();
+    let started = Instant::now();
+    let msg = refusal(
+        &ws,
+        "edit_file",
+        json!({"path": "a.txt", "old_text": "a".repeat(32_000), "new_text": "b"}),
+    );
+    assert!(msg.contains("occurs") && msg.contains("times"), "{msg}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
