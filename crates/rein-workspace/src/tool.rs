@@ -136,6 +136,9 @@ impl Proposal {
 
 pub use rein_protocol::canonical::sha256_hex;
 
+/// How long a diff looks for the shortest form before it settles for a longer exact one.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A unified diff with three lines of context. Every side that is UTF-8 is shown as text, a
 /// NUL byte or two included (the display escapes them): a model writes only text, and before,
 /// one NUL made its whole file "Binary file run.sh changed (absent -> 48 bytes ...)", so the
@@ -159,7 +162,12 @@ fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> 
         }
     }
     match (as_text(before), as_text(after)) {
-        (Some(old), Some(new)) => similar::TextDiff::from_lines(old, new)
+        // A minimal diff of two large, very different texts takes time in proportion to both
+        // sizes multiplied (replacing a file of a million lines ran for more than five
+        // minutes); past the timeout the diff is still exact, only not the shortest.
+        (Some(old), Some(new)) => similar::TextDiff::configure()
+            .timeout(DIFF_TIMEOUT)
+            .diff_lines(old, new)
             .unified_diff()
             .context_radius(3)
             .header(&old_name, &new_name)

@@ -619,3 +619,42 @@ fn edit_file_counts_occurrences_in_linear_time() {
         started.elapsed()
     );
 }
+
+/// Replacing a file of a million short lines with 3,000 others ran for more than five minutes:
+/// the shortest diff of two large, very different texts costs their sizes multiplied. The diff
+/// settles for a longer exact one after a timeout.
+#[test]
+fn the_diff_of_two_large_different_texts_is_exact_and_quick() {
+    let fx = Fixture::new();
+    let old: String = (0..1_000_000).map(|i| format!("{i}\n")).collect();
+    fx.write("a.txt", &old);
+    let new: String = (0..3_000).map(|i| format!("x{i}\n")).collect();
+    let started = Instant::now();
+    let p = match desk(
+        &fx.ws(),
+        "replace_file",
+        json!({"path": "a.txt", "content": new}),
+    )
+    .unwrap()
+    {
+        ToolOutput::Proposal(p) => p,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    // Every old line is removed and every new one added, in order.
+    let body = p.diff.lines().skip_while(|l| !l.starts_with("@@"));
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    for line in body {
+        if let Some(l) = line.strip_prefix('-') {
+            removed.push(l);
+        } else if let Some(l) = line.strip_prefix('+') {
+            added.push(l);
+        }
+    }
+    assert_eq!(removed, old.lines().collect::<Vec<_>>());
+    assert_eq!(added, new.lines().collect::<Vec<_>>());
+}
