@@ -578,3 +578,24 @@ fn a_homoglyph_file_name_is_spelled_out_in_the_prompt() {
         "{screen}"
     );
 }
+
+/// Sixty tabs stop at the terminal's last column whatever its width, and the rest of the line
+/// wrapped onto a row of its own: " rm -rf ~ # tail", which reads as an unchanged context line
+/// of the diff although it is the tail of the added one. Tabs past column 64 are escapes now.
+#[test]
+fn a_run_of_tabs_cannot_push_the_tail_of_a_line_onto_a_row_of_its_own() {
+    let env = Env::new();
+    let content = format!("echo safe{}; rm -rf ~ # tail\n", "\t".repeat(60));
+    let (session, report) = env.create_on_terminal("setup.sh", &content, "n");
+    assert_eq!(report["outcome"], "approval-required", "{report}");
+    let screen = session.screen();
+    assert!(
+        !session
+            .rows
+            .iter()
+            .any(|r| r.starts_with(" rm") || r.starts_with(';')),
+        "{screen}"
+    );
+    assert!(screen.contains("\\u{9}\\u{9}; rm -rf ~ # tail"), "{screen}");
+    assert!(screen.contains(HIDDEN_NOTE), "{screen}");
+}

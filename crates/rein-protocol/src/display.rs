@@ -25,6 +25,9 @@
 //!   `U+FE0F` is therefore shown with a visible `\u{fe0f}`: strict on purpose, since variation
 //!   selectors are also how data is smuggled inside an innocent-looking character.
 //!
+//! - in [`Mode::Text`], a tab that starts at screen column [`TAB_ESCAPE_COLUMN`] or later: a
+//!   terminal stops tabs at its last column, so a run of them would carry the rest of a line to
+//!   the edge and wrap it onto a row that reads like a line of its own;
 //! - a combining character (a non-spacing or enclosing mark, a Hangul medial vowel or final
 //!   consonant) that is more than the [`MAX_COMBINING_RUN`]th in a row: a terminal keeps only
 //!   a few on one cell and silently drops the rest, and a page stacks them over the lines
@@ -40,7 +43,8 @@
 //! - in [`Mode::Line`] (a thought, a file name, a step line) newline is `\n` and tab `\t`; in
 //!   [`Mode::Text`] (a diff, a file's content) newline and tab are kept as they are, because
 //!   they cannot move text the person already read and a diff needs its line breaks;
-//! - every other hidden character is `\u{HEX}` (lower-case hex, no leading zeros, as in Rust).
+//! - every other hidden character is `\u{HEX}` (lower-case hex, no leading zeros, as in Rust),
+//!   a tab in [`Mode::Text`] included (`\u{9}`: there `\t` is a backslash and a `t`).
 //!
 //! A backslash in the original is written `\\` **only when it would otherwise read as an
 //! escape**: when what follows it in the output starts with `\`, `e`, `r` or `u{` (and `n` or
@@ -148,136 +152,213 @@ impl Run {
     }
 }
 
-/// Whether `c` is written as an escape in `mode`, on its own (a combining character may also
-/// be escaped for the run it ends, see [`MAX_COMBINING_RUN`]).
-fn needs_escape(c: char, mode: Mode) -> bool {
+/// Whether `c` is written as an escape in `mode` wherever it is (a combining character or a
+/// tab may also be, depending on what comes before it: see [`Cursor::escapes`]).
+fn always_escaped(c: char, mode: Mode) -> bool {
     match c {
         '\n' | '\t' => mode == Mode::Line,
         c => is_hidden(c),
     }
 }
 
+/// Screen column from which a tab is written as an escape in [`Mode::Text`]. A terminal stops
+/// a tab at its last column, so a run of tabs carries the rest of a line to the right edge of
+/// any screen, whatever its width, and the text after it wraps onto a row of its own: a row
+/// that reads like a line of the diff (` rm -rf ~` looks like an unchanged context line) but
+/// is the tail of an added one. Indentation and table columns stay left of this.
+pub const TAB_ESCAPE_COLUMN: usize = 64;
+
+/// What the output so far means for the next character: the run of combining characters it
+/// would extend and the screen column it would start at (tabs every 8 columns, wide East Asian
+/// characters counted as two, combining characters as none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Cursor {
+    run: Run,
+    col: usize,
+}
+
+impl Cursor {
+    /// Whether the next original character `c` is written as an escape in `mode` (a backslash
+    /// is decided by [`reads_as_escape`] instead). Moves the combining run on.
+    fn escapes(&mut self, c: char, mode: Mode) -> bool {
+        self.run = self.run.after(c);
+        match c {
+            '\n' => mode == Mode::Line,
+            '\t' => mode == Mode::Line || self.col >= TAB_ESCAPE_COLUMN,
+            c => is_hidden(c) || self.run.too_long(),
+        }
+    }
+
+    /// Moves the column past `written` (output text).
+    fn wrote(&mut self, written: &str) {
+        for c in written.chars() {
+            self.col = match c {
+                '\n' => 0,
+                '\t' => (self.col / 8 + 1) * 8,
+                c if is_combining(c) => self.col,
+                c if is_wide(c) => self.col + 2,
+                _ => self.col + 1,
+            };
+        }
+    }
+}
+
+/// East Asian wide and fullwidth characters (and emoji), which take two columns; a guess on
+/// the generous side is safe, since it only makes tabs escape sooner.
+fn is_wide(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{115f}'
+        | '\u{2e80}'..='\u{303e}'
+        | '\u{3041}'..='\u{a4cf}'
+        | '\u{a960}'..='\u{a97f}'
+        | '\u{ac00}'..='\u{d7a3}'
+        | '\u{f900}'..='\u{faff}'
+        | '\u{fe30}'..='\u{fe4f}'
+        | '\u{ff00}'..='\u{ff60}'
+        | '\u{ffe0}'..='\u{ffe6}'
+        | '\u{1f300}'..='\u{1f64f}'
+        | '\u{1f900}'..='\u{1f9ff}'
+        | '\u{20000}'..='\u{3fffd}')
+}
+
 /// Whether `s` holds a character a terminal would act on or draw as nothing (anything but
 /// newline and tab that [`escape`] writes as an escape, a run of more than
-/// [`MAX_COMBINING_RUN`] combining characters included). The same answer in both modes.
+/// [`MAX_COMBINING_RUN`] combining characters included), or a tab that [`Mode::Text`] writes as
+/// an escape (see [`TAB_ESCAPE_COLUMN`]).
 pub fn has_hidden(s: &str) -> bool {
-    let mut run = Run::default();
-    s.chars().any(|c| {
-        run = run.after(c);
-        needs_escape(c, Mode::Text) || run.too_long()
-    })
+    let mut out = String::new();
+    write_escaped(s, Mode::Text, &mut Cursor::default(), &mut out, false).escaped
 }
 
 /// Whether `escape(s, mode)` is `s` itself: nothing hidden, no backslash that needed doubling.
 pub fn is_verbatim(s: &str, mode: Mode) -> bool {
-    let mut rest = s;
-    let mut run = Run::default();
-    while let Some(c) = rest.chars().next() {
-        rest = &rest[c.len_utf8()..];
-        run = run.after(c);
-        if needs_escape(c, mode) || run.too_long() || (c == '\\' && reads_as_escape(rest, mode)) {
-            return false;
-        }
-    }
-    true
+    escape(s, mode) == s
 }
 
 /// Whether a backslash followed by `rest` (of the original) would be read as the start of an
-/// escape in the output, and so must be doubled.
-fn reads_as_escape(rest: &str, mode: Mode) -> bool {
+/// escape in the output, and so must be doubled; `after` is the cursor once one backslash is
+/// written.
+fn reads_as_escape(rest: &str, mode: Mode, after: Cursor) -> bool {
     let mut chars = rest.chars();
     match chars.next() {
         None => mode == Mode::Line,
         Some('\\' | 'e' | 'r') => true,
         Some('n' | 't') => mode == Mode::Line,
         Some('u') => chars.next() == Some('{'),
-        Some(c) => needs_escape(c, mode),
+        Some(c) => {
+            let mut next = after;
+            next.escapes(c, mode)
+        }
     }
+}
+
+/// What [`write_escaped`] did.
+struct Written {
+    /// Where the end of the text that was held back begins (only when asked to hold).
+    held_from: Option<usize>,
+    /// A character other than a backslash was written as an escape.
+    escaped: bool,
+}
+
+/// Writes `s` escaped to `out`, from `cursor` on. With `hold`, a backslash at the end of `s`,
+/// or followed only by `u`, is not written: whether it is doubled depends on what follows
+/// (`\u{` reads as an escape, `\ux` does not).
+fn write_escaped(
+    s: &str,
+    mode: Mode,
+    cursor: &mut Cursor,
+    out: &mut String,
+    hold: bool,
+) -> Written {
+    let mut written = Written {
+        held_from: None,
+        escaped: false,
+    };
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let at = s.len() - rest.len();
+        rest = &rest[c.len_utf8()..];
+        if c == '\\' {
+            if hold && (rest.is_empty() || rest == "u") {
+                written.held_from = Some(at);
+                break;
+            }
+            write_backslash(rest, mode, cursor, out);
+            continue;
+        }
+        let start = out.len();
+        if cursor.escapes(c, mode) {
+            push_escape(out, c, mode);
+            written.escaped = true;
+        } else {
+            out.push(c);
+        }
+        cursor.wrote(&out[start..]);
+    }
+    written
+}
+
+/// Writes one original backslash followed by `rest`: doubled when it would read as an escape.
+fn write_backslash(rest: &str, mode: Mode, cursor: &mut Cursor, out: &mut String) {
+    cursor.run = Run::default();
+    let mut after = *cursor;
+    after.wrote("\\");
+    let shown = if reads_as_escape(rest, mode, after) {
+        "\\\\"
+    } else {
+        "\\"
+    };
+    out.push_str(shown);
+    cursor.wrote(shown);
 }
 
 /// `s` with every hidden character written as a visible escape (see the module docs).
 pub fn escape(s: &str, mode: Mode) -> String {
-    if is_verbatim(s, mode) {
-        return s.to_string();
-    }
     let mut out = String::with_capacity(s.len() + 16);
-    let mut rest = s;
-    let mut run = Run::default();
-    while let Some(c) = rest.chars().next() {
-        rest = &rest[c.len_utf8()..];
-        run = run.after(c);
-        match c {
-            '\\' => {
-                out.push('\\');
-                if reads_as_escape(rest, mode) {
-                    out.push('\\');
-                }
-            }
-            c if needs_escape(c, mode) || run.too_long() => push_escape(&mut out, c),
-            c => out.push(c),
-        }
-    }
+    write_escaped(s, mode, &mut Cursor::default(), &mut out, false);
     out
 }
 
 /// [`escape`] for text that arrives in pieces (a model's answer, streamed): what it writes for
 /// the pieces one after another is what [`escape`] writes for the whole, so a run of combining
-/// characters split over pieces is still cut at [`MAX_COMBINING_RUN`], and a backslash at the
-/// end of one piece is doubled when the next piece starts with `e`. It holds back at most one
-/// backslash until it knows what follows; [`StreamEscaper::finish`] writes it.
+/// characters split over pieces is still cut at [`MAX_COMBINING_RUN`], a tab is escaped from
+/// the same column, and a backslash at the end of one piece is doubled when the next pieces
+/// start with `e` or `u{`. It holds back at most a backslash and a `u` until it knows what
+/// follows; [`StreamEscaper::finish`] writes them.
 #[derive(Debug, Clone)]
 pub struct StreamEscaper {
     mode: Mode,
-    run: Run,
-    /// A backslash whose escaping depends on the next piece.
-    held_backslash: bool,
+    cursor: Cursor,
+    /// The end of the text so far that is not written yet: empty, `\` or `\u`.
+    pending: String,
 }
 
 impl StreamEscaper {
     pub fn new(mode: Mode) -> StreamEscaper {
         StreamEscaper {
             mode,
-            run: Run::default(),
-            held_backslash: false,
+            cursor: Cursor::default(),
+            pending: String::new(),
         }
     }
 
     /// The escaped form of `piece`, given every piece before it.
     pub fn push(&mut self, piece: &str) -> String {
-        let mut out = String::with_capacity(piece.len() + 8);
-        let mut rest = piece;
-        if self.held_backslash && !rest.is_empty() {
-            self.held_backslash = false;
-            out.push('\\');
-            if reads_as_escape(rest, self.mode) {
-                out.push('\\');
-            }
-        }
-        while let Some(c) = rest.chars().next() {
-            rest = &rest[c.len_utf8()..];
-            self.run = self.run.after(c);
-            match c {
-                '\\' if rest.is_empty() => self.held_backslash = true,
-                '\\' => {
-                    out.push('\\');
-                    if reads_as_escape(rest, self.mode) {
-                        out.push('\\');
-                    }
-                }
-                c if needs_escape(c, self.mode) || self.run.too_long() => push_escape(&mut out, c),
-                c => out.push(c),
-            }
+        let text = std::mem::take(&mut self.pending) + piece;
+        let mut out = String::with_capacity(text.len() + 8);
+        let written = write_escaped(&text, self.mode, &mut self.cursor, &mut out, true);
+        if let Some(from) = written.held_from {
+            self.pending = text[from..].to_string();
         }
         out
     }
 
     /// What is still held back when the text ends.
     pub fn finish(&mut self) -> String {
-        if std::mem::take(&mut self.held_backslash) {
-            escape("\\", self.mode)
-        } else {
-            String::new()
-        }
+        let text = std::mem::take(&mut self.pending);
+        let mut out = String::new();
+        write_escaped(&text, self.mode, &mut self.cursor, &mut out, false);
+        out
     }
 }
 
@@ -300,12 +381,13 @@ pub fn clip_line(s: &str, max: usize) -> String {
     }
 }
 
-fn push_escape(out: &mut String, c: char) {
+fn push_escape(out: &mut String, c: char, mode: Mode) {
     match c {
         '\u{1b}' => out.push_str("\\e"),
         '\r' => out.push_str("\\r"),
         '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
+        // In text `\t` is a backslash and a `t` (as in printf("\t")), so a tab is a code point.
+        '\t' if mode == Mode::Line => out.push_str("\\t"),
         c => {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         }
@@ -332,7 +414,7 @@ pub fn unescape(shown: &str, mode: Mode) -> Result<String, UnescapeError> {
         let offset = shown.len() - rest.len();
         rest = &rest[c.len_utf8()..];
         if c != '\\' {
-            if needs_escape(c, mode) {
+            if always_escaped(c, mode) {
                 return Err(UnescapeError::RawHidden {
                     offset,
                     character: c,
@@ -705,6 +787,56 @@ mod tests {
         }
     }
 
+    /// A run of tabs stops at a terminal's last column whatever its width, so the rest of
+    /// the line wraps onto a row of its own: `; rm -rf ~` appeared as " rm -rf ~", an
+    /// unchanged context line to the person reading the diff, though it was added.
+    #[test]
+    fn tabs_that_would_reach_the_right_edge_are_escaped() {
+        let attack = format!("+echo safe{}; rm -rf ~ # tail", "\t".repeat(60));
+        let shown = escape_text(&attack);
+        // Raw up to column 64 (7 tabs from column 10), then escapes.
+        let raw_tabs = shown.matches('\t').count();
+        assert_eq!(raw_tabs, 7, "{shown:?}");
+        assert_eq!(shown.matches("\\u{9}").count(), 53, "{shown:?}");
+        assert!(has_hidden(&attack));
+        assert_eq!(unescape(&shown, Mode::Text).unwrap(), attack);
+        assert_eq!(show_diff(&attack).hidden_lines, 1);
+        // Indentation and table columns left of column 64 are shown as they are.
+        for ok in [
+            "\t\t\t\t\t\t\t\tdeep();",
+            "a\tb\tc\td",
+            "\tprintf(\"\\t\");",
+        ] {
+            assert_eq!(escape_text(ok), ok);
+            assert!(!has_hidden(ok), "{ok:?}");
+        }
+        assert_eq!(
+            escape_text(&"\t".repeat(9)),
+            format!("{}\\u{{9}}", "\t".repeat(8))
+        );
+        // Wide characters count twice: 30 of them reach column 60.
+        let wide = format!("{}\t\t", "\u{65e5}".repeat(30));
+        assert_eq!(
+            escape_text(&wide),
+            format!("{}\t\\u{{9}}", "\u{65e5}".repeat(30))
+        );
+        // A backslash before an escaped tab is doubled; `\t` in text stays a backslash and a t.
+        let far = format!("{}\\\t", "x".repeat(70));
+        assert_eq!(escape_text(&far), format!("{}\\\\\\u{{9}}", "x".repeat(70)));
+        let printf = format!("{}printf(\"\\t\")", "x".repeat(70));
+        assert_eq!(escape_text(&printf), printf);
+        for s in [
+            attack.as_str(),
+            far.as_str(),
+            printf.as_str(),
+            wide.as_str(),
+        ] {
+            for mode in [Mode::Line, Mode::Text] {
+                assert_eq!(unescape(&escape(s, mode), mode).unwrap(), s);
+            }
+        }
+    }
+
     #[test]
     fn streamed_pieces_are_escaped_as_the_whole_would_be() {
         // One mark per piece, as a model streams tokens: before, each piece was escaped alone
@@ -722,6 +854,16 @@ mod tests {
         assert_eq!(shown, "echo \\\\e[31m");
         let mut stream = StreamEscaper::new(Mode::Line);
         assert_eq!(stream.push("dir\\") + &stream.finish(), "dir\\\\");
+        // `\u{` over three pieces reads as an escape, so its backslash is doubled; `\ux` not.
+        for (pieces, whole) in [
+            (["a\\", "u", "{1b}"], "a\\u{1b}"),
+            (["a\\", "u", "x"], "a\\ux"),
+        ] {
+            let mut stream = StreamEscaper::new(Mode::Text);
+            let shown: String =
+                pieces.iter().map(|p| stream.push(p)).collect::<String>() + &stream.finish();
+            assert_eq!(shown, escape_text(whole), "{pieces:?}");
+        }
     }
 
     #[test]
@@ -860,6 +1002,33 @@ mod tests {
                 shown.push_str(&stream.finish());
                 prop_assert_eq!(shown, escape(&s, mode));
             }
+        }
+
+        /// The same properties past the tab column.
+        #[test]
+        fn long_lines_round_trip_and_stay_apart(
+            n in 55usize..70,
+            a in text(),
+            b in text(),
+        ) {
+            let (a, b) = (format!("{}{a}", "x".repeat(n)), format!("{}{b}", "x".repeat(n)));
+            for mode in [Mode::Line, Mode::Text] {
+                let shown = escape(&a, mode);
+                prop_assert_eq!(unescape(&shown, mode), Ok(a.clone()));
+                if a != b {
+                    prop_assert_ne!(shown, escape(&b, mode));
+                }
+                let mut stream = StreamEscaper::new(mode);
+                let mut mid = a.len() / 2;
+                while !a.is_char_boundary(mid) {
+                    mid -= 1;
+                }
+                let (head, tail) = a.split_at(mid);
+                let streamed = stream.push(head) + &stream.push(tail) + &stream.finish();
+                prop_assert_eq!(streamed, escape(&a, mode));
+            }
+            let text = escape_text(&a);
+            prop_assert!(!text.chars().any(|c| c != '\n' && c != '\t' && is_hidden(c)));
         }
 
         #[test]
