@@ -982,10 +982,8 @@ mod tests {
             }
         }
 
-        // Known gap (README): on some splits the streamed escaping differs from escaping the
-        // whole text (both hide nothing); run with --ignored until StreamEscaper is fixed.
+        // Its two failing cases (a `\\u{` split over pieces) are in proptest-regressions.
         #[test]
-        #[ignore]
         fn streaming_in_any_pieces_writes_what_escaping_the_whole_writes(
             s in text(),
             cuts in prop::collection::vec(0usize..40, 0..6),
