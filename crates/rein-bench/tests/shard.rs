@@ -12,7 +12,12 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         suite: suite.into(),
         task: format!("task-{task:02}"),
         category: ["search", "edit", "extract"][task % 3].into(),
-        split: if task.is_multiple_of(5) { "heldout" } else { "dev" }.into(),
+        split: if task.is_multiple_of(5) {
+            "heldout"
+        } else {
+            "dev"
+        }
+        .into(),
         model: model.into(),
         seed: 1000 + u64::from(repeat),
         repeat,
