@@ -70,7 +70,7 @@ pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
         println!(
             "{:<6} {:<20} {:<8} {:<11} {:<8} {}",
             c.id.to_string(),
-            utc(c.created_at),
+            rein_protocol::time::utc_millis(c.created_at),
             ChangeKind::of_change(c).as_str(),
             c.state.as_str(),
             c.undo_of.map_or_else(String::new, |u| u.to_string()),
@@ -141,7 +141,7 @@ pub fn undo_change(args: UndoArgs, as_json: bool) -> Result<i32> {
 fn change_json(c: &Change) -> Value {
     json!({
         "id": c.id,
-        "time": utc(c.created_at),
+        "time": rein_protocol::time::utc_millis(c.created_at),
         "time_ms": c.created_at,
         "path": c.path,
         "kind": ChangeKind::of_change(c),
@@ -152,38 +152,4 @@ fn change_json(c: &Change) -> Value {
         "before_sha256": c.before_sha,
         "after_sha256": c.after_sha,
     })
-}
-
-/// Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC), without a date library.
-fn utc(millis: i64) -> String {
-    let secs = millis.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utc;
-
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400_000), "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_700_000_000_123), "2023-11-14T22:13:20Z");
-    }
 }

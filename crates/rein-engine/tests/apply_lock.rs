@@ -23,7 +23,11 @@ fn a_held_lock_times_out_with_a_message_naming_the_holder() {
         written.starts_with(&format!("pid {}, `", std::process::id())),
         "{written}"
     );
-    assert!(written.contains("UTC"), "{written}");
+    let since = written.split(", since ").nth(1).unwrap_or_default().trim_end();
+    assert!(
+        since.len() == 20 && since.starts_with("20") && since.ends_with('Z'),
+        "{written}"
+    );
 
     let wait = Duration::from_millis(300);
     let started = Instant::now();

@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod display;
 pub mod gate;
 pub mod model;
+pub mod time;
 pub mod worker;
 
 pub use gate::{GateOutcome, GateReport, ToolCall};

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How long a process waits for another one's apply or recovery before giving up.
 pub const APPLY_LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -99,7 +99,7 @@ impl ApplyLock {
             "pid {}, `{}`, since {}\n",
             std::process::id(),
             command_line(),
-            utc_now()
+            rein_protocol::time::utc_seconds(SystemTime::now())
         );
         self.file.set_len(0)?;
         self.file.write_all_at(line.as_bytes(), 0)?;
@@ -164,27 +164,3 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
-/// Now as `YYYY-MM-DD HH:MM:SS UTC`.
-fn utc_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let secs = i64::try_from(secs).unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
