@@ -491,10 +491,11 @@ fn check_hide_names(
 /// Tools that return or derive the content of the files they are given or walk: a file's
 /// text (`search_text` lines, `find_related` terms), its hash and line count (`file_info`), or
 /// a diff of its current content (`edit_file`, `replace_file`, `delete_file`; `edit_file`'s
-/// refusals also tell whether a guessed text is in the file). A deny or ask rule naming
-/// `read_file` covers each of them.
-pub const CONTENT_READERS: [&str; 6] = [
+/// refusals also tell whether a guessed text is in the file), or figures of its columns
+/// (`table_stats`). A deny or ask rule naming `read_file` covers each of them.
+pub const CONTENT_READERS: [&str; 7] = [
     "search_text",
+    "table_stats",
     "find_related",
     "file_info",
     "edit_file",

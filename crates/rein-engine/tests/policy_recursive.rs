@@ -471,6 +471,10 @@ fn a_deny_for_read_file_alone_keeps_the_content_from_every_tool() {
             json!({"path": "secrets/key.env", "content": "x"}),
         ),
         ("delete_file", json!({"path": "./secrets//key.env"})),
+        (
+            "table_stats",
+            json!({"path": "secrets/key.env", "column": "API_KEY=hunter2"}),
+        ),
     ] {
         let report = env.submit_with(env.policy(DENY_READ_ONLY), tool, args, &mut AllowAll);
         assert_eq!(report.outcome, GateOutcome::Denied, "{tool}: {report:?}");

@@ -2,10 +2,12 @@
 //! mutating tools return [`crate::Proposal`]s and never write (the engine applies approved
 //! proposals through the journal).
 
+mod calc;
 mod propose;
 mod read;
 mod related;
 mod search;
+mod table;
 
 use std::fmt;
 
@@ -17,12 +19,14 @@ use crate::registry::{ToolRegistry, MAX_INPUT_CHARS};
 use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
+pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
 pub use read::{HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
 pub use search::{
     FIND_FILES_MAX_RESULTS, SEARCH_DFA_MAX_BYTES, SEARCH_MAX_FILE_BYTES, SEARCH_MAX_LINE_CHARS,
     SEARCH_MAX_MATCHES, SEARCH_REGEX_MAX_BYTES, SEARCH_TIME_BUDGET,
 };
+pub use table::{parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES, TABLE_MAX_DISTINCT};
 
 /// How many leading bytes are sniffed for a NUL, the classic binary marker.
 const BINARY_SNIFF_BYTES: usize = 8192;
@@ -36,6 +40,8 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(search::FindFiles),
         Box::new(related::FindRelated),
         Box::new(read::FileInfoTool),
+        Box::new(table::TableStats),
+        Box::new(calc::Calculate),
         Box::new(propose::CreateFile),
         Box::new(propose::EditFile),
         Box::new(propose::ReplaceFile),

@@ -3,6 +3,7 @@
 
 mod atomic;
 mod confinement;
+mod figures;
 mod hardening;
 mod links;
 mod mounts;

@@ -1,0 +1,414 @@
+//! `table_stats`: figures of one column of a CSV, TSV or JSON-lines file, computed here so a
+//! small model copies a sum instead of adding up a column itself (the 1.5B wrote "Total hours:
+//! 72" where the column sums to 64). Sums are exact decimals; only a mean may be rounded, and
+//! the answer says so.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+use super::{file_error, not_found, object_schema, path_arg, path_schema, text_of, workspace};
+use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Largest table file `table_stats` reads.
+pub const TABLE_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// Most distinct values (and groups) one answer lists.
+pub const TABLE_MAX_DISTINCT: usize = 50;
+/// Decimal places of a mean that does not come out exact.
+pub const MEAN_DECIMALS: u32 = 6;
+/// Most non-numeric cells named in the note.
+const NON_NUMERIC_SHOWN: usize = 5;
+
+pub struct TableStats;
+
+impl Tool for TableStats {
+    fn name(&self) -> &str {
+        "table_stats"
+    }
+    fn description(&self) -> &str {
+        "Figures of one column of a CSV, TSV or JSON-lines file: row count, sum, mean, min, max and distinct values, optionally only rows where filter_column equals filter_value, optionally per group of group_by. Use it instead of adding numbers yourself."
+    }
+    fn schema(&self) -> Value {
+        let name = |d: &str| json!({ "type": "string", "minLength": 1, "maxLength": 200, "description": d });
+        object_schema(
+            json!({
+                "path": path_schema("table file, relative to the workspace root"),
+                "column": name("the column to describe (its header name)"),
+                "filter_column": name("only rows whose value in this column ..."),
+                "filter_value": { "type": "string", "maxLength": 200, "description": "... equals this (ignoring case and surrounding spaces)" },
+                "group_by": name("give the figures per distinct value of this column"),
+            }),
+            &["path", "column"],
+        )
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let rel = path_arg(ws, self.name(), a, None)?;
+        let (bytes, size) = ws
+            .read_prefix(&rel, TABLE_MAX_BYTES)
+            .map_err(file_error)?
+            .ok_or_else(|| not_found(&rel))?;
+        if size > bytes.len() as u64 {
+            return Err(ToolError::Refused(format!(
+                "\"{rel}\" is {size} bytes; table_stats reads tables of at most {TABLE_MAX_BYTES} bytes"
+            )));
+        }
+        let text = text_of(&bytes)
+            .ok_or_else(|| ToolError::Refused(format!("\"{rel}\" is not a UTF-8 text file")))?;
+        let table = Table::parse(rel.as_str(), text).map_err(ToolError::Refused)?;
+        let column = table.column(args::str(self.name(), a, "column")?)?;
+        let filter = match (
+            args::opt_str(a, "filter_column"),
+            args::opt_str(a, "filter_value"),
+        ) {
+            (Some(c), Some(v)) => Some((table.column(c)?, v.trim().to_lowercase())),
+            (None, None) => None,
+            _ => {
+                return Err(ToolError::InvalidArguments {
+                    tool: self.name().to_string(),
+                    message: "filter_column and filter_value go together: give both or neither"
+                        .to_string(),
+                })
+            }
+        };
+        let group_by = args::opt_str(a, "group_by")
+            .map(|g| table.column(g))
+            .transpose()?;
+        let rows: Vec<&Vec<String>> = table
+            .rows
+            .iter()
+            .filter(|row| {
+                filter.as_ref().is_none_or(|(c, v)| {
+                    row.get(*c).map(|x| x.trim().to_lowercase()) == Some(v.clone())
+                })
+            })
+            .collect();
+        let mut out = json!({
+            "path": rel,
+            "column": table.header[column],
+            "rows_in_file": table.rows.len(),
+        });
+        if let Some((c, v)) = &filter {
+            out["filter"] = json!(format!("{} = {v}", table.header[*c]));
+        }
+        let all = Figures::of(rows.iter().map(|r| cell(r, column)));
+        all.write_into(&mut out);
+        if let Some(g) = group_by {
+            let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+            for row in &rows {
+                groups
+                    .entry(cell(row, g).trim().to_string())
+                    .or_default()
+                    .push(cell(row, column));
+            }
+            let total = groups.len();
+            let listed: Vec<Value> = groups
+                .into_iter()
+                .take(TABLE_MAX_DISTINCT)
+                .map(|(value, cells)| {
+                    let mut v = json!({ "group": value });
+                    Figures::of(cells.into_iter()).write_into(&mut v);
+                    v
+                })
+                .collect();
+            out["group_by"] = json!(table.header[g]);
+            out["groups"] = json!(listed);
+            if total > TABLE_MAX_DISTINCT {
+                out["groups_truncated"] = json!(format!(
+                    "{total} groups; only the first {TABLE_MAX_DISTINCT} (by name) are listed"
+                ));
+            }
+        }
+        Ok(ToolOutput::Data(out))
+    }
+}
+
+fn cell(row: &[String], column: usize) -> &str {
+    row.get(column).map_or("", String::as_str)
+}
+
+/// A table: header names and rows of cells.
+#[derive(Debug)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Reads CSV (`.csv`, or any other name whose first line has commas), TSV (`.tsv`, or a
+    /// first line with tabs and no commas) or JSON lines (`.jsonl`, `.ndjson`: one object a
+    /// line; the columns are the keys in order of first appearance).
+    pub fn parse(name: &str, text: &str) -> Result<Table, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let lower = name.to_lowercase();
+        if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+            return Table::from_json_lines(name, text);
+        }
+        let first = text.lines().next().unwrap_or_default();
+        let tab = lower.ends_with(".tsv") || (first.contains('\t') && !first.contains(','));
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(if tab { b'\t' } else { b',' })
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| format!("\"{name}\": cannot read the header row: {e}"))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| format!("\"{name}\": {e}"))?;
+            if record.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            rows.push(record.iter().map(str::to_string).collect());
+        }
+        Ok(Table { header, rows })
+    }
+
+    fn from_json_lines(name: &str, text: &str) -> Result<Table, String> {
+        let mut header: Vec<String> = Vec::new();
+        let mut objects = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let value: Value = serde_json::from_str(line)
+                .map_err(|e| format!("\"{name}\" line {}: not JSON: {e}", i + 1))?;
+            let Value::Object(map) = value else {
+                return Err(format!("\"{name}\" line {}: not a JSON object", i + 1));
+            };
+            for key in map.keys() {
+                if !header.contains(key) {
+                    header.push(key.clone());
+                }
+            }
+            objects.push(map);
+        }
+        let rows = objects
+            .iter()
+            .map(|m| {
+                header
+                    .iter()
+                    .map(|k| match m.get(k) {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Table { header, rows })
+    }
+
+    /// The index of a column named `name` (exact, else ignoring case and spaces around it).
+    fn column(&self, name: &str) -> Result<usize, ToolError> {
+        let wanted = name.trim();
+        self.header
+            .iter()
+            .position(|h| h == wanted)
+            .or_else(|| {
+                self.header
+                    .iter()
+                    .position(|h| h.eq_ignore_ascii_case(wanted))
+            })
+            .ok_or_else(|| {
+                ToolError::Refused(format!(
+                    "no column \"{wanted}\"; the columns are: {}",
+                    self.header.join(", ")
+                ))
+            })
+    }
+}
+
+/// A cell as a number: an optional sign and currency symbol, digits with optional thousands
+/// commas in groups of three, an optional decimal part, an optional `%`. `(12.50)` is -12.50 as
+/// in accounts. Anything else is not a number.
+pub fn parse_number(cell: &str) -> Option<Decimal> {
+    let mut s = cell.trim();
+    let mut negative = false;
+    if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        negative = true;
+        s = inner.trim();
+    }
+    if let Some(rest) = s.strip_prefix('-') {
+        negative = !negative;
+        s = rest;
+    } else if let Some(rest) = s.strip_prefix('+') {
+        s = rest;
+    }
+    for symbol in ['$', '€', '£', '¥'] {
+        if let Some(rest) = s.strip_prefix(symbol) {
+            s = rest.trim_start();
+            break;
+        }
+    }
+    s = s.strip_suffix('%').unwrap_or(s);
+    let (whole, fraction) = match s.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (s, None),
+    };
+    let digits_only = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let whole_ok = if whole.contains(',') {
+        let groups: Vec<&str> = whole.split(',').collect();
+        (1..=3).contains(&groups[0].len())
+            && groups.iter().all(|g| digits_only(g))
+            && groups[1..].iter().all(|g| g.len() == 3)
+    } else {
+        digits_only(whole) || (whole.is_empty() && fraction.is_some())
+    };
+    if !whole_ok || fraction.is_some_and(|f| !digits_only(f)) {
+        return None;
+    }
+    let plain = format!(
+        "{}{}{}",
+        if whole.is_empty() { "0" } else { "" },
+        whole.replace(',', ""),
+        fraction.map(|f| format!(".{f}")).unwrap_or_default()
+    );
+    let value: Decimal = plain.parse().ok()?;
+    Some(if negative { -value } else { value })
+}
+
+/// The figures of a run of cells.
+struct Figures {
+    rows: usize,
+    numbers: Vec<Decimal>,
+    non_numeric: Vec<String>,
+    distinct: BTreeMap<String, usize>,
+}
+
+impl Figures {
+    fn of<'c>(cells: impl Iterator<Item = &'c str>) -> Figures {
+        let mut f = Figures {
+            rows: 0,
+            numbers: Vec::new(),
+            non_numeric: Vec::new(),
+            distinct: BTreeMap::new(),
+        };
+        for c in cells {
+            f.rows += 1;
+            *f.distinct.entry(c.trim().to_string()).or_default() += 1;
+            match parse_number(c) {
+                Some(n) => f.numbers.push(n),
+                None if c.trim().is_empty() => {}
+                None => f.non_numeric.push(c.trim().to_string()),
+            }
+        }
+        f
+    }
+
+    fn write_into(&self, out: &mut Value) {
+        out["rows"] = json!(self.rows);
+        out["numeric_cells"] = json!(self.numbers.len());
+        if !self.numbers.is_empty() {
+            let sum = self
+                .numbers
+                .iter()
+                .try_fold(Decimal::ZERO, |acc, n| acc.checked_add(*n));
+            let Some(sum) = sum else {
+                out["note"] = json!("the sum is too large to compute exactly");
+                return;
+            };
+            let count = Decimal::from(self.numbers.len());
+            let mean = sum / count;
+            let rounded = mean.round_dp(MEAN_DECIMALS);
+            out["sum"] = json!(sum.normalize().to_string());
+            out["mean"] = json!(rounded.normalize().to_string());
+            if rounded != mean {
+                out["mean_rounded_to_decimals"] = json!(MEAN_DECIMALS);
+            }
+            let min = self.numbers.iter().min().copied().unwrap_or_default();
+            let max = self.numbers.iter().max().copied().unwrap_or_default();
+            out["min"] = json!(min.normalize().to_string());
+            out["max"] = json!(max.normalize().to_string());
+        }
+        if !self.non_numeric.is_empty() {
+            let shown: Vec<&String> = self.non_numeric.iter().take(NON_NUMERIC_SHOWN).collect();
+            out["non_numeric_cells"] = json!(self.non_numeric.len());
+            out["non_numeric_examples"] = json!(shown);
+        }
+        out["distinct_count"] = json!(self.distinct.len());
+        let listed: Vec<Value> = self
+            .distinct
+            .iter()
+            .take(TABLE_MAX_DISTINCT)
+            .map(|(v, n)| json!({ "value": v, "rows": n }))
+            .collect();
+        out["distinct"] = json!(listed);
+        if self.distinct.len() > TABLE_MAX_DISTINCT {
+            out["distinct_truncated"] = json!(format!(
+                "{} distinct values; only the first {TABLE_MAX_DISTINCT} (by value) are listed",
+                self.distinct.len()
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Option<String> {
+        parse_number(s).map(|d| d.normalize().to_string())
+    }
+
+    #[test]
+    fn numbers_are_read_strictly() {
+        assert_eq!(n("1,234.50"), Some("1234.5".into()));
+        assert_eq!(n("$1,234"), Some("1234".into()));
+        assert_eq!(n("-3"), Some("-3".into()));
+        assert_eq!(n("(45.10)"), Some("-45.1".into()));
+        assert_eq!(n("12.5%"), Some("12.5".into()));
+        assert_eq!(n(".5"), Some("0.5".into()));
+        assert_eq!(n(" 7 "), Some("7".into()));
+        for bad in [
+            "", "n/a", "1,23", "12,3456", "1.2.3", "1e5", "12abc", "--3", ",123", "1,",
+        ] {
+            assert_eq!(n(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn quoted_csv_and_tsv_and_json_lines() {
+        let t = Table::parse(
+            "a.csv",
+            "\u{feff}name,amount\n\"Acme, Ltd\",\"1,200.50\"\n\nB,3\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.header, vec!["name", "amount"]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0][0], "Acme, Ltd");
+        let t = Table::parse("a.tsv", "x\ty\n1\t2\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.rows[0][1], "2");
+        let t = Table::parse("a.jsonl", "{\"a\":1}\n{\"b\":\"x\",\"a\":2.5}\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.header, vec!["a", "b"]);
+        assert_eq!(t.rows[1], vec!["2.5", "x"]);
+        assert!(Table::parse("a.jsonl", "[1]\n").is_err());
+    }
+
+    #[test]
+    fn figures_are_exact_and_say_what_they_skipped() {
+        let cells = ["0.1", "0.2", "n/a", "", "1,000"];
+        let mut out = json!({});
+        Figures::of(cells.into_iter()).write_into(&mut out);
+        assert_eq!(out["sum"], "1000.3");
+        assert_eq!(out["rows"], 5);
+        assert_eq!(out["numeric_cells"], 3);
+        assert_eq!(out["non_numeric_cells"], 1);
+        assert_eq!(out["min"], "0.1");
+        assert_eq!(out["max"], "1000");
+        assert_eq!(out["mean"], "333.433333");
+        assert_eq!(out["mean_rounded_to_decimals"], 6);
+        let mut empty = json!({});
+        Figures::of(std::iter::empty()).write_into(&mut empty);
+        assert_eq!(empty["rows"], 0);
+        assert!(empty.get("sum").is_none());
+    }
+}
