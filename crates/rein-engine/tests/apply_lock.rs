@@ -23,7 +23,11 @@ fn a_held_lock_times_out_with_a_message_naming_the_holder() {
         written.starts_with(&format!("pid {}, `", std::process::id())),
         "{written}"
     );
-    let since = written.split(", since ").nth(1).unwrap_or_default().trim_end();
+    let since = written
+        .split(", since ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim_end();
     assert!(
         since.len() == 20 && since.starts_with("20") && since.ends_with('Z'),
         "{written}"

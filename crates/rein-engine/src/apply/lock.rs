@@ -163,4 +163,3 @@ fn printable(text: &str) -> String {
         })
         .collect()
 }
-
