@@ -302,6 +302,9 @@ impl Printer {
                 }
             }
             AgentEvent::Cap { message, .. } => println!("cap: {}", escape_line(message)),
+            AgentEvent::ModelNotice { message } => {
+                println!("model: {}", escape_line(message))
+            }
             AgentEvent::FinishRefused { .. } | AgentEvent::FinishAccepted { .. } => {}
             AgentEvent::Check(c) => {
                 // An unqualified decision is advice for the person; it never decides the verdict.

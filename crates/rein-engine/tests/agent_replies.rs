@@ -244,3 +244,59 @@ fn embedded_models_decode_under_the_mission_action_schema() {
         .contains("- read_file {\"path\": string"));
     assert!(!messages[0].content.contains("- delete_file"));
 }
+
+/// A scripted model whose backend restarted once before its first reply.
+struct Restarted {
+    inner: ScriptedModel,
+    notice: Option<String>,
+}
+
+impl Model for Restarted {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+    fn take_notices(&mut self) -> Vec<String> {
+        self.notice.take().into_iter().collect()
+    }
+}
+
+#[test]
+fn a_worker_restart_is_reported_once_and_journaled() {
+    let h = Harness::new("desk_task");
+    let mut model = Restarted {
+        inner: ScriptedModel::load(fixture("good.jsonl")).unwrap(),
+        notice: Some("the worker of m stopped (timeout); it was started again".into()),
+    };
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert!(out.passed(), "{:#?}", out.document());
+    let notices: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ModelNotice { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "{events:#?}");
+    assert!(notices[0].contains("started again"));
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let journaled: Vec<_> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == "model_notice")
+        .collect();
+    assert_eq!(journaled.len(), 1);
+    assert!(journaled[0].payload["message"]
+        .as_str()
+        .unwrap()
+        .contains("started again"));
+}

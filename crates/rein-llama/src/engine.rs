@@ -99,6 +99,9 @@ pub(crate) fn context_params(options: &EngineOptions) -> LlamaContextParams {
         .with_n_threads_batch(threads)
 }
 
+/// Receives (prompt tokens done, prompt tokens in all) while a prompt is decoded.
+pub type ProgressHook = Box<dyn FnMut(usize, usize)>;
+
 pub struct LlamaEngine {
     model: &'static LlamaModel,
     ctx: LlamaContext<'static>,
@@ -111,6 +114,8 @@ pub struct LlamaEngine {
     last_logits: i32,
     parser_factory: Option<ParserFactory>,
     options: EngineOptions,
+    /// Told (tokens decoded, prompt tokens) after each prompt batch; see [`Self::on_progress`].
+    progress: Option<ProgressHook>,
     pub name: String,
     pub architecture: String,
     pub load_ms: f64,
@@ -146,10 +151,17 @@ impl LlamaEngine {
             last_logits: 0,
             parser_factory: None,
             options,
+            progress: None,
             name,
             architecture,
             load_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
+    }
+
+    /// Sets (or clears) the hook told of prompt progress. The worker uses it to keep its parent
+    /// informed through prompts that take minutes to decode.
+    pub fn on_progress(&mut self, hook: Option<ProgressHook>) {
+        self.progress = hook;
     }
 
     pub fn context_tokens(&self) -> u32 {
@@ -256,6 +268,9 @@ impl LlamaEngine {
                 .map_err(|e| LlamaError::Decode(e.to_string()))?;
             self.cached.extend_from_slice(chunk);
             self.last_logits = chunk.len() as i32 - 1;
+            if let Some(hook) = self.progress.as_mut() {
+                hook(self.cached.len(), tokens.len());
+            }
         }
         Ok(keep)
     }

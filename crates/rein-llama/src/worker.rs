@@ -72,6 +72,19 @@ pub fn serve(config: WorkerConfig) -> Result<()> {
                 continue;
             }
         };
+        if let Some(id) = request_id(&request) {
+            engine.on_progress(Some(Box::new(move |done, total| {
+                // A lost progress line only risks a timeout; the reply itself reports errors.
+                let _ = send(
+                    &mut std::io::stdout().lock(),
+                    &WorkerReply::Progress {
+                        id,
+                        done_tokens: u32::try_from(done).unwrap_or(u32::MAX),
+                        total_tokens: u32::try_from(total).unwrap_or(u32::MAX),
+                    },
+                );
+            })));
+        }
         let reply = match request {
             WorkerRequest::Shutdown => return Ok(()),
             WorkerRequest::Complete { id, request } => {
@@ -116,7 +129,16 @@ pub fn serve(config: WorkerConfig) -> Result<()> {
                 WorkerReply::CacheReset { id }
             }
         };
+        engine.on_progress(None);
         send(&mut out, &reply).map_err(io)?;
     }
     Ok(())
+}
+
+/// The id of a request that decodes a prompt (and so reports progress).
+fn request_id(request: &WorkerRequest) -> Option<u64> {
+    match request {
+        WorkerRequest::Complete { id, .. } | WorkerRequest::Choose { id, .. } => Some(*id),
+        _ => None,
+    }
 }

@@ -109,8 +109,16 @@ pub struct EmbeddedModel {
     launch: WorkerLaunch,
     next_id: u64,
     failed: Option<String>,
+    /// Times the worker was started again after a crash or a timeout (at most
+    /// [`MAX_RESTARTS`] per model).
+    restarts: u32,
+    /// What a person should know about this model's session (a restart), not yet taken.
+    notices: Vec<String>,
     pub load_ms: f64,
 }
+
+/// How often a crashed or silent worker is started again before its failure stands.
+pub const MAX_RESTARTS: u32 = 1;
 
 impl EmbeddedModel {
     /// Starts the worker and waits for its hello; any identity mismatch stops it.
@@ -167,6 +175,8 @@ impl EmbeddedModel {
             launch,
             next_id: 1,
             failed: None,
+            restarts: 0,
+            notices: Vec::new(),
             load_ms: 0.0,
         };
         let hello = model.next_line(model.launch.load_timeout, "loading the model")?;
@@ -220,13 +230,51 @@ impl EmbeddedModel {
     }
 
     fn kill(&mut self) {
+        // Once the leader is reaped its pid (and so the group id) may belong to someone else:
+        // the group is signalled only while the child is known not to be reaped.
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
         let pid = self.child.id() as libc::pid_t;
-        // SAFETY: signalling our own child's process group.
+        // SAFETY: signalling our own child's process group; the child is not reaped yet.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Whether `error` killed the worker and a restart is still allowed.
+    fn may_restart(&self, error: &ModelError) -> bool {
+        self.failed.is_some()
+            && self.restarts < MAX_RESTARTS
+            && matches!(error, ModelError::Worker(_) | ModelError::Timeout { .. })
+    }
+
+    /// Replaces the failed worker with a fresh one for the same launch; the failure it
+    /// replaces becomes a notice.
+    fn restart(&mut self, error: &ModelError) -> Result<()> {
+        let mut fresh = EmbeddedModel::start(self.launch.clone())?;
+        fresh.restarts = self.restarts + 1;
+        fresh.notices = std::mem::take(&mut self.notices);
+        fresh.notices.push(format!(
+            "the worker of {} stopped ({error}); it was started again and the request sent again",
+            self.launch.spec
+        ));
+        fresh.next_id = self.next_id;
+        drop(std::mem::replace(self, fresh));
+        Ok(())
+    }
+
+    /// Runs `attempt`, and once more on a fresh worker when the first try killed the worker.
+    fn with_restart<T>(&mut self, mut attempt: impl FnMut(&mut Self) -> Result<T>) -> Result<T> {
+        match attempt(self) {
+            Err(e) if self.may_restart(&e) => {
+                self.restart(&e)?;
+                attempt(self)
+            }
+            other => other,
+        }
     }
 
     fn stderr_tail(&self) -> String {
@@ -311,6 +359,8 @@ impl EmbeddedModel {
         loop {
             match self.next_line(timeout, "answering")? {
                 WorkerReply::Text { id: rid, text } if rid == id => on_text(&text),
+                // Each line resets the silence limit: that is all progress is for.
+                WorkerReply::Progress { .. } => {}
                 WorkerReply::Error { id: rid, message } if rid == id || rid == 0 => {
                     return Err(
                         if message.starts_with("bad request")
@@ -352,6 +402,7 @@ fn reply_id(reply: &WorkerReply) -> Option<u64> {
     match reply {
         WorkerReply::Hello { .. } => None,
         WorkerReply::Text { id, .. }
+        | WorkerReply::Progress { id, .. }
         | WorkerReply::Completed { id, .. }
         | WorkerReply::Chosen { id, .. }
         | WorkerReply::Stats { id, .. }
@@ -370,27 +421,35 @@ impl Model for EmbeddedModel {
         request: &CompletionRequest,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Completion> {
-        let id = self.take_id();
-        self.send(&WorkerRequest::Complete {
-            id,
-            request: request.clone(),
-        })?;
-        match self.await_reply(id, on_text)? {
-            WorkerReply::Completed { completion, .. } => Ok(completion),
-            other => Err(self.fail(format!("unexpected reply to a completion: {other:?}"))),
-        }
+        self.with_restart(|model| {
+            let id = model.take_id();
+            model.send(&WorkerRequest::Complete {
+                id,
+                request: request.clone(),
+            })?;
+            match model.await_reply(id, on_text)? {
+                WorkerReply::Completed { completion, .. } => Ok(completion),
+                other => Err(model.fail(format!("unexpected reply to a completion: {other:?}"))),
+            }
+        })
     }
 
     fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
-        let id = self.take_id();
-        self.send(&WorkerRequest::Choose {
-            id,
-            request: request.clone(),
-        })?;
-        match self.await_reply(id, &mut |_| {})? {
-            WorkerReply::Chosen { reply, .. } => Ok(reply),
-            other => Err(self.fail(format!("unexpected reply to choose: {other:?}"))),
-        }
+        self.with_restart(|model| {
+            let id = model.take_id();
+            model.send(&WorkerRequest::Choose {
+                id,
+                request: request.clone(),
+            })?;
+            match model.await_reply(id, &mut |_| {})? {
+                WorkerReply::Chosen { reply, .. } => Ok(reply),
+                other => Err(model.fail(format!("unexpected reply to choose: {other:?}"))),
+            }
+        })
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 }
 

@@ -37,4 +37,10 @@ pub trait Model: Send {
 
     /// Every label's probability, read from the model's logits (or logprobs), never from text.
     fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply>;
+
+    /// What happened to the backend that a person should be told (a worker restarted after a
+    /// crash), each once. Callers show or journal these after each call.
+    fn take_notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }

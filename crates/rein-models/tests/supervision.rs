@@ -17,6 +17,9 @@ use rein_protocol::model::{
 use rein_protocol::worker::{WorkerReply, WorkerRequest, WorkerStats};
 
 const MODE_ENV: &str = "REIN_FAKE_WORKER_MODE";
+/// In mode `stall-once`, the file whose absence makes the worker stall (it creates it first),
+/// so the first worker hangs and the restarted one answers.
+const MARKER_ENV: &str = "REIN_FAKE_WORKER_MARKER";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -76,6 +79,26 @@ fn fake_worker(args: &[String]) {
                 std::process::abort();
             }
             "hang" => std::thread::sleep(Duration::from_secs(600)),
+            "stall-once" => {
+                let marker = PathBuf::from(std::env::var(MARKER_ENV).unwrap());
+                if !marker.exists() {
+                    std::fs::write(&marker, "stalled").unwrap();
+                    std::thread::sleep(Duration::from_secs(600));
+                }
+            }
+            "slow-progress" => {
+                // Longer in all than the 1 s silence limit, never silent for as long.
+                if let WorkerRequest::Complete { id, .. } = &request {
+                    for done in 1..=6 {
+                        std::thread::sleep(Duration::from_millis(400));
+                        say(&WorkerReply::Progress {
+                            id: *id,
+                            done_tokens: done * 512,
+                            total_tokens: 3072,
+                        });
+                    }
+                }
+            }
             _ => {}
         }
         match request {
@@ -242,13 +265,59 @@ fn a_crash_becomes_a_clear_error() {
     assert!(again.to_string().contains("already failed"), "{again}");
 }
 
+fn progress_keeps_a_slow_prompt_alive() {
+    let mut model = start("slow-progress").unwrap();
+    let pid = model.pid();
+    let started = Instant::now();
+    let completion = model.complete(&request(), &mut |_| {}).unwrap();
+    assert_eq!(completion.text, "hello");
+    assert!(
+        started.elapsed() > Duration::from_secs(2),
+        "not slow enough to test"
+    );
+    assert_eq!(
+        model.pid(),
+        pid,
+        "a worker that reports progress was replaced"
+    );
+    assert!(model.take_notices().is_empty());
+}
+
+fn a_stalled_worker_is_restarted_once_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::env::set_var(MARKER_ENV, dir.path().join("stalled"));
+    let mut model = start("stall-once").unwrap();
+    let first = model.pid();
+    let completion = model.complete(&request(), &mut |_| {}).unwrap();
+    assert_eq!(completion.text, "hello");
+    assert_ne!(model.pid(), first, "the stalled worker was not replaced");
+    assert!(wait_dead(first, Duration::from_secs(3)));
+    let notices = model.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("started again"), "{notices:?}");
+    assert!(notices[0].contains("fake-1b"), "{notices:?}");
+    assert!(model.take_notices().is_empty(), "a notice is given once");
+}
+
+fn a_second_failure_stands() {
+    // Every worker of this launch crashes: one restart, then the failure is the run's.
+    let mut model = start("crash").unwrap();
+    let err = model.complete(&request(), &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("exited"), "{err}");
+    assert_eq!(model.take_notices().len(), 1);
+    let again = model.complete(&request(), &mut |_| {}).unwrap_err();
+    assert!(again.to_string().contains("already failed"), "{again}");
+    assert!(model.take_notices().is_empty());
+}
+
 fn a_hang_times_out_and_the_worker_is_stopped() {
     let mut model = start("hang").unwrap();
     let pid = model.pid();
     let started = Instant::now();
     let err = model.complete(&request(), &mut |_| {}).unwrap_err();
     assert!(matches!(err, ModelError::Timeout { .. }), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // One restart (a second 1 s silence) before the timeout stands.
+    assert!(started.elapsed() < Duration::from_secs(6));
     assert!(wait_dead(pid, Duration::from_secs(3)));
 }
 
@@ -307,7 +376,16 @@ fn the_command_line_is_fixed_flags_only() {
 }
 
 fn run_tests() {
-    let tests: [(&str, fn()); 9] = [
+    let tests: [(&str, fn()); 12] = [
+        (
+            "progress_keeps_a_slow_prompt_alive",
+            progress_keeps_a_slow_prompt_alive,
+        ),
+        (
+            "a_stalled_worker_is_restarted_once_and_says_so",
+            a_stalled_worker_is_restarted_once_and_says_so,
+        ),
+        ("a_second_failure_stands", a_second_failure_stands),
         (
             "a_healthy_worker_streams_chooses_and_exits_on_drop",
             a_healthy_worker_streams_chooses_and_exits_on_drop,

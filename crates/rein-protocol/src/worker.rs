@@ -41,6 +41,13 @@ pub enum WorkerReply {
         id: u64,
         text: String,
     },
+    /// Sent after each batch of prompt tokens is decoded: a long uncached prompt takes minutes
+    /// on a small CPU, and the parent's silence limit is on lack of progress, not on length.
+    Progress {
+        id: u64,
+        done_tokens: u32,
+        total_tokens: u32,
+    },
     Completed {
         id: u64,
         completion: Completion,

@@ -56,6 +56,11 @@ pub enum AgentEvent {
         cap: String,
         message: String,
     },
+    /// Something happened to the model backend that a person should know (a worker was
+    /// restarted after a crash or a silence).
+    ModelNotice {
+        message: String,
+    },
     FinishRefused {
         step: u32,
         reason: String,

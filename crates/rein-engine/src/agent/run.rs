@@ -406,13 +406,15 @@ impl<'a> Agent<'a> {
             st.figures.steps += 1;
             let n = st.figures.steps;
             let started = Instant::now();
-            let asked = match ask_action(
+            let asked = ask_action(
                 self.model,
                 st.transcript.messages(),
                 schema.as_ref(),
                 self.options.seed,
                 &mut |_| {},
-            ) {
+            );
+            self.model_notices(on_event)?;
+            let asked = match asked {
                 Ok(a) => a,
                 Err(e) => {
                     let message = e.to_string();
@@ -431,6 +433,19 @@ impl<'a> Agent<'a> {
                 StepEnd::Stop(end) => return Ok(Some(end)),
             }
         }
+    }
+
+    /// Journals and reports what the model backend has to say (a restarted worker).
+    fn model_notices(&mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> Result<(), AgentError> {
+        for message in self.model.take_notices() {
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "model_notice",
+                &json!({ "message": message }),
+            )?;
+            on_event(&AgentEvent::ModelNotice { message });
+        }
+        Ok(())
     }
 
     /// Checks the caps that stop a run; records and reports the one that fired.
