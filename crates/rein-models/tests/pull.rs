@@ -450,17 +450,17 @@ fn a_full_disk_is_reported_with_the_space_needed() {
 fn a_second_pull_of_the_same_model_waits_its_turn() {
     let f = Fixture::new();
     fs::create_dir_all(f.root.join("home/models")).unwrap();
-    // A live process (this one) holds the pull lock.
-    fs::write(
-        f.root.join("home/models/fake.gguf.lock"),
-        format!("{}\n", std::process::id()),
-    )
-    .unwrap();
+    // Another puller (an open file description with the flock) holds the pull lock.
+    let lock_file = f.root.join("home/models/fake.gguf.lock");
+    fs::write(&lock_file, "4242\n").unwrap();
+    let held = fs::File::open(&lock_file).unwrap();
+    held.try_lock().unwrap();
     let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
     assert!(matches!(e, ModelError::Refused(_)), "{e}");
-    assert!(e.to_string().contains("is pulling fake"), "{e}");
+    assert!(e.to_string().contains("(process 4242) is pulling fake"), "{e}");
     assert_eq!(f.pip_calls(), 0);
-    fs::remove_file(f.root.join("home/models/fake.gguf.lock")).unwrap();
+    // Released (as when the holder dies), the file left behind is no lock.
+    drop(held);
     assert!(pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap().fetched);
     assert!(!f.root.join("home/models/fake.gguf.lock").exists());
 }
