@@ -44,9 +44,38 @@ pub struct WorkerLaunch {
     pub reply_timeout: Duration,
 }
 
-/// The machine's cores: the default thread count for a worker.
+/// The default thread count for a worker: the physical cores this process may use. A second
+/// hardware thread of a core shares its arithmetic units, and llama.cpp's matrix work gains
+/// nothing from it while the two threads wait on each other.
 pub fn default_threads() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let physical = physical_cores(std::path::Path::new("/sys/devices/system/cpu"));
+    physical.map_or(usable, |p| p.min(usable)).max(1) as u32
+}
+
+/// Distinct (package, core) pairs of the CPUs listed under `cpu_dir` (Linux sysfs layout), or
+/// `None` when the topology cannot be read.
+pub fn physical_cores(cpu_dir: &std::path::Path) -> Option<usize> {
+    let mut cores = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(cpu_dir).ok()?.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_cpu = name
+            .strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !is_cpu {
+            continue;
+        }
+        let read = |what: &str| {
+            std::fs::read_to_string(entry.path().join("topology").join(what))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        if let (Some(package), Some(core)) = (read("physical_package_id"), read("core_id")) {
+            cores.insert((package, core));
+        }
+    }
+    (!cores.is_empty()).then_some(cores.len())
 }
 
 impl WorkerLaunch {
@@ -499,4 +528,25 @@ pub fn launch_for(
         load_timeout: DEFAULT_LOAD_TIMEOUT,
         reply_timeout: DEFAULT_REPLY_TIMEOUT,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::physical_cores;
+
+    #[test]
+    fn hyperthreads_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two packages; cpu0/cpu2 and cpu1/cpu3 are hardware threads of the same cores.
+        for (cpu, package, core) in [(0, 0, 0), (1, 0, 1), (2, 0, 0), (3, 0, 1), (4, 1, 0)] {
+            let topology = dir.path().join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&topology).unwrap();
+            std::fs::write(topology.join("physical_package_id"), format!("{package}\n")).unwrap();
+            std::fs::write(topology.join("core_id"), format!("{core}\n")).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("cpufreq")).unwrap();
+        assert_eq!(physical_cores(dir.path()), Some(3));
+        assert_eq!(physical_cores(&dir.path().join("missing")), None);
+    }
 }

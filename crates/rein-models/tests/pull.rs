@@ -457,7 +457,10 @@ fn a_second_pull_of_the_same_model_waits_its_turn() {
     held.try_lock().unwrap();
     let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
     assert!(matches!(e, ModelError::Refused(_)), "{e}");
-    assert!(e.to_string().contains("(process 4242) is pulling fake"), "{e}");
+    assert!(
+        e.to_string().contains("(process 4242) is pulling fake"),
+        "{e}"
+    );
     assert_eq!(f.pip_calls(), 0);
     // Released (as when the holder dies), the file left behind is no lock.
     drop(held);
