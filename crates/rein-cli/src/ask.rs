@@ -7,7 +7,7 @@ use clap::Args;
 use rein_protocol::display::{Mode, StreamEscaper};
 use rein_protocol::model::{ChatMessage, CompletionRequest, Prompt, SamplingProfile};
 
-use crate::open::{default_actor, open_model};
+use crate::open::{default_actor, open_model_with, ModelKnobs};
 
 /// Longest prompt accepted, in characters (DESIGN.md: one input).
 pub const MAX_INPUT_CHARS: usize = 32_000;
@@ -29,6 +29,8 @@ pub struct AskArgs {
     /// Allow an `openai:` endpoint that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
+    #[command(flatten)]
+    knobs: ModelKnobs,
     /// The question.
     prompt: String,
 }
@@ -45,7 +47,8 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
         Some(m) => m,
         None => default_actor()?,
     };
-    let mut model = open_model(&spec, args.allow_remote)?;
+    let temperature = args.knobs.temperature()?;
+    let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
     let mut messages = Vec::new();
     if let Some(system) = args.system {
         messages.push(ChatMessage::system(system));
@@ -57,6 +60,9 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
         SamplingProfile::CHAT,
     );
     request.seed = args.seed;
+    if let Some(t) = temperature {
+        request.sampling.temperature = t;
+    }
 
     let stdout = std::io::stdout();
     // Model text reaches the terminal escaped (DESIGN principle 9): no control or bidi

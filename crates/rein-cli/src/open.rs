@@ -13,9 +13,61 @@ pub fn default_actor() -> anyhow::Result<String> {
         .context("the catalog names no default actor")
 }
 
+/// Runtime knobs of a model, shared by the commands that open one.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelKnobs {
+    /// Threads of an embedded model's worker (default: the physical cores this process may use).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Context window of an embedded model, in tokens (default: 6,144, or the model's own
+    /// window if smaller).
+    #[arg(long)]
+    pub context: Option<u32>,
+    /// Sampling temperature (default: the command's profile; 0 is greedy).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+}
+
+/// Most worker threads accepted.
+pub const MAX_THREADS: u32 = 256;
+/// Smallest context window accepted: the system rules and one step need this much.
+pub const MIN_CONTEXT_TOKENS: u32 = 1024;
+/// Highest temperature accepted.
+pub const MAX_TEMPERATURE: f32 = 2.0;
+
+impl ModelKnobs {
+    /// The temperature given, checked, or `None` to keep the profile's.
+    pub fn temperature(&self) -> anyhow::Result<Option<f32>> {
+        match self.temperature {
+            Some(t) if !(0.0..=MAX_TEMPERATURE).contains(&t) => {
+                anyhow::bail!("--temperature must be between 0 and {MAX_TEMPERATURE}, not {t}")
+            }
+            t => Ok(t),
+        }
+    }
+}
+
 pub fn open_model(spec: &str, allow_remote: bool) -> anyhow::Result<Box<dyn Model>> {
-    match ModelSpec::parse(spec)? {
-        ModelSpec::Catalog(name) => Ok(Box::new(start_embedded(&name)?)),
+    open_model_with(spec, allow_remote, &ModelKnobs::default())
+}
+
+/// [`open_model`] with runtime knobs; a knob that does not apply to the kind of model named
+/// is refused rather than ignored.
+pub fn open_model_with(
+    spec: &str,
+    allow_remote: bool,
+    knobs: &ModelKnobs,
+) -> anyhow::Result<Box<dyn Model>> {
+    knobs.temperature()?;
+    let parsed = ModelSpec::parse(spec)?;
+    if !parsed.is_catalog() && (knobs.threads.is_some() || knobs.context.is_some()) {
+        anyhow::bail!(
+            "--threads and --context apply to an embedded model (a catalog name); {spec} runs \
+             elsewhere: set them on its server"
+        );
+    }
+    match parsed {
+        ModelSpec::Catalog(name) => Ok(Box::new(start_embedded_with(&name, knobs)?)),
         ModelSpec::OpenAi { url, model } => {
             let allow_remote = allow_remote || rein_models::openai::allow_remote_from_env();
             Ok(Box::new(rein_models::OpenAiModel::new(
@@ -29,12 +81,41 @@ pub fn open_model(spec: &str, allow_remote: bool) -> anyhow::Result<Box<dyn Mode
 }
 
 pub fn start_embedded(name: &str) -> anyhow::Result<EmbeddedModel> {
+    start_embedded_with(name, &ModelKnobs::default())
+}
+
+fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {
     let catalog = Catalog::builtin()?;
     let entry = catalog.get(name)?;
+    // Knobs are checked before anything is loaded, so a typo costs nothing.
+    if let Some(threads) = knobs.threads {
+        if threads == 0 || threads > MAX_THREADS {
+            anyhow::bail!("--threads must be between 1 and {MAX_THREADS}, not {threads}");
+        }
+    }
+    if let Some(context) = knobs.context {
+        let most = if entry.context_tokens > 0 {
+            entry.context_tokens
+        } else {
+            rein_models::embedded::DEFAULT_CONTEXT_TOKENS
+        };
+        if !(MIN_CONTEXT_TOKENS..=most).contains(&context) {
+            anyhow::bail!(
+                "--context must be between {MIN_CONTEXT_TOKENS} and {most} tokens for {name} \
+                 (its trained window), not {context}"
+            );
+        }
+    }
     let dir = DataDir::from_env()?;
     let exe =
         std::env::current_exe().context("cannot find the rein executable to start a worker")?;
-    let launch = launch_for(entry, &dir, exe)?;
+    let mut launch = launch_for(entry, &dir, exe)?;
+    if let Some(threads) = knobs.threads {
+        launch.threads = threads;
+    }
+    if let Some(context) = knobs.context {
+        launch.context_tokens = context;
+    }
     Ok(EmbeddedModel::start(launch)?)
 }
 

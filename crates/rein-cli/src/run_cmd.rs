@@ -23,7 +23,7 @@ use rein_protocol::display::{clip_line, escape_line, json_safe, show_diff};
 use rein_workspace::{desk_registry, Workspace};
 use serde_json::json;
 
-use crate::open::{default_actor, open_model};
+use crate::open::{default_actor, open_model_with, ModelKnobs};
 
 /// Environment variable naming the folder that holds missions by name.
 pub const MISSIONS_ENV: &str = "REIN_MISSIONS";
@@ -59,6 +59,8 @@ pub struct RunArgs {
     /// Allow an `openai:` endpoint that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
+    #[command(flatten)]
+    knobs: ModelKnobs,
 }
 
 pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
@@ -88,8 +90,12 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         Some(m) => m,
         None => default_actor()?,
     };
-    let mut model = open_model(&spec, args.allow_remote)?;
+    let temperature = args.knobs.temperature()?;
+    let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
     let mut options = AgentOptions::for_mission(&contract, model.identity());
+    if let Some(t) = temperature {
+        options.sampling.temperature = t;
+    }
     if let Some(n) = args.max_turns {
         if n == 0 || n > MAX_TURNS_PER_JOB {
             bail!("--max-turns must be between 1 and {MAX_TURNS_PER_JOB}, not {n}");
@@ -110,6 +116,10 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         "command": "run",
         "approve": if args.approve.is_some() { "all" } else { "ask" },
         "mission_file": mission_file.display().to_string(),
+        "seed": options.seed,
+        "sampling": options.sampling,
+        "threads": args.knobs.threads,
+        "context": args.knobs.context,
     });
     let outcome = drive(
         &contract,

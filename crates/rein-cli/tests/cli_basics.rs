@@ -151,3 +151,34 @@ fn doctor_reports_every_model_and_a_fix() {
     assert_eq!(missing["status"], "warn");
     assert_eq!(missing["fix"], "rein models pull gemma3-270m");
 }
+
+#[test]
+fn runtime_knobs_are_checked_before_anything_loads() {
+    let scripted = script(&[r#"{"text": "hi"}"#]);
+    let spec = format!("scripted:{}", scripted.path().display());
+    for (args, says) in [
+        (
+            vec!["ask", "--model", &spec, "--threads", "2", "hello"],
+            "apply to an embedded model",
+        ),
+        (
+            vec!["ask", "--model", "gemma3-270m", "--threads", "0", "hello"],
+            "--threads must be between 1 and 256, not 0",
+        ),
+        (
+            vec!["ask", "--model", "gemma3-270m", "--context", "100", "hello"],
+            "--context must be between 1024 and",
+        ),
+        (
+            vec!["ask", "--model", &spec, "--temperature", "7", "hello"],
+            "--temperature must be between 0 and 2, not 7",
+        ),
+    ] {
+        let out = rein(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    // Temperature applies to any model: a scripted one still answers.
+    let out = rein(&["ask", "--model", &spec, "--temperature", "0", "hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

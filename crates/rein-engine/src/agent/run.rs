@@ -7,7 +7,9 @@ use rein_journal::{
     AttemptId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
 };
 use rein_models::Model;
-use rein_protocol::{ChatMessage, GateOutcome, GateReport, ModelIdentity, ToolCall};
+use rein_protocol::{
+    ChatMessage, GateOutcome, GateReport, ModelIdentity, SamplingProfile, ToolCall,
+};
 use rein_workspace::ToolRegistry;
 use serde_json::{json, Value};
 
@@ -45,6 +47,8 @@ pub struct AgentOptions {
     pub automatic_judgment: bool,
     /// The context window to fit; `None` takes the model's reported one.
     pub context_tokens: Option<u32>,
+    /// The actor's sampling (DESIGN.md: temperature 0.1, top-k 50); `--temperature` changes it.
+    pub sampling: SamplingProfile,
     pub seed: u32,
 }
 
@@ -59,6 +63,7 @@ impl AgentOptions {
             plan: false,
             automatic_judgment: true,
             context_tokens: None,
+            sampling: SamplingProfile::ACTOR,
             seed: 0,
         }
     }
@@ -410,6 +415,7 @@ impl<'a> Agent<'a> {
                 self.model,
                 st.transcript.messages(),
                 schema.as_ref(),
+                self.options.sampling,
                 self.options.seed,
                 &mut |_| {},
             );

@@ -37,14 +37,11 @@ pub fn ask_action(
     model: &mut dyn Model,
     messages: Vec<ChatMessage>,
     schema: Option<&Value>,
+    sampling: SamplingProfile,
     seed: u32,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Asked, ModelError> {
-    let mut request = CompletionRequest::new(
-        Prompt::chat(messages),
-        MAX_REPLY_TOKENS,
-        SamplingProfile::ACTOR,
-    );
+    let mut request = CompletionRequest::new(Prompt::chat(messages), MAX_REPLY_TOKENS, sampling);
     request.seed = seed;
     request.json_schema = schema.cloned();
     let completion = model.complete(&request, on_text)?;
