@@ -7,6 +7,7 @@
 //! llguidance, and read label probabilities from logits.
 
 mod choose;
+pub mod cpu;
 mod engine;
 mod error;
 mod prefix;
