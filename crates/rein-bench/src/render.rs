@@ -60,12 +60,14 @@ fn row_cells(g: &GroupStats) -> Vec<String> {
         opt(g.format_error_rate, pct),
         opt(g.repair_rate, pct),
         opt(g.cap_hit_rate, pct),
+        opt(g.harness_overhead, pct),
+        opt(g.tasks_per_minute, num1),
     ]
 }
 
-const HEAD: [&str; 13] = [
+const HEAD: [&str; 15] = [
     "model", "category", "passed", "rate", "95% CI", "mean", "pass^k", "steps", "wall", "tok/s",
-    "fmt err", "repair", "cap hit",
+    "fmt err", "repair", "cap hit", "overhead", "tasks/min",
 ];
 
 fn rows(report: &Report) -> Vec<(&ModelReport, &GroupStats)> {
@@ -182,7 +184,9 @@ pub fn markdown(report: &Report) -> String {
         "Pass rate with its Wilson 95 % interval; `mean`: mean over tasks of each task's pass \
          rate; `pass^k`: probability that all k repeats of a task pass (tau-bench estimator); \
          medians of steps, wall time and completion tokens per second; format errors and repairs \
-         per step; cap hits per run.\n\n",
+         per step; cap hits per run; `overhead`: the share of the runs' whole time (fresh \
+         workspace, loop, judge, journal) not spent waiting for the model; `tasks/min`: runs \
+         per minute of run time, one worker's pace.\n\n",
     );
     out.push_str("## Pass rates\n\n");
     out.push_str(&format!("| {} |\n", HEAD.join(" | ")));
@@ -310,6 +314,7 @@ pub fn html(report: &Report) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
+    out.push_str("<p class=\"note\">overhead: the share of the runs' whole time (fresh workspace, loop, judge, journal) not spent waiting for the model; tasks/min: runs per minute of run time, one worker's pace (<code>--jobs J</code> does up to J times as many).</p>\n");
     out.push_str("<h2>Wall time per run</h2>\n");
     out.push_str(&strip_svg(
         report,
