@@ -66,8 +66,21 @@ fn row_cells(g: &GroupStats) -> Vec<String> {
 }
 
 const HEAD: [&str; 15] = [
-    "model", "category", "passed", "rate", "95% CI", "mean", "pass^k", "steps", "wall", "tok/s",
-    "fmt err", "repair", "cap hit", "overhead", "tasks/min",
+    "model",
+    "category",
+    "passed",
+    "rate",
+    "95% CI",
+    "mean",
+    "pass^k",
+    "steps",
+    "wall",
+    "tok/s",
+    "fmt err",
+    "repair",
+    "cap hit",
+    "overhead",
+    "tasks/min",
 ];
 
 fn rows(report: &Report) -> Vec<(&ModelReport, &GroupStats)> {

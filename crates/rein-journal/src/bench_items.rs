@@ -155,7 +155,15 @@ impl JobStore {
                               WHERE job_id = ?1 AND suite = ?2 AND task = ?3 AND model = ?4
                                 AND repeat = ?5),
                          ?7, ?7)",
-                params![job, item.suite, item.task, item.model, item.repeat, seed, now],
+                params![
+                    job,
+                    item.suite,
+                    item.task,
+                    item.model,
+                    item.repeat,
+                    seed,
+                    now
+                ],
             )
             .map_err(self.db.err("queue a bench item"))?;
             Ok(BenchItemId(tx.last_insert_rowid()))
@@ -164,12 +172,17 @@ impl JobStore {
 
     /// A worker takes a queued item.
     pub fn start_bench_item(&self, id: BenchItemId) -> Result<()> {
-        self.item_transition(id, BenchItemState::Queued, BenchItemState::Running, |tx, now| {
-            tx.execute(
-                "UPDATE bench_items SET state = 'running', updated_at = ?2 WHERE id = ?1",
-                params![id, now],
-            )
-        })
+        self.item_transition(
+            id,
+            BenchItemState::Queued,
+            BenchItemState::Running,
+            |tx, now| {
+                tx.execute(
+                    "UPDATE bench_items SET state = 'running', updated_at = ?2 WHERE id = ?1",
+                    params![id, now],
+                )
+            },
+        )
     }
 
     /// A running item was judged: `result` is its record.
@@ -180,13 +193,18 @@ impl JobStore {
         journal_run: Option<i64>,
     ) -> Result<()> {
         let text = self.db.to_json("bench item result", result)?;
-        self.item_transition(id, BenchItemState::Running, BenchItemState::Done, |tx, now| {
-            tx.execute(
-                "UPDATE bench_items SET state = 'done', result = ?2, journal_run = ?3,
+        self.item_transition(
+            id,
+            BenchItemState::Running,
+            BenchItemState::Done,
+            |tx, now| {
+                tx.execute(
+                    "UPDATE bench_items SET state = 'done', result = ?2, journal_run = ?3,
                                         updated_at = ?4 WHERE id = ?1",
-                params![id, text, journal_run, now],
-            )
-        })
+                    params![id, text, journal_run, now],
+                )
+            },
+        )
     }
 
     /// A running item stopped without a verdict (an error); `note` says why.

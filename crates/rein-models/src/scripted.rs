@@ -77,8 +77,7 @@ impl ScriptedModel {
                 delay_ms = d.ok_or_else(|| ModelError::Script {
                     file: file.clone(),
                     line,
-                    message: "$delay_ms must be a whole number of milliseconds up to 600000"
-                        .into(),
+                    message: "$delay_ms must be a whole number of milliseconds up to 600000".into(),
                 })?;
                 continue;
             }

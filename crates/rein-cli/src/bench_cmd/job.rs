@@ -38,7 +38,12 @@ fn key_of(i: &BenchItem) -> RunKey {
 
 impl BenchJob {
     /// Opens jobs.db, checks the folder against earlier benches and starts this bench's job.
-    pub fn begin(out: &Path, results_file: &Path, resume: bool, spec: Value) -> anyhow::Result<Self> {
+    pub fn begin(
+        out: &Path,
+        results_file: &Path,
+        resume: bool,
+        spec: Value,
+    ) -> anyhow::Result<Self> {
         let folder = out
             .canonicalize()
             .with_context(|| format!("cannot resolve {}", out.display()))?
@@ -89,7 +94,11 @@ impl BenchJob {
         for i in items.iter().filter(|i| i.state == BenchItemState::Done) {
             let Some(v) = &i.result else { continue };
             let r: RunResult = serde_json::from_value(v.clone()).with_context(|| {
-                format!("bench item {} in {} holds no run result", i.id, path.display())
+                format!(
+                    "bench item {} in {} holds no run result",
+                    i.id,
+                    path.display()
+                )
             })?;
             if seen.insert(r.key()) {
                 append_result(results_file, &r)?;

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use rein_bench::results::{RunTrace, StreamedReply, TraceStep};
 use rein_journal::{Journal, RunId};
-use rein_models::{ChooseReply, ChooseRequest, Completion, CompletionRequest, Model, ModelIdentity};
+use rein_models::{
+    ChooseReply, ChooseRequest, Completion, CompletionRequest, Model, ModelIdentity,
+};
 use serde_json::Value;
 
 /// Forwards every call to `inner`, timing it and keeping each completion's streamed text.
@@ -93,12 +95,18 @@ pub(super) fn trace(
                 result: ["summary", "message", "model_error"]
                     .iter()
                     .find_map(|k| text(&s.detail, k)),
-                prompt_tokens: s.prompt_tokens.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+                prompt_tokens: s
+                    .prompt_tokens
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(0),
                 completion_tokens: s
                     .completion_tokens
                     .and_then(|n| u64::try_from(n).ok())
                     .unwrap_or(0),
-                elapsed_ms: s.elapsed_ms.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+                elapsed_ms: s
+                    .elapsed_ms
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(0),
             }
         })
         .collect();

@@ -279,6 +279,11 @@ fn run_one(
         &mut Printer::quiet(),
     )?;
     let stream = std::mem::take(&mut model.stream);
+    journal.append_event(
+        Some(outcome.run),
+        crate::journal_cmd::MODEL_STREAM,
+        &json!({ "replies": stream }),
+    )?;
     let trace = trace(journal, outcome.run, stream)?;
     let f = &outcome.figures;
     let result = RunResult {
