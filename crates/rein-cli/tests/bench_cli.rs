@@ -94,6 +94,26 @@ fn a_scripted_bench_runs_resumes_shards_and_merges() {
             out.to_str().unwrap(),
         ],
     );
+    // A resume with another seed would mix two benches: refused, nothing run.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("was run with seed 5"));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
+    let o = rein(
+        home.path(),
+        &[
+            "bench",
+            suite,
+            "--models",
+            &model,
+            "--repeats",
+            "3",
+            "--seed",
+            "5",
+            "--resume",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stderr).contains("2 run(s) to do (4 kept"));
     assert_eq!(lines(&out.join("results.jsonl")).len(), 6);
@@ -111,6 +131,8 @@ fn a_scripted_bench_runs_resumes_shards_and_merges() {
                 &model,
                 "--repeats",
                 "3",
+                "--seed",
+                "5",
                 "--shard",
                 k,
                 "--out",
@@ -156,6 +178,35 @@ fn a_scripted_bench_runs_resumes_shards_and_merges() {
             .collect()
     };
     assert_eq!(keys(&merged), keys(&out));
+    // Whole records too, traces included: only timings and journal change numbers differ.
+    let untimed_rows = |p: &Path| -> Vec<serde_json::Value> {
+        lines(&p.join("results.jsonl"))
+            .iter()
+            .map(untimed)
+            .collect()
+    };
+    assert_eq!(untimed_rows(&merged), untimed_rows(&out));
+    // Merging again writes the same bytes.
+    let again = scratch.path().join("again");
+    let o = rein(
+        home.path(),
+        &[
+            "bench",
+            "merge",
+            dirs[1].to_str().unwrap(),
+            dirs[0].to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    for f in ["results.jsonl", "report.md", "report.html", "junit.xml"] {
+        assert_eq!(
+            std::fs::read(merged.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+            "{f}"
+        );
+    }
     // A shard merged with itself is refused.
     let o = rein(
         home.path(),

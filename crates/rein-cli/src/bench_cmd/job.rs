@@ -37,12 +37,14 @@ fn key_of(i: &BenchItem) -> RunKey {
 }
 
 impl BenchJob {
-    /// Opens jobs.db, checks the folder against earlier benches and starts this bench's job.
+    /// Opens jobs.db, checks the folder against earlier benches (and the judged runs with
+    /// `check`) and starts this bench's job.
     pub fn begin(
         out: &Path,
         results_file: &Path,
         resume: bool,
         spec: Value,
+        check: impl FnOnce(&[RunResult]) -> anyhow::Result<()>,
     ) -> anyhow::Result<Self> {
         let folder = out
             .canonicalize()
@@ -127,6 +129,7 @@ impl BenchJob {
                 escape_line(i.note.as_deref().unwrap_or("no note"))
             );
         }
+        check(&judged)?;
         let owner = JobOwner::current();
         let id = match prior.filter(|j| resume && j.state == JobState::Interrupted) {
             Some(j) => {

@@ -83,7 +83,10 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed,
         "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
-    let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec)?;
+    let seed = args.seed;
+    let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
+        same_seeds(judged, seed)
+    })?;
     let kept = job.judged.len();
     let done_keys: std::collections::BTreeSet<RunKey> =
         job.judged.iter().map(RunResult::key).collect();
@@ -233,6 +236,25 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Runs pair across models and repeats only if each repeat has its recorded seed; a resume
+/// with another --seed would mix two benches in one report.
+fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
+    if let Some(r) = judged
+        .iter()
+        .find(|r| r.seed != u64::from(seed.wrapping_add(r.repeat)))
+    {
+        bail!(
+            "{} was run with seed {}, but --seed {seed} gives repeat {} the seed {}: resume with \
+             the --seed of the first run, or give another --out",
+            escape_line(&r.key().to_string()),
+            r.seed,
+            r.repeat,
+            seed.wrapping_add(r.repeat)
+        );
+    }
+    Ok(())
 }
 
 /// One run in a fresh workspace `dir` (created here, empty), judged; the record of it, and the
