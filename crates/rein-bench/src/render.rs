@@ -60,12 +60,27 @@ fn row_cells(g: &GroupStats) -> Vec<String> {
         opt(g.format_error_rate, pct),
         opt(g.repair_rate, pct),
         opt(g.cap_hit_rate, pct),
+        opt(g.harness_overhead, pct),
+        opt(g.tasks_per_minute, num1),
     ]
 }
 
-const HEAD: [&str; 13] = [
-    "model", "category", "passed", "rate", "95% CI", "mean", "pass^k", "steps", "wall", "tok/s",
-    "fmt err", "repair", "cap hit",
+const HEAD: [&str; 15] = [
+    "model",
+    "category",
+    "passed",
+    "rate",
+    "95% CI",
+    "mean",
+    "pass^k",
+    "steps",
+    "wall",
+    "tok/s",
+    "fmt err",
+    "repair",
+    "cap hit",
+    "overhead",
+    "tasks/min",
 ];
 
 fn rows(report: &Report) -> Vec<(&ModelReport, &GroupStats)> {
@@ -182,7 +197,9 @@ pub fn markdown(report: &Report) -> String {
         "Pass rate with its Wilson 95 % interval; `mean`: mean over tasks of each task's pass \
          rate; `pass^k`: probability that all k repeats of a task pass (tau-bench estimator); \
          medians of steps, wall time and completion tokens per second; format errors and repairs \
-         per step; cap hits per run.\n\n",
+         per step; cap hits per run; `overhead`: the share of the runs' whole time (fresh \
+         workspace, loop, judge, journal) not spent waiting for the model; `tasks/min`: runs \
+         per minute of run time, one worker's pace.\n\n",
     );
     out.push_str("## Pass rates\n\n");
     out.push_str(&format!("| {} |\n", HEAD.join(" | ")));
@@ -255,14 +272,16 @@ pub fn html_escape(s: &str) -> String {
 }
 
 const CSS: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;\
-margin:2em auto;max-width:1200px;padding:0 1em;color:#111;background:#fff;line-height:1.4}\
+margin:2em auto;max-width:1200px;padding:0 1em;box-sizing:border-box;color:#111;background:#fff;line-height:1.4}\
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #999}\
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}\
 th,td{border:1px solid #999;padding:.25em .5em;text-align:left;vertical-align:top}\
 th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+th,td{padding:.2em .35em}\
 tr.all td{font-weight:bold}.fail{font-weight:bold;text-decoration:underline}\
 svg{display:block;margin:.5em 0;max-width:100%;height:auto}svg text{font-size:12px;fill:#111}\
-p.note{font-size:.85em;color:#333}";
+p.note{font-size:.85em;color:#333}div.wide{overflow-x:auto}\
+td.model{max-width:22em;overflow-wrap:anywhere}td.n{white-space:nowrap}";
 
 /// `report.html`: self-contained, no script, no external request.
 pub fn html(report: &Report) -> String {
@@ -287,7 +306,7 @@ pub fn html(report: &Report) -> String {
     out.push_str("<h2>Pass rates</h2>\n");
     out.push_str(&pass_rate_svg(report));
     out.push_str("<p class=\"note\">Bars: pass rate; whiskers: Wilson 95 % interval. Bold rows are a model's overall figures.</p>\n");
-    out.push_str("<table>\n<tr>");
+    out.push_str("<div class=\"wide\"><table>\n<tr>");
     for h in HEAD {
         let _ = write!(out, "<th>{}</th>", html_escape(h));
     }
@@ -298,10 +317,16 @@ pub fn html(report: &Report) -> String {
         } else {
             ""
         };
+        // A category row sits under its model's bold row; repeating a long model name there
+        // only widened the table past the page.
+        let model = if class.is_empty() {
+            String::new()
+        } else {
+            html_escape(&m.model)
+        };
         let _ = write!(
             out,
-            "<tr{class}><td>{}</td><td>{}</td>",
-            html_escape(&m.model),
+            "<tr{class}><td class=\"model\">{model}</td><td>{}</td>",
             html_escape(&g.category)
         );
         for c in row_cells(g) {
@@ -309,7 +334,8 @@ pub fn html(report: &Report) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
+    out.push_str("<p class=\"note\">overhead: the share of the runs' whole time (fresh workspace, loop, judge, journal) not spent waiting for the model; tasks/min: runs per minute of run time, one worker's pace (<code>--jobs J</code> does up to J times as many).</p>\n");
     out.push_str("<h2>Wall time per run</h2>\n");
     out.push_str(&strip_svg(
         report,
@@ -356,7 +382,7 @@ pub fn html(report: &Report) -> String {
         }
         out.push_str("</ul>\n");
     }
-    out.push_str("<h2>Runs</h2>\n<table>\n<tr><th>suite</th><th>task</th><th>split</th><th>model</th><th>repeat</th><th>seed</th><th>verdict</th><th>steps</th><th>wall</th><th>reason</th></tr>\n");
+    out.push_str("<h2>Runs</h2>\n<div class=\"wide\"><table>\n<tr><th>suite</th><th>task</th><th>split</th><th>model</th><th>repeat</th><th>seed</th><th>verdict</th><th>steps</th><th>wall</th><th>reason</th></tr>\n");
     for r in &report.results {
         let verdict = if r.passed {
             "pass".to_string()
@@ -377,7 +403,7 @@ pub fn html(report: &Report) -> String {
             html_escape(&r.reason)
         );
     }
-    out.push_str("</table>\n</body>\n</html>\n");
+    out.push_str("</table></div>\n</body>\n</html>\n");
     out
 }
 
@@ -430,7 +456,7 @@ fn pass_rate_svg(report: &Report) -> String {
 <text x=\"{}\" y=\"{}\">{}/{} = {} [{}, {}]</text>",
             LABEL_W - 8.0,
             y + 13.0,
-            html_escape(&clip(&label, 40)),
+            html_escape(&clip_middle(&label, 44)),
             ROW_H - 8.0,
             mid - 5.0,
             mid + 5.0,
@@ -449,10 +475,29 @@ fn pass_rate_svg(report: &Report) -> String {
     s
 }
 
-fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => format!("{}...", &s[..at]),
-        None => s.to_string(),
+/// At most `max` characters: the start and the end of a longer text with "..." between, so
+/// names that share a long prefix (paths of scripts, URLs) stay told apart.
+fn clip_middle(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let keep = max.saturating_sub(3);
+    let head = keep / 3;
+    let tail = keep - head;
+    let start: String = chars[..head].iter().collect();
+    let end: String = chars[chars.len() - tail..].iter().collect();
+    format!("{start}...{end}")
+}
+
+/// An axis or median figure with as many decimals as a chart running up to `max` needs.
+fn tick(x: f64, max: f64) -> String {
+    if max >= 20.0 {
+        format!("{x:.0}")
+    } else if max >= 2.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
     }
 }
 
@@ -481,7 +526,7 @@ fn strip_svg(report: &Report, values: fn(&GroupStats) -> Vec<f64>, unit: &str) -
             s,
             "<line x1=\"{x}\" y1=\"20\" x2=\"{x}\" y2=\"{}\" stroke=\"#bbb\" stroke-dasharray=\"2,3\"/><text x=\"{x}\" y=\"14\" text-anchor=\"middle\">{} {}</text>",
             height - 10.0,
-            num1(max * f64::from(i) / 4.0),
+            tick(max * f64::from(i) / 4.0, max),
             html_escape(unit)
         );
     }
@@ -494,7 +539,7 @@ fn strip_svg(report: &Report, values: fn(&GroupStats) -> Vec<f64>, unit: &str) -
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             LABEL_W - 8.0,
             cy + 4.0,
-            html_escape(&clip(&m.model, 40))
+            html_escape(&clip_middle(&m.model, 44))
         );
         if let Some((q1, q2, q3)) = crate::stats::quartiles(v) {
             let _ = writeln!(
@@ -510,7 +555,7 @@ fn strip_svg(report: &Report, values: fn(&GroupStats) -> Vec<f64>, unit: &str) -
                 cy + 14.0,
                 LABEL_W + PLOT_W + 10.0,
                 cy + 4.0,
-                num1(q2),
+                tick(q2, max),
                 html_escape(unit)
             );
         }

@@ -1,6 +1,7 @@
 //! What a bench found: per model, overall and per category, the pass rate with its Wilson 95 %
 //! interval, repeats aggregated (mean pass rate over tasks and pass^k), medians of steps, wall
-//! time and tokens/s, and the format-error, repair and cap-hit rates; and for every pair of
+//! time and tokens/s, the format-error, repair and cap-hit rates, the harness overhead and the
+//! tasks per minute; and for every pair of
 //! models a paired comparison (exact McNemar) on the (suite, task, repeat) runs both have.
 //!
 //! Built from results alone, in a canonical order, so the same results give the same report.
@@ -43,6 +44,12 @@ pub struct GroupStats {
     pub repair_rate: Option<f64>,
     /// Runs stopped by a cap, per run.
     pub cap_hit_rate: Option<f64>,
+    /// Harness overhead: the share of the runs' whole time (`total_ms`) not spent waiting for
+    /// the model (`model_ms`). Over the runs that measured it.
+    pub harness_overhead: Option<f64>,
+    /// Runs per minute of run time (the sum of `total_ms`): one worker's pace; `--jobs J`
+    /// does up to J times as many per minute of the bench's wall time.
+    pub tasks_per_minute: Option<f64>,
     /// Every run's wall time and step count, in canonical order (for the distribution charts).
     #[serde(skip)]
     pub wall_ms: Vec<u64>,
@@ -175,6 +182,9 @@ fn group(category: &str, runs: &[&RunResult]) -> GroupStats {
     let format_errors: u64 = runs.iter().map(|r| u64::from(r.format_errors)).sum();
     let repairs: u64 = runs.iter().map(|r| u64::from(r.repairs)).sum();
     let caps = runs.iter().filter(|r| r.cap_hit).count() as u64;
+    let timed: Vec<&&RunResult> = runs.iter().filter(|r| r.total_ms > 0).collect();
+    let total_ms: u64 = timed.iter().map(|r| r.total_ms).sum();
+    let model_ms: u64 = timed.iter().map(|r| r.model_ms.min(r.total_ms)).sum();
     GroupStats {
         category: category.to_string(),
         runs: n,
@@ -192,6 +202,8 @@ fn group(category: &str, runs: &[&RunResult]) -> GroupStats {
         format_error_rate: ratio(format_errors, total_steps),
         repair_rate: ratio(repairs, total_steps),
         cap_hit_rate: ratio(caps, n),
+        harness_overhead: ratio(total_ms - model_ms, total_ms),
+        tasks_per_minute: ratio(timed.len() as u64 * 60_000, total_ms),
         wall_ms: runs.iter().map(|r| r.wall_ms).collect(),
         steps: runs.iter().map(|r| r.steps).collect(),
         passed: runs.iter().map(|r| r.passed).collect(),

@@ -15,8 +15,9 @@ use crate::error::BenchError;
 /// The results file of a bench output folder.
 pub const RESULTS_FILE: &str = "results.jsonl";
 
-/// The verdict and the figures of one run. Field order is the order of the JSON line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The verdict and the figures of one run. Field order is the order of the JSON line; fields
+/// added after the first release have defaults, so older files still read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub suite: String,
     pub task: String,
@@ -47,6 +48,59 @@ pub struct RunResult {
     pub cap_hit: bool,
     /// The run's finish was accepted by the finish rules.
     pub finish_accepted: bool,
+    /// Time spent waiting for the model (every completion and choice, as the harness saw it).
+    #[serde(default)]
+    pub model_ms: u64,
+    /// The run's whole time in the bench: fresh workspace, loop, judge, journal. With
+    /// `model_ms` it gives the harness overhead; 0 when not measured.
+    #[serde(default)]
+    pub total_ms: u64,
+    /// What happened, step by step, and what the model streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<RunTrace>,
+}
+
+/// The recorder's account of a run: the step trace and the model's raw streamed replies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunTrace {
+    pub steps: Vec<TraceStep>,
+    /// Every completion the model streamed, in order (the plan's included), as raw text.
+    pub stream: Vec<StreamedReply>,
+}
+
+/// One step of a run as the journal recorded it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceStep {
+    pub seq: u32,
+    /// `action`, `format_error`, `refusal`, `cap` or `note`.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<serde_json::Value>,
+    /// The gate's decision on the step's call (`executed`, `denied`, ...), if it made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_reason: Option<String>,
+    /// What came back: the tool's summary, or the message fed back to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub elapsed_ms: u64,
+}
+
+/// One completion as streamed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamedReply {
+    /// The pieces as they arrived, joined.
+    pub text: String,
+    pub ms: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
 }
 
 /// What identifies a run: (suite, task, model, repeat). Two records with the same key are the

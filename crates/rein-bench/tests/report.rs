@@ -37,6 +37,9 @@ fn run(
         repairs: 1,
         cap_hit: !passed && repeat == 1,
         finish_accepted: passed,
+        model_ms: wall_ms * 9 / 10,
+        total_ms: wall_ms,
+        trace: None,
     }
 }
 
@@ -91,6 +94,9 @@ fn the_report_has_the_right_numbers() {
     assert!(close(o.format_error_rate.unwrap(), 3.0 / 42.0));
     assert!(close(o.repair_rate.unwrap(), 6.0 / 42.0));
     assert!(close(o.cap_hit_rate.unwrap(), 2.0 / 6.0));
+    // Model time is 9/10 of each run's 35 s in all: overhead 10 %; 6 runs in 35 s = 10.29/min.
+    assert!(close(o.harness_overhead.unwrap(), 0.1));
+    assert!(close(o.tasks_per_minute.unwrap(), 6.0 * 60.0 / 35.0));
     let cats: Vec<(&str, u64, u64)> = a
         .categories
         .iter()
@@ -177,11 +183,39 @@ fn a_bad_results_line_is_named_and_a_cut_off_last_line_is_dropped() {
 }
 
 #[test]
+fn overhead_counts_only_timed_runs_and_never_goes_negative() {
+    let mut results = sample();
+    // b's runs: one untimed (an older results file), one whose model time exceeds its total.
+    results[6].total_ms = 0;
+    results[7].model_ms = 5000;
+    results[7].total_ms = 1000;
+    for r in &mut results[8..] {
+        r.model_ms = 250;
+        r.total_ms = 1000;
+    }
+    let r = Report::build(&results);
+    let b = &r.models[1].overall;
+    // Timed: 5 runs of 1 s; model time 1 s (capped) + 4 x 0.25 s = 2 s of 5 s -> 60 % overhead.
+    assert!(close(b.harness_overhead.unwrap(), 0.6));
+    assert!(close(b.tasks_per_minute.unwrap(), 60.0));
+    for r in &mut results {
+        r.total_ms = 0;
+    }
+    let none = Report::build(&results);
+    assert!(none.models[0].overall.harness_overhead.is_none());
+    assert!(terminal(&none).contains("overhead"));
+}
+
+#[test]
 fn names_are_escaped_in_every_output() {
     let mut results = sample();
     results[0].task = "a<b>&\"c|d".into();
     results[0].reason = "<script>alert(1)</script> & more\u{1b}[31m".into();
     results[4].passed = false;
+    results[5].category = "<img src=x onerror=alert(1)>".into();
+    for r in results.iter_mut().filter(|r| r.model == "b") {
+        r.model = "b<svg onload=alert(2)>\u{202e}".into();
+    }
     let r = Report::build(&results);
 
     let md = markdown(&r);
@@ -193,6 +227,8 @@ fn names_are_escaped_in_every_output() {
     assert!(h.contains("a&lt;b&gt;&amp;&quot;c|d"));
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"));
     assert!(!h.contains("<script") && !h.contains('\u{1b}'));
+    assert!(!h.contains("<img") && !h.contains("<svg onload") && !h.contains('\u{202e}'));
+    assert!(h.contains("&lt;img src=x onerror=alert(1)&gt;"));
 
     let j = junit(&results);
     assert!(j.contains("name=\"a&lt;b&gt;&amp;&quot;c|d #0\""), "{j}");

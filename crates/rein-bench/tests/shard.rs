@@ -37,6 +37,22 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         repairs: (task % 3) as u32,
         cap_hit: task.is_multiple_of(4) && !passed,
         finish_accepted: passed,
+        model_ms: 400 * (task as u64 + 1),
+        total_ms: 500 * (task as u64 + 1) + 40 * u64::from(repeat),
+        trace: Some(rein_bench::results::RunTrace {
+            steps: vec![rein_bench::results::TraceStep {
+                seq: 1,
+                kind: "action".into(),
+                action: Some("read_file".into()),
+                parameters: Some(serde_json::json!({"path": format!("f{task}.txt")})),
+                gate: Some("executed".into()),
+                ..Default::default()
+            }],
+            stream: vec![rein_bench::results::StreamedReply {
+                text: format!("reply of task {task}"),
+                ..Default::default()
+            }],
+        }),
     }
 }
 

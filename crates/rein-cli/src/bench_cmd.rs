@@ -1,6 +1,10 @@
 //! `rein bench ...`: the test bench (issue 9). `check-suite` runs the judge of every task of
 //! suites on its gold deliverables and near misses.
 
+mod endpoints;
+mod job;
+mod progress;
+mod recording;
 mod runner;
 
 use clap::{Args, Subcommand};
@@ -30,7 +34,9 @@ pub struct RunBenchArgs {
     /// Suite folders (each with a suite.toml).
     #[arg(required = true)]
     pub(crate) suites: Vec<String>,
-    /// Models, comma-separated: catalog names, `openai:URL#MODEL`, `scripted:FILE`.
+    /// Models, comma-separated: catalog names, `openai:URL#MODEL`, `scripted:FILE`. The same
+    /// `openai:` model at several URLs is one model (`openai:*#MODEL`) whose endpoints the
+    /// `--jobs` workers share round-robin.
     #[arg(long, value_delimiter = ',', required = true)]
     pub(crate) models: Vec<String>,
     /// Runs of each task for each model.
@@ -48,7 +54,8 @@ pub struct RunBenchArgs {
     /// Run only shard K of N (K/N) of the work items.
     #[arg(long)]
     pub(crate) shard: Option<String>,
-    /// Keep the runs already in OUT/results.jsonl and run only the others.
+    /// Keep the runs already judged (OUT/results.jsonl and jobs.db) and run only the others;
+    /// a run cut off mid-way stays recorded as interrupted and runs again.
     #[arg(long)]
     pub(crate) resume: bool,
     /// Output folder: results.jsonl, report.md, report.html, junit.xml.

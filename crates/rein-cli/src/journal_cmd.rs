@@ -9,6 +9,9 @@ use serde_json::Value;
 
 use crate::run_cmd::open_journal;
 
+/// The journal event in which `rein bench` keeps what the model streamed during a run.
+pub(crate) const MODEL_STREAM: &str = "model_stream";
+
 #[derive(Debug, Subcommand)]
 pub enum JournalCommand {
     /// Every run, oldest first.
@@ -84,6 +87,20 @@ fn print_trace(t: &RunTrace) {
         escape_line(r.model.as_deref().unwrap_or("-")),
         escape_line(r.workspace.as_deref().unwrap_or("-")),
     );
+    if r.meta.get("command").and_then(Value::as_str) == Some("bench") {
+        let field = |k: &str| match r.meta.get(k) {
+            Some(Value::String(s)) => escape_line(s),
+            Some(v) => json_safe(&v.to_string()),
+            None => "-".into(),
+        };
+        println!(
+            "bench run: suite {}, task {}, repeat {}, seed {}",
+            field("suite"),
+            field("task"),
+            field("repeat"),
+            field("seed")
+        );
+    }
     if let Some(sha) = &r.contract_sha {
         println!("contract sha256 {}", escape_line(sha));
     }
@@ -154,6 +171,18 @@ fn print_trace(t: &RunTrace) {
             escape_line(&c.name),
             escape_line(&c.kind)
         );
+    }
+    // What the model streamed, reply by reply (the bench's recorder keeps it).
+    for e in t.events.iter().filter(|e| e.kind == MODEL_STREAM) {
+        let replies = e.payload.get("replies").and_then(Value::as_array);
+        for (i, reply) in replies.into_iter().flatten().enumerate() {
+            println!(
+                "streamed reply {} ({} ms): {}",
+                i + 1,
+                reply.get("ms").and_then(Value::as_u64).unwrap_or(0),
+                clip_line(reply.get("text").and_then(Value::as_str).unwrap_or(""), 300)
+            );
+        }
     }
     if let Some(v) = &r.verdict {
         let reason = v.get("reason").and_then(Value::as_str).unwrap_or("");

@@ -106,7 +106,7 @@ pub struct Job {
 /// The jobs store.
 #[derive(Debug)]
 pub struct JobStore {
-    db: Db,
+    pub(crate) db: Db,
     interrupted: Vec<JobId>,
 }
 
@@ -290,6 +290,8 @@ impl JobStore {
                     params![id, note, now],
                 )
                 .map_err(self.db.err("mark interrupted jobs"))?;
+                crate::bench_items::interrupt_running_items(tx, id, &note, now)
+                    .map_err(self.db.err("mark interrupted jobs"))?;
                 interrupted.push(id);
             }
             Ok(interrupted)

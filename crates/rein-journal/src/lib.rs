@@ -6,13 +6,15 @@
 //! - [`ChatStore`] (`chat.db`): conversations, turns and approval cards. A conversation is not a
 //!   verified run: chat never writes the journal.
 //! - [`JobStore`] (`jobs.db`): long-running jobs; a job left running by a process that is gone
-//!   becomes `interrupted` when the store is opened, and is never resumed silently.
+//!   becomes `interrupted` when the store is opened, and is never resumed silently. A bench job
+//!   also holds its work items ([`BenchItem`]), each queued, running, done or interrupted.
 //!
 //! Every file uses WAL mode, foreign keys, a busy timeout and `user_version` migrations (see
 //! [`migrate`]). A file that is not the right Rein store, is damaged, or was written by a newer
 //! Rein is refused with an error naming it, and left untouched. No SQL exists outside this crate.
 //! Timestamps are unix milliseconds.
 
+pub mod bench_items;
 pub mod chat;
 mod db;
 pub mod error;
@@ -20,6 +22,7 @@ pub mod jobs;
 pub mod journal;
 pub mod migrate;
 
+pub use bench_items::{BenchItem, BenchItemId, BenchItemState, NewBenchItem};
 pub use chat::{
     Approval, ApprovalId, ApprovalStatus, ChatStore, Conversation, ConversationId, NewApproval,
     Turn, TurnId, TurnRole, APPROVAL_LIFETIME_MS,

@@ -41,11 +41,18 @@ const CHAT: &[Migration] = &[Migration {
     sql: include_str!("../migrations/chat/0001_init.sql"),
 }];
 
-const JOBS: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_init",
-    sql: include_str!("../migrations/jobs/0001_init.sql"),
-}];
+const JOBS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("../migrations/jobs/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_bench_items",
+        sql: include_str!("../migrations/jobs/0002_bench_items.sql"),
+    },
+];
 
 /// The three Rein stores. Each is a separate SQLite file with its own schema history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

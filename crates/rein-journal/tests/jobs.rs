@@ -119,3 +119,86 @@ fn job_lifecycle_and_refused_transitions() {
     assert!(conn.execute("DELETE FROM jobs", []).is_err());
     assert!(conn.execute("DELETE FROM job_events", []).is_err());
 }
+
+fn item(task: &str, repeat: u32) -> rein_journal::NewBenchItem {
+    rein_journal::NewBenchItem {
+        suite: "toy".into(),
+        task: task.into(),
+        model: "m".into(),
+        repeat,
+        seed: 7 + u64::from(repeat),
+    }
+}
+
+#[test]
+fn bench_items_of_a_dead_bench_are_interrupted_kept_and_redone_as_a_new_attempt() {
+    use rein_journal::BenchItemState::{Done, Interrupted, Queued, Running};
+    let dir = temp();
+    let path = dir.path().join("jobs.db");
+    let bench = |title: &str, folder: &str| NewJob {
+        kind: "bench".into(),
+        title: title.into(),
+        workspace: Some(folder.into()),
+        spec: json!({}),
+    };
+    let (job, done, cut, waiting) = {
+        let jobs = JobStore::open(&path).unwrap();
+        let other = jobs.enqueue(&bench("elsewhere", "/other")).unwrap();
+        jobs.queue_bench_item(other, &item("t1", 0)).unwrap();
+        let job = jobs.enqueue(&bench("b", "/out")).unwrap();
+        jobs.start(job, &GONE).unwrap();
+        let done = jobs.queue_bench_item(job, &item("t1", 0)).unwrap();
+        let cut = jobs.queue_bench_item(job, &item("t1", 1)).unwrap();
+        let waiting = jobs.queue_bench_item(job, &item("t2", 0)).unwrap();
+        jobs.start_bench_item(done).unwrap();
+        // Only a running item can finish; a queued one cannot.
+        assert!(jobs
+            .finish_bench_item(cut, &json!({"passed": true}), None)
+            .is_err());
+        jobs.finish_bench_item(done, &json!({"passed": true}), Some(4))
+            .unwrap();
+        jobs.start_bench_item(cut).unwrap();
+        (job, done, cut, waiting)
+    };
+    let jobs = JobStore::open(&path).unwrap();
+    assert_eq!(jobs.interrupted_on_open(), [job]);
+    let items = jobs.bench_items("/out").unwrap();
+    let states: Vec<_> = items.iter().map(|i| (i.id, i.state, i.attempt)).collect();
+    assert_eq!(
+        states,
+        [(done, Done, 1), (cut, Interrupted, 1), (waiting, Queued, 1)]
+    );
+    assert_eq!(items[0].result, Some(json!({"passed": true})));
+    assert_eq!(items[0].journal_run, Some(4));
+    assert!(items[1]
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("ended while it ran"));
+    assert_eq!(jobs.latest_bench_job("/out").unwrap().unwrap().id, job);
+    assert!(jobs.latest_bench_job("/nowhere").unwrap().is_none());
+
+    // An interrupted item is never reopened; the run is queued again as attempt 2.
+    assert!(jobs.start_bench_item(cut).is_err());
+    jobs.requeue(job).unwrap();
+    jobs.start(job, &JobOwner::current()).unwrap();
+    let again = jobs.queue_bench_item(job, &item("t1", 1)).unwrap();
+    jobs.start_bench_item(again).unwrap();
+    let items = jobs.bench_items("/out").unwrap();
+    let last = items.iter().find(|i| i.id == again).unwrap();
+    assert_eq!((last.state, last.attempt), (Running, 2));
+    // A done item cannot be run again, and nothing can be deleted or rewritten by hand.
+    assert!(jobs.start_bench_item(done).is_err());
+    assert!(jobs.interrupt_bench_item(done, "no").is_err());
+    let conn = raw(jobs.path());
+    assert!(conn.execute("DELETE FROM bench_items", []).is_err());
+    assert!(conn
+        .execute("UPDATE bench_items SET task = 'x' WHERE id = ?1", [done.0])
+        .is_err());
+    assert!(conn
+        .execute(
+            "UPDATE bench_items SET state = 'queued' WHERE id = ?1",
+            [cut.0]
+        )
+        .is_err());
+}

@@ -1,8 +1,9 @@
 //! The scripted backend: a replay model that answers from a JSON Lines file, one reply per line
 //! in order. A JSON string is the raw text of a reply; any other JSON value is sent as its
 //! compact JSON text. Blank lines are skipped. `choose` takes the next line too, which must be an
-//! object mapping labels to probabilities. A test fixture and a way to reproduce a run; never a
-//! default.
+//! object mapping labels to probabilities. A line that is exactly `{"$delay_ms": N}` is not a
+//! reply: every later reply waits N milliseconds before it streams (a slow model, for tests that
+//! must catch a run mid-way). A test fixture and a way to reproduce a run; never a default.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,6 +27,8 @@ struct Reply {
     value: Value,
     /// The reply's text: a string's content, or the line's JSON made compact (key order kept).
     text: String,
+    /// How long to wait before streaming it (the latest `$delay_ms` line before it).
+    delay_ms: u64,
 }
 
 /// A model that answers from a file, in order.
@@ -59,6 +62,7 @@ impl ScriptedModel {
     pub fn from_str_named(text: &str, name: &Path) -> Result<ScriptedModel> {
         let file = name.display().to_string();
         let mut replies = Vec::new();
+        let mut delay_ms = 0;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             if raw.trim().is_empty() {
@@ -69,11 +73,24 @@ impl ScriptedModel {
                 line,
                 message: format!("not valid JSON ({e}); each line must be one JSON value"),
             })?;
+            if let Some(d) = delay_directive(&value) {
+                delay_ms = d.ok_or_else(|| ModelError::Script {
+                    file: file.clone(),
+                    line,
+                    message: "$delay_ms must be a whole number of milliseconds up to 600000".into(),
+                })?;
+                continue;
+            }
             let text = match &value {
                 Value::String(s) => s.clone(),
                 _ => compact_json(raw),
             };
-            replies.push(Reply { line, value, text });
+            replies.push(Reply {
+                line,
+                value,
+                text,
+                delay_ms,
+            });
         }
         Ok(ScriptedModel {
             identity: ModelIdentity {
@@ -150,6 +167,16 @@ fn compact_json(json: &str) -> String {
     out
 }
 
+/// `Some` when `value` is a `{"$delay_ms": N}` line: `Some(Some(N))` when N is valid.
+fn delay_directive(value: &Value) -> Option<Option<u64>> {
+    let map = value.as_object()?;
+    if map.len() != 1 {
+        return None;
+    }
+    let n = map.get("$delay_ms")?;
+    Some(n.as_u64().filter(|n| *n <= 600_000))
+}
+
 /// Splits text into up to `n` pieces on character boundaries.
 fn pieces(text: &str, n: usize) -> Vec<&str> {
     let chars = text.chars().count();
@@ -186,6 +213,9 @@ impl Model for ScriptedModel {
     ) -> Result<Completion> {
         let started = Instant::now();
         let reply = self.take()?;
+        if reply.delay_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(reply.delay_ms));
+        }
         let mut text = reply.text.clone();
         let mut finish = FinishReason::Stop;
         let cut = request
@@ -288,6 +318,27 @@ mod tests {
             compact_json(r#" { "b" : 1, "a": "x  y \" }" , "c": [1, 2] } "#),
             r#"{"b":1,"a":"x  y \" }","c":[1,2]}"#
         );
+    }
+
+    #[test]
+    fn a_delay_line_is_not_a_reply_and_slows_the_later_ones() {
+        let text = "\"a\"\n{\"$delay_ms\": 50}\n\"b\"\n{\"$delay_ms\": 2, \"x\": 1}\n";
+        let mut m = ScriptedModel::from_str_named(text, Path::new("t.jsonl")).unwrap();
+        // The object with two keys is an ordinary reply.
+        assert_eq!(m.remaining(), 3);
+        let req = CompletionRequest::new(
+            rein_protocol::model::Prompt::raw("hi"),
+            8,
+            rein_protocol::model::SamplingProfile::JUDGE,
+        );
+        let t = Instant::now();
+        assert_eq!(m.complete(&req, &mut |_| {}).unwrap().text, "a");
+        assert!(t.elapsed().as_millis() < 50);
+        let t = Instant::now();
+        assert_eq!(m.complete(&req, &mut |_| {}).unwrap().text, "b");
+        assert!(t.elapsed().as_millis() >= 50);
+        let bad = ScriptedModel::from_str_named("{\"$delay_ms\": -1}\n", Path::new("t.jsonl"));
+        assert!(bad.unwrap_err().to_string().contains("$delay_ms"));
     }
 
     #[test]

@@ -1,25 +1,30 @@
 //! The bench runner: every (suite, task, model, repeat) work item of this shard, each in a fresh
 //! temp workspace through `run_cmd::drive` (the code path of `rein run`), `--jobs` at once.
-//! Each finished run is appended to OUT/results.jsonl at once, so `--resume` keeps it.
+//! Each finished run is recorded in jobs.db ([`super::job`]) and appended to OUT/results.jsonl
+//! at once, so `--resume` keeps it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use rein_bench::render::{terminal, write_outputs};
-use rein_bench::results::{
-    append_result, check_consistent, read_results, RunKey, RunResult, RESULTS_FILE,
-};
+use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Split, Suite, Task};
 use rein_engine::agent::{AgentOptions, RunEnd, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
+use rein_journal::{BenchItemId, RunId};
 use rein_models::Model;
 use rein_protocol::display::escape_line;
 use serde_json::json;
 
+use super::endpoints::group_models;
+use super::job::BenchJob;
+use super::progress::Progress;
+use super::recording::{trace, Recording};
 use super::RunBenchArgs;
 use crate::open::open_model;
 use crate::run_cmd::{drive, open_journal, Printer};
@@ -30,6 +35,8 @@ struct Item<'a> {
     task: &'a Task,
     model: &'a str,
     repeat: u32,
+    /// Its work item in jobs.db.
+    id: BenchItemId,
 }
 
 impl Item<'_> {
@@ -50,15 +57,16 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     if args.jobs == 0 || args.jobs > 64 {
         bail!("--jobs must be between 1 and 64, not {}", args.jobs);
     }
-    let models: Vec<String> = args
+    let entries: Vec<String> = args
         .models
         .iter()
         .map(|m| m.trim().to_string())
         .filter(|m| !m.is_empty())
         .collect();
-    if models.is_empty() {
+    if entries.is_empty() {
         bail!("--models names no model");
     }
+    let groups = group_models(&entries)?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -71,16 +79,17 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let results_file = args.out.join(RESULTS_FILE);
-    let done = read_results(&results_file)?;
-    if !done.is_empty() && !args.resume {
-        bail!(
-            "{} already holds {} run(s): add --resume to keep them and run the rest, or give \
-             another --out",
-            results_file.display(),
-            done.len()
-        );
-    }
-    let done_keys: std::collections::BTreeSet<RunKey> = done.iter().map(RunResult::key).collect();
+    let spec = json!({
+        "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed,
+        "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
+    });
+    let seed = args.seed;
+    let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
+        same_seeds(judged, seed)
+    })?;
+    let kept = job.judged.len();
+    let done_keys: std::collections::BTreeSet<RunKey> =
+        job.judged.iter().map(RunResult::key).collect();
     let mut items = Vec::new();
     for suite in &suites {
         for task in &suite.tasks {
@@ -92,18 +101,22 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             if !wanted {
                 continue;
             }
-            for model in &models {
+            for group in &groups {
                 for repeat in 0..args.repeats {
-                    if !shard.holds(&suite.name, &task.id, model, repeat) {
+                    if !shard.holds(&suite.name, &task.id, &group.name, repeat) {
                         continue;
                     }
-                    let item = Item {
+                    let mut item = Item {
                         suite: &suite.name,
                         task,
-                        model,
+                        model: &group.name,
                         repeat,
+                        id: BenchItemId(0),
                     };
-                    if !done_keys.contains(&item.key()) {
+                    let key = item.key();
+                    if !done_keys.contains(&key) {
+                        let seed = args.seed.wrapping_add(repeat);
+                        item.id = job.queue(&key, u64::from(seed))?;
                         items.push(item);
                     }
                 }
@@ -112,19 +125,22 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     }
     let total = items.len();
     eprintln!(
-        "rein: bench: {total} run(s) to do{} ({} kept from {})",
+        "rein: bench: {total} run(s) to do{} ({kept} kept from {})",
         if shard == Shard::ALL {
             String::new()
         } else {
             format!(" in shard {}/{}", shard.index, shard.count)
         },
-        done.len(),
         escape_line(&results_file.display().to_string())
     );
+    let finished = Mutex::new(std::mem::take(&mut job.judged));
+    let job = job;
     let queue = Mutex::new(items.into_iter().rev().collect::<Vec<_>>());
-    let finished = Mutex::new(done);
     let passes = AtomicU64::new(0);
     let counter = AtomicU64::new(0);
+    let done_count = AtomicU64::new(0);
+    let progress = Progress::new(total);
+    let offset = shard.index.saturating_sub(1) as usize;
     let base = std::env::temp_dir().join(format!("rein-bench-{}", std::process::id()));
     let worker = |id: usize| -> anyhow::Result<()> {
         let journal = open_journal()?;
@@ -138,12 +154,14 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             else {
                 return Ok(());
             };
-            let fresh = item.model.starts_with("scripted:");
-            if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(item.model) {
-                open = Some((
-                    item.model.to_string(),
-                    open_model(item.model, args.allow_remote)?,
-                ));
+            let group = groups
+                .iter()
+                .find(|g| g.name == item.model)
+                .context("a bench item names a model not in --models")?;
+            let spec = group.spec_for(id, offset);
+            let fresh = spec.starts_with("scripted:");
+            if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(spec) {
+                open = Some((spec.to_string(), open_model(spec, args.allow_remote)?));
             }
             let Some((_, model)) = open.as_mut() else {
                 continue;
@@ -151,9 +169,18 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let n = counter.fetch_add(1, Ordering::SeqCst);
             let dir = base.join(format!("w{id}-{n}"));
             let seed = args.seed.wrapping_add(item.repeat);
+            job.start(item.id)?;
             let result = run_one(&item, model.as_mut(), &journal, &dir, seed);
             let _ = std::fs::remove_dir_all(&dir);
-            let result = result?;
+            let (result, journal_run) = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    job.interrupted(item.id, &format!("the run failed: {e:#}"))?;
+                    return Err(e);
+                }
+            };
+            // jobs.db first: a kill between the two writes loses nothing (resume copies it).
+            job.done(item.id, &result, journal_run.map(|r| r.0))?;
             append_result(&results_file, &result)?;
             if result.passed {
                 passes.fetch_add(1, Ordering::SeqCst);
@@ -162,19 +189,10 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 .lock()
                 .map_err(|_| anyhow::anyhow!("a bench worker panicked"))?
                 .push(result.clone());
-            eprintln!(
-                "rein: bench [{}/{total}, {} passed] {}/{} {} #{}: {}",
-                n + 1,
+            progress.finished(
+                done_count.fetch_add(1, Ordering::SeqCst) + 1,
                 passes.load(Ordering::SeqCst),
-                escape_line(&result.suite),
-                escape_line(&result.task),
-                escape_line(&result.model),
-                result.repeat,
-                if result.passed {
-                    "pass".to_string()
-                } else {
-                    format!("fail: {}", escape_line(&result.reason))
-                }
+                &result,
             );
         }
     };
@@ -190,13 +208,21 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             })
             .collect()
     });
+    progress.done();
     let _ = std::fs::remove_dir_all(&base);
+    if let Some(Err(e)) = outcomes.iter().find(|o| o.is_err()) {
+        job.end(Err(format!("{e:#}")))?;
+    }
     for o in outcomes {
         o?;
     }
     let all = finished
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a bench worker panicked"))?;
+    job.end(Ok(json!({
+        "runs": all.len(),
+        "passed": all.iter().filter(|r| r.passed).count(),
+    })))?;
     check_consistent(&all)?;
     let report = write_outputs(&args.out, &all)?;
     if json {
@@ -212,14 +238,37 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// One run in a fresh workspace `dir` (created here, empty), judged; the record of it.
+/// Runs pair across models and repeats only if each repeat has its recorded seed; a resume
+/// with another --seed would mix two benches in one report.
+fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
+    if let Some(r) = judged
+        .iter()
+        .find(|r| r.seed != u64::from(seed.wrapping_add(r.repeat)))
+    {
+        bail!(
+            "{} was run with seed {}, but --seed {seed} gives repeat {} the seed {}: resume with \
+             the --seed of the first run, or give another --out",
+            escape_line(&r.key().to_string()),
+            r.seed,
+            r.repeat,
+            seed.wrapping_add(r.repeat)
+        );
+    }
+    Ok(())
+}
+
+/// One run in a fresh workspace `dir` (created here, empty), judged; the record of it, and the
+/// journal run that holds its whole trace.
 fn run_one(
     item: &Item<'_>,
     model: &mut dyn Model,
     journal: &rein_journal::Journal,
     dir: &Path,
     seed: u32,
-) -> anyhow::Result<RunResult> {
+) -> anyhow::Result<(RunResult, Option<RunId>)> {
+    let started = Instant::now();
+    let mut model = Recording::new(model);
+    let model = &mut model;
     if dir.exists() {
         bail!("{} already exists", dir.display());
     }
@@ -251,8 +300,15 @@ fn run_one(
         meta,
         &mut Printer::quiet(),
     )?;
+    let stream = std::mem::take(&mut model.stream);
+    journal.append_event(
+        Some(outcome.run),
+        crate::journal_cmd::MODEL_STREAM,
+        &json!({ "replies": stream }),
+    )?;
+    let trace = trace(journal, outcome.run, stream)?;
     let f = &outcome.figures;
-    Ok(RunResult {
+    let result = RunResult {
         suite: item.suite.to_string(),
         task: item.task.id.clone(),
         category: item.task.category.clone(),
@@ -280,5 +336,9 @@ fn run_one(
         repairs: f.repaired,
         cap_hit: matches!(outcome.end, RunEnd::Cap { .. }),
         finish_accepted: outcome.finish_accepted,
-    })
+        model_ms: model.model_ms.round() as u64,
+        total_ms: started.elapsed().as_millis() as u64,
+        trace: Some(trace),
+    };
+    Ok((result, Some(outcome.run)))
 }
