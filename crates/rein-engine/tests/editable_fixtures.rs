@@ -452,3 +452,19 @@ fn through_the_gate_only_the_editable_file_changes() {
     assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
     assert_eq!(env.read("config/app.toml").unwrap(), EDITED);
 }
+
+#[test]
+fn the_readme_example_is_the_fixture_and_its_judge_is_right() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("tests/fixtures/edit-port");
+    let readme = std::fs::read_to_string(root.join("../../suites/README.md")).unwrap();
+    let mission = std::fs::read_to_string(fixture.join("mission.json")).unwrap();
+    assert!(
+        readme.contains(mission.trim_end()),
+        "suites/README.md shows another edit-port mission than the fixture"
+    );
+    let c = Mission::load(&fixture).unwrap();
+    let report = rein_engine::cases::check_mission(&c).unwrap();
+    assert!(report.ok(), "{report:#?}");
+    assert_eq!((report.gold, report.near_misses), (1, 2));
+}
