@@ -76,14 +76,18 @@ fn search_tasks_need_search_and_edit_tasks_edit_in_place() {
             "{}: the deliverable is the edited file",
             t.id
         );
-        let whole = m.checks.iter().any(|c| {
-            matches!(&c.spec, CheckSpec::FileEquals { path, .. } if m.editable.contains(path))
-        });
+        let whole = m.checks.iter().any(
+            |c| matches!(&c.spec, CheckSpec::FileEquals { path, .. } if m.editable.contains(path)),
+        );
         let rest = m
             .checks
             .iter()
             .any(|c| matches!(c.spec, CheckSpec::NothingElseChanged { .. }));
-        assert!(whole && rest, "{}: whole file {whole}, nothing else {rest}", t.id);
+        assert!(
+            whole && rest,
+            "{}: whole file {whole}, nothing else {rest}",
+            t.id
+        );
     }
 }
 
@@ -93,7 +97,11 @@ fn every_desk_task_has_gold_and_two_near_misses_and_the_judge_is_right() {
     let c = check_suite(&s).unwrap();
     for t in &c.tasks {
         assert!(t.report.gold >= 1, "{}: no gold", t.task);
-        assert!(t.report.near_misses >= 2, "{}: fewer than 2 near misses", t.task);
+        assert!(
+            t.report.near_misses >= 2,
+            "{}: fewer than 2 near misses",
+            t.task
+        );
         assert!(t.ok, "{}: the judge is wrong on a case", t.task);
     }
     assert!(c.ok && c.false_passes == 0 && c.false_fails == 0);

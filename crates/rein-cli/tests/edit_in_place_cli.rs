@@ -54,19 +54,44 @@ fn approve_all_edits_the_editable_file_in_place_and_the_run_passes() {
         step("finish", serde_json::json!({"summary": "port set"})),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let app = std::fs::read_to_string(tmp.path().join("ws/config/app.toml")).unwrap();
     assert_eq!(app, "[server]\nport = 9090\nworkers = 4\n");
 }
 
 #[test]
-fn approve_all_refuses_the_frozen_neighbour_and_a_backup_fails_the_verdict() {
+fn approve_all_refuses_a_change_to_the_frozen_neighbour() {
     let (out, tmp) = run(&[
         step("read_file", serde_json::json!({"path": "config/app.toml"})),
         step(
             "edit_file",
             serde_json::json!({"path": "config/README.md", "old_text": "#platform", "new_text": "#ops"}),
         ),
+        edit_port(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Nobody can be asked, so the run stops there, the neighbour untouched.
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("approval-required"), "{text}");
+    assert!(text.contains("this run did not put there"), "{text}");
+    let readme = std::fs::read_to_string(tmp.path().join("ws/config/README.md")).unwrap();
+    assert!(
+        readme.contains("#platform"),
+        "the frozen input changed: {readme}"
+    );
+    let app = std::fs::read_to_string(tmp.path().join("ws/config/app.toml")).unwrap();
+    assert!(app.contains("8080"), "{app}");
+}
+
+#[test]
+fn a_backup_left_beside_the_edit_fails_the_verdict() {
+    let (out, tmp) = run(&[
+        step("read_file", serde_json::json!({"path": "config/app.toml"})),
         step(
             "create_file",
             serde_json::json!({"path": "config/app.toml.bak", "content": "[server]\nport = 8080\nworkers = 4\n"}),
@@ -76,9 +101,16 @@ fn approve_all_refuses_the_frozen_neighbour_and_a_backup_fails_the_verdict() {
         step("finish", serde_json::json!({"summary": "port set"})),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("approval_required") || text.contains("approval-required"), "{text}");
-    assert!(text.contains("nothing-else-changed"), "{text}");
-    let readme = std::fs::read_to_string(tmp.path().join("ws/config/README.md")).unwrap();
-    assert!(readme.contains("#platform"), "the frozen input changed: {readme}");
+    // The finish is judged and refused; the script has nothing left to fix it with.
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    let failed: std::collections::BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "check" && e["passed"] == false)
+        .map(|e| e["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let want: std::collections::BTreeSet<String> = ["nothing-else-changed".to_string()].into();
+    assert_eq!(failed, want, "{text}");
+    assert!(text.contains("config/app.toml.bak: created"), "{text}");
+    assert!(tmp.path().join("ws/config/app.toml.bak").is_file());
 }
