@@ -105,10 +105,13 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     options.plan = args.plan;
     options.seed = args.seed;
     let mut approver: Box<dyn Approver> = match args.approve {
-        // Only the run's own files: its inputs and what it writes, never a file that shows
-        // up in the folder while it runs.
+        // Only the run's own files: its editable files and what it writes, never a frozen
+        // input nor a file that shows up in the folder while it runs.
         Some(Approve::All) => Box::new(OwnWorkApprover::new(
-            hashes.iter().map(|h| h.sha256.clone()),
+            contract
+                .editable
+                .iter()
+                .map(|h| (h.path.clone(), h.sha256.clone())),
         )),
         None => Box::new(TtyApprover::open()),
     };

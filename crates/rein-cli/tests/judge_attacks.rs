@@ -525,9 +525,41 @@ fn doc_red_team_cases_fail() {
     class_is_caught("doc_extract", "redteam-");
 }
 
+/// A frozen input overwritten: under `--approve=all` the change is never approved (a frozen
+/// input is not the run's to change), so the run stops at that call, nothing passes and the
+/// input keeps its bytes; the judge's catch is tested by `rein check-mission` on the case.
+fn overwrite_is_refused(mission: &str) {
+    let env = Env::new();
+    let mut played = 0;
+    for name in near_misses(mission, "input-overwritten-") {
+        let case = load_case(mission, "near_misses", &name);
+        let Ok((replies, _)) = script_for(&case) else {
+            continue;
+        };
+        let run = env.run(mission, &name, &replies);
+        assert_eq!(run.code, Some(2), "{mission}/{name}\n{}", run.explain());
+        assert!(
+            run.stdout.contains("this run did not put there"),
+            "{mission}/{name}: not refused as a frozen input\n{}",
+            run.explain()
+        );
+        let dir = missions().join(mission);
+        let m: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("mission.json")).unwrap()).unwrap();
+        for input in m["inputs"].as_array().unwrap() {
+            let input = input.as_str().unwrap();
+            let now = std::fs::read(env.scratch.path().join(format!("ws-{name}")).join(input));
+            let frozen = std::fs::read(dir.join("fixtures").join(input)).unwrap();
+            assert_eq!(now.unwrap(), frozen, "{mission}/{name}: {input} changed");
+        }
+        played += 1;
+    }
+    assert!(played > 0, "no {mission} input-overwritten-* case ran");
+}
+
 #[test]
 fn desk_overwritten_input_fails() {
-    class_is_caught("desk_task", "input-overwritten-");
+    overwrite_is_refused("desk_task");
 }
 
 #[test]
@@ -768,7 +800,7 @@ fn doc_entry_count_fails() {
 
 #[test]
 fn doc_overwritten_input_fails() {
-    class_is_caught("doc_extract", "input-overwritten-");
+    overwrite_is_refused("doc_extract");
 }
 
 /// Every class folder is covered by a test above (or by the engine's earlier-run test), so a

@@ -6,13 +6,16 @@
 //! ```text
 //! judge/gold/files/<workspace files>              the correct deliverable (must pass)
 //! judge/gold_variants/<name>/files/...            other correct spellings (must pass)
-//! judge/near_misses/<name>/case.json              {"class", "why", "caught_by", "trace"?}
+//! judge/near_misses/<name>/case.json              {"class", "why", "caught_by", "trace"?, "deleted"?}
 //! judge/near_misses/<name>/files/...              the deliverable that is wrong in one way
 //! ```
 //!
-//! A case's world is the mission's fixtures overlaid with its `files/`. Its trace is the one in
-//! `case.json`, or by default: every input read in full, the deliverable written with its final
-//! content, read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
+//! A case's world is what a run starts with (the mission's inputs and editable files, copied
+//! from its fixtures) overlaid with its `files/`, less the paths its `deleted` lists. Its trace
+//! is the one in `case.json`, or by default: every input and editable file read in full, every
+//! editable file the case changed written with its final content, the deliverable written
+//! (an editable deliverable only if the case changed it: a run that left it as it was never
+//! wrote it), read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -79,6 +82,9 @@ struct CaseFile {
     caught_by: Vec<String>,
     #[serde(default)]
     trace: Option<Vec<CaseCall>>,
+    /// Workspace files the case removed (a fixture deleted by the run).
+    #[serde(default)]
+    deleted: Vec<String>,
 }
 
 /// One call of a case's trace.
@@ -154,7 +160,7 @@ pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError>
             dir: gold_dir.join("files"),
         });
     }
-    let fixtures = files_of(&contract.fixtures_dir)?;
+    let fixtures = starting_files(contract)?;
     let mut cases = vec![run_case(
         contract,
         &fixtures,
@@ -236,6 +242,9 @@ fn run_case(
     for (p, b) in files_of(&case_dir.join("files"))? {
         world.set_file(&p, b);
     }
+    for p in &case.deleted {
+        world.remove_file(p);
+    }
     let trace = match &case.trace {
         Some(calls) => calls
             .iter()
@@ -279,19 +288,42 @@ fn run_case(
     })
 }
 
-/// Every input read in full, the deliverable written with its final content, read back, finish.
+/// What a run starts with: each input and editable file, from the fixtures.
+fn starting_files(contract: &FrozenContract) -> Result<BTreeMap<String, Vec<u8>>, CaseError> {
+    let mut out = BTreeMap::new();
+    for h in contract.inputs.iter().chain(&contract.editable) {
+        let path = contract.fixtures_dir.join(&h.path);
+        let bytes = std::fs::read(&path).map_err(|source| CaseError::Io { path, source })?;
+        out.insert(h.path.clone(), bytes);
+    }
+    Ok(out)
+}
+
+/// Every input and editable file read in full, the editable files the case changed written in
+/// place, the deliverable written with its final content, read back, finish.
 fn default_trace(contract: &FrozenContract, world: &dyn World) -> Vec<TraceEntry> {
     let m = &contract.mission;
     let mut trace: Vec<TraceEntry> = m
         .inputs
         .iter()
+        .chain(&m.editable)
         .map(|i| TraceEntry::new("read_file", Some(i), "executed", false).with_full_read(true))
         .collect();
     let artifact = m.required_artifact.as_str();
-    trace.push(
-        TraceEntry::new("create_file", Some(artifact), "executed", true)
-            .with_written(final_hash(world, artifact)),
-    );
+    for e in &contract.editable {
+        let now = final_hash(world, &e.path);
+        if now.as_deref() != Some(e.sha256.as_str()) {
+            trace.push(
+                TraceEntry::new("edit_file", Some(&e.path), "executed", true).with_written(now),
+            );
+        }
+    }
+    if contract.editable_hash(artifact).is_none() {
+        trace.push(
+            TraceEntry::new("create_file", Some(artifact), "executed", true)
+                .with_written(final_hash(world, artifact)),
+        );
+    }
     trace
         .push(TraceEntry::new("read_file", Some(artifact), "executed", false).with_full_read(true));
     trace.push(TraceEntry::new("finish", None, "executed", false));

@@ -21,13 +21,13 @@ fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
 }
 
 #[test]
-fn approving_up_front_covers_the_runs_inputs_and_writes_but_not_a_file_that_appeared() {
-    // a.txt is a mission input the run copied in: its hash is known.
+fn approving_up_front_covers_the_runs_editable_files_and_writes_but_not_a_file_that_appeared() {
+    // a.txt is an editable file of the mission, which the run copied in: its hash is known.
     let env = desk_support::env("input\n");
     let input_sha = rein_protocol::canonical::sha256_hex(b"input\n");
     let registry = desk_registry();
     let mut gate = env.gate(&registry);
-    let mut approver = OwnWorkApprover::new([input_sha]);
+    let mut approver = OwnWorkApprover::new([("a.txt".to_string(), input_sha)]);
 
     let steps = [
         call(

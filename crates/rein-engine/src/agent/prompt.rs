@@ -95,6 +95,12 @@ pub fn task_message(contract: &FrozenContract) -> String {
             m.inputs.join(", ")
         ));
     }
+    if !m.editable.is_empty() {
+        s.push_str(&format!(
+            "Files to edit in place (read them first; change nothing else): {}\n",
+            m.editable.join(", ")
+        ));
+    }
     s.push_str(&format!(
         "Deliverable: {} (the harness checks it on disk before it accepts finish).\n",
         m.required_artifact
@@ -154,6 +160,7 @@ pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
     let unread: Vec<&str> = m
         .inputs
         .iter()
+        .chain(&m.editable)
         .filter(|i| {
             !trace
                 .iter()
@@ -166,7 +173,12 @@ pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
     let last_read = trace
         .iter()
         .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
+    let in_place = m.editable.iter().any(|e| e == artifact);
     let (deliverable, next) = match (last_write, last_read) {
+        (None, _) if in_place => (
+            format!("{artifact} is not edited yet"),
+            format!("edit {artifact} in place with edit_file"),
+        ),
         (None, _) => (
             format!("{artifact} is not written yet"),
             format!("write the whole of {artifact} with create_file"),

@@ -1,7 +1,9 @@
 //! The judge's and the finish rules' view of a real workspace, read through the confined
 //! resolver: a check can no more follow a link out of the folder than a tool can.
 
-use rein_workspace::{ConfinementError, Workspace, WorkspaceError};
+use rein_workspace::{
+    ConfinementError, RelPath, WalkOptions, Walker, Workspace, WorkspaceError, MAX_WALK_ENTRIES,
+};
 
 use crate::checks::{World, WorldError};
 
@@ -41,5 +43,48 @@ impl World for WorkspaceWorld<'_> {
     /// A desk workspace has no sandbox variables.
     fn variable(&self, _name: &str) -> Option<serde_json::Value> {
         None
+    }
+
+    /// Every file, ignore files not honoured (an ignored file is still a change). A link, a
+    /// name that cannot be addressed or a walk cut short is an error: the starting state of a
+    /// run holds none, so the listing could not be compared.
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        let walker = Walker::new(
+            self.workspace,
+            WalkOptions {
+                respect_ignore_files: false,
+                include_temps: false,
+                max_entries: MAX_WALK_ENTRIES,
+            },
+        );
+        let fail = |what: String| WorldError::Io {
+            path: ".".to_string(),
+            source: std::io::Error::other(what),
+        };
+        let walked = walker
+            .walk(&RelPath::root())
+            .map_err(|e| fail(e.to_string()))?;
+        if walked.skipped_links > 0 {
+            return Err(fail(format!(
+                "the workspace holds {} link(s), which are not followed",
+                walked.skipped_links
+            )));
+        }
+        if walked.unaddressable > 0 {
+            return Err(fail(format!(
+                "the workspace holds {} name(s) that cannot be addressed",
+                walked.unaddressable
+            )));
+        }
+        if walked.truncated {
+            return Err(fail("the workspace is too large to list".to_string()));
+        }
+        Ok(Some(
+            walked
+                .files
+                .into_iter()
+                .map(|f| f.path.as_str().to_string())
+                .collect(),
+        ))
     }
 }

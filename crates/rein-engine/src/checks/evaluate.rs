@@ -7,7 +7,9 @@ use super::semantic::Decider;
 use super::spec::CheckSpec;
 use super::trace::TraceEntry;
 use super::world::World;
-use super::{actions, entries, files, numeric, process, report, semantic, statement, Ctx, Judged};
+use super::{
+    actions, changes, entries, files, numeric, process, report, semantic, statement, Ctx, Judged,
+};
 use crate::mission::{FrozenContract, Mode};
 
 /// One check's outcome and the facts it read.
@@ -252,6 +254,11 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
         } => process::inputs_read(cx, paths, before_writing.as_deref()).into(),
         CheckSpec::WrittenThisRun { path } => process::written_this_run(cx, path).into(),
         CheckSpec::InputsUnchanged {} => process::inputs_unchanged(cx).into(),
+        CheckSpec::FileEquals {
+            path,
+            expected_file,
+        } => changes::file_equals(cx, path, expected_file),
+        CheckSpec::NothingElseChanged { allow } => changes::nothing_else_changed(cx, allow).into(),
         CheckSpec::EntriesMatch {
             path,
             array,

@@ -24,6 +24,8 @@
 //! | `written_this_run` | this run's last change of the file produced its final content |
 //! | `entries_match` | entry i of a JSON array holds the values its own source i labels |
 //! | `inputs_unchanged` | every frozen input still has its frozen bytes and no call of the run changed it |
+//! | `file_equals` | the whole file equals the mission's expected file (line endings normalised) |
+//! | `nothing_else_changed` | no file but the deliverable, the editable files and `allow` was created, changed or deleted |
 //!
 //! Text is judged as it renders (`normalize`) and prose as a person reads it (`reading`:
 //! lookalike letters of other scripts read as Latin), Markdown through its prose (`prose`):
@@ -33,6 +35,7 @@
 //! missing list) are *withheld*: journaled and shown to the person, never fed back to the model.
 
 mod actions;
+mod changes;
 mod csv;
 mod entries;
 mod evaluate;

@@ -10,7 +10,13 @@ pub(crate) fn inputs_read(
     before_writing: Option<&str>,
 ) -> (bool, Vec<String>) {
     let paths: Vec<&str> = if paths.is_empty() {
-        cx.contract.inputs.iter().map(|h| h.path.as_str()).collect()
+        // An editable file is read before it is edited, like an input before it is used.
+        cx.contract
+            .inputs
+            .iter()
+            .chain(&cx.contract.editable)
+            .map(|h| h.path.as_str())
+            .collect()
     } else {
         paths.iter().map(String::as_str).collect()
     };

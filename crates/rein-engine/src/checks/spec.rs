@@ -26,6 +26,8 @@ pub const CHECK_KINDS: &[&str] = &[
     "written_this_run",
     "entries_match",
     "inputs_unchanged",
+    "file_equals",
+    "nothing_else_changed",
 ];
 
 /// One check of a contract: an id for reports plus what to test.
@@ -226,6 +228,16 @@ pub enum CheckSpec {
     /// Every frozen input still has the bytes it was frozen with, and no executed call of the
     /// run changed one (put back is not unchanged).
     InputsUnchanged {},
+    /// The whole file equals `expected_file` (relative to the mission folder, frozen at load),
+    /// line endings normalised (CRLF and CR read as LF) and one final newline optional.
+    FileEquals { path: String, expected_file: String },
+    /// No file was created, changed or deleted but the required artifact, the editable files
+    /// and the paths in `allow`: compared with the starting state (inputs and editable files as
+    /// copied in) on disk, and in the trace (put back is not unchanged).
+    NothingElseChanged {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allow: Vec<String>,
+    },
     /// The array at `array` has one entry per source; entry i's fields equal the values that
     /// source i labels, and `unique` fields do not repeat.
     EntriesMatch {
@@ -340,6 +352,8 @@ impl CheckSpec {
             CheckSpec::WrittenThisRun { .. } => "written_this_run",
             CheckSpec::EntriesMatch { .. } => "entries_match",
             CheckSpec::InputsUnchanged { .. } => "inputs_unchanged",
+            CheckSpec::FileEquals { .. } => "file_equals",
+            CheckSpec::NothingElseChanged { .. } => "nothing_else_changed",
         }
     }
 

@@ -27,6 +27,12 @@ pub trait World {
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, WorldError>;
     /// A variable of the bench sandbox, if set.
     fn variable(&self, name: &str) -> Option<serde_json::Value>;
+    /// Every file of the world, workspace-relative in normal form (a link counts as a file
+    /// under its own name); `Ok(None)` when this world cannot list its files, and then a check
+    /// that needs the listing fails (it cannot tell what changed).
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        Ok(None)
+    }
 }
 
 /// An in-memory world: a map of paths to bytes and of variables to values.
@@ -75,6 +81,10 @@ impl World for MemWorld {
 
     fn variable(&self, name: &str) -> Option<serde_json::Value> {
         self.variables.get(name).cloned()
+    }
+
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        Ok(Some(self.files.keys().cloned().collect()))
     }
 }
 
@@ -138,5 +148,30 @@ impl World for DirWorld {
 
     fn variable(&self, name: &str) -> Option<serde_json::Value> {
         self.variables.get(name).cloned()
+    }
+
+    /// Walks without following links: a link is listed under its own name.
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        let io = |path: &Path, source| WorldError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let mut out = Vec::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+                let entry = entry.map_err(|e| io(&dir, e))?;
+                let path = entry.path();
+                let kind = entry.file_type().map_err(|e| io(&path, e))?;
+                if kind.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path.strip_prefix(&self.root).unwrap_or(&path);
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        out.sort();
+        Ok(Some(out))
     }
 }

@@ -62,46 +62,78 @@ impl Approver for AllowAll {
     }
 }
 
-/// What `rein run --approve=all` approves: every change to a file that is absent or holds
-/// content this run put there (a mission input it copied in, or what an earlier change it
-/// approved wrote), and nothing else. [`AllowAll`] approved any change, so a file a person
-/// saved into the folder while the run was going could be overwritten or deleted without
-/// anyone being asked; approving up front is meant only for changes nobody can lose anything
-/// by.
+/// What `rein run --approve=all` approves: creating a file that is absent, and a change to a
+/// file that holds what this run put there, by path: an editable file of its mission still
+/// holding its starting content, or what an earlier change it approved wrote there. Nothing
+/// else: not a frozen input (the mission says it must not change), not a file a person saved
+/// into the folder while the run was going, not the same content under another name (a link,
+/// or a path spelled with `..`). [`AllowAll`] approved any change, so a person's file could be
+/// overwritten or deleted without anyone being asked; approving up front is meant only for
+/// changes nobody can lose anything by.
 #[derive(Debug, Clone, Default)]
 pub struct OwnWorkApprover {
-    /// SHA-256 of every content this run may change: its inputs and what it wrote.
-    known: std::collections::BTreeSet<String>,
+    /// Per workspace path (normal form), the SHA-256 of the content this run may change there.
+    known: std::collections::BTreeMap<String, String>,
 }
 
 impl OwnWorkApprover {
-    /// Approves changes to files absent or holding one of `known` (SHA-256 hex, e.g. of the
-    /// mission inputs copied into the workspace), and to what it approved since.
-    pub fn new(known: impl IntoIterator<Item = String>) -> OwnWorkApprover {
+    /// Approves new files, and changes to each `(path, sha256)` of `editable` (a mission's
+    /// editable files as copied into the workspace) while the file still holds that content,
+    /// and to what it approved since.
+    pub fn new(editable: impl IntoIterator<Item = (String, String)>) -> OwnWorkApprover {
         OwnWorkApprover {
-            known: known.into_iter().map(|s| s.to_ascii_lowercase()).collect(),
+            known: editable
+                .into_iter()
+                .filter_map(|(path, sha)| {
+                    crate::checks::normalize_rel(&path)
+                        .ok()
+                        .map(|p| (p, sha.to_ascii_lowercase()))
+                })
+                .collect(),
         }
     }
 }
 
 impl Approver for OwnWorkApprover {
     fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
+        if request.path.is_empty() && request.before_sha256.is_none() {
+            // A call that names no file (a search of the whole folder) changes none.
+            return ApprovalDecision::AllowOnce;
+        }
+        let Ok(path) = crate::checks::normalize_rel(&request.path) else {
+            return ApprovalDecision::Deny {
+                reason: format!(
+                    "\"{}\" is not a workspace path (`..` or an absolute path), and approving \
+                     up front covers only files named inside the folder",
+                    request.path
+                ),
+            };
+        };
         let ours = match &request.before_sha256 {
             None => true,
-            Some(sha) => self.known.contains(&sha.to_ascii_lowercase()),
+            Some(sha) => self
+                .known
+                .get(&path)
+                .is_some_and(|k| k.eq_ignore_ascii_case(sha)),
         };
         if !ours {
             return ApprovalDecision::Deny {
                 reason: format!(
-                    "\"{}\" holds content this run did not put there (a file saved into the \
-                     folder while it ran?), and approving up front covers only the run's own \
-                     files; run without --approve=all to be asked",
+                    "\"{}\" holds content this run did not put there (a frozen input, or a file \
+                     saved into the folder while it ran?), and approving up front covers only \
+                     the files the run creates and the mission's editable files; run without \
+                     --approve=all to be asked",
                     request.path
                 ),
             };
         }
-        if let Some(after) = &request.after_sha256 {
-            self.known.insert(after.to_ascii_lowercase());
+        match &request.after_sha256 {
+            Some(after) => {
+                self.known.insert(path, after.to_ascii_lowercase());
+            }
+            None => {
+                self.known.remove(&path);
+            }
         }
         ApprovalDecision::AllowOnce
     }

@@ -615,12 +615,15 @@ fn desk(c: DeskCall<'_>, mut approved: bool, approver: &mut dyn Approver) -> Dec
         ToolOutput::Proposal(proposal) => proposal,
     };
     if !approved {
-        let req = request(
+        let mut req = request(
             call,
             proposal.diff.clone(),
             proposal.before_sha256(),
             proposal.after_sha256(),
         );
+        // The file the change applies to, as the workspace resolved it, not as the call
+        // spelled it: an approval names the file that will change.
+        req.path = proposal.path.as_str().to_string();
         if let Err(refused) = ask(approver, &req, proposal_result(&proposal, c.content)) {
             return refused;
         }

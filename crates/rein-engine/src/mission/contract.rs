@@ -1,5 +1,6 @@
 //! Loading and freezing a mission: the frozen contract that every attempt judges against.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,13 @@ pub struct FrozenContract {
     pub fixtures_dir: PathBuf,
     /// SHA-256 of each input fixture, in the order of `mission.inputs`, taken at load.
     pub inputs: Vec<InputHash>,
+    /// SHA-256 of each editable fixture as the run starts with it, in the order of
+    /// `mission.editable`, taken at load.
+    pub editable: Vec<InputHash>,
+    /// The bytes of every `expected_file` a check names (by its path relative to the mission
+    /// folder), read at load: the judge compares against what was frozen, not what is on disk
+    /// when it runs.
+    pub expected_files: BTreeMap<String, Vec<u8>>,
     /// What the validator found weak but not wrong (e.g. a number pattern with no anchor), for
     /// the person who wrote the mission.
     pub warnings: Vec<String>,
@@ -109,18 +117,19 @@ impl FrozenContract {
         let base = source.parent().unwrap_or(Path::new("."));
         let fixtures_dir = base.join(&mission.fixtures);
         let warnings = validate(&mission, source, &fixtures_dir)?;
-        let mut inputs = Vec::with_capacity(mission.inputs.len());
-        for (i, input) in mission.inputs.iter().enumerate() {
-            let file = fixtures_dir.join(input);
-            let bytes = std::fs::read(&file).map_err(|e| MissionError::Invalid {
-                path: source.to_path_buf(),
-                field: format!("inputs[{i}]"),
-                message: format!("cannot read fixture {}: {e}", file.display()),
-            })?;
-            inputs.push(InputHash {
-                path: input.clone(),
-                sha256: sha256_hex(&bytes),
-            });
+        let inputs = hash_fixtures(source, &fixtures_dir, "inputs", &mission.inputs)?;
+        let editable = hash_fixtures(source, &fixtures_dir, "editable", &mission.editable)?;
+        let mut expected_files = BTreeMap::new();
+        for (i, check) in mission.checks.iter().enumerate() {
+            if let crate::checks::CheckSpec::FileEquals { expected_file, .. } = &check.spec {
+                let file = base.join(expected_file);
+                let bytes = std::fs::read(&file).map_err(|e| MissionError::Invalid {
+                    path: source.to_path_buf(),
+                    field: format!("checks[{i}].expected_file"),
+                    message: format!("cannot read {}: {e}", file.display()),
+                })?;
+                expected_files.insert(expected_file.clone(), bytes);
+            }
         }
         let value = serde_json::to_value(&mission).map_err(|e| MissionError::Invalid {
             path: source.to_path_buf(),
@@ -136,6 +145,8 @@ impl FrozenContract {
             source: source.to_path_buf(),
             fixtures_dir,
             inputs,
+            editable,
+            expected_files,
             warnings,
         })
     }
@@ -152,8 +163,16 @@ impl FrozenContract {
             .map(|h| h.sha256.as_str())
     }
 
+    /// The starting SHA-256 of an editable file, if `path` is one.
+    pub fn editable_hash(&self, path: &str) -> Option<&str> {
+        self.editable
+            .iter()
+            .find(|h| crate::checks::same_path(&h.path, path))
+            .map(|h| h.sha256.as_str())
+    }
+
     /// Re-reads the mission file (and its fixtures) and refuses if the canonical hash, or any
-    /// input's hash, differs from the frozen one. An edit that makes the file unreadable or
+    /// input's, editable file's or expected file's hash, differs from the frozen one. An edit that makes the file unreadable or
     /// invalid is a change too.
     pub fn verify_unchanged(&self, path: impl AsRef<Path>) -> Result<(), MissionError> {
         let source = resolve(path.as_ref());
@@ -169,11 +188,13 @@ impl FrozenContract {
         if now.sha256 != self.sha256 {
             return Err(changed(now.sha256));
         }
-        for old in &self.inputs {
-            let new = now
-                .input_hash(&old.path)
-                .map(str::to_string)
-                .unwrap_or_else(|| "missing".into());
+        let fixtures = self.inputs.iter().map(|h| (h, now.input_hash(&h.path)));
+        let editable = self
+            .editable
+            .iter()
+            .map(|h| (h, now.editable_hash(&h.path)));
+        for (old, new) in fixtures.chain(editable) {
+            let new = new.map(str::to_string).unwrap_or_else(|| "missing".into());
             if new != old.sha256 {
                 return Err(MissionError::InputChanged {
                     path: source.clone(),
@@ -183,8 +204,42 @@ impl FrozenContract {
                 });
             }
         }
+        for (path, old) in &self.expected_files {
+            let new = now.expected_files.get(path);
+            if new != Some(old) {
+                return Err(MissionError::InputChanged {
+                    path: source.clone(),
+                    input: path.clone(),
+                    old: sha256_hex(old),
+                    new: new.map_or_else(|| "missing".into(), |b| sha256_hex(b)),
+                });
+            }
+        }
         Ok(())
     }
+}
+
+/// The SHA-256 of each fixture of a list (`inputs` or `editable`), in order.
+fn hash_fixtures(
+    source: &Path,
+    fixtures_dir: &Path,
+    field: &str,
+    paths: &[String],
+) -> Result<Vec<InputHash>, MissionError> {
+    let mut out = Vec::with_capacity(paths.len());
+    for (i, p) in paths.iter().enumerate() {
+        let file = fixtures_dir.join(p);
+        let bytes = std::fs::read(&file).map_err(|e| MissionError::Invalid {
+            path: source.to_path_buf(),
+            field: format!("{field}[{i}]"),
+            message: format!("cannot read fixture {}: {e}", file.display()),
+        })?;
+        out.push(InputHash {
+            path: p.clone(),
+            sha256: sha256_hex(&bytes),
+        });
+    }
+    Ok(out)
 }
 
 /// Top-level fields of a mission file, and whether each is required.
@@ -195,6 +250,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("prompt", true),
     ("fixtures", false),
     ("inputs", false),
+    ("editable", false),
     ("tools", true),
     ("required_artifact", true),
     ("checks", true),
@@ -224,7 +280,9 @@ fn check_top_level(obj: &serde_json::Map<String, Value>) -> Result<(), (String, 
         let r = match *field {
             "mode" => serde_json::from_value::<Mode>(v.clone()).map(|_| ()),
             "budgets" => serde_json::from_value::<Budgets>(v.clone()).map(|_| ()),
-            "inputs" | "tools" => serde_json::from_value::<Vec<String>>(v.clone()).map(|_| ()),
+            "inputs" | "editable" | "tools" => {
+                serde_json::from_value::<Vec<String>>(v.clone()).map(|_| ())
+            }
             "min_words" => serde_json::from_value::<u32>(v.clone()).map(|_| ()),
             "checks" => serde_json::from_value::<Vec<Value>>(v.clone()).map(|_| ()),
             _ => serde_json::from_value::<String>(v.clone()).map(|_| ()),

@@ -1,4 +1,4 @@
-//! Copying a mission's frozen inputs into a workspace.
+//! Copying a mission's frozen inputs (and its editable files) into a workspace.
 
 use std::path::Path;
 
@@ -6,9 +6,12 @@ use super::contract::{FrozenContract, InputHash};
 use super::error::MissionError;
 use rein_protocol::canonical::sha256_hex;
 
-/// Copies every input fixture to `dest_dir/<input>` and returns the SHA-256 of what was copied.
+/// Copies every input fixture to `dest_dir/<input>`, and every editable fixture likewise, and
+/// returns the SHA-256 of the inputs copied (the hashes the finish rules hold them to; an
+/// editable file's starting hash is `FrozenContract::editable`, which the copy was checked
+/// against).
 ///
-/// Refuses if a fixture no longer matches the hash frozen at load (the inputs are part of the
+/// Refuses if a fixture no longer matches the hash frozen at load (the fixtures are part of the
 /// contract), and never overwrites a different file already in the workspace; an identical file
 /// is left as it is.
 pub fn materialise_inputs(
@@ -16,7 +19,7 @@ pub fn materialise_inputs(
     dest_dir: &Path,
 ) -> Result<Vec<InputHash>, MissionError> {
     let mut copied = Vec::with_capacity(contract.inputs.len());
-    for frozen in &contract.inputs {
+    for (i, frozen) in contract.inputs.iter().chain(&contract.editable).enumerate() {
         let src = contract.fixtures_dir.join(&frozen.path);
         let dest = dest_dir.join(&frozen.path);
         let copy_err = |source| MissionError::Copy {
@@ -50,10 +53,12 @@ pub fn materialise_inputs(
             }
             Err(e) => return Err(copy_err(e)),
         }
-        copied.push(InputHash {
-            path: frozen.path.clone(),
-            sha256: hash,
-        });
+        if i < contract.inputs.len() {
+            copied.push(InputHash {
+                path: frozen.path.clone(),
+                sha256: hash,
+            });
+        }
     }
     Ok(copied)
 }

@@ -55,9 +55,9 @@ pub(crate) fn default_fixtures() -> String {
     "fixtures".to_string()
 }
 
-/// A mission as written in `mission.json`. Paths in `inputs`, `required_artifact` and checks are
-/// workspace-relative; an input is read from `<mission folder>/<fixtures>/<input>` and copied to
-/// `<workspace>/<input>`.
+/// A mission as written in `mission.json`. Paths in `inputs`, `editable`, `required_artifact` and
+/// checks are workspace-relative; an input is read from `<mission folder>/<fixtures>/<input>` and
+/// copied to `<workspace>/<input>`, and so is an editable file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mission {
@@ -70,6 +70,11 @@ pub struct Mission {
     pub fixtures: String,
     #[serde(default)]
     pub inputs: Vec<String>,
+    /// Fixture files copied into the workspace that the run may change ("edit this config"):
+    /// hashed at load like inputs, never frozen. Empty for most missions, and then left out of
+    /// the canonical JSON, so contracts written before the field keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub editable: Vec<String>,
     pub tools: Vec<String>,
     pub required_artifact: String,
     pub checks: Vec<Check>,

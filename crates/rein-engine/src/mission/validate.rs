@@ -12,6 +12,7 @@ use crate::checks::{normalize_rel, CheckSpec, Computed, Locator};
 
 struct Ctx<'a> {
     source: &'a Path,
+    editable: BTreeSet<&'a str>,
 }
 
 impl Ctx<'_> {
@@ -89,7 +90,10 @@ pub(crate) fn validate(
     source: &Path,
     fixtures_dir: &Path,
 ) -> Result<Vec<String>, MissionError> {
-    let cx = Ctx { source };
+    let mut cx = Ctx {
+        source,
+        editable: BTreeSet::new(),
+    };
     if !is_identifier(&m.id, &['-']) {
         return Err(cx.err(
             "id",
@@ -115,6 +119,21 @@ pub(crate) fn validate(
                 format!("missing fixture: {} does not exist", file.display()),
             ));
         }
+    }
+
+    for (i, path) in m.editable.iter().enumerate() {
+        let field = format!("editable[{i}]");
+        cx.path(&field, path)?;
+        if inputs.contains(path.as_str()) {
+            return Err(cx.err(
+                field,
+                format!("`{path}` is also an input; a file is either frozen or editable, not both"),
+            ));
+        }
+        if !cx.editable.insert(path.as_str()) {
+            return Err(cx.err(field, format!("`{path}` is listed twice")));
+        }
+        inside(&cx, &field, fixtures_dir, path)?;
     }
 
     if m.tools.is_empty() {
@@ -273,9 +292,12 @@ fn validate_check(
             before_writing,
         } => {
             for (j, p) in paths.iter().enumerate() {
-                cx.input(&f(&format!("paths[{j}]")), p, inputs)?;
+                // An editable file must be read before it is edited, too.
+                if !cx.editable.contains(p.as_str()) {
+                    cx.input(&f(&format!("paths[{j}]")), p, inputs)?;
+                }
             }
-            if paths.is_empty() && inputs.is_empty() {
+            if paths.is_empty() && inputs.is_empty() && cx.editable.is_empty() {
                 return Err(cx.err(f("paths"), "the mission has no inputs to read"));
             }
             if !tools.contains("read_file") {
@@ -346,6 +368,27 @@ fn validate_check(
             }
             if *regex {
                 cx.regex(&f("pattern"), pattern)?;
+            }
+            Ok(())
+        }
+        CheckSpec::FileEquals {
+            path,
+            expected_file,
+        } => {
+            cx.path(&f("path"), path)?;
+            let base = cx.source.parent().unwrap_or(Path::new("."));
+            inside(cx, &f("expected_file"), base, expected_file)
+        }
+        CheckSpec::NothingElseChanged { allow } => {
+            for (j, p) in allow.iter().enumerate() {
+                let field = f(&format!("allow[{j}]"));
+                cx.path(&field, p)?;
+                if inputs.contains(p.as_str()) {
+                    return Err(cx.err(
+                        field,
+                        format!("`{p}` is a frozen input; a change to it is never allowed"),
+                    ));
+                }
             }
             Ok(())
         }
@@ -528,6 +571,41 @@ fn validate_check(
             Ok(())
         }
     }
+}
+
+/// `rel` (already in normal form) names a regular file that is really below `dir`: not a
+/// link, and not reached through one that leads out.
+fn inside(cx: &Ctx<'_>, field: &str, dir: &Path, rel: &str) -> Result<(), MissionError> {
+    cx.path(field, rel)?;
+    let file = dir.join(rel);
+    let meta = std::fs::symlink_metadata(&file)
+        .map_err(|e| cx.err(field, format!("missing file: {}: {e}", file.display())))?;
+    if !meta.file_type().is_file() {
+        return Err(cx.err(
+            field,
+            format!(
+                "{} is not a regular file (a link or a folder)",
+                file.display()
+            ),
+        ));
+    }
+    let real_dir = dir
+        .canonicalize()
+        .map_err(|e| cx.err(field, format!("cannot resolve {}: {e}", dir.display())))?;
+    let real = file
+        .canonicalize()
+        .map_err(|e| cx.err(field, format!("cannot resolve {}: {e}", file.display())))?;
+    if !real.starts_with(&real_dir) {
+        return Err(cx.err(
+            field,
+            format!(
+                "{} leads outside {} (through a linked folder)",
+                file.display(),
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_locator(cx: &Ctx<'_>, field: &str, loc: &Locator) -> Result<(), MissionError> {
