@@ -196,7 +196,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("fixtures", false),
     ("inputs", false),
     ("tools", true),
-    ("required_artifact", true),
+    ("required_artifact", false),
     ("checks", true),
     ("budgets", false),
     ("min_words", false),

@@ -71,6 +71,9 @@ pub struct Mission {
     #[serde(default)]
     pub inputs: Vec<String>,
     pub tools: Vec<String>,
+    /// The file `finish` is judged against. Empty (left out) only in a mission without
+    /// `finish`: a memory-sandbox task ends at `final_answer` and the judge reads the sandbox.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub required_artifact: String,
     pub checks: Vec<Check>,
     #[serde(default)]
