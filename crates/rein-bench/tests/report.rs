@@ -37,6 +37,7 @@ fn run(
         repairs: 1,
         cap_hit: !passed && repeat == 1,
         finish_accepted: passed,
+        memory: None,
     }
 }
 

@@ -18,7 +18,7 @@ use rein_journal::{CallScope, Journal};
 use rein_models::Model;
 use rein_protocol::{GateReport, ToolCall};
 use rein_workspace::{sandbox_registry, Sandbox, ToolRegistry};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::{
@@ -102,7 +102,7 @@ impl CallExecutor for SandboxExecutor<'_> {
 
 /// One entry of a memory run's action log: every action the model named, in order, with the
 /// gate's outcome (`executed`, `invalid` for an unknown tool, `failed`...).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryAction {
     pub step: u32,
     pub action: String,

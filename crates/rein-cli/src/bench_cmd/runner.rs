@@ -280,5 +280,6 @@ fn run_one(
         repairs: f.repaired,
         cap_hit: matches!(outcome.end, RunEnd::Cap { .. }),
         finish_accepted: outcome.finish_accepted,
+        memory: None,
     })
 }
