@@ -12,7 +12,7 @@ use rein_bench::results::{
     append_result, check_consistent, read_results, RunKey, RunResult, RESULTS_FILE,
 };
 use rein_bench::shard::Shard;
-use rein_bench::suite::{Split, Suite, Task};
+use rein_bench::suite::{Sandbox, Split, Suite, Task};
 use rein_engine::agent::{AgentOptions, RunEnd, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
@@ -220,6 +220,10 @@ fn run_one(
     dir: &Path,
     seed: u32,
 ) -> anyhow::Result<RunResult> {
+    if item.task.sandbox == Sandbox::Memory {
+        let (suite, model_spec) = (item.suite, item.model);
+        return super::memory::run_task(suite, item.task, model_spec, model, journal, seed, item.repeat);
+    }
     if dir.exists() {
         bail!("{} already exists", dir.display());
     }
