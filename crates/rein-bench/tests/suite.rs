@@ -202,15 +202,6 @@ fn errors_name_the_file_and_the_field() {
     let e = load_err("split = \"dev\"\nsandbox = \"dir\"\n");
     assert!(e.contains("task.toml: field category: missing"), "{e}");
 
-    // A desk mission is not a memory task: its tools are not the sandbox's.
-    let e = load_err(
-        "category = \"x\"\nsplit = \"dev\"\nsandbox = \"memory\"\nmission = \"MISSION\"\n",
-    );
-    assert!(
-        e.contains("field sandbox: a memory task's mission lists only sandbox tools"),
-        "{e}"
-    );
-
     let e = load_err(
         "category = \"x\"\nsplit = \"dev\"\nsandbox = \"dir\"\nmission = \"MISSION\"\n[variables]\nx = \"1\"\n",
     );
