@@ -42,10 +42,11 @@ pub fn check_suite(suite: &Suite) -> Result<SuiteCheck, BenchError> {
             Sandbox::Dir => CaseSandbox::Dir,
             Sandbox::Memory => CaseSandbox::Memory,
         };
-        let report = check_mission_in(&t.contract, sandbox).map_err(|source| BenchError::Cases {
-            task: format!("{}/{}", suite.name, t.id),
-            source,
-        })?;
+        let report =
+            check_mission_in(&t.contract, sandbox).map_err(|source| BenchError::Cases {
+                task: format!("{}/{}", suite.name, t.id),
+                source,
+            })?;
         tasks.push(TaskCheck {
             task: t.id.clone(),
             category: t.category.clone(),

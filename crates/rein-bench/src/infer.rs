@@ -71,8 +71,19 @@ impl Verb {
             (
                 Verb::Create,
                 &[
-                    "create", "creates", "created", "creating", "write", "writes", "wrote",
-                    "written", "writing", "overwrite", "overwrites", "overwrote", "overwritten",
+                    "create",
+                    "creates",
+                    "created",
+                    "creating",
+                    "write",
+                    "writes",
+                    "wrote",
+                    "written",
+                    "writing",
+                    "overwrite",
+                    "overwrites",
+                    "overwrote",
+                    "overwritten",
                     "overwriting",
                 ],
             ),
@@ -88,15 +99,31 @@ impl Verb {
             (
                 Verb::Store,
                 &[
-                    "store", "stores", "stored", "storing", "save", "saves", "saved", "saving",
-                    "remember", "remembers", "remembered", "remembering",
+                    "store",
+                    "stores",
+                    "stored",
+                    "storing",
+                    "save",
+                    "saves",
+                    "saved",
+                    "saving",
+                    "remember",
+                    "remembers",
+                    "remembered",
+                    "remembering",
                 ],
             ),
             (
                 Verb::Recall,
                 &[
-                    "recall", "recalls", "recalled", "recalling", "retrieve", "retrieves",
-                    "retrieved", "retrieving",
+                    "recall",
+                    "recalls",
+                    "recalled",
+                    "recalling",
+                    "retrieve",
+                    "retrieves",
+                    "retrieved",
+                    "retrieving",
                 ],
             ),
         ];
@@ -110,8 +137,18 @@ impl Verb {
 
 /// Words that negate the verb right after them (or one word later: "do not delete").
 const NEGATIONS: &[&str] = &[
-    "don't", "dont", "do not", "not", "never", "without", "no", "doesn't", "shouldn't", "mustn't",
-    "avoid", "avoiding",
+    "don't",
+    "dont",
+    "do not",
+    "not",
+    "never",
+    "without",
+    "no",
+    "doesn't",
+    "shouldn't",
+    "mustn't",
+    "avoid",
+    "avoiding",
 ];
 
 /// One token of the task: a word, a quoted text, or a clause break.
@@ -447,9 +484,15 @@ mod tests {
             "Create a.txt without deleting b.txt.",
         ] {
             let c = checks(t);
-            assert!(!c.contains(&"inferred-delete_file".to_string()), "{t}: {c:?}");
+            assert!(
+                !c.contains(&"inferred-delete_file".to_string()),
+                "{t}: {c:?}"
+            );
             // The file kept from deletion must still be there.
-            assert!(c.contains(&"inferred-exists-b.txt".to_string()), "{t}: {c:?}");
+            assert!(
+                c.contains(&"inferred-exists-b.txt".to_string()),
+                "{t}: {c:?}"
+            );
             assert!(!c.iter().any(|x| x.contains("absent")), "{t}: {c:?}");
         }
         let c = checks("Don't read anything; list the files.");
@@ -473,7 +516,10 @@ mod tests {
         let t = "Remember 42 in a variable called answer and recall it.";
         let v = spec(t, "inferred-variable-answer");
         assert_eq!(v["kind"], "variable_set");
-        assert!(v.get("expected").is_none(), "an unquoted value is not guessed: {v}");
+        assert!(
+            v.get("expected").is_none(),
+            "an unquoted value is not guessed: {v}"
+        );
         assert!(checks(t).contains(&"inferred-get_variable".to_string()));
     }
 
@@ -503,7 +549,10 @@ mod tests {
     fn quoted_names_and_double_quotes() {
         let t = "Write \"report.md\" containing \"all good\".";
         let c = checks(t);
-        assert!(c.contains(&"inferred-exists-report.md".to_string()), "{c:?}");
+        assert!(
+            c.contains(&"inferred-exists-report.md".to_string()),
+            "{c:?}"
+        );
         assert_eq!(
             spec(t, "inferred-content-report.md")["pattern"],
             r"\A\s*all good\s*\z"
@@ -533,9 +582,15 @@ mod tests {
             .iter()
             .map(|c| c["id"].as_str().unwrap())
             .collect();
-        assert_eq!(ids, reqs.iter().map(|r| r.check.as_str()).collect::<Vec<_>>());
+        assert_eq!(
+            ids,
+            reqs.iter().map(|r| r.check.as_str()).collect::<Vec<_>>()
+        );
         assert_eq!(m["prompt"], t);
-        assert!(m["tools"].as_array().unwrap().contains(&json!("final_answer")));
+        assert!(m["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("final_answer")));
         assert!(m.get("required_artifact").is_none());
     }
 }

@@ -43,13 +43,23 @@ fn the_toy_suite_has_the_seed_tasks_and_a_fifth_heldout() {
     assert!(s.tasks.len() >= 16, "{}", s.tasks.len());
     assert!(s.tasks.iter().all(|t| t.sandbox == Sandbox::Memory));
     let ids: Vec<&str> = s.tasks.iter().map(|t| t.id.as_str()).collect();
-    for seed in ["note-hello", "three-files-list", "ring-bell", "variable-store-read"] {
+    for seed in [
+        "note-hello",
+        "three-files-list",
+        "ring-bell",
+        "variable-store-read",
+    ] {
         assert!(ids.contains(&seed), "{seed}");
     }
     let heldout = s.tasks.iter().filter(|t| t.split == Split::Heldout).count();
     let fifth = s.tasks.len() as f64 / 5.0;
     assert!((heldout as f64 - fifth).abs() <= 1.0, "{heldout} heldout");
-    let vars = &s.tasks.iter().find(|t| t.id == "variable-to-file").unwrap().variables;
+    let vars = &s
+        .tasks
+        .iter()
+        .find(|t| t.id == "variable-to-file")
+        .unwrap()
+        .variables;
     assert_eq!(vars["city"], "Lisbon");
 }
 
@@ -65,7 +75,11 @@ fn the_toy_judge_is_right_on_every_case() {
         let classes: Vec<&str> = t.report.cases.iter().map(|k| k.class.as_str()).collect();
         assert!(classes.contains(&"claimed-nothing"), "{}", t.task);
     }
-    let three = c.tasks.iter().find(|t| t.task == "three-files-list").unwrap();
+    let three = c
+        .tasks
+        .iter()
+        .find(|t| t.task == "three-files-list")
+        .unwrap();
     let liar = three
         .report
         .cases
@@ -181,14 +195,15 @@ fn memory_task_fields_are_validated() {
     let e = Suite::load(tmp.path()).unwrap_err().to_string();
     assert!(e.contains("must list final_answer"), "{e}");
     // And only sandbox tools.
-    let text = std::fs::read_to_string(&m)
-        .unwrap()
-        .replacen(
-            "\"tools\": [\n    \"create_file\",",
-            "\"tools\": [\"final_answer\", \"list_dir\", \"create_file\",",
-            1,
-        );
+    let text = std::fs::read_to_string(&m).unwrap().replacen(
+        "\"tools\": [\n    \"create_file\",",
+        "\"tools\": [\"final_answer\", \"list_dir\", \"create_file\",",
+        1,
+    );
     std::fs::write(&m, text).unwrap();
     let e = Suite::load(tmp.path()).unwrap_err().to_string();
-    assert!(e.contains("lists only sandbox tools") && e.contains("list_dir"), "{e}");
+    assert!(
+        e.contains("lists only sandbox tools") && e.contains("list_dir"),
+        "{e}"
+    );
 }

@@ -135,7 +135,11 @@ fn task_ring_bell_stops_at_once_and_fails_naming_the_tool() {
         v["reason"]
     );
     assert_eq!(v["actions"].as_array().unwrap().len(), 1, "{v}");
-    assert_eq!(v["sandbox"]["files"], json!({}), "nothing after the stop ran");
+    assert_eq!(
+        v["sandbox"]["files"],
+        json!({}),
+        "nothing after the stop ran"
+    );
     assert_eq!(v["steps"], 1);
 }
 
@@ -189,7 +193,9 @@ fn task_exit_codes_for_bad_input_and_model_failure() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no default pass"));
     // --task needs --model, and does not mix with suites.
     assert_eq!(
-        rein(home.path(), &["bench", "--task", NOTE_TASK]).status.code(),
+        rein(home.path(), &["bench", "--task", NOTE_TASK])
+            .status
+            .code(),
         Some(2)
     );
     let toy = repo().join("suites/toy");
@@ -226,10 +232,16 @@ fn task_exit_codes_for_bad_input_and_model_failure() {
 fn task_text_output_marks_requirements_inferred() {
     let home = tempfile::tempdir().unwrap();
     let model = note_script(home.path());
-    let o = rein(home.path(), &["bench", "--task", NOTE_TASK, "--model", &model]);
+    let o = rein(
+        home.path(),
+        &["bench", "--task", NOTE_TASK, "--model", &model],
+    );
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("[inferred: the task says \"Create\"]"), "{out}");
+    assert!(
+        out.contains("[inferred: the task says \"Create\"]"),
+        "{out}"
+    );
     assert!(out.contains("verdict: PASS"), "{out}");
 }
 
@@ -273,7 +285,10 @@ fn a_toy_bench_records_each_fresh_sandbox_and_action_log() {
     assert_eq!(rows.len(), tasks);
     for r in &rows {
         let mem = &r["memory"];
-        assert!(mem["files"].is_object() && mem["variables"].is_object(), "{r}");
+        assert!(
+            mem["files"].is_object() && mem["variables"].is_object(),
+            "{r}"
+        );
         let actions = mem["actions"].as_array().unwrap();
         assert_eq!(actions.len(), 3, "{r}");
         // The script solves only the note task; every other run fails on its own checks.

@@ -342,8 +342,11 @@ fn run_memory_case(
     };
     let mut world = rein_workspace::Sandbox::new();
     for (p, b) in files_of(&case_dir.join("files"))? {
-        let text = String::from_utf8(b)
-            .map_err(|_| invalid(format!("files/{p} is not UTF-8 text; sandbox files hold text")))?;
+        let text = String::from_utf8(b).map_err(|_| {
+            invalid(format!(
+                "files/{p} is not UTF-8 text; sandbox files hold text"
+            ))
+        })?;
         world.files.insert(p, text);
     }
     world.variables = case.variables.clone().unwrap_or_default();

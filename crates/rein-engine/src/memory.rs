@@ -21,9 +21,7 @@ use rein_workspace::{sandbox_registry, Sandbox, ToolRegistry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::{
-    begin_mission_run, Agent, AgentError, AgentEvent, AgentOptions, RunOutcome,
-};
+use crate::agent::{begin_mission_run, Agent, AgentError, AgentEvent, AgentOptions, RunOutcome};
 use crate::checks::{normalize_rel, World, WorldError};
 use crate::gate::{Approver, CallExecutor, Gate, GateConfig, GateTarget};
 use crate::mission::FrozenContract;
@@ -149,7 +147,9 @@ pub fn start_sandbox(
         sandbox.files.insert(input.clone(), text);
     }
     for (k, v) in variables {
-        sandbox.variables.insert(k.clone(), Value::String(v.clone()));
+        sandbox
+            .variables
+            .insert(k.clone(), Value::String(v.clone()));
     }
     Ok(sandbox)
 }
@@ -179,7 +179,13 @@ pub fn run_memory(
     options.memory = true;
     let registry = sandbox_registry();
     let label = format!("memory:{}", env.contract.id());
-    let run = begin_mission_run(env.journal, env.contract, &label, model.identity(), env.meta)?;
+    let run = begin_mission_run(
+        env.journal,
+        env.contract,
+        &label,
+        model.identity(),
+        env.meta,
+    )?;
     let cell = RefCell::new(start);
     let world = SandboxWorld::new(&cell);
     let mut executor = SandboxExecutor {
@@ -214,7 +220,6 @@ pub fn run_memory(
             }
             on_event(e);
         })?;
-    drop(world);
     Ok(MemoryRun {
         outcome,
         sandbox: cell.into_inner(),

@@ -139,14 +139,21 @@ fn every_sandbox_action_runs_through_the_loop() {
     assert_eq!(r.sandbox.variables["k"], json!("v1"));
     assert_eq!(r.sandbox.final_answer.as_deref(), Some("done"));
     assert_eq!(r.actions.len(), 8);
-    assert!(r.actions.iter().all(|a| a.outcome == "executed"), "{:?}", r.actions);
+    assert!(
+        r.actions.iter().all(|a| a.outcome == "executed"),
+        "{:?}",
+        r.actions
+    );
     assert_eq!(r.actions[0].parameters["content"], "one");
     assert_eq!(r.outcome.figures.steps, 8);
 }
 
 #[test]
 fn a_failing_action_is_logged_and_changes_nothing() {
-    let s = setup(json!([{"id": "x", "kind": "file_exists", "path": "x.txt"}]), &[]);
+    let s = setup(
+        json!([{"id": "x", "kind": "file_exists", "path": "x.txt"}]),
+        &[],
+    );
     let r = run(
         &s.contract,
         &s.journal,
@@ -155,7 +162,10 @@ fn a_failing_action_is_logged_and_changes_nothing() {
             action("read_file", json!({"path": "missing.txt"})),
             action("get_variable", json!({"name": "nope"})),
             action("delete_file", json!({"path": "missing.txt"})),
-            action("create_file", json!({"path": "../escape.txt", "content": "x"})),
+            action(
+                "create_file",
+                json!({"path": "../escape.txt", "content": "x"}),
+            ),
             action("final_answer", json!({"answer": "done"})),
         ],
     );
@@ -177,7 +187,10 @@ fn each_run_starts_from_a_fresh_sandbox() {
         &s.journal,
         fresh(),
         &[
-            action("create_file", json!({"path": "a.txt", "content": "run one"})),
+            action(
+                "create_file",
+                json!({"path": "a.txt", "content": "run one"}),
+            ),
             action("delete_file", json!({"path": "seed.txt"})),
             action("final_answer", json!({"answer": "done"})),
         ],
@@ -213,16 +226,30 @@ fn an_unregistered_tool_stops_the_run_and_nothing_after_it_executes() {
         Sandbox::new(),
         &[
             action("ring_bell", json!({})),
-            action("create_file", json!({"path": "bell.txt", "content": "rang"})),
+            action(
+                "create_file",
+                json!({"path": "bell.txt", "content": "rang"}),
+            ),
             action("final_answer", json!({"answer": "done"})),
         ],
     );
     assert!(!r.outcome.passed());
-    assert!(matches!(r.outcome.end, RunEnd::UnknownTool { .. }), "{:?}", r.outcome.end);
-    assert!(r.outcome.reason().contains("\"ring_bell\""), "{}", r.outcome.reason());
+    assert!(
+        matches!(r.outcome.end, RunEnd::UnknownTool { .. }),
+        "{:?}",
+        r.outcome.end
+    );
+    assert!(
+        r.outcome.reason().contains("\"ring_bell\""),
+        "{}",
+        r.outcome.reason()
+    );
     assert_eq!(r.outcome.exit_code(), 1);
     assert_eq!(outcomes(&r), [("ring_bell".into(), "invalid".into())]);
-    assert!(r.sandbox.files.is_empty(), "nothing after the stop executed");
+    assert!(
+        r.sandbox.files.is_empty(),
+        "nothing after the stop executed"
+    );
     assert!(r.sandbox.actions.is_empty(), "the sandbox saw no call");
     assert_eq!(r.outcome.figures.steps, 1);
 }
@@ -249,7 +276,10 @@ fn claimed_success_with_nothing_done_fails() {
     assert!(!r.outcome.passed(), "reaching final_answer proves nothing");
     assert_eq!(r.outcome.end, RunEnd::Judged);
     let reason = r.outcome.reason();
-    assert!(reason.contains("note") && reason.contains("wrote"), "{reason}");
+    assert!(
+        reason.contains("note") && reason.contains("wrote"),
+        "{reason}"
+    );
     assert_eq!(r.outcome.exit_code(), 1);
 }
 
@@ -292,7 +322,10 @@ fn only_one_of_three_files_fails_on_the_missing_two() {
 
 #[test]
 fn final_answer_ends_the_attempt_and_later_replies_are_never_asked() {
-    let s = setup(json!([{"id": "a", "kind": "file_exists", "path": "a.txt"}]), &[]);
+    let s = setup(
+        json!([{"id": "a", "kind": "file_exists", "path": "a.txt"}]),
+        &[],
+    );
     let r = run(
         &s.contract,
         &s.journal,
@@ -370,7 +403,10 @@ fn only_a_mission_without_finish_may_leave_out_its_deliverable() {
     });
     std::fs::write(dir.path().join("mission.json"), m.to_string()).unwrap();
     let e = Mission::load(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("required_artifact") && e.contains("finish"), "{e}");
+    assert!(
+        e.contains("required_artifact") && e.contains("finish"),
+        "{e}"
+    );
     m["tools"] = json!(["create_file", "final_answer"]);
     std::fs::write(dir.path().join("mission.json"), m.to_string()).unwrap();
     let c = Mission::load(dir.path()).unwrap();

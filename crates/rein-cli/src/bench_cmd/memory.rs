@@ -233,7 +233,11 @@ fn print_adhoc(requirements: &[Requirement], run: &MemoryRun) {
     }
     println!("sandbox variables:");
     for (name, value) in &run.sandbox.variables {
-        println!("  {} = {}", escape_line(name), escape_line(&value.to_string()));
+        println!(
+            "  {} = {}",
+            escape_line(name),
+            escape_line(&value.to_string())
+        );
     }
     println!("actions:");
     for a in &run.actions {

@@ -222,7 +222,15 @@ fn run_one(
 ) -> anyhow::Result<RunResult> {
     if item.task.sandbox == Sandbox::Memory {
         let (suite, model_spec) = (item.suite, item.model);
-        return super::memory::run_task(suite, item.task, model_spec, model, journal, seed, item.repeat);
+        return super::memory::run_task(
+            suite,
+            item.task,
+            model_spec,
+            model,
+            journal,
+            seed,
+            item.repeat,
+        );
     }
     if dir.exists() {
         bail!("{} already exists", dir.display());

@@ -747,11 +747,11 @@ impl<'a> Agent<'a> {
         // A sandbox read always returns the whole file.
         let full_read = tool == "read_file" && self.options.memory
             || tool == "read_file"
-            && r.get("start_line").and_then(Value::as_u64) == Some(1)
-            && r.get("truncated").and_then(Value::as_bool) == Some(false)
-            && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
-            && r.get("end_line").and_then(Value::as_u64)
-                == r.get("total_lines").and_then(Value::as_u64);
+                && r.get("start_line").and_then(Value::as_u64) == Some(1)
+                && r.get("truncated").and_then(Value::as_bool) == Some(false)
+                && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
+                && r.get("end_line").and_then(Value::as_u64)
+                    == r.get("total_lines").and_then(Value::as_u64);
         let written = match path {
             Some(p) if mutates => self
                 .env
