@@ -220,9 +220,16 @@ pub fn run_memory(
             }
             on_event(e);
         })?;
+    let sandbox = cell.into_inner();
+    // The journal keeps the final state beside the steps, so a run can be read back whole.
+    env.journal.append_event(
+        Some(outcome.run),
+        "sandbox_final",
+        &serde_json::json!({"files": sandbox.files, "variables": sandbox.variables}),
+    )?;
     Ok(MemoryRun {
         outcome,
-        sandbox: cell.into_inner(),
+        sandbox,
         actions,
     })
 }

@@ -146,6 +146,16 @@ fn every_sandbox_action_runs_through_the_loop() {
     );
     assert_eq!(r.actions[0].parameters["content"], "one");
     assert_eq!(r.outcome.figures.steps, 8);
+    // The journal holds the steps and the final sandbox.
+    let trace = s.journal.run_trace(r.outcome.run).unwrap();
+    assert_eq!(trace.steps.len(), 8);
+    let last = trace
+        .events
+        .iter()
+        .find(|e| e.kind == "sandbox_final")
+        .unwrap();
+    assert_eq!(last.payload["files"]["b.txt"], "two");
+    assert_eq!(last.payload["variables"]["k"], "v1");
 }
 
 #[test]
