@@ -1,11 +1,11 @@
 //! The judge on trial for a whole suite: `check_mission` on every task's gold deliverable(s) and
 //! near misses, with the counts per task and per suite.
 
-use rein_engine::cases::{check_mission, CaseReport};
+use rein_engine::cases::{check_mission_in, CaseReport, CaseSandbox};
 use serde::Serialize;
 
 use crate::error::BenchError;
-use crate::suite::Suite;
+use crate::suite::{Sandbox, Suite};
 
 /// One task's cases, judged.
 #[derive(Debug, Clone, Serialize)]
@@ -38,10 +38,15 @@ pub struct SuiteCheck {
 pub fn check_suite(suite: &Suite) -> Result<SuiteCheck, BenchError> {
     let mut tasks = Vec::with_capacity(suite.tasks.len());
     for t in &suite.tasks {
-        let report = check_mission(&t.contract).map_err(|source| BenchError::Cases {
-            task: format!("{}/{}", suite.name, t.id),
-            source,
-        })?;
+        let sandbox = match t.sandbox {
+            Sandbox::Dir => CaseSandbox::Dir,
+            Sandbox::Memory => CaseSandbox::Memory,
+        };
+        let report =
+            check_mission_in(&t.contract, sandbox).map_err(|source| BenchError::Cases {
+                task: format!("{}/{}", suite.name, t.id),
+                source,
+            })?;
         tasks.push(TaskCheck {
             task: t.id.clone(),
             category: t.category.clone(),

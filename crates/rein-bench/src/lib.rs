@@ -3,6 +3,7 @@
 //!
 //! - [`suite`]: a suite folder (`suite.toml`, one folder per task with `task.toml`), loaded and
 //!   validated; the format is documented in `suites/README.md`.
+//! - [`infer`]: the requirements of an ad-hoc memory task (`rein bench --task`), from its words.
 //! - [`check`]: the judge on trial for a whole suite (`rein bench check-suite`).
 //! - [`stats`]: Wilson intervals, exact McNemar, pass^k, medians.
 //! - [`results`]: one [`results::RunResult`] per run, as lines of `results.jsonl`.
@@ -11,6 +12,7 @@
 
 pub mod check;
 pub mod error;
+pub mod infer;
 pub mod render;
 pub mod report;
 pub mod results;

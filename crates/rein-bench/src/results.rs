@@ -58,6 +58,9 @@ pub struct RunResult {
     /// What happened, step by step, and what the model streamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<RunTrace>,
+    /// A memory-sandbox run's final sandbox and action log (absent for a directory run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRecord>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -103,6 +106,15 @@ pub struct StreamedReply {
     pub completion_tokens: u64,
 }
 
+/// What a memory-sandbox run left: the final files and variables, and every action the model
+/// named, in order, with the gate's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    pub files: BTreeMap<String, String>,
+    pub variables: BTreeMap<String, serde_json::Value>,
+    pub actions: Vec<rein_engine::memory::MemoryAction>,
+}
+
 /// What identifies a run: (suite, task, model, repeat). Two records with the same key are the
 /// same run twice.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -124,6 +136,57 @@ impl std::fmt::Display for RunKey {
 }
 
 impl RunResult {
+    /// The record of a judged run. `model` is the model as given on the command line; `repeat`
+    /// is 0-based.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_outcome(
+        suite: &str,
+        task: &crate::suite::Task,
+        model: &str,
+        identity: &rein_protocol::ModelIdentity,
+        seed: u32,
+        repeat: u32,
+        outcome: &rein_engine::agent::RunOutcome,
+        memory: Option<MemoryRecord>,
+    ) -> RunResult {
+        let f = &outcome.figures;
+        RunResult {
+            suite: suite.to_string(),
+            task: task.id.clone(),
+            category: task.category.clone(),
+            split: task.split.as_str().to_string(),
+            model: model.to_string(),
+            seed: u64::from(seed),
+            repeat,
+            passed: outcome.passed(),
+            reason: outcome.reason(),
+            contract_sha256: outcome.contract_sha256.clone(),
+            model_identity: format!(
+                "{} ({}){}",
+                identity.name,
+                identity.architecture,
+                identity
+                    .sha256
+                    .as_ref()
+                    .map(|h| format!(" sha256:{h}"))
+                    .unwrap_or_default()
+            ),
+            steps: f.steps,
+            wall_ms: f.elapsed_ms,
+            prompt_tokens: f.prompt_tokens,
+            completion_tokens: f.completion_tokens,
+            format_errors: f.format_errors,
+            repairs: f.repaired,
+            cap_hit: matches!(outcome.end, rein_engine::agent::RunEnd::Cap { .. }),
+            finish_accepted: outcome.finish_accepted,
+            // The bench runner measures these around the run and fills them in.
+            model_ms: 0,
+            total_ms: 0,
+            trace: None,
+            memory,
+        }
+    }
+
     pub fn key(&self) -> RunKey {
         RunKey {
             suite: self.suite.clone(),

@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! <suite>/suite.toml            name, description
-//! <suite>/<task-id>/task.toml   category, split, sandbox, [mission], [id]
+//! <suite>/<task-id>/task.toml   category, split, sandbox, [mission], [id], [variables]
 //! <suite>/<task-id>/mission.json ... (or `mission = "<path relative to the task folder>"`)
 //! ```
 //!
 //! Loading validates every field (errors name the file and the field) and loads every task's
 //! mission with `Mission::load`, so a loaded suite holds frozen contracts.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -47,13 +48,36 @@ impl fmt::Display for Split {
     }
 }
 
-/// Where a task's actions land. Only `dir` exists; `memory` is reserved (refused on load).
+/// Where a task's actions land.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sandbox {
     /// A fresh temp directory seeded from the mission's fixtures; the desk tools.
     Dir,
+    /// A fresh in-memory sandbox (files and variables) seeded from the mission's inputs and the
+    /// task's `variables`; the sandbox tools, ending at `final_answer`.
+    Memory,
 }
+
+impl Sandbox {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sandbox::Dir => "dir",
+            Sandbox::Memory => "memory",
+        }
+    }
+}
+
+/// The tools a memory task may list (the sandbox registry's).
+pub const MEMORY_TOOLS: &[&str] = &[
+    "create_file",
+    "read_file",
+    "list_files",
+    "delete_file",
+    "set_variable",
+    "get_variable",
+    "final_answer",
+];
 
 /// One bench task: a mission plus its bench fields.
 #[derive(Debug, Clone)]
@@ -63,6 +87,8 @@ pub struct Task {
     pub category: String,
     pub split: Split,
     pub sandbox: Sandbox,
+    /// Memory tasks: the variables the sandbox starts with (name → text).
+    pub variables: BTreeMap<String, String>,
     /// The task folder.
     pub dir: PathBuf,
     /// Its `task.toml`.
@@ -156,6 +182,62 @@ impl Fields {
     }
 }
 
+impl Fields {
+    /// `[variables]`: a memory task's starting variables, each a string.
+    fn variables(&self, sandbox: Sandbox) -> Result<BTreeMap<String, String>, BenchError> {
+        let Some(v) = self.table.get("variables") else {
+            return Ok(BTreeMap::new());
+        };
+        if sandbox != Sandbox::Memory {
+            return Err(self.invalid(
+                "variables",
+                "only a memory task (sandbox = \"memory\") starts with variables",
+            ));
+        }
+        let Some(table) = v.as_table() else {
+            return Err(self.invalid(
+                "variables",
+                format!("must be a table of name = \"text\", not a {}", v.type_str()),
+            ));
+        };
+        let mut out = BTreeMap::new();
+        for (name, value) in table {
+            let Some(text) = value.as_str() else {
+                return Err(self.invalid(
+                    &format!("variables.{name}"),
+                    format!("must be a string, not a {}", value.type_str()),
+                ));
+            };
+            if name.is_empty() || name.chars().count() > 128 {
+                return Err(self.invalid("variables", "a variable name has 1 to 128 characters"));
+            }
+            out.insert(name.clone(), text.to_string());
+        }
+        Ok(out)
+    }
+}
+
+/// A memory task's mission lists only sandbox tools, and `final_answer` (its only way to end).
+fn check_memory_tools(fields: &Fields, contract: &FrozenContract) -> Result<(), BenchError> {
+    let tools = &contract.mission.tools;
+    if let Some(t) = tools.iter().find(|t| !MEMORY_TOOLS.contains(&t.as_str())) {
+        return Err(fields.invalid(
+            "sandbox",
+            format!(
+                "a memory task's mission lists only sandbox tools ({}); its mission lists `{t}`",
+                MEMORY_TOOLS.join(", ")
+            ),
+        ));
+    }
+    if !tools.iter().any(|t| t == "final_answer") {
+        return Err(fields.invalid(
+            "sandbox",
+            "a memory task's mission must list final_answer: it is how a memory run ends",
+        ));
+    }
+    Ok(())
+}
+
 impl Suite {
     /// Loads and validates a suite folder and every task in it.
     pub fn load(dir: impl AsRef<Path>) -> Result<Suite, BenchError> {
@@ -229,7 +311,7 @@ impl Task {
         }
         let fields = Fields::read(
             &task_file,
-            &["category", "split", "sandbox", "mission", "id"],
+            &["category", "split", "sandbox", "mission", "id", "variables"],
         )?;
         if let Some(id) = fields.optional("id")? {
             if id != folder_name {
@@ -250,20 +332,17 @@ impl Task {
                 ))
             }
         };
-        let sandbox =
-            match fields.required("sandbox")?.as_str() {
-                "dir" => Sandbox::Dir,
-                "memory" => return Err(fields.invalid(
+        let sandbox = match fields.required("sandbox")?.as_str() {
+            "dir" => Sandbox::Dir,
+            "memory" => Sandbox::Memory,
+            other => {
+                return Err(fields.invalid(
                     "sandbox",
-                    "\"memory\" is reserved: memory-sandbox missions do not exist yet; use \"dir\"",
-                )),
-                other => {
-                    return Err(fields.invalid(
-                        "sandbox",
-                        format!("{other:?} is not one of \"dir\" (\"memory\" is reserved)"),
-                    ))
-                }
-            };
+                    format!("{other:?} is not one of \"dir\", \"memory\""),
+                ))
+            }
+        };
+        let variables = fields.variables(sandbox)?;
         let mission_path = match fields.optional("mission")? {
             None => dir.to_path_buf(),
             Some(rel) => {
@@ -287,11 +366,15 @@ impl Task {
             task_toml: task_file.clone(),
             source,
         })?;
+        if sandbox == Sandbox::Memory {
+            check_memory_tools(&fields, &contract)?;
+        }
         Ok(Task {
             id: folder_name.to_string(),
             category,
             split,
             sandbox,
+            variables,
             dir: dir.to_path_buf(),
             task_file,
             mission_path,

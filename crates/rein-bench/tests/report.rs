@@ -40,6 +40,7 @@ fn run(
         model_ms: wall_ms * 9 / 10,
         total_ms: wall_ms,
         trace: None,
+        memory: None,
     }
 }
 

@@ -53,6 +53,7 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
                 ..Default::default()
             }],
         }),
+        memory: None,
     }
 }
 

@@ -202,8 +202,10 @@ fn errors_name_the_file_and_the_field() {
     let e = load_err("split = \"dev\"\nsandbox = \"dir\"\n");
     assert!(e.contains("task.toml: field category: missing"), "{e}");
 
-    let e = load_err("category = \"x\"\nsplit = \"dev\"\nsandbox = \"memory\"\n");
-    assert!(e.contains("field sandbox: \"memory\" is reserved"), "{e}");
+    let e = load_err(
+        "category = \"x\"\nsplit = \"dev\"\nsandbox = \"dir\"\nmission = \"MISSION\"\n[variables]\nx = \"1\"\n",
+    );
+    assert!(e.contains("field variables: only a memory task"), "{e}");
 
     let e = load_err("category = \"x\"\nsplit = \"dev\"\nsandbox = \"docker\"\n");
     assert!(e.contains("field sandbox: \"docker\" is not one of"), "{e}");

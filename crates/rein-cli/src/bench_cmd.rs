@@ -1,8 +1,10 @@
 //! `rein bench ...`: the test bench (issue 9). `check-suite` runs the judge of every task of
-//! suites on its gold deliverables and near misses.
+//! suites on its gold deliverables and near misses; `--task "PROMPT"` runs one ad-hoc
+//! memory-sandbox task.
 
 mod endpoints;
 mod job;
+mod memory;
 mod progress;
 mod recording;
 mod runner;
@@ -28,17 +30,26 @@ pub struct BenchArgs {
 }
 
 /// `rein bench SUITE... --models A,B`: every task of the suites for every model, N times, each
-/// run in a fresh temp workspace through the same `drive` as `rein run`.
+/// run in a fresh sandbox (a temp workspace through the same `drive` as `rein run`, or an
+/// in-memory sandbox for memory tasks). Or `rein bench --task "PROMPT" --model M`: one ad-hoc
+/// memory task whose checks are inferred from its words.
 #[derive(Debug, Args)]
 pub struct RunBenchArgs {
     /// Suite folders (each with a suite.toml).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "task")]
     pub(crate) suites: Vec<String>,
     /// Models, comma-separated: catalog names, `openai:URL#MODEL`, `scripted:FILE`. The same
     /// `openai:` model at several URLs is one model (`openai:*#MODEL`) whose endpoints the
     /// `--jobs` workers share round-robin.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "task")]
     pub(crate) models: Vec<String>,
+    /// One ad-hoc memory-sandbox task instead of suites: its requirements are inferred from
+    /// its words (create, read, list, delete, store, recall; file names and quoted contents).
+    #[arg(long, requires = "model", conflicts_with_all = ["suites", "models", "repeats", "jobs", "shard", "resume", "out", "split"])]
+    pub(crate) task: Option<String>,
+    /// The model of `--task`: a catalog name, `openai:URL#MODEL` or `scripted:FILE`.
+    #[arg(long, requires = "task")]
+    pub(crate) model: Option<String>,
     /// Runs of each task for each model.
     #[arg(long, default_value_t = 1)]
     pub(crate) repeats: u32,
@@ -104,6 +115,9 @@ pub struct CheckSuiteArgs {
 
 pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
     let Some(command) = args.command else {
+        if let (Some(task), Some(model)) = (&args.run.task, &args.run.model) {
+            return memory::run_adhoc(task, model, args.run.seed, args.run.allow_remote, json);
+        }
         return runner::run(args.run, json);
     };
     match command {

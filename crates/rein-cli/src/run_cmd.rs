@@ -66,6 +66,14 @@ pub struct RunArgs {
 pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     let mission_file = resolve_mission(&args.mission)?;
     let contract = Mission::load(&mission_file)?;
+    if !contract.mission.tools.iter().any(|t| t == "finish") {
+        bail!(
+            "mission {} has no `finish` tool, so `rein run` could never end it: a mission that ends \
+             at final_answer is a memory-sandbox task; run it with `rein bench SUITE` (see \
+             suites/README.md)",
+            contract.id()
+        );
+    }
     if contract.mission.mode == Mode::HumanReviewOnly {
         bail!(
             "{}",

@@ -16,17 +16,51 @@
 //! editable file the case changed written with its final content, the deliverable written
 //! (an editable deliverable only if the case changed it: a run that left it as it was never
 //! wrote it), read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
+//!
+//! ## Memory-sandbox tasks ([`CaseSandbox::Memory`])
+//!
+//! A memory case is a final sandbox state plus the action log that led to it:
+//!
+//! ```text
+//! judge/gold/case.json                 {"trace": [...], "variables"?: {...}}   (required)
+//! judge/gold/files/<sandbox files>     the final files (may be absent: no files)
+//! judge/near_misses/<name>/case.json   {"class", "why", "caught_by", "trace", "variables"?}
+//! judge/near_misses/<name>/files/...
+//! ```
+//!
+//! `files/` is the *whole* final sandbox (not overlaid on the fixtures, so a deletion can be
+//! written), `variables` its variables (name → JSON value), and `trace` the action log, which a
+//! memory case must give: `[{"tool": "create_file", "path": "a.txt"}, {"tool": "list_files"},
+//! {"tool": "final_answer"}]` (`outcome` defaults to `executed`). The rules of a memory run apply
+//! on top of the contract's checks, as two more checks a near miss may name in `caught_by`:
+//! [`UNREGISTERED_TOOL_CHECK`] (a call of a tool the mission does not list stops the run and
+//! fails it; nothing after it executes) and [`FINAL_ANSWER_CHECK`] (a run that never reached an
+//! executed `final_answer` fails; reaching it proves nothing by itself).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::{evaluate, MemWorld, TraceEntry, Verdict, World};
+use crate::checks::{evaluate, CheckResult, MemWorld, TraceEntry, Verdict, World};
 use crate::mission::{sha256_hex, FrozenContract};
 
 /// The folder of a mission's judge cases.
 pub const CASES_DIR: &str = "judge";
+
+/// The check a memory case fails when its action log calls a tool the mission does not list.
+pub const UNREGISTERED_TOOL_CHECK: &str = "harness:unregistered_tool";
+/// The check a memory case fails when its action log never reaches an executed `final_answer`.
+pub const FINAL_ANSWER_CHECK: &str = "harness:final_answer";
+
+/// Where a mission's actions land, and so how its cases are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseSandbox {
+    /// A workspace folder: fixtures overlaid with the case's files.
+    Dir,
+    /// The in-memory sandbox: the case's files and variables are the whole final state.
+    Memory,
+}
 
 /// Tools whose call changes the file it names.
 const MUTATING_TOOLS: &[&str] = &[
@@ -85,6 +119,9 @@ struct CaseFile {
     /// Workspace files the case removed (a fixture deleted by the run).
     #[serde(default)]
     deleted: Vec<String>,
+    /// Memory cases only: the final sandbox variables.
+    #[serde(default)]
+    variables: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 /// One call of a case's trace.
@@ -145,8 +182,16 @@ impl CaseReport {
     }
 }
 
-/// Runs the judge on every case of the mission.
+/// Runs the judge on every case of a workspace (`dir`) mission.
 pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError> {
+    check_mission_in(contract, CaseSandbox::Dir)
+}
+
+/// Runs the judge on every case of the mission, read as cases of `sandbox`.
+pub fn check_mission_in(
+    contract: &FrozenContract,
+    sandbox: CaseSandbox,
+) -> Result<CaseReport, CaseError> {
     let mission_dir = contract.source.parent().unwrap_or(Path::new("."));
     let dir = mission_dir.join(CASES_DIR);
     let id = contract.id().to_string();
@@ -154,15 +199,25 @@ pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError>
         return Err(CaseError::NoCases { mission: id, dir });
     }
     let gold_dir = dir.join("gold");
-    if files_of(&gold_dir.join("files"))?.is_empty() {
-        return Err(CaseError::NoGold {
-            mission: id,
-            dir: gold_dir.join("files"),
-        });
+    match sandbox {
+        CaseSandbox::Dir if files_of(&gold_dir.join("files"))?.is_empty() => {
+            return Err(CaseError::NoGold {
+                mission: id,
+                dir: gold_dir.join("files"),
+            });
+        }
+        CaseSandbox::Memory if !gold_dir.join("case.json").is_file() => {
+            return Err(CaseError::NoGold {
+                mission: id,
+                dir: gold_dir.join("case.json"),
+            });
+        }
+        _ => {}
     }
     let fixtures = starting_files(contract)?;
     let mut cases = vec![run_case(
         contract,
+        sandbox,
         &fixtures,
         "gold",
         CaseKind::Gold,
@@ -173,7 +228,9 @@ pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError>
         (CaseKind::NearMiss, "near_misses"),
     ] {
         for (name, case_dir) in subdirs(&dir.join(sub))? {
-            cases.push(run_case(contract, &fixtures, &name, kind, &case_dir)?);
+            cases.push(run_case(
+                contract, sandbox, &fixtures, &name, kind, &case_dir,
+            )?);
         }
     }
     let count = |f: &dyn Fn(&CaseResult) -> bool| cases.iter().filter(|c| f(c)).count();
@@ -193,6 +250,7 @@ pub fn check_mission(contract: &FrozenContract) -> Result<CaseReport, CaseError>
 
 fn run_case(
     contract: &FrozenContract,
+    sandbox: CaseSandbox,
     fixtures: &BTreeMap<String, Vec<u8>>,
     name: &str,
     kind: CaseKind,
@@ -223,16 +281,28 @@ fn run_case(
             message: "`caught_by` must name at least one check".into(),
         });
     }
-    let known: Vec<&str> = contract
+    let mut known: Vec<&str> = contract
         .mission
         .checks
         .iter()
         .map(|c| c.id.as_str())
         .collect();
+    if sandbox == CaseSandbox::Memory {
+        known.extend([UNREGISTERED_TOOL_CHECK, FINAL_ANSWER_CHECK]);
+    }
     if let Some(unknown) = case.caught_by.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CaseError::Invalid {
             path: case_file,
             message: format!("`caught_by` names `{unknown}`, which is not a check of this mission"),
+        });
+    }
+    if sandbox == CaseSandbox::Memory {
+        return run_memory_case(contract, name, kind, case_dir, &case_file, case);
+    }
+    if case.variables.is_some() {
+        return Err(CaseError::Invalid {
+            path: case_file,
+            message: "`variables` is for memory-sandbox tasks only".into(),
         });
     }
     let mut world = MemWorld::new();
@@ -257,6 +327,84 @@ fn run_case(
         None => default_trace(contract, &world),
     };
     let verdict = evaluate(contract, &world, &trace, None);
+    Ok(case_result(name, kind, case, verdict))
+}
+
+/// A memory case: its files and variables are the whole final sandbox, its trace the action
+/// log, and the run's own rules (unregistered tool, no final answer) judge beside the checks.
+fn run_memory_case(
+    contract: &FrozenContract,
+    name: &str,
+    kind: CaseKind,
+    case_dir: &Path,
+    case_file: &Path,
+    case: CaseFile,
+) -> Result<CaseResult, CaseError> {
+    let invalid = |message: String| CaseError::Invalid {
+        path: case_file.to_path_buf(),
+        message,
+    };
+    let Some(calls) = &case.trace else {
+        return Err(invalid(
+            "a memory case needs its action log: `trace`, e.g. [{\"tool\": \"create_file\", \"path\": \"a.txt\"}, {\"tool\": \"final_answer\"}]".into(),
+        ));
+    };
+    let mut world = rein_workspace::Sandbox::new();
+    for (p, b) in files_of(&case_dir.join("files"))? {
+        let text = String::from_utf8(b).map_err(|_| {
+            invalid(format!(
+                "files/{p} is not UTF-8 text; sandbox files hold text"
+            ))
+        })?;
+        world.files.insert(p, text);
+    }
+    world.variables = case.variables.clone().unwrap_or_default();
+    let mut trace = calls
+        .iter()
+        .map(|c| trace_entry(c, &world))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(invalid)?;
+    let tools = &contract.mission.tools;
+    let stop = trace.iter().position(|e| !tools.contains(&e.tool));
+    let mut rules = Vec::new();
+    if let Some(at) = stop {
+        rules.push(CheckResult {
+            id: UNREGISTERED_TOOL_CHECK.into(),
+            kind: "harness".into(),
+            passed: false,
+            facts: vec![format!(
+                "action {} called `{}`, which is not a registered tool: the run stops there and fails",
+                at + 1,
+                trace[at].tool
+            )],
+            feedback: Vec::new(),
+            advisory: false,
+        });
+        // Nothing after the stop executes.
+        trace.truncate(at + 1);
+    }
+    let answered = trace
+        .iter()
+        .any(|e| e.tool == "final_answer" && e.executed());
+    if !answered && stop.is_none() {
+        rules.push(CheckResult {
+            id: FINAL_ANSWER_CHECK.into(),
+            kind: "harness".into(),
+            passed: false,
+            facts: vec!["the action log never reaches an executed final_answer".into()],
+            feedback: Vec::new(),
+            advisory: false,
+        });
+    }
+    let mut verdict = evaluate(contract, &world, &trace, None);
+    if !rules.is_empty() {
+        verdict.passed = false;
+        verdict.checks.extend(rules);
+    }
+    Ok(case_result(name, kind, case, verdict))
+}
+
+fn case_result(name: &str, kind: CaseKind, case: CaseFile, verdict: Verdict) -> CaseResult {
     let failed_checks: Vec<String> = verdict
         .checks
         .iter()
@@ -275,7 +423,7 @@ fn run_case(
     } else {
         !passed && not_caught_by.is_empty()
     };
-    Ok(CaseResult {
+    CaseResult {
         name: name.to_string(),
         kind,
         class: case.class,
@@ -285,7 +433,7 @@ fn run_case(
         failed_checks,
         not_caught_by,
         verdict,
-    })
+    }
 }
 
 /// What a run starts with: each input and editable file, from the fixtures.

@@ -8,6 +8,7 @@ pub mod cases;
 pub mod checks;
 pub mod finish;
 pub mod gate;
+pub mod memory;
 pub mod mission;
 pub mod policy;
 pub mod repair;

@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use rein_bench::render::{terminal, write_outputs};
 use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
 use rein_bench::shard::Shard;
-use rein_bench::suite::{Split, Suite, Task};
+use rein_bench::suite::{Sandbox, Split, Suite, Task};
 use rein_engine::agent::{AgentOptions, RunEnd, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
@@ -269,6 +269,21 @@ fn run_one(
     let started = Instant::now();
     let mut model = Recording::new(model);
     let model = &mut model;
+    if item.task.sandbox == Sandbox::Memory {
+        let (mut result, run) = super::memory::run_task(
+            item.suite,
+            item.task,
+            item.model,
+            model,
+            journal,
+            seed,
+            item.repeat,
+        )?;
+        result.trace = Some(record_stream(journal, run, model)?);
+        result.model_ms = model.model_ms.round() as u64;
+        result.total_ms = started.elapsed().as_millis() as u64;
+        return Ok((result, Some(run)));
+    }
     if dir.exists() {
         bail!("{} already exists", dir.display());
     }
@@ -300,45 +315,33 @@ fn run_one(
         meta,
         &mut Printer::quiet(),
     )?;
+    let mut result = RunResult::from_outcome(
+        item.suite,
+        item.task,
+        item.model,
+        &identity,
+        seed,
+        item.repeat,
+        &outcome,
+        None,
+    );
+    result.trace = Some(record_stream(journal, outcome.run, model)?);
+    result.model_ms = model.model_ms.round() as u64;
+    result.total_ms = started.elapsed().as_millis() as u64;
+    Ok((result, Some(outcome.run)))
+}
+
+/// Journals what the model streamed in run `run` and returns the run's trace for its record.
+fn record_stream(
+    journal: &rein_journal::Journal,
+    run: RunId,
+    model: &mut Recording<'_>,
+) -> anyhow::Result<rein_bench::results::RunTrace> {
     let stream = std::mem::take(&mut model.stream);
     journal.append_event(
-        Some(outcome.run),
+        Some(run),
         crate::journal_cmd::MODEL_STREAM,
         &json!({ "replies": stream }),
     )?;
-    let trace = trace(journal, outcome.run, stream)?;
-    let f = &outcome.figures;
-    let result = RunResult {
-        suite: item.suite.to_string(),
-        task: item.task.id.clone(),
-        category: item.task.category.clone(),
-        split: item.task.split.as_str().to_string(),
-        model: item.model.to_string(),
-        seed: u64::from(seed),
-        repeat: item.repeat,
-        passed: outcome.passed(),
-        reason: outcome.reason(),
-        contract_sha256: outcome.contract_sha256.clone(),
-        model_identity: format!(
-            "{} ({}){}",
-            identity.name,
-            identity.architecture,
-            identity
-                .sha256
-                .map(|h| format!(" sha256:{h}"))
-                .unwrap_or_default()
-        ),
-        steps: f.steps,
-        wall_ms: f.elapsed_ms,
-        prompt_tokens: f.prompt_tokens,
-        completion_tokens: f.completion_tokens,
-        format_errors: f.format_errors,
-        repairs: f.repaired,
-        cap_hit: matches!(outcome.end, RunEnd::Cap { .. }),
-        finish_accepted: outcome.finish_accepted,
-        model_ms: model.model_ms.round() as u64,
-        total_ms: started.elapsed().as_millis() as u64,
-        trace: Some(trace),
-    };
-    Ok((result, Some(outcome.run)))
+    trace(journal, run, stream)
 }

@@ -34,6 +34,57 @@ Rules:\n\
 - finish is refused until the deliverable exists, is complete and was read back after the last write.\n\n\
 Tools:\n",
     );
+    s.push_str(&tool_lines(registry, tools));
+    s
+}
+
+/// The rules and the tools of a memory-sandbox task (the bench's toy tasks): files and variables
+/// held in memory, and `final_answer` to end.
+pub fn memory_system_prompt(registry: &ToolRegistry, tools: &[String]) -> String {
+    let mut s = String::from(
+        "You are the actor of Rein, a harness that checks your work. You complete one task inside a \
+sandbox of files and variables by calling tools, exactly one tool per reply.\n\
+Reply with exactly one JSON object and nothing else, in this form:\n\
+{\"thought\": \"<one short sentence>\", \"action\": \"<tool name>\", \"parameters\": {...}}\n\
+For example: {\"thought\": \"Create the file.\", \"action\": \"create_file\", \"parameters\": {\"path\": \"a.txt\", \"content\": \"hi\"}}\n\n\
+Rules:\n\
+- Only the tools below exist; calling any other tool stops the run and fails it.\n\
+- Do every step the task asks for, in the order it asks.\n\
+- Do not repeat a call you already made: its result is above.\n\
+- When every step is done, call final_answer. The harness then checks the sandbox itself; what you say does not count.\n\n\
+Tools:\n",
+    );
+    s.push_str(&tool_lines(registry, tools));
+    s
+}
+
+/// The task of a memory-sandbox run: the prompt and the files it starts with.
+pub fn memory_task_message(contract: &FrozenContract) -> String {
+    let m = &contract.mission;
+    let mut s = format!("Task: {}\n", m.prompt.trim());
+    if !m.inputs.is_empty() {
+        s.push_str(&format!(
+            "\nThe sandbox starts with these files: {}\n",
+            m.inputs.join(", ")
+        ));
+    }
+    s
+}
+
+/// What the model reads when an attempt's final answer was judged and failed: which checks
+/// failed, as in a desk run, without the expected values.
+pub fn memory_retry_feedback(v: &crate::checks::Verdict) -> String {
+    let mut s = String::from("The harness checked the sandbox and these checks failed:\n");
+    for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
+        let facts = clip(&c.feedback.join("; "), 300);
+        s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
+    }
+    s.push_str("Do the missing steps, then call final_answer again.");
+    s
+}
+
+fn tool_lines(registry: &ToolRegistry, tools: &[String]) -> String {
+    let mut s = String::new();
     let schemas = registry.schemas();
     for tool in tools {
         let Some(entry) = schemas

@@ -20,7 +20,8 @@ use super::event::{AgentEvent, StepEvent};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
-    mission_action_schema, progress_note, result_message, summarize, system_prompt, task_message,
+    memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
+    progress_note, result_message, summarize, system_prompt, task_message,
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{prompt_budget, Transcript};
@@ -39,6 +40,10 @@ pub struct AgentOptions {
     pub limits: Limits,
     /// Bench mode: an unknown tool stops the run at once instead of costing a step.
     pub bench: bool,
+    /// A memory-sandbox task (the bench's `sandbox = "memory"`): the prompts speak of the
+    /// sandbox, and an executed `final_answer` ends the attempt with no finish rules: the judge
+    /// alone decides from the sandbox and the action log.
+    pub memory: bool,
     /// Constrain decoding with the mission's action schema (embedded models).
     pub constrained: bool,
     /// Ask the model for a short plan (at most `limits.max_plan_steps` steps) before acting.
@@ -59,6 +64,7 @@ impl AgentOptions {
         AgentOptions {
             limits: Limits::from_budgets(&contract.mission.budgets),
             bench: false,
+            memory: false,
             constrained: is_embedded(model),
             plan: false,
             automatic_judgment: true,
@@ -200,10 +206,17 @@ impl<'a> Agent<'a> {
             timeout_secs: limits.timeout.as_secs(),
         });
         let mut st = State {
-            transcript: Transcript::new(vec![
-                ChatMessage::system(system_prompt(self.env.registry, &c.mission.tools)),
-                ChatMessage::user(task_message(c)),
-            ]),
+            transcript: Transcript::new(if self.options.memory {
+                vec![
+                    ChatMessage::system(memory_system_prompt(self.env.registry, &c.mission.tools)),
+                    ChatMessage::user(memory_task_message(c)),
+                ]
+            } else {
+                vec![
+                    ChatMessage::system(system_prompt(self.env.registry, &c.mission.tools)),
+                    ChatMessage::user(task_message(c)),
+                ]
+            }),
             trace: Vec::new(),
             calls: Vec::new(),
             stalled: 0,
@@ -269,8 +282,13 @@ impl<'a> Agent<'a> {
             st.figures.attempts = n;
             on_event(&AgentEvent::AttemptStarted { attempt: n });
             if let Some(v) = &last {
+                let feedback = if self.options.memory {
+                    memory_retry_feedback(v)
+                } else {
+                    retry_feedback(v)
+                };
                 st.transcript.push(
-                    vec![ChatMessage::user(retry_feedback(v))],
+                    vec![ChatMessage::user(feedback)],
                     format!("attempt {n} began after failed checks"),
                 );
             } else if self.options.plan {
@@ -645,6 +663,14 @@ impl<'a> Agent<'a> {
                     report
                 }
             }
+        } else if self.options.memory && tool == "final_answer" {
+            // No finish rules: the answer ends the attempt and proves nothing by itself.
+            let report = self.submit(&call_id, &tool, &params);
+            if report.outcome == GateOutcome::Executed || report.outcome == GateOutcome::Replayed {
+                accepted = true;
+                on_event(&AgentEvent::FinishAccepted { step: n });
+            }
+            report
         } else {
             self.submit(&call_id, &tool, &params)
         };
@@ -707,8 +733,10 @@ impl<'a> Agent<'a> {
                 "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
             ));
         }
-        feedback.push('\n');
-        feedback.push_str(&progress_note(self.env.contract, &st.trace));
+        if !self.options.memory {
+            feedback.push('\n');
+            feedback.push_str(&progress_note(self.env.contract, &st.trace));
+        }
         st.transcript.push(
             vec![
                 ChatMessage::assistant(asked.raw.clone()),
@@ -737,12 +765,14 @@ impl<'a> Agent<'a> {
             return entry;
         }
         let r = &report.result;
-        let full_read = tool == "read_file"
-            && r.get("start_line").and_then(Value::as_u64) == Some(1)
-            && r.get("truncated").and_then(Value::as_bool) == Some(false)
-            && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
-            && r.get("end_line").and_then(Value::as_u64)
-                == r.get("total_lines").and_then(Value::as_u64);
+        // A sandbox read always returns the whole file.
+        let full_read = tool == "read_file" && self.options.memory
+            || tool == "read_file"
+                && r.get("start_line").and_then(Value::as_u64) == Some(1)
+                && r.get("truncated").and_then(Value::as_bool) == Some(false)
+                && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
+                && r.get("end_line").and_then(Value::as_u64)
+                    == r.get("total_lines").and_then(Value::as_u64);
         let written = match path {
             Some(p) if mutates => self
                 .env

@@ -252,7 +252,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("inputs", false),
     ("editable", false),
     ("tools", true),
-    ("required_artifact", true),
+    ("required_artifact", false),
     ("checks", true),
     ("budgets", false),
     ("min_words", false),

@@ -76,6 +76,9 @@ pub struct Mission {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub editable: Vec<String>,
     pub tools: Vec<String>,
+    /// The file `finish` is judged against. Empty (left out) only in a mission without
+    /// `finish`: a memory-sandbox task ends at `final_answer` and the judge reads the sandbox.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub required_artifact: String,
     pub checks: Vec<Check>,
     #[serde(default)]

@@ -149,8 +149,18 @@ pub(crate) fn validate(
         }
     }
 
-    cx.path("required_artifact", &m.required_artifact)?;
-    if inputs.contains(m.required_artifact.as_str()) {
+    if m.required_artifact.is_empty() {
+        // Only `finish` needs a deliverable; a sandbox task ends at `final_answer`.
+        if tools.contains("finish") {
+            return Err(cx.err(
+                "required_artifact",
+                "missing required field: a mission with `finish` names the deliverable finish is judged against",
+            ));
+        }
+    } else {
+        cx.path("required_artifact", &m.required_artifact)?;
+    }
+    if !m.required_artifact.is_empty() && inputs.contains(m.required_artifact.as_str()) {
         return Err(cx.err(
             "required_artifact",
             format!(
