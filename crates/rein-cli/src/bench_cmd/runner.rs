@@ -13,7 +13,7 @@ use rein_bench::render::{terminal, write_outputs};
 use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Sandbox, Split, Suite, Task};
-use rein_engine::agent::{AgentOptions, RunEnd, RunOutcome};
+use rein_engine::agent::{AgentOptions, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
 use rein_journal::{BenchItemId, RunId};
