@@ -347,8 +347,11 @@ fn real_model_desk_task_runs_to_a_verdict() {
     // The journal goes to the data dir the model lives in (REIN_HOME or the default).
     let out = cmd.output().unwrap();
     let code = out.status.code();
+    // A small model sometimes rewrites a frozen input: --approve=all never approves that, and
+    // with nobody to ask the run stops there (exit 2), the input untouched.
+    let refused_input = code == Some(2) && stdout(&out).contains("this run did not put there");
     assert!(
-        matches!(code, Some(0) | Some(1)),
+        matches!(code, Some(0) | Some(1)) || refused_input,
         "exit {code:?}\n{}\n{}",
         stdout(&out),
         stderr(&out)
