@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! BFCL scoring on the package's own questions and answers (a sample vendored in
 //! tests/data/bfcl, see its LICENSE-NOTE.md): every ground truth must pass, and each way of
 //! being wrong that BFCL's rules name must fail.
@@ -77,7 +78,7 @@ fn verdict(q: &Question, calls: &[Call]) -> Result<(), String> {
 
 fn assert_fails(q: &Question, c: Call, error_type: &str) {
     assert_eq!(
-        verdict(q, &[c.clone()]),
+        verdict(q, std::slice::from_ref(&c)),
         Err(error_type.to_string()),
         "{}: {:?}",
         q.id,
@@ -87,7 +88,7 @@ fn assert_fails(q: &Question, c: Call, error_type: &str) {
 
 fn assert_passes(q: &Question, c: Call) {
     assert_eq!(
-        verdict(q, &[c.clone()]),
+        verdict(q, std::slice::from_ref(&c)),
         Ok(()),
         "{}: {:?}",
         q.id,

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The router suite's data and its loader.
 
 use std::path::{Path, PathBuf};
@@ -69,16 +70,44 @@ fn load_with(requests: &str) -> Result<RouterSuite, String> {
 fn bad_requests_are_clear_errors() {
     assert_eq!(load_with(GOOD).unwrap().requests.len(), 1);
     let cases = [
-        (GOOD.replace("general", "chitchat"), "request[0].intent", "is not an intent"),
+        (
+            GOOD.replace("general", "chitchat"),
+            "request[0].intent",
+            "is not an intent",
+        ),
         (format!("{GOOD}{GOOD}"), "request[1].id", "used twice"),
-        (GOOD.replace("\"hello\"", "\"  \\n \""), "request[0].text", "empty text"),
-        (GOOD.replace("text = \"hello\"\n", ""), "request[0].text", "missing"),
-        (GOOD.replace("\"dev\"", "\"test\""), "request[0].split", "not one of"),
-        (GOOD.replace("id = \"a\"", "id = \"A b\""), "request[0].id", "must match"),
-        (format!("{GOOD}lang = \"en\"\n"), "request[0].lang", "unknown field"),
+        (
+            GOOD.replace("\"hello\"", "\"  \\n \""),
+            "request[0].text",
+            "empty text",
+        ),
+        (
+            GOOD.replace("text = \"hello\"\n", ""),
+            "request[0].text",
+            "missing",
+        ),
+        (
+            GOOD.replace("\"dev\"", "\"test\""),
+            "request[0].split",
+            "not one of",
+        ),
+        (
+            GOOD.replace("id = \"a\"", "id = \"A b\""),
+            "request[0].id",
+            "must match",
+        ),
+        (
+            format!("{GOOD}lang = \"en\"\n"),
+            "request[0].lang",
+            "unknown field",
+        ),
         (String::from("x = 1\n"), "x", "unknown field"),
         (String::new(), "request", "no [[request]]"),
-        (GOOD.replace("split = \"dev\"", "split = 3"), "request[0].split", "must be a string"),
+        (
+            GOOD.replace("split = \"dev\"", "split = 3"),
+            "request[0].split",
+            "must be a string",
+        ),
     ];
     for (text, field, words) in cases {
         let err = load_with(&text).unwrap_err();

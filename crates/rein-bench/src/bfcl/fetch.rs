@@ -170,6 +170,7 @@ fn io(path: &Path, what: &str, e: std::io::Error) -> BfclError {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
