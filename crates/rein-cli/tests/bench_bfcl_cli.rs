@@ -182,3 +182,47 @@ fn check_suite_validates_the_router_suite() {
     assert_eq!(doc["router_suites"][0]["suite"], "router", "{doc}");
     assert!(doc["router_suites"][0]["requests"].as_u64().unwrap() >= 42);
 }
+
+#[test]
+fn a_question_the_model_does_not_answer_is_wrong_even_for_irrelevance() {
+    let home = tempfile::tempdir().unwrap();
+    install_sample(home.path());
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let script = scratch.path().join("one.jsonl");
+    // One reply for four questions: the scripted model fails on the other three.
+    std::fs::write(
+        &script,
+        r#"{"thought":"no","action":"decline","parameters":{"reason":"no tool fits"}}"#,
+    )
+    .unwrap();
+    let model = format!("scripted:{}", script.display());
+    let o = rein(
+        home.path(),
+        &[
+            "bench",
+            "bfcl:irrelevance",
+            "--models",
+            &model,
+            "--decoding",
+            "constrained",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Three failures in a row stop the run, with the reason.
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("in a row"), "{err}");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0]["correct"], true);
+    for r in &rows[1..] {
+        assert_eq!(r["correct"], false, "{r}");
+        assert_eq!(r["error_type"], "rein:model_error");
+    }
+}

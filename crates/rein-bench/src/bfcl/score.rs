@@ -134,6 +134,42 @@ impl BfclResult {
     }
 }
 
+impl BfclResult {
+    /// The record of a question the model failed to answer at all (its server or worker
+    /// failed, or refused the schema): wrong in every category, irrelevance included, since
+    /// the model said nothing.
+    pub fn model_error(
+        q: &Question,
+        model: &str,
+        decoding: Decoding,
+        seed: u32,
+        message: String,
+        data: &str,
+    ) -> BfclResult {
+        BfclResult {
+            suite: suite_name(q.category),
+            id: q.id.clone(),
+            model: model.to_string(),
+            decoding,
+            seed,
+            correct: false,
+            error_type: Some(MODEL_ERROR.to_string()),
+            error: Some(message),
+            format_error: false,
+            repairs: Vec::new(),
+            calls: Value::Array(Vec::new()),
+            raw: String::new(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            seconds: 0.0,
+            data: data.to_string(),
+        }
+    }
+}
+
+/// The error type of a question the model did not answer (not one of BFCL's).
+pub const MODEL_ERROR: &str = "rein:model_error";
+
 /// `bfcl:<category>`.
 pub fn suite_name(c: Category) -> String {
     format!("bfcl:{}", c.as_str())

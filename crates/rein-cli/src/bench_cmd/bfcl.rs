@@ -26,6 +26,9 @@ use crate::open::open_model;
 /// The results file of a BFCL run (one [`BfclResult`] per line).
 const RESULTS: &str = "results.jsonl";
 
+/// Questions in a row a model may fail to answer before the run stops.
+const MAX_MODEL_FAILURES: u32 = 3;
+
 /// The flags only BFCL runs take.
 #[derive(Debug, Clone, Args, Default)]
 pub struct BfclFlags {
@@ -180,6 +183,7 @@ fn run(args: &RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     for model_spec in &models {
         let mut model = open_model(model_spec, args.allow_remote)?;
         let mut correct = 0u64;
+        let mut failures = 0u32;
         for &decoding in &decodings {
             for q in &questions {
                 let key = (
@@ -196,14 +200,50 @@ fn run(args: &RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 let schema = action_schema(q, &names);
                 let constrain = (decoding == Decoding::Constrained).then_some(&schema);
                 let t0 = Instant::now();
-                let asked = ask_action(
+                let asked = match ask_action(
                     model.as_mut(),
                     messages(q, &names),
                     constrain,
                     args.seed,
                     &mut |_| {},
-                )
-                .with_context(|| format!("{model_spec} on {}", q.id))?;
+                ) {
+                    Ok(a) => {
+                        failures = 0;
+                        a
+                    }
+                    Err(e) => {
+                        // One failed question (a schema the grammar engine refuses, a timeout)
+                        // is a wrong answer; a run of them means the model is gone.
+                        failures += 1;
+                        if failures >= MAX_MODEL_FAILURES {
+                            return Err(anyhow::Error::new(e)).with_context(|| {
+                                format!(
+                                    "{model_spec} failed {failures} questions in a row, last on {}",
+                                    q.id
+                                )
+                            });
+                        }
+                        eprintln!(
+                            "rein: warning: {} on {}: {}; recorded as wrong",
+                            escape_line(model_spec),
+                            escape_line(&q.id),
+                            escape_line(&e.to_string())
+                        );
+                        let r = BfclResult::model_error(
+                            q,
+                            model_spec,
+                            decoding,
+                            args.seed,
+                            e.to_string(),
+                            RELEASE,
+                        );
+                        writeln!(file, "{}", serde_json::to_string(&r)?)
+                            .with_context(|| format!("cannot write {}", results_path.display()))?;
+                        results.push(r);
+                        bar.inc(1);
+                        continue;
+                    }
+                };
                 let seconds = t0.elapsed().as_secs_f64();
                 let (calls, verdict) = score(q, &names, &asked.reply);
                 let mut r = BfclResult::new(
