@@ -29,8 +29,25 @@ pub fn data_dir(home: &DataDir, release: &str) -> PathBuf {
     home.root().join("bench").join("bfcl").join(release)
 }
 
+/// A release is a version such as `2026.3.23`: it becomes a folder name, so nothing else.
+fn check_release(release: &str) -> Result<(), BfclError> {
+    let ok = !release.is_empty()
+        && release.len() <= 32
+        && release
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.')
+        && !release.starts_with('.')
+        && !release.contains("..");
+    if ok {
+        Ok(())
+    } else {
+        Err(BfclError::Release(release.to_string()))
+    }
+}
+
 /// The data folder of a release already fetched, or an error saying how to fetch it.
 pub fn open(home: &DataDir, release: &str) -> Result<PathBuf, BfclError> {
+    check_release(release)?;
     let dir = data_dir(home, release);
     if dir.join(SOURCE_FILE).is_file() {
         Ok(dir)
@@ -48,6 +65,7 @@ pub fn fetch(
     pip: &PipCommand,
     release: &str,
 ) -> Result<(PathBuf, bool), BfclError> {
+    check_release(release)?;
     if let Ok(dir) = open(home, release) {
         return Ok((dir, false));
     }
@@ -64,7 +82,7 @@ pub fn fetch(
         }
     };
     let dir = data_dir(home, release);
-    let partial = dir.with_extension("partial");
+    let partial = dir.with_file_name(format!("{release}.partial"));
     if partial.exists() {
         fs::remove_dir_all(&partial).map_err(|e| io(&partial, "remove", e))?;
     }
@@ -173,6 +191,16 @@ fn io(path: &Path, what: &str, e: std::io::Error) -> BfclError {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_is_a_version_not_a_path() {
+        for ok in ["2026.3.23", "1.0rc1"] {
+            assert!(check_release(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "../x", "..", "a/b", ".hidden", "1..2", "x y"] {
+            assert!(check_release(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn only_the_data_files_of_run_categories_are_taken() {

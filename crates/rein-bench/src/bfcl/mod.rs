@@ -39,6 +39,8 @@ pub enum BfclError {
     NotFetched { path: PathBuf, release: String },
     #[error("the bfcl-eval wheel {}: {message}", path.display())]
     Wheel { path: PathBuf, message: String },
+    #[error("{0:?} is not a bfcl-eval release (a version such as 2026.3.23)")]
+    Release(String),
     #[error(transparent)]
     Pip(#[from] rein_models::ModelError),
 }

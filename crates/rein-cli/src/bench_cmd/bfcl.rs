@@ -184,8 +184,10 @@ fn run(args: &RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         let mut model = open_model(model_spec, args.allow_remote)?;
         let mut correct = 0u64;
         let mut failures = 0u32;
-        for &decoding in &decodings {
-            for q in &questions {
+        // Both decodings of a question back to back: a run cut short still pairs them, and
+        // the second reuses the first's prompt from the model's cache.
+        for q in &questions {
+            for &decoding in &decodings {
                 let key = (
                     suite_name(q.category),
                     q.id.clone(),
