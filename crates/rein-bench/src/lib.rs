@@ -9,13 +9,17 @@
 //! - [`results`]: one [`results::RunResult`] per run, as lines of `results.jsonl`.
 //! - [`report`]: per model and category, paired comparisons; rendered by [`render`].
 //! - [`shard`]: which shard runs which work item, and merging shard outputs.
+//! - [`bfcl`]: the Berkeley Function Calling Leaderboard questions, scored by its AST rules.
+//! - [`router`]: the labelled routing requests of the `router` suite.
 
+pub mod bfcl;
 pub mod check;
 pub mod error;
 pub mod infer;
 pub mod render;
 pub mod report;
 pub mod results;
+pub mod router;
 pub mod shard;
 pub mod stats;
 pub mod suite;

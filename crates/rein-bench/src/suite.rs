@@ -249,7 +249,16 @@ impl Suite {
                 message: "missing: a suite folder holds a suite.toml (see suites/README.md)".into(),
             });
         }
-        let fields = Fields::read(&suite_file, &["name", "description"])?;
+        let fields = Fields::read(&suite_file, &["name", "description", "kind"])?;
+        // Only task suites load here; a router suite holds labelled requests (crate::router).
+        if let Some(kind) = fields.optional("kind")? {
+            if kind != "tasks" {
+                return Err(fields.invalid(
+                    "kind",
+                    format!("{kind:?}: only \"tasks\" suites hold tasks (a \"router\" suite is loaded by rein_bench::router)"),
+                ));
+            }
+        }
         let name = fields.name("name")?;
         let description = fields.required("description")?;
         if description.trim().is_empty() {

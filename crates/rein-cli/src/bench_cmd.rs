@@ -2,11 +2,13 @@
 //! suites on its gold deliverables and near misses; `--task "PROMPT"` runs one ad-hoc
 //! memory-sandbox task.
 
+mod bfcl;
 mod endpoints;
 mod job;
 mod memory;
 mod progress;
 mod recording;
+mod router;
 mod runner;
 
 use clap::{Args, Subcommand};
@@ -75,6 +77,8 @@ pub struct RunBenchArgs {
     /// Allow an `openai:` endpoint that is not on this machine.
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    #[command(flatten)]
+    pub(crate) bfcl: bfcl::BfclFlags,
 }
 
 #[derive(Debug, Subcommand)]
@@ -88,6 +92,8 @@ pub enum BenchCommand {
     /// Combine the results.jsonl of shard output folders into one report, identical to the
     /// report of the same runs unsharded. Refuses a run present twice and mixed contracts.
     Merge(MergeArgs),
+    /// Fetch external benchmark data with pip (download only): `rein bench fetch bfcl`.
+    Fetch(bfcl::FetchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -118,6 +124,9 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
         if let (Some(task), Some(model)) = (&args.run.task, &args.run.model) {
             return memory::run_adhoc(task, model, args.run.seed, args.run.allow_remote, json);
         }
+        if let Some(result) = bfcl::maybe_run(&args.run, json) {
+            return result;
+        }
         return runner::run(args.run, json);
     };
     match command {
@@ -131,6 +140,7 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
             let report = write_outputs(&a.dir, &results)?;
             print_report(&report, &a.dir, json)
         }
+        BenchCommand::Fetch(a) => bfcl::fetch_cmd(a, json),
         BenchCommand::Merge(a) => {
             let results = merge_results(&a.dirs)?;
             let report = write_outputs(&a.out, &results)?;
@@ -141,7 +151,12 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
 
 fn check_suites(args: CheckSuiteArgs, json: bool) -> anyhow::Result<i32> {
     let mut checks = Vec::new();
+    let mut routers = Vec::new();
     for dir in &args.suites {
+        if let Some(counts) = router::check(dir, json)? {
+            routers.push(counts);
+            continue;
+        }
         let suite = Suite::load(dir)?;
         for t in &suite.tasks {
             for w in &t.contract.warnings {
@@ -152,7 +167,7 @@ fn check_suites(args: CheckSuiteArgs, json: bool) -> anyhow::Result<i32> {
     }
     let ok = checks.iter().all(|c| c.ok);
     if json {
-        let doc = serde_json::json!({ "suites": checks, "ok": ok });
+        let doc = serde_json::json!({ "suites": checks, "router_suites": routers, "ok": ok });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for c in &checks {

@@ -47,9 +47,12 @@ pub use error::AgentError;
 pub use event::{AgentEvent, StepEvent};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
-pub use prompt::{mission_action_schema, signature, system_prompt, task_message, MAX_RESULT_CHARS};
+pub use prompt::{
+    mission_action_schema, signature, system_prompt, task_message, MAX_RESULT_CHARS,
+    MAX_THOUGHT_CHARS,
+};
 pub use run::{begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, STRATEGY};
-pub use step::{read_reply, Reply};
+pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{
     estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,
 };

