@@ -168,7 +168,17 @@ fn open_at(path: &Path, kind: StoreKind, target: u32) -> Result<Connection> {
         Connection::open_with_flags(path, flags).map_err(sql_at(path, "open the database"))?;
     conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
         .map_err(sql_at(path, "set the busy timeout"))?;
-    identify(&conn, path, kind)?;
+    // The mark, the version and the schema are read in one snapshot: read one by one, a store
+    // that another process created in between looked like a foreign database (a mark of 0 read
+    // before its first migration committed, its tables after).
+    {
+        let snapshot = Transaction::new_unchecked(&conn, TransactionBehavior::Deferred)
+            .map_err(sql_at(path, "read the database header"))?;
+        identify(&snapshot, path, kind)?;
+        snapshot
+            .commit()
+            .map_err(sql_at(path, "read the database header"))?;
+    }
 
     // Only now, with the file recognised, is anything written.
     let mode: String = conn

@@ -282,3 +282,29 @@ fn create_at_version_refuses_a_file_with_content() {
         Err(Error::TooNew { .. })
     ));
 }
+
+#[test]
+fn many_openers_of_a_new_store_agree_it_is_theirs() {
+    // Bench workers open the same fresh journal at once; one of them creates it while the
+    // others look. Before the header was read in one snapshot, a looker could see the tables
+    // without the mark and call the store foreign.
+    for round in 0..20 {
+        let dir = temp();
+        let path = dir.path().join(format!("journal-{round}.db"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Journal::open(&path).map(drop)
+                })
+            })
+            .collect();
+        for h in handles {
+            if let Err(e) = h.join().unwrap() {
+                panic!("round {round}: {e}");
+            }
+        }
+    }
+}
