@@ -161,6 +161,10 @@ fn open_at(path: &Path, kind: StoreKind, target: u32) -> Result<Connection> {
         })?;
     }
     check_header(path, kind)?;
+    // One opener at a time per store: creating a store, switching it to WAL and migrating it are
+    // several steps, and openers racing through them saw a half-made store as foreign or timed
+    // out on the WAL switch (six bench workers opening a new journal at once).
+    let _opening = OpenLock::take(path)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -199,6 +203,55 @@ fn open_at(path: &Path, kind: StoreKind, target: u32) -> Result<Connection> {
     .map_err(sql_at(path, "configure the connection"))?;
     migrate(&conn, path, kind, target)?;
     Ok(conn)
+}
+
+/// An advisory `flock` on `<store>.open-lock`, held while a store is opened. SQLite's own locks
+/// are `fcntl` locks on the store itself, which this never touches.
+struct OpenLock {
+    _file: fs::File,
+}
+
+impl OpenLock {
+    fn take(path: &Path) -> Result<OpenLock> {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(".open-lock");
+        let lock_path = std::path::PathBuf::from(name);
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| Error::Io {
+                path: lock_path.clone(),
+                action: "open the store's open lock",
+                source,
+            })?;
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(OpenLock { _file: file }),
+                Err(fs::TryLockError::WouldBlock)
+                    if started.elapsed() < Duration::from_millis(BUSY_TIMEOUT_MS) =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Busy {
+                        path: path.to_path_buf(),
+                        action: "open the store (another process is opening it)".into(),
+                        waited_ms: BUSY_TIMEOUT_MS,
+                    })
+                }
+                Err(fs::TryLockError::Error(source)) => {
+                    return Err(Error::Io {
+                        path: lock_path,
+                        action: "lock the store's open lock",
+                        source,
+                    })
+                }
+            }
+        }
+    }
 }
 
 /// Check the file header without SQLite. Returns whether the file has content.
