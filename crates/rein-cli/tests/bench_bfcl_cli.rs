@@ -2,21 +2,11 @@
 //! `rein bench bfcl:...` end to end with a scripted model on the vendored BFCL sample, and
 //! `rein bench check-suite` on the router suite.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "bench_support/mod.rs"]
+mod bench_support;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rein(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(args)
-        .env("REIN_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use bench_support::{rein, repo};
+use std::path::Path;
 
 /// The vendored sample laid out as `rein bench fetch bfcl` leaves the real data.
 fn install_sample(home: &Path) {

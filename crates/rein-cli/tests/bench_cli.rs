@@ -1,29 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `rein bench` end to end with a scripted model: runs, results.jsonl, --resume, shards, merge.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "bench_support/mod.rs"]
+mod bench_support;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rein(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(args)
-        .env("REIN_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn lines(p: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use bench_support::{lines, rein, repo};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 #[test]
 fn a_scripted_bench_runs_resumes_shards_and_merges() {

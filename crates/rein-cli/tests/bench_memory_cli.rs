@@ -3,23 +3,14 @@
 //! exit codes, the unknown-tool stop) and `rein bench suites/toy` (results carry the final
 //! sandbox and the action log; each run starts fresh).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "bench_support/mod.rs"]
+mod bench_support;
+
+use bench_support::{rein, repo};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{json, Value};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn rein(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(args)
-        .env("REIN_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 /// A scripted model answering with these actions, in order.
 fn script(dir: &Path, name: &str, actions: &[(&str, Value)]) -> String {
