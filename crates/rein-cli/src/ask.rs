@@ -47,7 +47,7 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
         Some(m) => m,
         None => default_actor()?,
     };
-    let temperature = args.knobs.temperature()?;
+    // Checks every knob (temperature included) before anything loads.
     let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
     let mut messages = Vec::new();
     if let Some(system) = args.system {
@@ -60,7 +60,7 @@ pub fn run(args: AskArgs, json: bool) -> anyhow::Result<i32> {
         SamplingProfile::CHAT,
     );
     request.seed = args.seed;
-    if let Some(t) = temperature {
+    if let Some(t) = args.knobs.temperature {
         request.sampling.temperature = t;
     }
 

@@ -36,13 +36,13 @@ pub const MIN_CONTEXT_TOKENS: u32 = 1024;
 pub const MAX_TEMPERATURE: f32 = 2.0;
 
 impl ModelKnobs {
-    /// The temperature given, checked, or `None` to keep the profile's.
-    pub fn temperature(&self) -> anyhow::Result<Option<f32>> {
+    /// Refuses a temperature outside 0..=MAX_TEMPERATURE (NaN included).
+    fn check_temperature(&self) -> anyhow::Result<()> {
         match self.temperature {
             Some(t) if !(0.0..=MAX_TEMPERATURE).contains(&t) => {
                 anyhow::bail!("--temperature must be between 0 and {MAX_TEMPERATURE}, not {t}")
             }
-            t => Ok(t),
+            _ => Ok(()),
         }
     }
 }
@@ -58,7 +58,7 @@ pub fn open_model_with(
     allow_remote: bool,
     knobs: &ModelKnobs,
 ) -> anyhow::Result<Box<dyn Model>> {
-    knobs.temperature()?;
+    knobs.check_temperature()?;
     let parsed = ModelSpec::parse(spec)?;
     if !parsed.is_catalog() && (knobs.threads.is_some() || knobs.context.is_some()) {
         anyhow::bail!(

@@ -98,10 +98,10 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         Some(m) => m,
         None => default_actor()?,
     };
-    let temperature = args.knobs.temperature()?;
+    // Checks every knob (temperature included) before anything loads.
     let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
     let mut options = AgentOptions::for_mission(&contract, model.identity());
-    if let Some(t) = temperature {
+    if let Some(t) = args.knobs.temperature {
         options.sampling.temperature = t;
     }
     if let Some(n) = args.max_turns {

@@ -82,9 +82,9 @@ impl Tool for TableStats {
             .rows
             .iter()
             .filter(|row| {
-                filter.as_ref().is_none_or(|(c, v)| {
-                    row.get(*c).map(|x| x.trim().to_lowercase()) == Some(v.clone())
-                })
+                filter
+                    .as_ref()
+                    .is_none_or(|(c, v)| row.get(*c).is_some_and(|x| x.trim().to_lowercase() == *v))
             })
             .collect();
         let mut out = json!({
