@@ -85,6 +85,7 @@ impl LlamaEngine {
         Ok(ChooseReply {
             probabilities,
             source: DecisionSource::Logits,
+            label_mass: None,
             prompt_tokens: prompt_tokens.len() as u32,
             cached_tokens: cached as u32,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,

@@ -463,6 +463,7 @@ impl Model for OpenAiModel {
                 })
                 .collect(),
             source: DecisionSource::Logprobs,
+            label_mass: None,
             prompt_tokens: as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0),
             cached_tokens: as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
                 .unwrap_or(0),

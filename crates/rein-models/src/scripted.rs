@@ -300,6 +300,7 @@ impl Model for ScriptedModel {
                 })
                 .collect(),
             source: DecisionSource::Scripted,
+            label_mass: None,
             prompt_tokens: 0,
             cached_tokens: 0,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,

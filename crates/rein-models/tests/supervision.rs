@@ -137,6 +137,7 @@ fn fake_worker(args: &[String]) {
                             })
                             .collect(),
                         source: DecisionSource::Logits,
+                        label_mass: None,
                         prompt_tokens: 1,
                         cached_tokens: 0,
                         elapsed_ms: 1.0,

@@ -181,6 +181,10 @@ pub struct ChooseReply {
     /// Every label with its probability; they sum to 1.
     pub probabilities: Vec<LabelProbability>,
     pub source: DecisionSource,
+    /// The share of probability the labels held before normalising (1.0 when every bit of the
+    /// model's mass went to a label); `None` where the backend has not measured it.
+    #[serde(default)]
+    pub label_mass: Option<f64>,
     #[serde(default)]
     pub prompt_tokens: u32,
     #[serde(default)]
