@@ -6,13 +6,13 @@
 
 use std::collections::BTreeSet;
 
+use super::spec::{FinalNewline, LineEndings};
 use super::text::preview;
 use super::{Ctx, Judged};
 use crate::mission::sha256_hex;
 
-/// `bytes` with CRLF and lone CR read as LF, and one final newline dropped: the same text
-/// saved on another system, or without the last newline, is the same file.
-fn normalised(bytes: &[u8]) -> Vec<u8> {
+/// `bytes` with CRLF and lone CR read as LF: the same text saved on another system.
+fn lf_endings(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -27,6 +27,16 @@ fn normalised(bytes: &[u8]) -> Vec<u8> {
         }
         i += 1;
     }
+    out
+}
+
+/// The text `file_equals` compares: line endings as the check asks, one final newline dropped
+/// (whether it must be there is judged apart, so the difference can be named).
+fn compared(bytes: &[u8], line_endings: LineEndings) -> Vec<u8> {
+    let mut out = match line_endings {
+        LineEndings::Any => lf_endings(bytes),
+        LineEndings::Exact => bytes.to_vec(),
+    };
     if out.last() == Some(&b'\n') {
         out.pop();
     }
@@ -35,7 +45,13 @@ fn normalised(bytes: &[u8]) -> Vec<u8> {
 
 /// The whole file equals the expected file. A failure says on which line they first differ,
 /// never what the expected line is (in an edit task that is the answer).
-pub(crate) fn file_equals(cx: &Ctx<'_>, path: &str, expected_file: &str) -> Judged {
+pub(crate) fn file_equals(
+    cx: &Ctx<'_>,
+    path: &str,
+    expected_file: &str,
+    line_endings: LineEndings,
+    final_newline: FinalNewline,
+) -> Judged {
     let mut j = Judged::default();
     let Some(expected) = cx.contract.expected_files.get(expected_file) else {
         j.say(format!(
@@ -50,12 +66,29 @@ pub(crate) fn file_equals(cx: &Ctx<'_>, path: &str, expected_file: &str) -> Judg
             return j;
         }
     };
-    let (a, e) = (normalised(&actual), normalised(expected));
+    if final_newline == FinalNewline::Required && !actual.is_empty() && actual.last() != Some(&b'\n')
+    {
+        j.say(format!(
+            "{path}: the last line does not end in a newline, and this file needs one"
+        ));
+        return j;
+    }
+    let (a, e) = (
+        compared(&actual, line_endings),
+        compared(expected, line_endings),
+    );
     if a == e {
         j.passed = true;
         j.say(format!(
             "{path}: the whole file is as expected ({} lines)",
             a.split(|b| *b == b'\n').count()
+        ));
+        return j;
+    }
+    if line_endings == LineEndings::Exact && lf_endings(&a) == lf_endings(&e) {
+        j.say(format!(
+            "{path}: the text is right but its line endings are not: this file must keep the \
+             line endings it had (no CR where there was none)"
         ));
         return j;
     }

@@ -257,7 +257,9 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
         CheckSpec::FileEquals {
             path,
             expected_file,
-        } => changes::file_equals(cx, path, expected_file),
+            line_endings,
+            final_newline,
+        } => changes::file_equals(cx, path, expected_file, *line_endings, *final_newline),
         CheckSpec::NothingElseChanged { allow } => changes::nothing_else_changed(cx, allow).into(),
         CheckSpec::EntriesMatch {
             path,

@@ -228,9 +228,18 @@ pub enum CheckSpec {
     /// Every frozen input still has the bytes it was frozen with, and no executed call of the
     /// run changed one (put back is not unchanged).
     InputsUnchanged {},
-    /// The whole file equals `expected_file` (relative to the mission folder, frozen at load),
-    /// line endings normalised (CRLF and CR read as LF) and one final newline optional.
-    FileEquals { path: String, expected_file: String },
+    /// The whole file equals `expected_file` (relative to the mission folder, frozen at load).
+    /// By default line endings are normalised (CRLF and CR read as LF) and one final newline is
+    /// optional; a file whose reader cares (a shell script, a crontab) says
+    /// `"line_endings": "exact"` and `"final_newline": "required"`.
+    FileEquals {
+        path: String,
+        expected_file: String,
+        #[serde(default, skip_serializing_if = "LineEndings::is_any")]
+        line_endings: LineEndings,
+        #[serde(default, skip_serializing_if = "FinalNewline::is_optional")]
+        final_newline: FinalNewline,
+    },
     /// No file was created, changed or deleted but the required artifact, the editable files
     /// and the paths in `allow`: compared with the starting state (inputs and editable files as
     /// copied in) on disk, and in the trace (put back is not unchanged).
@@ -431,4 +440,38 @@ pub enum Aggregate {
 pub struct RowFilter {
     pub column: String,
     pub equals: String,
+}
+
+/// How `file_equals` compares line endings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineEndings {
+    /// CRLF and a lone CR read as LF: the same text saved on another system is the same file.
+    #[default]
+    Any,
+    /// Byte for byte: a CR where the expected file has none is a difference.
+    Exact,
+}
+
+impl LineEndings {
+    fn is_any(&self) -> bool {
+        *self == LineEndings::Any
+    }
+}
+
+/// Whether `file_equals` requires the file to end in a newline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalNewline {
+    /// With or without one final newline, the same file.
+    #[default]
+    Optional,
+    /// The last line must end in a newline (cron ignores a last entry without one).
+    Required,
+}
+
+impl FinalNewline {
+    fn is_optional(&self) -> bool {
+        *self == FinalNewline::Optional
+    }
 }

@@ -384,6 +384,7 @@ fn validate_check(
         CheckSpec::FileEquals {
             path,
             expected_file,
+            ..
         } => {
             cx.path(&f("path"), path)?;
             let base = cx.source.parent().unwrap_or(Path::new("."));
