@@ -1,8 +1,9 @@
 //! What a deliverable says, as the judge reads it: text as a person reads it (`reading`) split
 //! into lines, with the headings of a Markdown file known, and comments and code left out.
 //!
-//! A Markdown file (`.md`, `.markdown`) is parsed with pulldown-cmark: HTML comments and code
-//! blocks are not content (a hidden `<!-- Total hours: 64 -->` states nothing), each block
+//! A Markdown file (`.md`, `.markdown`) is parsed with pulldown-cmark: HTML comments are not
+//! content (a hidden `<!-- Total hours: 64 -->` states nothing), code blocks are doubtful (a
+//! reader sees them, but they state no fact for the deliverable), each block
 //! (paragraph, list item, heading, table row) becomes its own line, and emphasis markers are
 //! dropped, so `## **Goal**` is the heading `Goal` and `**Total hours:** 64` reads as
 //! `Total hours: 64`. A heading written without the space (`##Goal`) is still a heading.
@@ -555,12 +556,7 @@ fn markdown(text: &str, include_code: bool) -> Prose {
             }
             Event::End(TagEnd::CodeBlock) => {
                 in_code = false;
-                if include_code {
-                    b.flush();
-                } else {
-                    b.current.clear();
-                    b.doubt.clear();
-                }
+                b.flush();
             }
             Event::Start(Tag::Image { .. }) => b.in_image += 1,
             Event::End(TagEnd::Image) => b.in_image = b.in_image.saturating_sub(1),
@@ -586,7 +582,10 @@ fn markdown(text: &str, include_code: bool) -> Prose {
                 | TagEnd::HtmlBlock,
             ) => b.flush(),
             Event::End(TagEnd::TableCell) => b.push(" | "),
-            Event::Text(t) | Event::Code(t) if !in_code || include_code => b.push(&t),
+            // A reader sees a fenced block: what it says counts against the deliverable
+            // (a `Failed: 5` beside `Failed: 3` is a contradiction), never for it.
+            Event::Text(t) if in_code && !include_code => b.doubt.push_str(&t),
+            Event::Text(t) | Event::Code(t) => b.push(&t),
             Event::Html(t) | Event::InlineHtml(t) if include_code => b.current.push_str(&t),
             Event::Html(t) => match b.block_html.as_mut() {
                 Some(buf) => buf.push_str(&t),
@@ -624,9 +623,13 @@ mod tests {
     }
 
     #[test]
-    fn comments_and_code_are_not_content() {
-        let p = md("# T\n<!-- Total hours: 64 -->\nTotal hours: 71\n\n```\nTotal hours: 64\n```\n\n    Total hours: 64\n");
+    fn comments_are_not_content_and_code_is_doubtful() {
+        let p = md("# T\n<!-- Total hours: 64 -->\nTotal hours: 71\n\n```\nTotal hours: 64\n```\n\n    Total hours: 65\n");
         assert_eq!(p.text(), "T\nTotal hours: 71");
+        assert_eq!(
+            p.all_text(),
+            "T\nTotal hours: 71\nTotal hours: 64\nTotal hours: 65"
+        );
         let with_code = Prose::of("a.md", b"```\nx = 1\n```\n", true);
         assert_eq!(with_code.text(), "x = 1");
     }
