@@ -57,6 +57,20 @@ impl World for SandboxWorld<'_> {
     fn variable(&self, name: &str) -> Option<Value> {
         self.cell.borrow().variables.get(name).cloned()
     }
+
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        Ok(Some(sandbox_files(&self.cell.borrow())))
+    }
+}
+
+/// The sandbox's file names in the judge's normal form (a name that does not normalise is
+/// listed as it is, so it still counts as a file nobody asked for).
+fn sandbox_files(sandbox: &Sandbox) -> Vec<String> {
+    sandbox
+        .files
+        .keys()
+        .map(|k| normalize_rel(k).unwrap_or_else(|_| k.clone()))
+        .collect()
 }
 
 /// A judge world over a sandbox value (for judge cases and tests).
@@ -71,6 +85,10 @@ impl World for Sandbox {
 
     fn variable(&self, name: &str) -> Option<Value> {
         self.variables.get(name).cloned()
+    }
+
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        Ok(Some(sandbox_files(self)))
     }
 }
 

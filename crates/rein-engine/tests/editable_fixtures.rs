@@ -306,6 +306,83 @@ fn nothing_else_changed_catches_a_new_file_a_deleted_input_and_a_change_put_back
     assert!(load(dir.path()).unwrap_err().contains("frozen input"));
 }
 
+#[test]
+fn an_input_in_allow_deleted_may_go_but_not_be_rewritten_or_recreated() {
+    let dir = mission_dir(json!({"checks": [
+        {"id": "nothing-else", "kind": "nothing_else_changed",
+         "allow_deleted": ["config/README.md"]}]}));
+    let c = load(dir.path()).unwrap();
+    let delete = || TraceEntry::new("delete_file", Some("config/README.md"), "executed", true);
+    // Deleted, as the task may ask.
+    let w = world(&c, &[("config/app.toml", EDITED)], &["config/README.md"]);
+    let mut t = edited_trace(&w, &[]);
+    t.push(delete());
+    assert!(failed(&c, &w, &t).is_empty());
+    // Kept as frozen is fine too.
+    let w = world(&c, &[("config/app.toml", EDITED)], &[]);
+    assert!(failed(&c, &w, &edited_trace(&w, &[])).is_empty());
+    // Deleted and written again, with other bytes or the same ones: not a deletion.
+    for recreated in ["other\n", README] {
+        let w = world(
+            &c,
+            &[("config/app.toml", EDITED), ("config/README.md", recreated)],
+            &[],
+        );
+        let mut t = edited_trace(&w, &[]);
+        t.push(delete());
+        t.push(
+            TraceEntry::new("create_file", Some("config/README.md"), "executed", true)
+                .with_written(None),
+        );
+        assert_eq!(failed(&c, &w, &t), ["nothing-else"], "{recreated:?}");
+    }
+    // Rewritten before it was deleted: the write was not asked for.
+    let w = world(&c, &[("config/app.toml", EDITED)], &["config/README.md"]);
+    let mut t = edited_trace(&w, &[]);
+    t.push(
+        TraceEntry::new("create_file", Some("config/README.md"), "executed", true)
+            .with_written(None),
+    );
+    t.push(delete());
+    assert_eq!(failed(&c, &w, &t), ["nothing-else"]);
+    // Only an input can be listed as deletable.
+    let dir = mission_dir(json!({"checks": [
+        {"id": "nothing-else", "kind": "nothing_else_changed",
+         "allow_deleted": ["config/other.md"]}]}));
+    assert!(load(dir.path()).unwrap_err().contains("not an input"));
+}
+
+#[test]
+fn file_equals_can_require_exact_line_endings_and_a_final_newline() {
+    let dir = mission_dir(json!({"checks": [
+        {"id": "whole-file", "kind": "file_equals", "path": "config/app.toml",
+         "expected_file": "expected/app.toml", "line_endings": "exact",
+         "final_newline": "required"}]}));
+    let c = load(dir.path()).unwrap();
+    let check = |text: &str| {
+        let w = world(&c, &[("config/app.toml", text)], &[]);
+        let v = evaluate(&c, &w, &edited_trace(&w, &[]), None);
+        let whole = v.checks.into_iter().find(|r| r.id == "whole-file").unwrap();
+        (whole.passed, whole.feedback.join("\n"))
+    };
+    assert!(check(EDITED).0);
+    let (passed, why) = check(&EDITED.replace('\n', "\r\n"));
+    assert!(!passed && why.contains("line endings"), "{why}");
+    let (passed, why) = check(EDITED.trim_end_matches('\n'));
+    assert!(!passed && why.contains("newline"), "{why}");
+    let (passed, _) = check(&EDITED.replace("9090", "9091"));
+    assert!(!passed);
+    // The options are part of the contract: the same mission without them hashes otherwise.
+    let plain = load(
+        mission_dir(json!({"checks": [
+        {"id": "whole-file", "kind": "file_equals", "path": "config/app.toml",
+         "expected_file": "expected/app.toml"}]}))
+        .path(),
+    )
+    .unwrap();
+    assert_ne!(plain.sha256, c.sha256);
+}
+
 /// A world that cannot list its files.
 struct Unlisted(MemWorld);
 

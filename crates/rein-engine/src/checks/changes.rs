@@ -66,7 +66,9 @@ pub(crate) fn file_equals(
             return j;
         }
     };
-    if final_newline == FinalNewline::Required && !actual.is_empty() && actual.last() != Some(&b'\n')
+    if final_newline == FinalNewline::Required
+        && !actual.is_empty()
+        && actual.last() != Some(&b'\n')
     {
         j.say(format!(
             "{path}: the last line does not end in a newline, and this file needs one"
@@ -85,7 +87,9 @@ pub(crate) fn file_equals(
         ));
         return j;
     }
-    if line_endings == LineEndings::Exact && lf_endings(&a) == lf_endings(&e) {
+    if line_endings == LineEndings::Exact
+        && compared(&actual, LineEndings::Any) == compared(expected, LineEndings::Any)
+    {
         j.say(format!(
             "{path}: the text is right but its line endings are not: this file must keep the \
              line endings it had (no CR where there was none)"
@@ -123,7 +127,11 @@ pub(crate) fn file_equals(
 /// Nothing but the deliverable, the editable files and `allow` was created, changed or deleted:
 /// the workspace now against the starting state (the inputs and editable files as the contract
 /// froze them), and the trace for changes that were put back.
-pub(crate) fn nothing_else_changed(cx: &Ctx<'_>, allow: &[String]) -> (bool, Vec<String>) {
+pub(crate) fn nothing_else_changed(
+    cx: &Ctx<'_>,
+    allow: &[String],
+    allow_deleted: &[String],
+) -> (bool, Vec<String>) {
     let m = &cx.contract.mission;
     let allowed: BTreeSet<&str> = std::iter::once(m.required_artifact.as_str())
         .chain(m.editable.iter().map(String::as_str))
@@ -156,9 +164,11 @@ pub(crate) fn nothing_else_changed(cx: &Ctx<'_>, allow: &[String]) -> (bool, Vec
         if allowed.contains(h.path.as_str()) {
             continue;
         }
+        let may_delete = allow_deleted.contains(&h.path);
         match cx.world.read(&h.path) {
             Ok(Some(b)) if sha256_hex(&b) == h.sha256 => {}
             Ok(Some(_)) => facts.push(format!("{}: changed", h.path)),
+            Ok(None) if may_delete => {}
             Ok(None) => facts.push(format!("{}: deleted", h.path)),
             Err(e) => facts.push(format!("{}: {e}", h.path)),
         }
@@ -167,7 +177,10 @@ pub(crate) fn nothing_else_changed(cx: &Ctx<'_>, allow: &[String]) -> (bool, Vec
     // not ask for, even if a later call undid it.
     for (i, e) in cx.trace.iter().enumerate() {
         let Some(p) = e.path.as_deref() else { continue };
-        if e.mutated && e.executed() && !allowed.iter().any(|a| e.targets(a)) {
+        let deleted_as_asked = e.tool == "delete_file"
+            && allow_deleted.iter().any(|a| e.targets(a))
+            && !cx.world.read(p).is_ok_and(|b| b.is_some());
+        if e.mutated && e.executed() && !deleted_as_asked && !allowed.iter().any(|a| e.targets(a)) {
             facts.push(format!(
                 "{p}: changed by call {} ({}) of this run",
                 i + 1,

@@ -260,7 +260,10 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             line_endings,
             final_newline,
         } => changes::file_equals(cx, path, expected_file, *line_endings, *final_newline),
-        CheckSpec::NothingElseChanged { allow } => changes::nothing_else_changed(cx, allow).into(),
+        CheckSpec::NothingElseChanged {
+            allow,
+            allow_deleted,
+        } => changes::nothing_else_changed(cx, allow, allow_deleted).into(),
         CheckSpec::EntriesMatch {
             path,
             array,

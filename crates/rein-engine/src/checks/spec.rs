@@ -240,12 +240,16 @@ pub enum CheckSpec {
         #[serde(default, skip_serializing_if = "FinalNewline::is_optional")]
         final_newline: FinalNewline,
     },
-    /// No file was created, changed or deleted but the required artifact, the editable files
-    /// and the paths in `allow`: compared with the starting state (inputs and editable files as
+    /// No file was created, changed or deleted but the required artifact, the editable files,
+    /// the paths in `allow` and the inputs in `allow_deleted` (deleted only): compared with the starting state (inputs and editable files as
     /// copied in) on disk, and in the trace (put back is not unchanged).
     NothingElseChanged {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         allow: Vec<String>,
+        /// Inputs the task deletes: each may be gone at the end (or still as frozen), and the
+        /// calls that deleted it are no change of another file.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allow_deleted: Vec<String>,
     },
     /// The array at `array` has one entry per source; entry i's fields equal the values that
     /// source i labels, and `unique` fields do not repeat.

@@ -390,14 +390,30 @@ fn validate_check(
             let base = cx.source.parent().unwrap_or(Path::new("."));
             inside(cx, &f("expected_file"), base, expected_file)
         }
-        CheckSpec::NothingElseChanged { allow } => {
+        CheckSpec::NothingElseChanged {
+            allow,
+            allow_deleted,
+        } => {
             for (j, p) in allow.iter().enumerate() {
                 let field = f(&format!("allow[{j}]"));
                 cx.path(&field, p)?;
                 if inputs.contains(p.as_str()) {
                     return Err(cx.err(
                         field,
-                        format!("`{p}` is a frozen input; a change to it is never allowed"),
+                        format!(
+                            "`{p}` is a frozen input; a change to it is never allowed (an input \
+                             the task deletes goes in `allow_deleted`)"
+                        ),
+                    ));
+                }
+            }
+            for (j, p) in allow_deleted.iter().enumerate() {
+                let field = f(&format!("allow_deleted[{j}]"));
+                cx.path(&field, p)?;
+                if !inputs.contains(p.as_str()) {
+                    return Err(cx.err(
+                        field,
+                        format!("`{p}` is not an input; only an input can be deleted"),
                     ));
                 }
             }
