@@ -138,6 +138,9 @@ struct CaseCall {
     /// `final`: this call left the final content of its path; `other`: something else.
     #[serde(default)]
     writes: Option<String>,
+    /// The exact text this call left in its path (for a file changed again or deleted later).
+    #[serde(default)]
+    content: Option<String>,
 }
 
 /// The judge's answer on one case.
@@ -487,6 +490,15 @@ fn trace_entry(c: &CaseCall, world: &dyn World) -> Result<TraceEntry, String> {
     let mutated = c.writes.is_some() || MUTATING_TOOLS.contains(&c.tool.as_str());
     let mut e = TraceEntry::new(&c.tool, c.path.as_deref(), outcome, mutated)
         .with_full_read(c.full_read.unwrap_or(c.tool == "read_file"));
+    if let Some(text) = &c.content {
+        if c.writes.is_some() || c.path.is_none() {
+            return Err(format!(
+                "trace call {}: `content` needs a `path` and cannot go with `writes`",
+                c.tool
+            ));
+        }
+        return Ok(e.with_written(Some(sha256_hex(text.as_bytes()))));
+    }
     match (c.writes.as_deref(), c.path.as_deref()) {
         (None, _) => {}
         (Some("final"), Some(p)) => e = e.with_written(final_hash(world, p)),

@@ -347,6 +347,91 @@ fn actions_called_counts_only_executed_calls_and_order() {
 }
 
 #[test]
+fn strict_order_refuses_an_earlier_out_of_order_call_but_not_a_repeated_kind() {
+    let w = world_with(&[]);
+    let (_d, c) = contract(json!([
+        {"id": "steps", "kind": "actions_called", "ordered": true, "strict_order": true, "tools": [
+            {"tool": "create_file", "path": "s1"}, {"tool": "create_file", "path": "s2"},
+            {"tool": "create_file", "path": "s3"}]},
+        {"id": "look", "kind": "actions_called", "ordered": true, "strict_order": true,
+         "tools": ["list_dir", {"tool": "create_file", "path": "old"}, "list_dir"]}
+    ]));
+    let t = |tool: &str, path: &str| {
+        TraceEntry::new(tool, Some(path), "executed", tool != "list_dir")
+    };
+    let right = vec![
+        t("list_dir", ""),
+        t("create_file", "s1"),
+        t("create_file", "old"),
+        t("create_file", "s2"),
+        t("list_dir", ""),
+        t("create_file", "s3"),
+    ];
+    let v = evaluate(&c, &w, &right, None);
+    assert!(v.passed, "{v:?}");
+    // s3 first, then all three in order: a greedy subsequence would pass it.
+    let mut early = right.clone();
+    early.insert(0, t("create_file", "s3"));
+    let v = evaluate(&c, &w, &early, None);
+    assert!(!v.checks[0].passed && v.checks[1].passed, "{v:?}");
+    assert!(v.checks[0].facts.join(" ").contains("before"), "{v:?}");
+    // The second list_dir is of a kind listed earlier: a listing before the write is fine, the
+    // write before the first listing is not.
+    let delete_first = vec![
+        t("create_file", "old"),
+        t("list_dir", ""),
+        t("create_file", "old"),
+        t("list_dir", ""),
+    ];
+    assert!(!evaluate(&c, &w, &delete_first, None).checks[1].passed);
+    // strict_order alone is refused: it refines `ordered`.
+    let dir = tempfile::tempdir().unwrap();
+    let m = json!({"id": "m", "mode": "automatic", "prompt": "p", "tools": ["create_file"],
+        "checks": [{"id": "x", "kind": "actions_called", "strict_order": true,
+                    "tools": ["create_file"]}]});
+    std::fs::write(dir.path().join("mission.json"), m.to_string()).unwrap();
+    let e = rein_engine::mission::Mission::load(dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ordered"), "{e}");
+}
+
+#[test]
+fn a_path_call_can_require_what_it_wrote_and_to_come_after_the_last_write() {
+    let w = world_with(&[]);
+    let (_d, c) = contract(json!([
+        {"id": "wrote", "kind": "actions_called", "tools": [
+            {"tool": "create_file", "path": "s.txt", "wrote": "temp"}]},
+        {"id": "read-back", "kind": "actions_called", "tools": [
+            {"tool": "read_file", "path": "s.txt", "after_last_write": true}]}
+    ]));
+    let write = |text: &str| {
+        TraceEntry::new("create_file", Some("s.txt"), "executed", true)
+            .with_written(Some(rein_engine::mission::sha256_hex(text.as_bytes())))
+    };
+    let read = || TraceEntry::new("read_file", Some("s.txt"), "executed", false);
+    let delete = || TraceEntry::new("delete_file", Some("s.txt"), "executed", true);
+    for ok in ["temp", "temp\n"] {
+        let v = evaluate(&c, &w, &[write(ok), read(), delete()], None);
+        assert!(v.passed, "{ok:?}: {v:?}");
+    }
+    for wrong in ["tmp", "temp\n\n", " temp"] {
+        let v = evaluate(&c, &w, &[write(wrong), read(), delete()], None);
+        assert!(!v.checks[0].passed, "{wrong:?}");
+    }
+    // Read while it held a first draft, then written again: not read back.
+    let v = evaluate(&c, &w, &[write("x"), read(), write("temp")], None);
+    assert!(v.checks[0].passed && !v.checks[1].passed, "{v:?}");
+    // An unknown option is refused, not ignored.
+    let dir = tempfile::tempdir().unwrap();
+    let m = json!({"id": "m", "mode": "automatic", "prompt": "p", "tools": ["read_file"],
+        "checks": [{"id": "x", "kind": "actions_called",
+                    "tools": [{"tool": "read_file", "path": "a", "after_last_wrte": true}]}]});
+    std::fs::write(dir.path().join("mission.json"), m.to_string()).unwrap();
+    assert!(rein_engine::mission::Mission::load(dir.path()).is_err());
+}
+
+#[test]
 fn variable_set() {
     let w = world_with(&[]).with_variable("deployed", json!(true));
     passes(

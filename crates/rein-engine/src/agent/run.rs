@@ -682,7 +682,7 @@ impl<'a> Agent<'a> {
                 ),
             });
         }
-        let path = params.get("path").and_then(Value::as_str);
+        let path = trace_target(&tool, &params);
         let mutates = self.env.registry.get(&tool).is_none_or(|t| t.mutates());
         let repeated = st
             .calls
@@ -774,7 +774,7 @@ impl<'a> Agent<'a> {
                 && r.get("end_line").and_then(Value::as_u64)
                     == r.get("total_lines").and_then(Value::as_u64);
         let written = match path {
-            Some(p) if mutates => self
+            Some(p) if mutates && !is_variable_tool(tool) => self
                 .env
                 .world
                 .read(p)
@@ -905,4 +905,20 @@ fn retry_feedback(v: &Verdict) -> String {
         "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
+}
+
+/// The sandbox's variable tools name a variable, not a file.
+fn is_variable_tool(tool: &str) -> bool {
+    matches!(tool, "set_variable" | "get_variable")
+}
+
+/// What a trace entry is about: the file a call named, or the variable a variable tool named
+/// (so a check can tell which variable was read or set).
+fn trace_target<'p>(tool: &str, params: &'p Value) -> Option<&'p str> {
+    let key = if is_variable_tool(tool) {
+        "name"
+    } else {
+        "path"
+    };
+    params.get(key).and_then(Value::as_str)
 }

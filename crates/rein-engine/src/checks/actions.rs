@@ -4,21 +4,52 @@ use super::spec::CallSpec;
 use super::text::preview;
 use super::trace::TraceEntry;
 use super::Ctx;
+use crate::mission::sha256_hex;
 
 /// Only executed (or replayed) calls count: a denied or held call did nothing. A required call
 /// that names a path counts only on that path, so reading a scratch file is not reading the
-/// input.
+/// input; one that says what it `wrote` counts only if it left that text; one that must come
+/// `after_last_write` counts only after the path's last executed change.
 pub(crate) fn actions_called(
     cx: &Ctx<'_>,
     calls: &[CallSpec],
     ordered: bool,
+    strict_order: bool,
 ) -> (bool, Vec<String>) {
     let executed: Vec<&TraceEntry> = cx.trace.iter().filter(|e| e.executed()).collect();
-    let hits =
-        |c: &CallSpec, e: &TraceEntry| e.tool == c.tool() && c.path().is_none_or(|p| e.targets(p));
-    let name = |c: &CallSpec| match c.path() {
-        Some(p) => format!("{} {p}", c.tool()),
-        None => c.tool().to_string(),
+    let hits = |c: &CallSpec, at: usize| {
+        let e = executed[at];
+        if e.tool != c.tool() || !c.path().is_none_or(|p| e.targets(p)) {
+            return false;
+        }
+        let Some(on) = c.on_path() else { return true };
+        // As `file_equals` does by default, one final newline is optional.
+        let wrote_it = on.wrote.as_deref().is_none_or(|text| {
+            let left = e.written_sha256.as_deref();
+            left == Some(sha256_hex(text.as_bytes()).as_str())
+                || left == Some(sha256_hex(format!("{text}\n").as_bytes()).as_str())
+        });
+        // A deletion writes nothing that could be read back.
+        let after = !on.after_last_write
+            || !executed[at + 1..]
+                .iter()
+                .any(|later| later.mutated_path(&on.path) && later.tool != "delete_file");
+        wrote_it && after
+    };
+    let name = |c: &CallSpec| {
+        let mut n = match c.path() {
+            Some(p) => format!("{} {p}", c.tool()),
+            None => c.tool().to_string(),
+        };
+        if let Some(on) = c.on_path() {
+            if on.wrote.is_some() {
+                n.push_str(" (with the required content)");
+            }
+            if on.after_last_write {
+                n.push_str(" (after its last change)");
+            }
+        }
+        n
     };
     let mut facts = vec![format!(
         "executed calls: {} of {} in the trace",
@@ -27,7 +58,7 @@ pub(crate) fn actions_called(
     )];
     let missing: Vec<String> = calls
         .iter()
-        .filter(|c| !executed.iter().any(|e| hits(c, e)))
+        .filter(|c| !(0..executed.len()).any(|at| hits(c, at)))
         .map(name)
         .collect();
     if !missing.is_empty() {
@@ -35,22 +66,44 @@ pub(crate) fn actions_called(
         return (false, facts);
     }
     let all: Vec<String> = calls.iter().map(name).collect();
-    if ordered {
-        // Greedy subsequence match: the earliest possible position for each call in turn.
-        let mut pos = 0;
-        for c in calls {
-            match executed[pos..].iter().position(|e| hits(c, e)) {
-                Some(i) => pos += i + 1,
-                None => {
-                    facts.push(format!("not executed in the order {}", all.join(" → ")));
-                    return (false, facts);
-                }
+    if !ordered {
+        facts.push(format!("executed: {}", all.join(", ")));
+        return (true, facts);
+    }
+    // Greedy subsequence match: the earliest possible position for each call in turn.
+    let mut positions = Vec::with_capacity(calls.len());
+    let mut from = 0;
+    for c in calls {
+        match (from..executed.len()).find(|&at| hits(c, at)) {
+            Some(at) => {
+                positions.push(at);
+                from = at + 1;
+            }
+            None => {
+                facts.push(format!("not executed in the order {}", all.join(" → ")));
+                return (false, facts);
             }
         }
-        facts.push(format!("executed in order: {}", all.join(" → ")));
-    } else {
-        facts.push(format!("executed: {}", all.join(", ")));
     }
+    if strict_order {
+        for (i, &at) in positions.iter().enumerate() {
+            // A later-listed call (of a kind not listed up to here) before this one's place.
+            let early = calls[i + 1..]
+                .iter()
+                .filter(|later| !calls[..=i].contains(later))
+                .find(|later| (0..at).any(|before| hits(later, before)));
+            if let Some(later) = early {
+                facts.push(format!(
+                    "{} was executed before {}: not in the order {}",
+                    name(later),
+                    name(&calls[i]),
+                    all.join(" → ")
+                ));
+                return (false, facts);
+            }
+        }
+    }
+    facts.push(format!("executed in order: {}", all.join(" → ")));
     (true, facts)
 }
 

@@ -195,9 +195,11 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             },
         )
         .into(),
-        CheckSpec::ActionsCalled { tools, ordered } => {
-            actions::actions_called(cx, tools, *ordered).into()
-        }
+        CheckSpec::ActionsCalled {
+            tools,
+            ordered,
+            strict_order,
+        } => actions::actions_called(cx, tools, *ordered, *strict_order).into(),
         CheckSpec::VariableSet { name, expected } => {
             actions::variable_set(cx, name, expected.as_ref()).into()
         }

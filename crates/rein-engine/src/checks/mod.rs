@@ -62,7 +62,7 @@ pub use paths::{normalize_rel, same_path};
 pub use semantic::{Decider, DECISION_ARTIFACT_CLIP_CHARS, SEMANTIC_FLOOR_BPS};
 pub use spec::{
     Aggregate, CallSpec, Check, CheckSpec, Computed, FieldRule, FinalNewline, LineEndings, Locator,
-    Occurrences, RowFilter, RowNumbers, ValueSource, CHECK_KINDS,
+    Occurrences, PathCall, RowFilter, RowNumbers, ValueSource, CHECK_KINDS,
 };
 pub use text::count_words;
 pub use trace::TraceEntry;

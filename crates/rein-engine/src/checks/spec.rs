@@ -146,6 +146,10 @@ pub enum CheckSpec {
         tools: Vec<CallSpec>,
         #[serde(default)]
         ordered: bool,
+        /// With `ordered`: no call of a later-listed kind may come before an earlier-listed
+        /// one (`step3, step1, step2, step3` is not "step1, step2, step3 in that order").
+        #[serde(default, skip_serializing_if = "is_false")]
+        strict_order: bool,
     },
     /// A sandbox variable is set (and, with `expected`, equals it).
     VariableSet {
@@ -284,25 +288,51 @@ impl Occurrences {
     }
 }
 
-/// A call a trace must contain: a tool name, or a tool and the path it named.
+/// A call a trace must contain: a tool name, or a tool and the path it named (for the sandbox's
+/// variable tools, the variable's name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum CallSpec {
     Tool(String),
-    ToolOnPath { tool: String, path: String },
+    ToolOnPath(PathCall),
+}
+
+/// A call on one path, with what it must have done there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathCall {
+    pub tool: String,
+    pub path: String,
+    /// The call left exactly this text in the file, with or without one final newline (judged
+    /// by hash from the trace, so the content of a file deleted later is still judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrote: Option<String>,
+    /// The call came after the last executed write of the path (a deletion is no write): "read
+    /// it back" means the final content, not a first draft.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub after_last_write: bool,
 }
 
 impl CallSpec {
     pub fn tool(&self) -> &str {
         match self {
-            CallSpec::Tool(t) | CallSpec::ToolOnPath { tool: t, .. } => t,
+            CallSpec::Tool(t) => t,
+            CallSpec::ToolOnPath(c) => &c.tool,
         }
     }
 
     pub fn path(&self) -> Option<&str> {
         match self {
             CallSpec::Tool(_) => None,
-            CallSpec::ToolOnPath { path, .. } => Some(path),
+            CallSpec::ToolOnPath(c) => Some(&c.path),
+        }
+    }
+
+    /// The path call's options, when it has any.
+    pub fn on_path(&self) -> Option<&PathCall> {
+        match self {
+            CallSpec::Tool(_) => None,
+            CallSpec::ToolOnPath(c) => Some(c),
         }
     }
 }

@@ -509,10 +509,18 @@ fn validate_check(
             Ok(())
         }
         CheckSpec::ActionsCalled {
-            tools: required, ..
+            tools: required,
+            ordered,
+            strict_order,
         } => {
             if required.is_empty() {
                 return Err(cx.err(f("tools"), "list at least one tool"));
+            }
+            if *strict_order && !*ordered {
+                return Err(cx.err(
+                    f("strict_order"),
+                    "`strict_order` refines `ordered`; set `ordered: true` as well",
+                ));
             }
             for (j, call) in required.iter().enumerate() {
                 let t = call.tool();
