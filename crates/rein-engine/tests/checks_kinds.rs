@@ -167,6 +167,37 @@ fn json_schema() {
     fails(c, &world_with(&[]));
 }
 
+#[test]
+fn json_schema_wants_an_integer_written_as_one() {
+    let schema = json!({"type": "object", "properties": {
+        "port": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "ports": {"type": "array", "items": {"type": "integer"}},
+        "by_name": {"type": "object", "additionalProperties": {"type": "integer"}}}});
+    let c = json!({"id": "s", "kind": "json_schema", "path": "out/f.json", "schema": schema});
+    passes(
+        c.clone(),
+        &world_with(&[(
+            "out/f.json",
+            r#"{"port": 8081, "ratio": 2.0, "ports": [1, -2], "by_name": {"a": 3}}"#,
+        )]),
+    );
+    for bad in [
+        r#"{"port": 8081.0}"#,
+        r#"{"port": 8.081e3}"#,
+        r#"{"port": 8081E0}"#,
+        r#"{"ports": [1, 2.0]}"#,
+        r#"{"by_name": {"a": 3e0}}"#,
+    ] {
+        let r = fails(c.clone(), &world_with(&[("out/f.json", bad)]));
+        assert!(
+            r.facts.iter().any(|f| f.contains("plain integer")),
+            "{bad}: {:?}",
+            r.facts
+        );
+    }
+}
+
 fn numeric(stated: Value, expected: Value, tolerance: f64) -> Value {
     json!({"id": "num", "kind": "numeric_consistency", "path": "out/r.md", "stated": stated, "expected": expected, "tolerance": tolerance})
 }
@@ -356,9 +387,8 @@ fn strict_order_refuses_an_earlier_out_of_order_call_but_not_a_repeated_kind() {
         {"id": "look", "kind": "actions_called", "ordered": true, "strict_order": true,
          "tools": ["list_dir", {"tool": "create_file", "path": "old"}, "list_dir"]}
     ]));
-    let t = |tool: &str, path: &str| {
-        TraceEntry::new(tool, Some(path), "executed", tool != "list_dir")
-    };
+    let t =
+        |tool: &str, path: &str| TraceEntry::new(tool, Some(path), "executed", tool != "list_dir");
     let right = vec![
         t("list_dir", ""),
         t("create_file", "s1"),

@@ -220,6 +220,12 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
             j.withhold(format!("{path}{at}: {e}"));
         }
     }
+    for at in integers_not_written_as_integers(schema, &instance, String::new()) {
+        j.say(format!(
+            "{path} at {at}: a number the schema asks to be an integer is written with a \
+             fraction or an exponent; write it as a plain integer (8081, not 8081.0 or 8.081e3)"
+        ));
+    }
     if j.facts.is_empty() {
         j.passed = true;
         j.say(format!(
@@ -228,6 +234,70 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
         ));
     }
     j
+}
+
+/// Where the instance has a number written with a fraction or an exponent at a place whose
+/// schema says `"type": "integer"`. JSON Schema counts `8081.0` and `8.081e3` as integers, but
+/// the programs that read such a file (a typed parser into an integer) refuse them. Follows
+/// `properties`, `additionalProperties`, `items` and `prefixItems`; places reached only
+/// through `$ref` or combinators are not looked at.
+fn integers_not_written_as_integers(
+    schema: &serde_json::Value,
+    instance: &serde_json::Value,
+    at: String,
+) -> Vec<String> {
+    use serde_json::Value;
+    let mut found = Vec::new();
+    let wants_integer = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+        }
+        _ => false,
+    };
+    if wants_integer {
+        if let Value::Number(n) = instance {
+            if !(n.is_i64() || n.is_u64()) {
+                found.push(if at.is_empty() {
+                    "/".into()
+                } else {
+                    at.clone()
+                });
+            }
+        }
+    }
+    match instance {
+        Value::Object(fields) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let other = schema.get("additionalProperties").filter(|v| v.is_object());
+            for (name, value) in fields {
+                let sub = properties.and_then(|p| p.get(name)).or(other);
+                if let Some(sub) = sub {
+                    found.extend(integers_not_written_as_integers(
+                        sub,
+                        value,
+                        format!("{at}/{name}"),
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => {
+            let prefix = schema.get("prefixItems").and_then(Value::as_array);
+            let rest = schema.get("items").filter(|v| v.is_object());
+            for (i, value) in items.iter().enumerate() {
+                let sub = prefix.and_then(|p| p.get(i)).or(rest);
+                if let Some(sub) = sub {
+                    found.extend(integers_not_written_as_integers(
+                        sub,
+                        value,
+                        format!("{at}/{i}"),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    found
 }
 
 /// Schema keywords whose error message reveals nothing the prompt does not already say.
