@@ -8,6 +8,10 @@ pub type Result<T, E = ModelError> = std::result::Result<T, E>;
 pub enum ModelError {
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// The prompt did not fit the model's context window (the caller may shorten it and ask
+    /// again).
+    #[error("bad request: the prompt has {tokens} tokens, more than the context window of {context}; shorten it")]
+    PromptTooLong { tokens: u32, context: u32 },
     #[error("{0}")]
     Unsupported(String),
     #[error("the scripted model has no replies left ({used} used from {file}); add lines to the file or shorten the run")]

@@ -6,7 +6,7 @@ use std::time::Instant;
 use rein_journal::{
     AttemptId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
 };
-use rein_models::Model;
+use rein_models::{Model, ModelError};
 use rein_protocol::{
     ChatMessage, GateOutcome, GateReport, ModelIdentity, SamplingProfile, ToolCall,
 };
@@ -439,8 +439,22 @@ impl<'a> Agent<'a> {
             );
             self.model_notices(on_event)?;
             let asked = match asked {
-                Ok(a) => a,
+                Ok(a) => {
+                    st.transcript.calibrate(a.completion.prompt_tokens);
+                    a
+                }
                 Err(e) => {
+                    // The estimate was short: learn the model's count, trim, and ask again.
+                    // Each retry trims at least one step, so this ends; when nothing is left
+                    // to trim the failure stands.
+                    if let ModelError::PromptTooLong { tokens, .. } = e {
+                        let trimmed = st.transcript.fit_after_overflow(tokens, budget);
+                        if trimmed > 0 {
+                            st.figures.trimmed_steps += trimmed as u32;
+                            st.figures.steps -= 1;
+                            continue;
+                        }
+                    }
                     let message = e.to_string();
                     let mut step = NewStep::new(StepKind::Note);
                     step.attempt = st.attempt_id;

@@ -57,6 +57,9 @@ pub struct Transcript {
     entries: Vec<Entry>,
     /// Entries before this index are trimmed.
     first_kept: usize,
+    /// Real tokens per estimated token, learned from the model's own counts; it only grows, so
+    /// text that tokenizes densely (numbers, paths, CSV) is not underestimated twice.
+    scale: f64,
 }
 
 impl Transcript {
@@ -65,7 +68,24 @@ impl Transcript {
             head,
             entries: Vec::new(),
             first_kept: 0,
+            scale: 1.0,
         }
+    }
+
+    /// Learns from the model's count of the prompt just sent (these messages, unchanged since)
+    /// how far the estimate is off, so later fits use the model's own measure.
+    pub fn calibrate(&mut self, prompt_tokens: u32) {
+        let estimate = estimate_tokens(&self.messages());
+        if estimate > 0 && prompt_tokens > 0 {
+            self.scale = self
+                .scale
+                .max(f64::from(prompt_tokens) / f64::from(estimate));
+        }
+    }
+
+    /// The prompt's estimate, corrected by what the model counted before.
+    fn estimate(&self) -> u32 {
+        (f64::from(estimate_tokens(&self.messages())) * self.scale).ceil() as u32
     }
 
     /// Adds a message to the head (the plan, once made); only before the first step.
@@ -117,17 +137,23 @@ impl Transcript {
         Some(s)
     }
 
+    /// After the model refused this prompt as `tokens` long: learns its count and trims to
+    /// `budget`. Returns how many steps were trimmed (0: nothing is left to trim).
+    pub fn fit_after_overflow(&mut self, tokens: u32, budget: u32) -> usize {
+        self.calibrate(tokens);
+        self.fit(budget)
+    }
+
     /// Trims the oldest steps if the prompt's estimate exceeds `budget` tokens, down to
     /// [`TRIM_TARGET_PERCENT`] of it; the last step is always kept. Returns how many steps
     /// this call trimmed.
     pub fn fit(&mut self, budget: u32) -> usize {
-        if estimate_tokens(&self.messages()) <= budget {
+        if self.estimate() <= budget {
             return 0;
         }
         let target = budget / 100 * TRIM_TARGET_PERCENT;
         let before = self.first_kept;
-        while self.first_kept + 1 < self.entries.len() && estimate_tokens(&self.messages()) > target
-        {
+        while self.first_kept + 1 < self.entries.len() && self.estimate() > target {
             self.first_kept += 1;
         }
         self.first_kept - before
@@ -143,6 +169,36 @@ mod tests {
             ChatMessage::assistant(format!("{{\"action\": \"read_file\", \"n\": {i}}}")),
             ChatMessage::user("x".repeat(size)),
         ]
+    }
+
+    #[test]
+    fn the_models_count_corrects_the_estimate_and_an_overflow_trims() {
+        let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
+        for i in 0..6 {
+            t.push(step(i, 700), format!("step {i}"));
+        }
+        let estimate = estimate_tokens(&t.messages());
+        let budget = estimate + 10;
+        assert_eq!(t.fit(budget), 0, "fits by the estimate");
+        // The model counted 30 % more than estimated: the same prompt no longer fits.
+        t.calibrate(estimate * 13 / 10);
+        assert!(t.fit(budget) > 0);
+        // A refused prompt trims again with the count the model gave.
+        let mut t2 = Transcript::new(vec![ChatMessage::system("rules")]);
+        for i in 0..6 {
+            t2.push(step(i, 700), format!("step {i}"));
+        }
+        let e2 = estimate_tokens(&t2.messages());
+        assert!(t2.fit_after_overflow(e2 * 2, e2 + 10) > 0);
+        // A lower count never loosens what was learned.
+        let kept = t2.trimmed();
+        t2.calibrate(1);
+        assert_eq!(t2.fit(e2 + 10), 0);
+        assert_eq!(t2.trimmed(), kept);
+        // One step that alone is too long cannot be trimmed away.
+        let mut t3 = Transcript::new(vec![ChatMessage::system("rules")]);
+        t3.push(step(0, 9_000), "big");
+        assert_eq!(t3.fit_after_overflow(10_000, 100), 0);
     }
 
     #[test]
