@@ -42,6 +42,8 @@ pub enum InferError {
     Empty,
     #[error("no requirement can be inferred from {task:?}: name an action (create, read, list, delete, store, recall) or a file (like note.txt), so the judge has something to check; there is no default pass")]
     Nothing { task: String },
+    #[error("the inference cannot judge {what} in {task:?}: a PASS would not mean the task was done. Rephrase with the actions it reads (create, read, list, delete, store, recall, with file names and quoted contents), or write a suite task with its own contract (see suites/toy)")]
+    Unsupported { what: String, task: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +101,9 @@ impl Verb {
             (
                 Verb::Store,
                 &[
+                    "set",
+                    "sets",
+                    "setting",
                     "store",
                     "stores",
                     "stored",
@@ -151,6 +156,69 @@ const NEGATIONS: &[&str] = &[
     "avoiding",
 ];
 
+/// Words whose meaning the inference cannot turn into checks: a task using one is refused
+/// rather than judged on the part that was understood (each was a false pass or fail).
+const UNSUPPORTED: &[(&str, &[&str])] = &[
+    (
+        "appending",
+        &[
+            "append",
+            "appends",
+            "appended",
+            "appending",
+            "add",
+            "adds",
+            "added",
+        ],
+    ),
+    (
+        "copying",
+        &[
+            "copy",
+            "copies",
+            "copied",
+            "copying",
+            "duplicate",
+            "duplicates",
+        ],
+    ),
+    (
+        "renaming or moving",
+        &[
+            "rename", "renames", "renamed", "renaming", "move", "moves", "moved", "moving",
+        ],
+    ),
+    (
+        "editing in place",
+        &[
+            "edit", "edits", "edited", "modify", "modifies", "update", "updates", "replace",
+            "replaces", "change", "changes", "insert",
+        ],
+    ),
+    ("an empty file", &["empty", "blank"]),
+    ("\"only\"", &["only", "just", "solely"]),
+    ("an alternative", &["instead", "rather", "either", "or"]),
+    (
+        "a condition",
+        &[
+            "if", "unless", "when", "whether", "except", "until", "once", "while",
+        ],
+    ),
+    (
+        "an order other than the words'",
+        &["before", "after", "afterwards", "last", "finally", "later"],
+    ),
+];
+
+/// Number words a count of files may be given in.
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
+
+/// "read" in these phrases is about the instructions, not a file.
+const NOT_A_FILE_READ: &[&str] = &["carefully", "through", "aloud"];
+
 /// One token of the task: a word, a quoted text, or a clause break.
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
@@ -198,6 +266,14 @@ struct Reading {
     contents: BTreeMap<String, String>,
     /// Variables to be set, with a value when one was given.
     variables: BTreeMap<String, Option<String>>,
+    /// Files to be read back after their last write ("read it back").
+    read_back: Vec<String>,
+    /// Counts of files the task gives ("three files").
+    counts: Vec<(usize, String)>,
+    /// The task orders its actions ("then", "first").
+    ordered: bool,
+    /// The first thing the inference cannot judge.
+    unsupported: Option<String>,
 }
 
 fn read(task: &str) -> Reading {
@@ -209,15 +285,28 @@ fn read(task: &str) -> Reading {
     let mut variable_cue = false;
     let mut pending_value: Option<String> = None;
     let mut store_var: Option<String> = None;
+    let mut pending_content: Option<String> = None;
+    let word_at = |k: usize| match toks.get(k) {
+        Some(Token::Word(w)) => w.to_ascii_lowercase(),
+        _ => String::new(),
+    };
     for (i, t) in toks.iter().enumerate() {
         match t {
             Token::Break => {
                 content_cue = false;
                 variable_cue = false;
+                pending_content = None;
             }
             Token::Word(w) => {
                 let lw = w.to_ascii_lowercase();
-                if let Some(v) = Verb::of(&lw) {
+                let instructions_read = Verb::of(&lw) == Some(Verb::Read)
+                    && (NOT_A_FILE_READ.contains(&word_at(i + 1).as_str())
+                        || word_at(i + 1) == "the"
+                            && matches!(
+                                word_at(i + 2).as_str(),
+                                "task" | "instructions" | "prompt" | "question"
+                            ));
+                if let Some(v) = Verb::of(&lw).filter(|_| !instructions_read) {
                     let before = |k: usize| match i.checked_sub(k).map(|j| &toks[j]) {
                         Some(Token::Word(p)) => p.to_ascii_lowercase(),
                         _ => String::new(),
@@ -240,12 +329,16 @@ fn read(task: &str) -> Reading {
                 }
                 if is_file_name(w) {
                     note_file(&mut r, w, verb.as_ref());
+                    take_pending_content(&mut r, w, verb.as_ref(), &mut pending_content);
                     last_file = Some(w.clone());
                     continue;
                 }
                 match lw.as_str() {
                     "content" | "contents" | "containing" | "contains" | "text" | "saying"
                     | "says" => content_cue = true,
+                    "with" if matches!(verb, Some((Verb::Create, false, _))) => {
+                        content_cue = last_file.is_some();
+                    }
                     "variable" | "variables" | "key" => variable_cue = true,
                     "called" | "named" | "the" | "a" | "with" | "as" | "of" | "its" => {}
                     _ if variable_cue => {
@@ -255,12 +348,55 @@ fn read(task: &str) -> Reading {
                             store_var = Some(w.clone());
                         }
                     }
-                    _ => {}
+                    "it" => match (&verb, &last_file) {
+                        (Some((Verb::Delete, false, _)), Some(f)) => {
+                            let f = f.clone();
+                            note_file(&mut r, &f, verb.as_ref());
+                        }
+                        (Some((Verb::Read, false, _)), Some(f)) => {
+                            if !r.read_back.contains(f) {
+                                r.read_back.push(f.clone());
+                            }
+                        }
+                        _ => {}
+                    },
+                    "then" | "first" => r.ordered = true,
+                    _ => {
+                        let next = word_at(i + 1);
+                        let number = NUMBER_WORDS.iter().position(|n| *n == lw).or_else(|| {
+                            lw.chars()
+                                .all(|c| c.is_ascii_digit())
+                                .then(|| lw.parse().ok())
+                                .flatten()
+                        });
+                        if let Some(n) =
+                            number.filter(|_| matches!(next.as_str(), "file" | "files"))
+                        {
+                            r.counts.push((n, format!("{w} {next}")));
+                        } else if let Some((what, _)) = UNSUPPORTED
+                            .iter()
+                            .find(|(_, words)| words.contains(&lw.as_str()))
+                        {
+                            r.unsupported
+                                .get_or_insert_with(|| format!("{what} (\"{w}\")"));
+                        } else if NEGATIONS.contains(&lw.as_str())
+                            && Verb::of(&next).is_none()
+                            && !(next == "to" && Verb::of(&word_at(i + 2)).is_some())
+                            && !NEGATIONS.contains(&format!("{lw} {next}").as_str())
+                        {
+                            r.unsupported.get_or_insert_with(|| {
+                                format!(
+                                    "a negation of something other than an action (\"{w} {next}\")"
+                                )
+                            });
+                        }
+                    }
                 }
             }
             Token::Quoted(q) => {
                 if is_file_name(q) {
                     note_file(&mut r, q, verb.as_ref());
+                    take_pending_content(&mut r, q, verb.as_ref(), &mut pending_content);
                     last_file = Some(q.clone());
                     continue;
                 }
@@ -279,6 +415,8 @@ fn read(task: &str) -> Reading {
                         }
                         content_cue = false;
                     }
+                    // "Write 'hello' into note.txt": the text comes before its file.
+                    Some((Verb::Create, false, _)) => pending_content = Some(q.clone()),
                     Some((Verb::Store, false, _)) => match &store_var {
                         Some(name) => {
                             r.variables.insert(name.clone(), Some(q.clone()));
@@ -293,9 +431,23 @@ fn read(task: &str) -> Reading {
     r
 }
 
+/// A quoted text given before a created file's name is that file's content.
+fn take_pending_content(
+    r: &mut Reading,
+    name: &str,
+    verb: Option<&(Verb, bool, String)>,
+    pending: &mut Option<String>,
+) {
+    if let (Some((Verb::Create, false, _)), Some(text)) = (verb, pending.take()) {
+        r.contents.insert(name.to_string(), text);
+    }
+}
+
 fn note_file(r: &mut Reading, name: &str, verb: Option<&(Verb, bool, String)>) {
     let (exists, word) = match verb {
         Some((Verb::Delete, false, w)) => (false, w.clone()),
+        // "do not create b.txt": it must not be there.
+        Some((Verb::Create, true, w)) => (false, w.clone()),
         Some((_, _, w)) => (true, w.clone()),
         None => (true, String::new()),
     };
@@ -309,6 +461,23 @@ pub fn infer(task: &str) -> Result<Vec<Requirement>, InferError> {
         return Err(InferError::Empty);
     }
     let r = read(task);
+    if let Some(what) = r.unsupported {
+        return Err(InferError::Unsupported {
+            what,
+            task: task.to_string(),
+        });
+    }
+    for (n, words) in &r.counts {
+        if *n != r.files.len() {
+            return Err(InferError::Unsupported {
+                what: format!(
+                    "a count of files (\"{words}\") without as many file names ({} named)",
+                    r.files.len()
+                ),
+                task: task.to_string(),
+            });
+        }
+    }
     let mut out = Vec::new();
     for (verb, word) in &r.actions {
         let tool = verb.tool();
@@ -318,6 +487,26 @@ pub fn infer(task: &str) -> Result<Vec<Requirement>, InferError> {
             because: format!("the task says \"{word}\""),
             inferred: true,
             spec: json!({"kind": "actions_called", "tools": [tool]}),
+        });
+    }
+    if r.ordered && r.actions.len() > 1 {
+        let tools: Vec<&str> = r.actions.iter().map(|(v, _)| v.tool()).collect();
+        out.push(Requirement {
+            check: "inferred-order".into(),
+            what: format!("in this order: {}", tools.join(" → ")),
+            because: "the task orders its actions (\"then\", \"first\")".into(),
+            inferred: true,
+            spec: json!({"kind": "actions_called", "tools": tools, "ordered": true}),
+        });
+    }
+    for file in &r.read_back {
+        out.push(Requirement {
+            check: format!("inferred-read-back-{file}"),
+            what: format!("{file} was read after its last write"),
+            because: format!("the task asks to read {file} back"),
+            inferred: true,
+            spec: json!({"kind": "actions_called", "tools": [
+                {"tool": "read_file", "path": file, "after_last_write": true}]}),
         });
     }
     for (file, (exists, word)) in &r.files {
@@ -440,6 +629,8 @@ mod tests {
             [
                 "inferred-create_file",
                 "inferred-read_file",
+                "inferred-order",
+                "inferred-read-back-note.txt",
                 "inferred-exists-note.txt",
                 "inferred-content-note.txt"
             ]
@@ -458,6 +649,7 @@ mod tests {
             [
                 "inferred-create_file",
                 "inferred-list_files",
+                "inferred-order",
                 "inferred-exists-a.txt",
                 "inferred-exists-b.txt",
                 "inferred-exists-c.txt"
@@ -507,6 +699,7 @@ mod tests {
             [
                 "inferred-set_variable",
                 "inferred-get_variable",
+                "inferred-order",
                 "inferred-variable-color"
             ]
         );
@@ -562,6 +755,87 @@ mod tests {
         let p = spec(t, "inferred-content-a.txt")["pattern"].clone();
         let re = Regex::new(p.as_str().unwrap()).unwrap();
         assert!(re.is_match("cost: $5 (net)\n") && !re.is_match("cost: $5 (net) extra"));
+    }
+
+    /// The red team's false passes: each task is now refused, or its requirements catch the
+    /// wrong run (shown by the check that does).
+    #[test]
+    fn words_it_cannot_judge_are_refused_not_half_judged() {
+        for (task, word) in [
+            ("Create three files and list them.", "three files"),
+            (
+                "Create log.txt with the content 'line 1'. Then append 'line 2' to log.txt.",
+                "append",
+            ),
+            (
+                "Create a.txt with the content 'x', then copy it to b.txt.",
+                "copy",
+            ),
+            (
+                "Create a.txt with the content 'x'. Rename a.txt to b.txt.",
+                "Rename",
+            ),
+            ("Create an empty file called empty.txt.", "empty"),
+            ("Create only note.txt with the content 'a'.", "only"),
+            ("Create a.txt, not b.txt.", "not b.txt"),
+            ("Create b.txt instead of a.txt.", "instead"),
+            ("If old.txt exists, delete it; then create new.txt.", "If"),
+            ("Before creating a.txt, list the files.", "Before"),
+        ] {
+            match infer(task) {
+                Err(InferError::Unsupported { what, .. }) => {
+                    assert!(what.contains(word), "{task}: {what}")
+                }
+                other => panic!("{task}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_red_teams_other_cases_are_judged_right() {
+        // A quoted text before its file, and one after "with", is the content.
+        assert_eq!(
+            spec("Write 'hello' into note.txt.", "inferred-content-note.txt")["pattern"],
+            r"\A\s*hello\s*\z"
+        );
+        assert_eq!(
+            spec(
+                "Create note.txt with 'hello world'.",
+                "inferred-content-note.txt"
+            )["pattern"],
+            r"\A\s*hello world\s*\z"
+        );
+        // "set" stores.
+        let t = "Set the variable color to 'blue', then create done.txt.";
+        assert_eq!(spec(t, "inferred-variable-color")["expected"], "blue");
+        // Order: listing after creating does not pass "list, then create".
+        let o = spec("List the files, then create a.txt.", "inferred-order");
+        assert_eq!(o["tools"], json!(["list_files", "create_file"]));
+        assert_eq!(o["ordered"], true);
+        // "read it back" is a read of that file after its last write.
+        let r = spec(
+            "Create note.txt with the content 'hi', then read it back.",
+            "inferred-read-back-note.txt",
+        );
+        assert_eq!(r["tools"][0]["after_last_write"], true);
+        // "delete it" deletes the file named before: it must be gone, not kept.
+        let c = checks("Create scratch.txt with the content 'temp', read it back, then delete it.");
+        assert!(
+            c.contains(&"inferred-absent-scratch.txt".to_string()),
+            "{c:?}"
+        );
+        assert!(
+            !c.contains(&"inferred-exists-scratch.txt".to_string()),
+            "{c:?}"
+        );
+        // "do not create b.txt": b.txt must be absent, not present.
+        let c = checks("Create a.txt with the content 'x', but do not create b.txt.");
+        assert!(c.contains(&"inferred-absent-b.txt".to_string()), "{c:?}");
+        // Reading the task is not reading a file.
+        let c = checks("Read the task carefully and create note.txt.");
+        assert!(!c.contains(&"inferred-read_file".to_string()), "{c:?}");
+        // A count that matches the names is fine.
+        assert!(infer("Create two files called a.txt and b.txt.").is_ok());
     }
 
     #[test]
