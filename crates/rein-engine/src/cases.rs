@@ -62,8 +62,10 @@ pub enum CaseSandbox {
     Memory,
 }
 
-/// Tools whose call changes the file it names.
+/// Tools whose call changes what it names (`set_variable` a variable, as the sandbox tool says:
+/// a case's trace must be marked as a real run's is, or the cases judge another trace).
 const MUTATING_TOOLS: &[&str] = &[
+    "set_variable",
     "create_file",
     "edit_file",
     "replace_file",

@@ -25,7 +25,7 @@ use super::prompt::{
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{prompt_budget, Transcript};
-use crate::checks::{evaluate, Decider, TraceEntry, Verdict, World};
+use crate::checks::{evaluate, is_variable_tool, Decider, TraceEntry, Verdict, World};
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
 use crate::mission::{FrozenContract, InputHash, Mode};
@@ -919,11 +919,6 @@ fn retry_feedback(v: &Verdict) -> String {
         "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
-}
-
-/// The sandbox's variable tools name a variable, not a file.
-fn is_variable_tool(tool: &str) -> bool {
-    matches!(tool, "set_variable" | "get_variable")
 }
 
 /// What a trace entry is about: the file a call named, or the variable a variable tool named

@@ -174,8 +174,12 @@ pub(crate) fn nothing_else_changed(
         }
     }
     // Put back is not unchanged: a call that changed another file is a change the task did
-    // not ask for, even if a later call undid it.
+    // not ask for, even if a later call undid it. A variable tool's `path` is the variable it named, not a file: setting the variable the
+    // task asks for is no change of another file.
     for (i, e) in cx.trace.iter().enumerate() {
+        if e.names_variable() {
+            continue;
+        }
         let Some(p) = e.path.as_deref() else { continue };
         let deleted_as_asked = e.tool == "delete_file"
             && allow_deleted.iter().any(|a| e.targets(a))

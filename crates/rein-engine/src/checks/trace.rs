@@ -5,6 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use super::paths::same_path;
 
+/// The sandbox's variable tools (`set_variable`, `get_variable`): the trace records the variable
+/// they name as their `path`, so a check about files must tell them apart.
+pub fn is_variable_tool(tool: &str) -> bool {
+    matches!(tool, "set_variable" | "get_variable")
+}
+
 /// One tool call of the run, with the gate's outcome (`GateOutcome::as_str`, e.g. `executed`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceEntry {
@@ -64,6 +70,11 @@ impl TraceEntry {
     /// An executed `read_file` of the whole file at `path`.
     pub fn read_in_full(&self, path: &str) -> bool {
         self.tool == "read_file" && self.full_read && self.executed() && self.targets(path)
+    }
+
+    /// A call of a sandbox variable tool: its `path` names a variable, not a file.
+    pub fn names_variable(&self) -> bool {
+        is_variable_tool(&self.tool)
     }
 
     /// An executed call that changed the file at `path`.
