@@ -423,3 +423,58 @@ fn only_a_mission_without_finish_may_leave_out_its_deliverable() {
     assert!(c.mission.required_artifact.is_empty());
     assert!(!c.canonical_json.contains("required_artifact"));
 }
+
+/// Found by the red team: the trace names the variable a `set_variable` call set, and that
+/// call mutates, so `nothing_else_changed` read setting the asked variable as a change of a
+/// file named `color` and failed every right run of a variable task.
+#[test]
+fn setting_the_asked_variable_is_no_change_of_another_file() {
+    let checks = json!([
+        {"id": "color-set", "kind": "variable_set", "name": "color", "expected": "blue"},
+        {"id": "stored-then-read", "kind": "actions_called", "ordered": true, "tools": [
+            {"tool": "set_variable", "path": "color"},
+            {"tool": "get_variable", "path": "color", "after_last_write": true}
+        ]},
+        {"id": "nothing-else-changed", "kind": "nothing_else_changed"}
+    ]);
+    let s = setup(checks.clone(), &[]);
+    let right = [
+        action("set_variable", json!({"name": "color", "value": "blue"})),
+        action("get_variable", json!({"name": "color"})),
+        action("final_answer", json!({"answer": "blue"})),
+    ];
+    let r = run(&s.contract, &s.journal, Sandbox::new(), &right);
+    assert!(r.outcome.passed(), "{}", r.outcome.reason());
+
+    // The check still bites: a file the task never named is a change.
+    let s = setup(checks.clone(), &[]);
+    let extra = [
+        action("set_variable", json!({"name": "color", "value": "blue"})),
+        action("get_variable", json!({"name": "color"})),
+        action("create_file", json!({"path": "color", "content": "blue"})),
+        action("final_answer", json!({"answer": "blue"})),
+    ];
+    let r = run(&s.contract, &s.journal, Sandbox::new(), &extra);
+    assert!(!r.outcome.passed());
+    assert!(
+        r.outcome.reason().contains("nothing-else-changed"),
+        "{}",
+        r.outcome.reason()
+    );
+
+    // And a read before the last set is no read back.
+    let s = setup(checks, &[]);
+    let early = [
+        action("set_variable", json!({"name": "color", "value": "red"})),
+        action("get_variable", json!({"name": "color"})),
+        action("set_variable", json!({"name": "color", "value": "blue"})),
+        action("final_answer", json!({"answer": "blue"})),
+    ];
+    let r = run(&s.contract, &s.journal, Sandbox::new(), &early);
+    assert!(!r.outcome.passed());
+    assert!(
+        r.outcome.reason().contains("stored-then-read"),
+        "{}",
+        r.outcome.reason()
+    );
+}
