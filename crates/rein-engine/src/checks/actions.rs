@@ -102,6 +102,27 @@ pub(crate) fn actions_called(
                 return (false, facts);
             }
         }
+        // A listed path changed again (deleted, rewritten) after a later-listed call's place
+        // undoes the order: a step1 deleted and created again after step3 was created last.
+        for (i, c) in calls.iter().enumerate() {
+            let Some(path) = c.path() else { continue };
+            if calls[i + 1..].iter().any(|l| l.path() == Some(path)) {
+                continue;
+            }
+            let Some(&next) = positions.get(i + 1) else {
+                continue;
+            };
+            if let Some(k) = (next + 1..executed.len()).find(|&k| executed[k].mutated_path(path)) {
+                facts.push(format!(
+                    "{path} was changed again (executed call {}, {}) after {}: not in the order {}",
+                    k + 1,
+                    executed[k].tool,
+                    name(&calls[i + 1]),
+                    all.join(" → ")
+                ));
+                return (false, facts);
+            }
+        }
     }
     facts.push(format!("executed in order: {}", all.join(" → ")));
     (true, facts)
