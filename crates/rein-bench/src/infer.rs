@@ -208,6 +208,46 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
         "an order other than the words'",
         &["before", "after", "afterwards", "last", "finally", "later"],
     ),
+    // The red team's second round: each let a run that missed the word pass.
+    (
+        "a repetition",
+        &[
+            "twice",
+            "thrice",
+            "times",
+            "again",
+            "repeat",
+            "repeats",
+            "repeated",
+            "repeatedly",
+        ],
+    ),
+    (
+        "a folder",
+        &[
+            "folder",
+            "folders",
+            "directory",
+            "directories",
+            "subfolder",
+            "subdirectory",
+        ],
+    ),
+    (
+        "a transformed or extended content",
+        &[
+            "uppercase",
+            "lowercase",
+            "capitalised",
+            "capitalized",
+            "capitals",
+            "reverse",
+            "reversed",
+            "followed",
+            "plus",
+            "translated",
+        ],
+    ),
 ];
 
 /// Number words a count of files may be given in.
@@ -781,6 +821,19 @@ mod tests {
             ("Create b.txt instead of a.txt.", "instead"),
             ("If old.txt exists, delete it; then create new.txt.", "If"),
             ("Before creating a.txt, list the files.", "Before"),
+            ("Create a.txt with the content 'hi' twice.", "twice"),
+            (
+                "Create notes.txt with the content 'hi' in the folder docs.",
+                "folder",
+            ),
+            (
+                "Create a.txt with the content 'hi' in uppercase.",
+                "uppercase",
+            ),
+            (
+                "Create a.txt with the content 'hi' followed by your name.",
+                "followed",
+            ),
         ] {
             match infer(task) {
                 Err(InferError::Unsupported { what, .. }) => {
