@@ -393,10 +393,8 @@ fn read(task: &str) -> Reading {
                             let f = f.clone();
                             note_file(&mut r, &f, verb.as_ref());
                         }
-                        (Some((Verb::Read, false, _)), Some(f)) => {
-                            if !r.read_back.contains(f) {
-                                r.read_back.push(f.clone());
-                            }
+                        (Some((Verb::Read, false, _)), Some(f)) if !r.read_back.contains(f) => {
+                            r.read_back.push(f.clone());
                         }
                         _ => {}
                     },
