@@ -251,3 +251,35 @@ fn repeat_escape_gives_up_after_its_draws_and_the_repeat_counts() {
     );
     assert_eq!(out.figures.steps, 3);
 }
+
+#[test]
+fn repeat_penalty_off_samples_actions_without_the_penalty() {
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let (out, _) = run(&h, &mut model, Levers::DEFAULT);
+    assert!(out.passed());
+    let actor = rein_protocol::SamplingProfile::ACTOR.repeat_penalty;
+    assert!(actor > 1.0);
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.repeat_penalty == actor));
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let levers = Levers {
+        repeat_penalty: false,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed());
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.repeat_penalty == 1.0));
+    // The rest of the profile is the actor's.
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.temperature == rein_protocol::SamplingProfile::ACTOR.temperature));
+}

@@ -220,6 +220,17 @@ impl<'a> Agent<'a> {
         tools
     }
 
+    /// The sampling of an action: the actor profile, without its repeat penalty when the
+    /// `repeat-penalty` lever is off (JSON repeats brackets, keys and paths by nature, and at
+    /// temperature 0.1 a penalty of 1.1 flips the top token when two choices are close).
+    fn action_sampling(&self) -> SamplingProfile {
+        let mut s = self.options.sampling;
+        if !self.options.levers.repeat_penalty {
+            s.repeat_penalty = 1.0;
+        }
+        s
+    }
+
     /// The task message: the mission's, and with `requirements` its checks in plain words.
     fn task(&self, c: &FrozenContract) -> String {
         let mut s = task_message(c);
@@ -257,7 +268,7 @@ impl<'a> Agent<'a> {
             else {
                 break;
             };
-            let mut sampling = self.options.sampling;
+            let mut sampling = self.action_sampling();
             sampling.temperature = sampling.temperature.max(0.4 * draw as f32);
             let seed = self
                 .options
@@ -531,11 +542,12 @@ impl<'a> Agent<'a> {
             st.figures.steps += 1;
             let n = st.figures.steps;
             let started = Instant::now();
+            let sampling = self.action_sampling();
             let asked = ask_action(
                 self.model,
                 st.transcript.messages(),
                 schema.as_ref(),
-                self.options.sampling,
+                sampling,
                 self.options.seed,
                 &mut |_| {},
             );
