@@ -461,8 +461,8 @@ fn question(prompt: &str) -> Option<String> {
     prompt
         .lines()
         .map(str::trim)
-        .filter(|l| l.contains('?') && !l.contains('{'))
-        .last()
+        .rev()
+        .find(|l| l.contains('?') && !l.contains('{'))
         .map(|l| {
             // "Answer yes or no." after the question is the judge's instruction, not the model's.
             let end = l.rfind('?').map_or(l.len(), |i| i + 1);
