@@ -61,6 +61,10 @@ pub struct RunResult {
     /// A memory-sandbox run's final sandbox and action log (absent for a directory run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryRecord>,
+    /// The harness levers of the run, `{"facts-tools": true, ...}` (absent: none applied, as in a
+    /// memory-sandbox run or a results file written before levers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levers: Option<serde_json::Value>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -184,6 +188,7 @@ impl RunResult {
             total_ms: 0,
             trace: None,
             memory,
+            levers: None,
         }
     }
 

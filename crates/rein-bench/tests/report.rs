@@ -41,6 +41,7 @@ fn run(
         total_ms: wall_ms,
         trace: None,
         memory: None,
+        levers: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
             }],
         }),
         memory: None,
+        levers: None,
     }
 }
 

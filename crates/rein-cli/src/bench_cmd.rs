@@ -58,6 +58,10 @@ pub struct RunBenchArgs {
     /// Base sampling seed; repeat r runs with seed S + r (the same for every model, so runs pair).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u32,
+    /// A harness lever for every directory run, NAME=on|off (repeatable; all=on|off sets
+    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty.
+    #[arg(long = "lever", value_name = "NAME=on|off")]
+    pub(crate) levers: Vec<String>,
     /// Which tasks: dev, heldout or all.
     #[arg(long, default_value = "dev", value_parser = ["dev", "heldout", "all"])]
     pub(crate) split: String,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rein_engine::agent::{
-    begin_mission_run, Agent, AgentEvent, AgentOptions, RunEnv, RunOutcome, WorkspaceWorld,
+    begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunEnv, RunOutcome, WorkspaceWorld,
     MAX_TURNS_PER_JOB,
 };
 use rein_engine::gate::{
@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// Sampling seed.
     #[arg(long, default_value_t = 0)]
     seed: u32,
+    /// A harness lever, NAME=on|off (repeatable, a later one wins; all=on|off sets every lever).
+    /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty.
+    #[arg(long = "lever", value_name = "NAME=on|off")]
+    levers: Vec<String>,
     /// Allow an `openai:` endpoint that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
@@ -65,6 +69,8 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     let mission_file = resolve_mission(&args.mission)?;
+    // A misspelt lever is refused before anything loads.
+    let levers = Levers::from_settings(&args.levers)?;
     let contract = Mission::load(&mission_file)?;
     if !contract.mission.tools.iter().any(|t| t == "finish") {
         bail!(
@@ -112,6 +118,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     }
     options.plan = args.plan;
     options.seed = args.seed;
+    options.levers = levers;
     let mut approver: Box<dyn Approver> = match args.approve {
         // Only the run's own files: its editable files and what it writes, never a frozen
         // input nor a file that shows up in the folder while it runs.
@@ -128,6 +135,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         "approve": if args.approve.is_some() { "all" } else { "ask" },
         "mission_file": mission_file.display().to_string(),
         "seed": options.seed,
+        "levers": levers.to_json(),
         "sampling": options.sampling,
         "threads": args.knobs.threads,
         "context": args.knobs.context,

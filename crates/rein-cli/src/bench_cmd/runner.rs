@@ -13,7 +13,7 @@ use rein_bench::render::{terminal, write_outputs};
 use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Sandbox, Split, Suite, Task};
-use rein_engine::agent::{AgentOptions, RunOutcome};
+use rein_engine::agent::{AgentOptions, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
 use rein_journal::{BenchItemId, RunId};
@@ -51,6 +51,8 @@ impl Item<'_> {
 }
 
 pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
+    // A misspelt lever is refused before any model loads.
+    let levers = Levers::from_settings(&args.levers)?;
     if args.repeats == 0 || args.repeats > 1000 {
         bail!("--repeats must be between 1 and 1000, not {}", args.repeats);
     }
@@ -80,7 +82,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let results_file = args.out.join(RESULTS_FILE);
     let spec = json!({
-        "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed,
+        "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed, "levers": levers.to_json(),
         "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
     let seed = args.seed;
@@ -170,7 +172,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let dir = base.join(format!("w{id}-{n}"));
             let seed = args.seed.wrapping_add(item.repeat);
             job.start(item.id)?;
-            let result = run_one(&item, model.as_mut(), &journal, &dir, seed);
+            let result = run_one(&item, model.as_mut(), &journal, &dir, seed, levers);
             let _ = std::fs::remove_dir_all(&dir);
             let (result, journal_run) = match result {
                 Ok(r) => r,
@@ -265,6 +267,7 @@ fn run_one(
     journal: &rein_journal::Journal,
     dir: &Path,
     seed: u32,
+    levers: Levers,
 ) -> anyhow::Result<(RunResult, Option<RunId>)> {
     let started = Instant::now();
     let mut model = Recording::new(model);
@@ -292,6 +295,7 @@ fn run_one(
     let hashes = materialise_inputs(contract, dir)?;
     let mut options = AgentOptions::for_mission(contract, model.identity());
     options.seed = seed;
+    options.levers = levers;
     let identity = model.identity().clone();
     let meta = json!({
         "command": "bench",
@@ -300,6 +304,7 @@ fn run_one(
         "task": item.task.id,
         "repeat": item.repeat,
         "seed": seed,
+        "levers": levers.to_json(),
     });
     let mission_file: PathBuf = contract.source.clone();
     let outcome: RunOutcome = drive(
@@ -325,6 +330,7 @@ fn run_one(
         &outcome,
         None,
     );
+    result.levers = Some(levers.to_json());
     result.trace = Some(record_stream(journal, outcome.run, model)?);
     result.model_ms = model.model_ms.round() as u64;
     result.total_ms = started.elapsed().as_millis() as u64;

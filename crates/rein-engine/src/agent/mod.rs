@@ -30,6 +30,7 @@ mod caps;
 mod decide;
 mod error;
 mod event;
+mod levers;
 mod outcome;
 mod plan;
 mod prompt;
@@ -45,13 +46,17 @@ pub use caps::{
 pub use decide::ModelDecider;
 pub use error::AgentError;
 pub use event::{AgentEvent, StepEvent};
+pub use levers::{Lever, LeverError, Levers};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
 pub use prompt::{
     mission_action_schema, signature, system_prompt, task_message, MAX_RESULT_CHARS,
     MAX_THOUGHT_CHARS,
 };
-pub use run::{begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, STRATEGY};
+pub use run::{
+    begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, FACTS_TOOLS, REPEAT_ESCAPE_DRAWS,
+    STRATEGY,
+};
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{
     estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,

@@ -17,6 +17,7 @@ use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent};
+use super::levers::Levers;
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
@@ -25,7 +26,9 @@ use super::prompt::{
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{prompt_budget, Transcript};
-use crate::checks::{evaluate, is_variable_tool, Decider, TraceEntry, Verdict, World};
+use crate::checks::{
+    evaluate, is_variable_tool, requirements_message, Decider, TraceEntry, Verdict, World,
+};
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
 use crate::mission::{FrozenContract, InputHash, Mode};
@@ -33,6 +36,13 @@ use crate::mission::{FrozenContract, InputHash, Mode};
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).
 pub const STRATEGY: &str = "act";
+
+/// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
+/// gets wrong (sums, counts, arithmetic).
+pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
+
+/// Extra draws the `repeat-escape` lever makes for a reply that repeats an earlier call.
+pub const REPEAT_ESCAPE_DRAWS: u32 = 2;
 
 /// How the loop runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +65,8 @@ pub struct AgentOptions {
     /// The actor's sampling (DESIGN.md: temperature 0.1, top-k 50); `--temperature` changes it.
     pub sampling: SamplingProfile,
     pub seed: u32,
+    /// The harness-side levers of this run (recorded with it).
+    pub levers: Levers,
 }
 
 impl AgentOptions {
@@ -71,6 +83,7 @@ impl AgentOptions {
             context_tokens: None,
             sampling: SamplingProfile::ACTOR,
             seed: 0,
+            levers: Levers::DEFAULT,
         }
     }
 }
@@ -192,6 +205,103 @@ impl<'a> Agent<'a> {
         &self.options
     }
 
+    /// The tools of this run: the mission's, and with `facts-tools` the facts tools the
+    /// registry has, for a desk mission that reads files (a memory-sandbox task keeps its own).
+    pub fn tools(&self) -> Vec<String> {
+        let mut tools = self.env.contract.mission.tools.clone();
+        if self.options.levers.facts_tools
+            && !self.options.memory
+            && tools.iter().any(|t| t == "read_file")
+        {
+            for t in FACTS_TOOLS {
+                if self.env.registry.get(t).is_some() && !tools.iter().any(|have| have == t) {
+                    tools.push((*t).to_string());
+                }
+            }
+        }
+        tools
+    }
+
+    /// The sampling of an action: the actor profile, without its repeat penalty when the
+    /// `repeat-penalty` lever is off (JSON repeats brackets, keys and paths by nature, and at
+    /// temperature 0.1 a penalty of 1.1 flips the top token when two choices are close).
+    fn action_sampling(&self) -> SamplingProfile {
+        let mut s = self.options.sampling;
+        if !self.options.levers.repeat_penalty {
+            s.repeat_penalty = 1.0;
+        }
+        s
+    }
+
+    /// The task message: the mission's, and with `requirements` its checks in plain words.
+    fn task(&self, c: &FrozenContract) -> String {
+        let mut s = task_message(c);
+        if self.options.levers.requirements {
+            let reqs = requirements_message(c);
+            if !reqs.is_empty() {
+                s.push('\n');
+                s.push_str(&reqs);
+            }
+        }
+        s
+    }
+
+    /// The `repeat-escape` lever: while a reply repeats an earlier call of this run exactly
+    /// (small models loop on one refused call until the no-progress cap ends the run), draw
+    /// again with another seed and a higher temperature, at most [`REPEAT_ESCAPE_DRAWS`] times.
+    /// Each draw is journaled; a reply that still repeats goes on as before and counts.
+    fn escape_repeat(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        mut asked: Asked,
+        schema: Option<&Value>,
+    ) -> Result<Asked, AgentError> {
+        for draw in 1..=REPEAT_ESCAPE_DRAWS {
+            let Reply::Action { action, .. } = &asked.reply else {
+                break;
+            };
+            let params = Value::Object(action.parameters.clone());
+            let Some(earlier) = st
+                .calls
+                .iter()
+                .find(|(t, p, _)| *t == action.action && *p == params)
+                .map(|(_, _, step)| *step)
+            else {
+                break;
+            };
+            let mut sampling = self.action_sampling();
+            sampling.temperature = sampling.temperature.max(0.4 * draw as f32);
+            let seed = self
+                .options
+                .seed
+                .wrapping_add(n.wrapping_mul(7919))
+                .wrapping_add(draw);
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "repeat_escape",
+                &json!({"step": n, "draw": draw, "repeats_step": earlier,
+                        "tool": action.action, "seed": seed, "temperature": sampling.temperature}),
+            )?;
+            match ask_action(
+                self.model,
+                st.transcript.messages(),
+                schema,
+                sampling,
+                seed,
+                &mut |_| {},
+            ) {
+                Ok(again) => {
+                    add_tokens(&mut st.figures, &again.completion);
+                    asked = again;
+                }
+                // The first reply stands; the ordinary path reports a failing model next step.
+                Err(_) => break,
+            }
+        }
+        Ok(asked)
+    }
+
     /// Runs to the end, emitting events as it goes, and finishes the run in the journal.
     pub fn run(mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> Result<RunOutcome, AgentError> {
         let c = self.env.contract;
@@ -213,8 +323,8 @@ impl<'a> Agent<'a> {
                 ]
             } else {
                 vec![
-                    ChatMessage::system(system_prompt(self.env.registry, &c.mission.tools)),
-                    ChatMessage::user(task_message(c)),
+                    ChatMessage::system(system_prompt(self.env.registry, &self.tools())),
+                    ChatMessage::user(self.task(c)),
                 ]
             }),
             trace: Vec::new(),
@@ -225,6 +335,11 @@ impl<'a> Agent<'a> {
             attempt_id: None,
             started: Instant::now(),
         };
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "levers",
+            &json!({"levers": self.options.levers.to_json(), "tools": self.tools()}),
+        )?;
         let (end, verdict, accepted) = match self.refusal_before_start() {
             Some(end) => (end, None, false),
             None => self.attempts(&mut st, on_event)?,
@@ -415,7 +530,7 @@ impl<'a> Agent<'a> {
         let schema = self
             .options
             .constrained
-            .then(|| mission_action_schema(self.env.registry, &self.env.contract.mission.tools));
+            .then(|| mission_action_schema(self.env.registry, &self.tools()));
         let context = self
             .options
             .context_tokens
@@ -429,11 +544,12 @@ impl<'a> Agent<'a> {
             st.figures.steps += 1;
             let n = st.figures.steps;
             let started = Instant::now();
+            let sampling = self.action_sampling();
             let asked = ask_action(
                 self.model,
                 st.transcript.messages(),
                 schema.as_ref(),
-                self.options.sampling,
+                sampling,
                 self.options.seed,
                 &mut |_| {},
             );
@@ -465,6 +581,11 @@ impl<'a> Agent<'a> {
                 }
             };
             add_tokens(&mut st.figures, &asked.completion);
+            let asked = if self.options.levers.repeat_escape {
+                self.escape_repeat(st, n, asked, schema.as_ref())?
+            } else {
+                asked
+            };
             match self.step(st, n, &asked, started, on_event)? {
                 StepEnd::Continue => {}
                 StepEnd::FinishAccepted => return Ok(None),
@@ -595,8 +716,8 @@ impl<'a> Agent<'a> {
         let tool = action.action.clone();
         let params = Value::Object(action.parameters.clone());
         let call_id = format!("run{}-step{n}", self.env.run);
-        let known = self.env.contract.mission.tools.contains(&tool)
-            && self.env.registry.get(&tool).is_some();
+        let tools = self.tools();
+        let known = tools.contains(&tool) && self.env.registry.get(&tool).is_some();
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
@@ -605,7 +726,7 @@ impl<'a> Agent<'a> {
             kind = StepKind::Refusal;
             let reason = format!(
                 "unknown tool \"{tool}\"; this mission's tools are: {}",
-                self.env.contract.mission.tools.join(", ")
+                tools.join(", ")
             );
             if self.options.bench {
                 stop = Some(RunEnd::UnknownTool {

@@ -1,0 +1,183 @@
+//! Levers: harness-side helps for a small model, each switchable per run (`--lever NAME=on|off`)
+//! and recorded with the run, so the bench can measure each one as an ablation. A lever may
+//! change what the model sees or how it is asked; none changes what the judge checks.
+
+use serde_json::{json, Value};
+
+/// One lever. Names are stable and kebab-case: they are written in journals and bench results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lever {
+    /// `table_stats` and `calculate` join the tools of a mission that reads files, so sums and
+    /// counts come from a tool, not from the model's arithmetic.
+    FactsTools,
+    /// The frozen contract's checks, as a numbered list of plain requirements, in the task.
+    Requirements,
+    /// A reply that repeats an earlier call exactly is drawn again with another seed and a
+    /// higher temperature, instead of spending a step of the no-progress cap.
+    RepeatEscape,
+    /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
+    /// the deliverables they carry) with no penalty; on is today's profile.
+    RepeatPenalty,
+}
+
+impl Lever {
+    pub const ALL: [Lever; 4] = [
+        Lever::FactsTools,
+        Lever::Requirements,
+        Lever::RepeatEscape,
+        Lever::RepeatPenalty,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lever::FactsTools => "facts-tools",
+            Lever::Requirements => "requirements",
+            Lever::RepeatEscape => "repeat-escape",
+            Lever::RepeatPenalty => "repeat-penalty",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Lever> {
+        Lever::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// Every lever's name, comma-separated (for errors and help).
+    pub fn names() -> String {
+        Lever::ALL.map(Lever::name).join(", ")
+    }
+}
+
+/// A `--lever` setting that cannot be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeverError {
+    #[error("unknown lever `{name}`; the levers are: {known}")]
+    Unknown { name: String, known: String },
+    #[error("`--lever {setting}` is not NAME=on or NAME=off (levers: {known})")]
+    Malformed { setting: String, known: String },
+}
+
+/// The lever set of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levers {
+    pub facts_tools: bool,
+    pub requirements: bool,
+    pub repeat_escape: bool,
+    pub repeat_penalty: bool,
+}
+
+impl Default for Levers {
+    fn default() -> Levers {
+        Levers::DEFAULT
+    }
+}
+
+impl Levers {
+    /// The defaults: today's behaviour (the new levers off, the repeat penalty on) until a measurement on the dev split shows a lever helps without
+    /// hurting held-out (issue 11): today's runs behave as before unless a lever is asked for.
+    pub const DEFAULT: Levers = Levers {
+        facts_tools: false,
+        requirements: false,
+        repeat_escape: false,
+        repeat_penalty: true,
+    };
+
+    pub const ALL_ON: Levers = Levers {
+        facts_tools: true,
+        requirements: true,
+        repeat_escape: true,
+        repeat_penalty: true,
+    };
+
+    pub fn get(&self, lever: Lever) -> bool {
+        match lever {
+            Lever::FactsTools => self.facts_tools,
+            Lever::Requirements => self.requirements,
+            Lever::RepeatEscape => self.repeat_escape,
+            Lever::RepeatPenalty => self.repeat_penalty,
+        }
+    }
+
+    pub fn set(&mut self, lever: Lever, on: bool) {
+        match lever {
+            Lever::FactsTools => self.facts_tools = on,
+            Lever::Requirements => self.requirements = on,
+            Lever::RepeatEscape => self.repeat_escape = on,
+            Lever::RepeatPenalty => self.repeat_penalty = on,
+        }
+    }
+
+    /// Applies one `NAME=on|off` setting (`all=on|off` sets every lever).
+    pub fn apply(&mut self, setting: &str) -> Result<(), LeverError> {
+        let malformed = || LeverError::Malformed {
+            setting: setting.to_string(),
+            known: Lever::names(),
+        };
+        let (name, value) = setting.split_once('=').ok_or_else(malformed)?;
+        let on = match value.trim() {
+            "on" => true,
+            "off" => false,
+            _ => return Err(malformed()),
+        };
+        let name = name.trim();
+        if name == "all" {
+            for l in Lever::ALL {
+                self.set(l, on);
+            }
+            return Ok(());
+        }
+        let lever = Lever::from_name(name).ok_or_else(|| LeverError::Unknown {
+            name: name.to_string(),
+            known: Lever::names(),
+        })?;
+        self.set(lever, on);
+        Ok(())
+    }
+
+    /// The defaults with each setting applied in order (a later one wins).
+    pub fn from_settings<S: AsRef<str>>(settings: &[S]) -> Result<Levers, LeverError> {
+        let mut levers = Levers::DEFAULT;
+        for s in settings {
+            levers.apply(s.as_ref())?;
+        }
+        Ok(levers)
+    }
+
+    /// `{"facts-tools": true, ...}`: the form journals and bench results store.
+    pub fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        for l in Lever::ALL {
+            m.insert(l.name().into(), json!(self.get(l)));
+        }
+        Value::Object(m)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_apply_in_order_and_names_round_trip() {
+        for l in Lever::ALL {
+            assert_eq!(Lever::from_name(l.name()), Some(l));
+        }
+        let l = Levers::from_settings(&["all=on", "requirements=off"]).unwrap();
+        assert!(l.facts_tools && l.repeat_escape && !l.requirements);
+        assert_eq!(l.to_json()["requirements"], json!(false));
+        assert_eq!(l.to_json().as_object().unwrap().len(), Lever::ALL.len());
+    }
+
+    #[test]
+    fn an_unknown_or_malformed_lever_is_refused_with_the_names() {
+        let e = Levers::from_settings(&["fact-tools=on"]).unwrap_err();
+        assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
+        assert!(e
+            .to_string()
+            .contains("facts-tools, requirements, repeat-escape, repeat-penalty"));
+        for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
+            let e = Levers::from_settings(&[bad]).unwrap_err();
+            assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,672 @@
+//! The `requirements` lever: each check of a frozen contract as one plain-language requirement
+//! the model reads in its task message. The contract is the person's acceptance criteria, so the
+//! model may know them; what it may not see is a value computed from the inputs (an expected
+//! total, a gold file, an expected variable), nor the floor of a semantic check. Only the check's
+//! own spec is read here, never the inputs nor the frozen expected files, so nothing computed
+//! can leak through a rendering.
+
+use super::spec::{CallSpec, CheckSpec, Computed, Locator, Occurrences, ValueSource};
+use crate::mission::FrozenContract;
+
+/// Characters of a pattern or schema quoted in a requirement; a longer one is clipped (its
+/// check still judges the whole of it).
+pub const MAX_QUOTED_CHARS: usize = 240;
+
+/// The numbered requirements of a contract, with a heading line; empty when it has no checks.
+pub fn requirements_message(contract: &FrozenContract) -> String {
+    let lines: Vec<String> = contract
+        .mission
+        .checks
+        .iter()
+        .map(|c| requirement(&c.spec))
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s =
+        String::from("Requirements (the harness checks each one on disk after you call finish):\n");
+    for (i, line) in lines.iter().enumerate() {
+        s.push_str(&format!("{}. {line}\n", i + 1));
+    }
+    s
+}
+
+/// One check as a sentence. Every kind has its own arm (no wildcard), so a new kind cannot be
+/// added without deciding how the model reads it.
+pub fn requirement(spec: &CheckSpec) -> String {
+    match spec {
+        CheckSpec::FileExists { path, non_empty } => {
+            if *non_empty {
+                format!("{} must exist and must not be empty.", q(path))
+            } else {
+                format!("{} must exist.", q(path))
+            }
+        }
+        CheckSpec::FileAbsent { path } => {
+            format!("{} must not exist: do not create it.", q(path))
+        }
+        CheckSpec::ContentMatches {
+            path,
+            pattern,
+            regex,
+            case_insensitive,
+            section,
+            ..
+        } => format!(
+            "{} must contain {}.",
+            place(path, section.as_deref()),
+            pattern_words(pattern, *regex, *case_insensitive)
+        ),
+        CheckSpec::ContentAbsent {
+            path,
+            pattern,
+            regex,
+            case_insensitive,
+            section,
+            ..
+        } => format!(
+            "{} must not contain {}.",
+            place(path, section.as_deref()),
+            pattern_words(pattern, *regex, *case_insensitive)
+        ),
+        CheckSpec::JsonSchema { path, schema } => format!(
+            "{} must be valid JSON that follows this JSON schema: {}",
+            q(path),
+            clip(&schema.to_string())
+        ),
+        CheckSpec::NumericConsistency {
+            path,
+            stated,
+            expected,
+            tolerance,
+            section,
+            units,
+            signed: _,
+            occurrences,
+        } => {
+            let at = match stated {
+                Locator::Pointer(p) => format!("the number at JSON pointer {} of {}", q(p), q(path)),
+                Locator::Regex(r) => format!(
+                    "the number {} states where the pattern {} finds it",
+                    q(path),
+                    code(r)
+                ),
+            };
+            let mut s = format!("{at} must equal {}", computed(expected));
+            if *tolerance > 0.0 {
+                s.push_str(&format!(" (within {tolerance})"));
+            } else {
+                s.push_str(" exactly");
+            }
+            if !units.is_empty() {
+                s.push_str(&format!("; it may carry the unit {}", units.join(" or ")));
+            }
+            if let Some(sec) = section {
+                s.push_str(&format!("; state it in the section \"{sec}\""));
+            }
+            match occurrences {
+                Occurrences::AllAgree => s.push_str("; every such statement must agree"),
+                Occurrences::ExactlyOne => s.push_str("; state it exactly once"),
+            }
+            s.push_str(". Compute it from the input, do not guess.");
+            s
+        }
+        CheckSpec::ReportComplete {
+            path,
+            headings,
+            fields,
+            min_words,
+            max_words,
+            in_order,
+            min_section_words,
+            max_repeats,
+        } => {
+            let mut parts = Vec::new();
+            if !headings.is_empty() {
+                let list: Vec<String> = headings.iter().map(|h| format!("\"{h}\"")).collect();
+                parts.push(format!(
+                    "have these headings{}: {}",
+                    if *in_order { ", in this order" } else { "" },
+                    list.join(", ")
+                ));
+            }
+            if !fields.is_empty() {
+                parts.push(format!("have the fields {}", fields.join(", ")));
+            }
+            match (min_words, max_words) {
+                (Some(a), Some(b)) => parts.push(format!("have {a} to {b} words")),
+                (Some(a), None) => parts.push(format!("have at least {a} words")),
+                (None, Some(b)) => parts.push(format!("have at most {b} words")),
+                (None, None) => {}
+            }
+            if let Some(n) = min_section_words {
+                parts.push(format!(
+                    "have at least {n} words under each required heading"
+                ));
+            }
+            if let Some(n) = max_repeats {
+                parts.push(format!("repeat no line more than {n} times"));
+            }
+            if parts.is_empty() {
+                format!("{} must be a complete report.", q(path))
+            } else {
+                format!("{} must {}.", q(path), parts.join("; "))
+            }
+        }
+        CheckSpec::ActionsCalled { tools, ordered } => {
+            let list: Vec<String> = tools
+                .iter()
+                .map(|c| match c {
+                    CallSpec::Tool(t) => t.clone(),
+                    CallSpec::ToolOnPath { tool, path } => format!("{tool} on {}", q(path)),
+                })
+                .collect();
+            format!(
+                "Call these tools{}: {}.",
+                if *ordered { ", in this order" } else { "" },
+                list.join(", ")
+            )
+        }
+        // The expected value is the task's answer: it is not shown.
+        CheckSpec::VariableSet { name, expected } => match expected {
+            Some(_) => format!("The variable {} must be set to the value the task asks for.", q(name)),
+            None => format!("The variable {} must be set.", q(name)),
+        },
+        CheckSpec::Grounded {
+            path,
+            claim,
+            sources,
+        } => format!(
+            "Every text value {} of {} must be copied exactly, character for character, from {}.",
+            match claim {
+                Locator::Pointer(p) if p.is_empty() => "anywhere".to_string(),
+                Locator::Pointer(p) => format!("at JSON pointer {}", q(p)),
+                Locator::Regex(r) => format!("that the pattern {} finds", code(r)),
+            },
+            q(path),
+            files(sources)
+        ),
+        // Semantic: the question only; the floor and the model that answers stay with the judge.
+        CheckSpec::Decision {
+            prompt,
+            path,
+            section,
+            qualified,
+            ..
+        } => {
+            let what = match path {
+                Some(p) => place(p, section.as_deref()),
+                None => "your work".to_string(),
+            };
+            let mut s = match question(prompt) {
+                Some(question) => format!("A reviewer reads {what} and asks: \"{question}\""),
+                None => format!("A reviewer reads {what} and judges whether it does what the task asks."),
+            };
+            if !qualified {
+                s.push_str(" (advice for the person; it does not decide the verdict)");
+            }
+            s
+        }
+        CheckSpec::Statement {
+            path,
+            section,
+            all,
+            unnegated,
+        } => {
+            let pats: Vec<String> = all.iter().map(|p| code(p)).collect();
+            let mut s = format!(
+                "In {}, one sentence must say all of this at once (each pattern must match it): {}",
+                place(path, section.as_deref()),
+                pats.join(" and ")
+            );
+            if *unnegated {
+                s.push_str("; that sentence must not be negated (no \"not\", \"no\", \"never\")");
+            }
+            s.push('.');
+            s
+        }
+        CheckSpec::MentionsAll {
+            path,
+            section,
+            values,
+            numbers,
+        } => {
+            let ValueSource::Csv {
+                path: csv,
+                column,
+            } = values;
+            let mut s = format!(
+                "{} must mention every value of the column \"{column}\" of {}",
+                place(path, section.as_deref()),
+                q(csv)
+            );
+            if let Some(n) = numbers {
+                s.push_str(&format!(
+                    "; a number written beside one of them{} must be that row's \"{}\"",
+                    if n.units.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with the unit {}", n.units.join(" or "))
+                    },
+                    n.column
+                ));
+            }
+            s.push('.');
+            s
+        }
+        CheckSpec::NotCopied {
+            path,
+            sources,
+            min_run_words,
+            max_fraction,
+        } => format!(
+            "Write {} in your own words: at most {:.0}% of its words may lie in runs of {min_run_words} or more words copied from {}.",
+            q(path),
+            max_fraction * 100.0,
+            files(sources)
+        ),
+        CheckSpec::NoPlaceholders { path } => format!(
+            "{} must hold no placeholder (TODO, TBD, [fill in], ???, ...): real content only.",
+            q(path)
+        ),
+        CheckSpec::InputsRead {
+            paths,
+            before_writing,
+        } => {
+            let mut s = format!("Read {} in full with read_file", files(paths));
+            if let Some(b) = before_writing {
+                s.push_str(&format!(" before you first write {}", q(b)));
+            }
+            s.push('.');
+            s
+        }
+        CheckSpec::WrittenThisRun { path } => format!(
+            "Write {} yourself in this run: its final content must be what your last write left.",
+            q(path)
+        ),
+        CheckSpec::EntriesMatch {
+            path,
+            array,
+            sources,
+            fields,
+            unique,
+        } => {
+            let src: Vec<String> = sources.iter().map(|s| q(s)).collect();
+            let rules: Vec<String> = fields
+                .iter()
+                .map(|(name, rule)| {
+                    format!(
+                        "\"{name}\" is the text after \"{}\" in its source{}",
+                        rule.label,
+                        if rule.number {
+                            " (as a number, without the unit)"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            let mut s = format!(
+                "The array at JSON pointer {} of {} must have one entry per source, in this order: {}; in each entry, {}",
+                q(array),
+                q(path),
+                src.join(", "),
+                rules.join("; ")
+            );
+            if !unique.is_empty() {
+                s.push_str(&format!("; no two entries share a {}", unique.join(" or ")));
+            }
+            s.push('.');
+            s
+        }
+        CheckSpec::InputsUnchanged {} => {
+            "Do not change, delete or re-create any input file.".to_string()
+        }
+        // The expected file is the gold deliverable: named as existing, never shown.
+        CheckSpec::FileEquals { path, .. } => format!(
+            "{} must end up exactly equal to the mission's expected file (which you are not shown): do what the task asks and nothing more.",
+            q(path)
+        ),
+        CheckSpec::NothingElseChanged { allow } => {
+            let mut s = String::from(
+                "Create, change or delete no file other than the deliverable and the files to edit",
+            );
+            if !allow.is_empty() {
+                let list: Vec<String> = allow.iter().map(|a| q(a)).collect();
+                s.push_str(&format!(" and {}", list.join(", ")));
+            }
+            s.push('.');
+            s
+        }
+    }
+}
+
+fn q(path: &str) -> String {
+    format!("`{path}`")
+}
+
+fn code(pattern: &str) -> String {
+    format!("`{}`", clip(pattern))
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= MAX_QUOTED_CHARS {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(MAX_QUOTED_CHARS).collect();
+    format!("{head}...")
+}
+
+fn place(path: &str, section: Option<&str>) -> String {
+    match section {
+        Some(sec) => format!("the section \"{sec}\" of {}", q(path)),
+        None => q(path),
+    }
+}
+
+fn files(paths: &[String]) -> String {
+    if paths.is_empty() {
+        "every input file".to_string()
+    } else {
+        let list: Vec<String> = paths.iter().map(|p| q(p)).collect();
+        list.join(", ")
+    }
+}
+
+fn pattern_words(pattern: &str, regex: bool, case_insensitive: bool) -> String {
+    let case = if case_insensitive {
+        " (any letter case)"
+    } else {
+        ""
+    };
+    if regex {
+        format!(
+            "text matching the regular expression {}{case}",
+            code(pattern)
+        )
+    } else {
+        format!("the text \"{}\"{case}", clip(pattern))
+    }
+}
+
+fn computed(c: &Computed) -> String {
+    match c {
+        Computed::Csv {
+            path,
+            op,
+            column,
+            filter,
+        } => {
+            let rows = match filter {
+                Some(f) => format!(" over the rows whose \"{}\" is \"{}\"", f.column, f.equals),
+                None => String::new(),
+            };
+            match (op, column) {
+                (super::spec::Aggregate::Count, _) => {
+                    format!("the number of data rows of {}{rows}", q(path))
+                }
+                (op, Some(col)) => {
+                    format!(
+                        "the {} of the column \"{col}\" of {}{rows}",
+                        op_word(*op),
+                        q(path)
+                    )
+                }
+                (op, None) => format!("the {} of {}{rows}", op_word(*op), q(path)),
+            }
+        }
+        Computed::Lines { path, pattern } => format!(
+            "the number of lines of {} that match {}",
+            q(path),
+            code(pattern)
+        ),
+        Computed::Matches {
+            paths, pattern, op, ..
+        } => {
+            let list: Vec<String> = paths.iter().map(|p| q(p)).collect();
+            match op {
+                super::spec::Aggregate::Count => format!(
+                    "the number of matches of {} in {}",
+                    code(pattern),
+                    list.join(", ")
+                ),
+                op => format!(
+                    "the {} of the numbers that {} captures in {}",
+                    op_word(*op),
+                    code(pattern),
+                    list.join(", ")
+                ),
+            }
+        }
+        Computed::Json { path, pointer } => {
+            format!("the number at JSON pointer {} of {}", q(pointer), q(path))
+        }
+    }
+}
+
+fn op_word(op: super::spec::Aggregate) -> &'static str {
+    use super::spec::Aggregate;
+    match op {
+        Aggregate::Sum => "sum",
+        Aggregate::Count => "count",
+        Aggregate::Min => "minimum",
+        Aggregate::Max => "maximum",
+        Aggregate::Mean => "mean",
+    }
+}
+
+/// The question a decision prompt asks: its last line that ends in `?` and holds no template
+/// slot (`{inputs}`, `{artifact}`), so no input text comes along.
+fn question(prompt: &str) -> Option<String> {
+    prompt
+        .lines()
+        .map(str::trim)
+        .rev()
+        .find(|l| l.contains('?') && !l.contains('{'))
+        .map(|l| {
+            // "Answer yes or no." after the question is the judge's instruction, not the model's.
+            let end = l.rfind('?').map_or(l.len(), |i| i + 1);
+            clip(&l[..end])
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::checks::{Check, CHECK_KINDS};
+    use serde_json::json;
+
+    /// One check of every kind, as a mission writes it, with what its requirement must say.
+    fn every_kind() -> Vec<(serde_json::Value, Vec<&'static str>)> {
+        vec![
+            (
+                json!({"kind": "file_exists", "path": "out/a.md", "non_empty": true}),
+                vec!["`out/a.md` must exist", "not be empty"],
+            ),
+            (
+                json!({"kind": "file_absent", "path": "a.md"}),
+                vec!["`a.md` must not exist"],
+            ),
+            (
+                json!({"kind": "content_matches", "path": "out/a.md", "pattern": "Harbor Library", "case_insensitive": true}),
+                vec![
+                    "must contain the text \"Harbor Library\"",
+                    "any letter case",
+                ],
+            ),
+            (
+                json!({"kind": "content_absent", "path": "out/a.md", "section": "Risks", "pattern": "no risk", "regex": true}),
+                vec!["section \"Risks\"", "must not contain", "`no risk`"],
+            ),
+            (
+                json!({"kind": "json_schema", "path": "out/f.json", "schema": {"type": "object", "required": ["grand_total"]}}),
+                vec!["valid JSON", "grand_total"],
+            ),
+            (
+                json!({"kind": "numeric_consistency", "path": "out/a.md", "section": "Tasks", "stated": {"regex": "Total hours: (.*)"}, "expected": {"from": "csv", "path": "data/t.csv", "op": "sum", "column": "hours"}, "units": ["hours"], "tolerance": 0}),
+                vec![
+                    "sum of the column \"hours\" of `data/t.csv`",
+                    "exactly",
+                    "Total hours",
+                    "section \"Tasks\"",
+                    "unit hours",
+                ],
+            ),
+            (
+                json!({"kind": "report_complete", "path": "out/a.md", "headings": ["Goal", "Risks"], "in_order": true, "min_words": 40, "max_words": 400, "min_section_words": 6, "max_repeats": 2}),
+                vec![
+                    "\"Goal\", \"Risks\"",
+                    "in this order",
+                    "40 to 400 words",
+                    "at least 6 words",
+                    "more than 2 times",
+                ],
+            ),
+            (
+                json!({"kind": "actions_called", "tools": ["list_dir", {"tool": "read_file", "path": "a.txt"}], "ordered": true}),
+                vec!["list_dir", "read_file on `a.txt`", "in this order"],
+            ),
+            (
+                json!({"kind": "variable_set", "name": "answer", "expected": 4242}),
+                vec!["`answer` must be set"],
+            ),
+            (
+                json!({"kind": "grounded", "path": "out/f.json", "claim": {"pointer": ""}}),
+                vec!["copied exactly", "every input file"],
+            ),
+            (
+                json!({"kind": "decision", "path": "out/a.md", "section": "Risks", "prompt": "Notes:\n{inputs}\n{artifact}\nDoes it name the main risk? Answer yes or no.\nAnswer:", "labels": ["yes", "no"], "expected": "yes", "floor_bps": 8765, "qualified": true}),
+                vec!["Does it name the main risk?", "section \"Risks\""],
+            ),
+            (
+                json!({"kind": "statement", "path": "out/a.md", "section": "Goal", "all": ["\\bapps?\\b", "renew"], "unnegated": true}),
+                vec!["one sentence", "`\\bapps?\\b`", "`renew`", "not be negated"],
+            ),
+            (
+                json!({"kind": "mentions_all", "path": "out/a.md", "section": "Tasks", "values": {"from": "csv", "path": "data/t.csv", "column": "task"}, "numbers": {"column": "hours", "units": ["hours"]}}),
+                vec!["every value of the column \"task\"", "that row's \"hours\""],
+            ),
+            (
+                json!({"kind": "not_copied", "path": "out/a.md", "min_run_words": 8, "max_fraction": 0.75}),
+                vec!["own words", "75%", "8 or more words"],
+            ),
+            (
+                json!({"kind": "no_placeholders", "path": "out/a.md"}),
+                vec!["no placeholder", "TODO"],
+            ),
+            (
+                json!({"kind": "inputs_read", "before_writing": "out/a.md"}),
+                vec![
+                    "Read every input file in full",
+                    "before you first write `out/a.md`",
+                ],
+            ),
+            (
+                json!({"kind": "written_this_run", "path": "out/a.md"}),
+                vec!["Write `out/a.md` yourself"],
+            ),
+            (
+                json!({"kind": "entries_match", "path": "out/f.json", "array": "/invoices", "sources": ["i/1.txt", "i/2.txt"], "fields": {"total": {"label": "Total due:", "number": true}}, "unique": ["total"]}),
+                vec![
+                    "`/invoices`",
+                    "`i/1.txt`, `i/2.txt`",
+                    "\"total\" is the text after \"Total due:\"",
+                    "as a number",
+                    "no two entries share a total",
+                ],
+            ),
+            (json!({"kind": "inputs_unchanged"}), vec!["Do not change"]),
+            (
+                json!({"kind": "file_equals", "path": "src/a.rs", "expected_file": "judge/gold_a.rs"}),
+                vec!["`src/a.rs`", "not shown"],
+            ),
+            (
+                json!({"kind": "nothing_else_changed", "allow": ["Cargo.lock"]}),
+                vec!["no file other than", "`Cargo.lock`"],
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_check_kind_renders_its_own_requirement() {
+        let cases = every_kind();
+        let mut seen = Vec::new();
+        for (i, (mut value, wanted)) in cases.into_iter().enumerate() {
+            value["id"] = json!(format!("c{i}"));
+            let check: Check = serde_json::from_value(value.clone()).unwrap();
+            let text = requirement(&check.spec);
+            for w in wanted {
+                assert!(
+                    text.contains(w),
+                    "{}: {text:?} lacks {w:?}",
+                    check.spec.kind()
+                );
+            }
+            seen.push(check.spec.kind());
+        }
+        for kind in CHECK_KINDS {
+            assert!(seen.contains(kind), "no rendering test for the kind {kind}");
+        }
+    }
+
+    #[test]
+    fn withheld_values_and_semantic_thresholds_are_never_rendered() {
+        let decision: Check = serde_json::from_value(json!({"id": "d", "kind": "decision",
+            "path": "a.md", "prompt": "{artifact}\nIs it fine? Answer yes or no.", "labels": ["yes", "no"],
+            "expected": "yes", "floor_bps": 8765, "qualified": false})).unwrap();
+        let text = requirement(&decision.spec);
+        assert!(!text.contains("8765") && !text.contains("87"), "{text}");
+        assert!(!text.contains("{artifact}"), "{text}");
+        assert!(text.contains("does not decide"), "{text}");
+        let var: Check = serde_json::from_value(json!({"id": "v", "kind": "variable_set",
+            "name": "answer", "expected": 4242}))
+        .unwrap();
+        assert!(!requirement(&var.spec).contains("4242"));
+        let gold: Check = serde_json::from_value(json!({"id": "g", "kind": "file_equals",
+            "path": "a.rs", "expected_file": "judge/gold.rs"}))
+        .unwrap();
+        assert!(!requirement(&gold.spec).contains("gold.rs"));
+    }
+
+    #[test]
+    fn a_decision_question_never_quotes_a_template_line() {
+        assert_eq!(question("Inputs: {inputs}?\nAnswer:"), None);
+        assert_eq!(
+            question("{artifact}\nIs it right? Answer yes or no."),
+            Some("Is it right?".into())
+        );
+    }
+
+    #[test]
+    fn long_patterns_are_clipped() {
+        let long = "a".repeat(MAX_QUOTED_CHARS * 3);
+        let c: Check = serde_json::from_value(json!({"id": "x", "kind": "content_absent",
+            "path": "a.md", "pattern": long, "regex": true}))
+        .unwrap();
+        let text = requirement(&c.spec);
+        assert!(
+            text.chars().count() < MAX_QUOTED_CHARS + 120,
+            "{}",
+            text.len()
+        );
+        assert!(text.contains("..."));
+    }
+
+    #[test]
+    fn the_shipped_missions_render_without_any_computed_value() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions");
+        for m in ["desk_task", "doc_extract"] {
+            let contract = crate::mission::Mission::load(root.join(m)).unwrap();
+            let text = requirements_message(&contract);
+            assert_eq!(
+                text.lines()
+                    .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .count(),
+                contract.mission.checks.len()
+            );
+            // desk_task's hours sum to 64; no rendering may state it.
+            assert!(!text.contains("64"), "{text}");
+        }
+    }
+}

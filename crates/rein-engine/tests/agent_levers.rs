@@ -1,0 +1,285 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The levers: each changes what the model sees or how it is asked, and is recorded with the
+//! run; none changes what the judge checks.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentEvent, Levers, RunOutcome, REPEAT_ESCAPE_DRAWS};
+use rein_engine::gate::AllowAll;
+use rein_models::{Model, ScriptedModel};
+use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use serde_json::{json, Value};
+use support::{fixture, Harness};
+
+/// A scripted model that keeps every request it was sent (prompt, seed, temperature).
+struct Recorder {
+    inner: ScriptedModel,
+    requests: Vec<CompletionRequest>,
+}
+
+impl Recorder {
+    fn new(script: &str) -> Recorder {
+        Recorder {
+            inner: ScriptedModel::from_str_named(script, std::path::Path::new("levers.jsonl"))
+                .unwrap(),
+            requests: Vec::new(),
+        }
+    }
+
+    fn fixture(name: &str) -> Recorder {
+        Recorder::new(&std::fs::read_to_string(fixture(name)).unwrap())
+    }
+
+    /// The first request's prompt as text.
+    fn first_prompt(&self) -> String {
+        format!("{:?}", self.requests[0].prompt)
+    }
+}
+
+impl Model for Recorder {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.requests.push(request.clone());
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+}
+
+fn run(h: &Harness, model: &mut Recorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
+    h.run_model(
+        model,
+        &mut AllowAll,
+        |o| o.levers = levers,
+        None,
+        &mut |_| {},
+    )
+}
+
+fn line(v: Value) -> String {
+    v.to_string() + "\n"
+}
+
+fn events_of(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
+    h.journal
+        .run_trace(out.run)
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|e| e.kind == kind)
+        .map(|e| e.payload)
+        .collect()
+}
+
+fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Step(s) => Some((s.action.clone().unwrap_or_default(), s.outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_levers_are_journaled_with_the_run() {
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let on = Levers::ALL_ON;
+    let (out, _) = run(&h, &mut model, on);
+    assert!(out.passed());
+    let ev = events_of(&h, &out, "levers");
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0]["levers"], on.to_json());
+    assert!(ev[0]["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("table_stats")));
+}
+
+#[test]
+fn facts_tools_adds_table_stats_and_calculate_only_when_on() {
+    let stats = line(json!({"thought": "sum", "action": "table_stats",
+        "parameters": {"path": "data/tasks.csv", "column": "hours"}}));
+    let calc = line(json!({"thought": "add", "action": "calculate",
+        "parameters": {"expression": "12 + 16 + 10 + 14 + 8 + 4"}}));
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let script = format!("{stats}{calc}{good}");
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let levers = Levers {
+        facts_tools: true,
+        ..Levers::DEFAULT
+    };
+    let (out, events) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    let steps = outcomes(&events);
+    assert_eq!(steps[0], ("table_stats".into(), "executed".into()));
+    assert_eq!(steps[1], ("calculate".into(), "executed".into()));
+    assert!(model.first_prompt().contains("- table_stats {"));
+    // The judge is the same contract: the tool list is the run's, the contract's hash is not.
+    assert_eq!(out.contract_sha256, h.contract.sha256);
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let (_, events) = run(&h, &mut model, Levers::DEFAULT);
+    let steps = outcomes(&events);
+    assert_eq!(
+        steps[0].1, "invalid",
+        "table_stats is not a tool of desk_task without the lever"
+    );
+    assert!(!model.first_prompt().contains("table_stats"));
+}
+
+#[test]
+fn requirements_put_the_checks_in_the_task_without_computed_values() {
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let levers = Levers {
+        requirements: true,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed());
+    let prompt = model.first_prompt();
+    assert!(
+        prompt.contains("Requirements (the harness checks"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("sum of the column \\\"hours\\\""),
+        "{prompt}"
+    );
+    assert!(prompt.contains(&format!("{}. ", h.contract.mission.checks.len())));
+    // The hours sum to 64: the model must compute it, never read it.
+    assert!(!prompt.contains("64"), "{prompt}");
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    run(&h, &mut model, Levers::DEFAULT);
+    assert!(!model
+        .first_prompt()
+        .contains("Requirements (the harness checks"));
+}
+
+#[test]
+fn repeat_escape_redraws_a_repeated_call_with_another_seed_and_temperature() {
+    let read = |p: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": p}}))
+    };
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    // The model reads the overview, then asks for exactly that read again before going on.
+    let script = format!(
+        "{}{}{good}",
+        read("notes/overview.md"),
+        read("notes/overview.md")
+    );
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let levers = Levers {
+        repeat_escape: true,
+        ..Levers::DEFAULT
+    };
+    let (out, events) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    // The repeat was drawn again (the redraw got good.jsonl's first line, itself a repeat
+    // of the overview, and the third draw the meeting notes): no step ran the repeat.
+    let steps = outcomes(&events);
+    let overview_reads = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Step(s) if s.parameters.as_ref().and_then(|p| p.get("path")) == Some(&json!("notes/overview.md"))))
+        .count();
+    assert_eq!(overview_reads, 1, "{steps:?}");
+    let escapes = events_of(&h, &out, "repeat_escape");
+    assert_eq!(escapes.len(), 2);
+    assert_eq!(escapes[0]["repeats_step"], json!(1));
+    let (first, redraw) = (&model.requests[1], &model.requests[2]);
+    assert_ne!(first.seed, redraw.seed);
+    assert!(redraw.sampling.temperature > first.sampling.temperature);
+
+    // Off: the same script runs the repeat as a step.
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let (out_off, events) = run(&h, &mut model, Levers::DEFAULT);
+    assert!(out_off.passed());
+    let overview_reads = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Step(s) if s.parameters.as_ref().and_then(|p| p.get("path")) == Some(&json!("notes/overview.md"))))
+        .count();
+    assert_eq!(overview_reads, 3);
+    assert!(events_of(&h, &out_off, "repeat_escape").is_empty());
+}
+
+#[test]
+fn repeat_escape_gives_up_after_its_draws_and_the_repeat_counts() {
+    let read = line(
+        json!({"thought": "read", "action": "read_file", "parameters": {"path": "notes/overview.md"}}),
+    );
+    let script = read.repeat(12);
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let levers = Levers {
+        repeat_escape: true,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = h.run_model(
+        &mut model,
+        &mut AllowAll,
+        |o| {
+            o.levers = levers;
+            o.limits.max_turns = 3;
+        },
+        None,
+        &mut |_| {},
+    );
+    assert!(!out.passed());
+    // Step 1, then steps 2 and 3 each with their redraws: 1 + 2 * (1 + draws) requests.
+    assert_eq!(
+        model.requests.len() as u32,
+        1 + 2 * (1 + REPEAT_ESCAPE_DRAWS)
+    );
+    assert_eq!(out.figures.steps, 3);
+}
+
+#[test]
+fn repeat_penalty_off_samples_actions_without_the_penalty() {
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let (out, _) = run(&h, &mut model, Levers::DEFAULT);
+    assert!(out.passed());
+    let actor = rein_protocol::SamplingProfile::ACTOR.repeat_penalty;
+    assert!(actor > 1.0);
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.repeat_penalty == actor));
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let levers = Levers {
+        repeat_penalty: false,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed());
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.repeat_penalty == 1.0));
+    // The rest of the profile is the actor's.
+    assert!(model
+        .requests
+        .iter()
+        .all(|r| r.sampling.temperature == rein_protocol::SamplingProfile::ACTOR.temperature));
+}
