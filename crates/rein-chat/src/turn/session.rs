@@ -125,25 +125,37 @@ impl<'a> Session<'a> {
             },
         );
         let now = self.clock.now_ms();
-        match self.store.interrupt_running(self.conversation, now) {
-            Ok(ids) => {
-                for id in ids {
-                    let message = format!(
-                        "turn {id} was left running by a process that went away; it is \
-                         recorded as interrupted and was not resumed"
-                    );
-                    self.emit_turn(
-                        sink,
-                        None,
-                        Some(id.0),
-                        EventKind::TurnEnded {
-                            status: TurnEnd::Interrupted,
-                            message,
-                        },
-                    );
-                }
+        // Every conversation of this workspace, not just this one: a new `rein chat` starts a
+        // new conversation, and the turn a killed one left running must still be closed.
+        let conversations = match self.store.conversations(&self.workspace.display_root()) {
+            Ok(list) => list.into_iter().map(|c| c.id).collect(),
+            Err(e) => {
+                self.error(sink, None, e.to_string());
+                vec![self.conversation]
             }
-            Err(e) => self.error(sink, None, e.to_string()),
+        };
+        for conversation in conversations {
+            match self.store.interrupt_running(conversation, now) {
+                Ok(ids) => {
+                    for id in ids {
+                        let message = format!(
+                            "turn {id} of conversation {conversation} was left running by a \
+                             process that went away; it is recorded as interrupted and was not \
+                             resumed"
+                        );
+                        self.emit_turn(
+                            sink,
+                            None,
+                            Some(id.0),
+                            EventKind::TurnEnded {
+                                status: TurnEnd::Interrupted,
+                                message,
+                            },
+                        );
+                    }
+                }
+                Err(e) => self.error(sink, None, e.to_string()),
+            }
         }
         self.tick(sink);
     }
@@ -834,6 +846,11 @@ impl<'a> Session<'a> {
                 summary: summary.to_string(),
             },
         );
+    }
+
+    /// Reports a request the front end could not even read (bad JSON, unknown type).
+    pub fn refuse(&mut self, request: Option<&str>, message: String, sink: Sink<'_>) {
+        self.error(sink, request, message);
     }
 
     fn error(&mut self, sink: Sink<'_>, request: Option<&str>, message: String) {
