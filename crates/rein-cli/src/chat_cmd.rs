@@ -349,7 +349,10 @@ fn render(event: &ChatEvent, painter: &Painter, escaper: &mut StreamEscaper) -> 
         ),
         EventKind::ApprovalFailed { approval, reason } => painter.paint(
             "31",
-            &format!("Approval {approval} was not applied: {}", escape_line(reason)),
+            &format!(
+                "Approval {approval} was not applied: {}",
+                escape_line(reason)
+            ),
         ),
         EventKind::Caution { review } => painter.paint(
             "33",
@@ -364,7 +367,11 @@ fn render(event: &ChatEvent, painter: &Painter, escaper: &mut StreamEscaper) -> 
         EventKind::TurnEnded { status, message } => match status {
             TurnEnd::Answered => escape_text(message),
             other => painter.paint(
-                if *other == TurnEnd::Proposed { "1" } else { "33" },
+                if *other == TurnEnd::Proposed {
+                    "1"
+                } else {
+                    "33"
+                },
                 &format!("[{}] {}", other.as_str(), escape_text(message)),
             ),
         },
