@@ -42,7 +42,8 @@ pub struct ChatArgs {
 const TICK: Duration = Duration::from_secs(1);
 
 pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
-    if !json && !(is_terminal(0) && is_terminal(1)) {
+    let terminal = is_terminal(0) && is_terminal(1);
+    if !json && !terminal {
         bail!(
             "`rein chat` without --json needs a terminal on stdin and stdout; from a script or \
              another program use `rein chat {} --json` (JSON lines on stdin and stdout, see \
