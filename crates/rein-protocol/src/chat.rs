@@ -186,3 +186,54 @@ pub enum EventKind {
     /// A request was refused or something failed; `message` says what to do.
     Error { message: String },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_read_as_documented_and_refuse_unknown_fields() {
+        let parse = |s: &str| serde_json::from_str::<ChatRequest>(s);
+        assert_eq!(
+            parse(r#"{"type":"user_message","id":"m1","text":"hi"}"#).ok(),
+            Some(ChatRequest::UserMessage {
+                id: "m1".into(),
+                text: "hi".into()
+            })
+        );
+        assert_eq!(
+            parse(r#"{"type":"approve","id":"a","approval":3}"#)
+                .ok()
+                .map(|r| r.id().to_string()),
+            Some("a".into())
+        );
+        assert!(parse(r#"{"type":"deny","id":"d","approval":3}"#).is_ok());
+        assert!(parse(r#"{"type":"interrupt","id":"i"}"#).is_ok());
+        // No "always", no smuggled fields, no approving by path.
+        assert!(parse(r#"{"type":"approve","id":"a","approval":3,"always":true}"#).is_err());
+        assert!(parse(r#"{"type":"allow_always","id":"a","approval":3}"#).is_err());
+        assert!(parse(r#"{"type":"approve","id":"a","path":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn events_are_flat_objects_with_a_type() {
+        let event = ChatEvent {
+            seq: 4,
+            request: Some("m1".into()),
+            turn: Some(2),
+            at: 10,
+            kind: EventKind::TurnEnded {
+                status: TurnEnd::Stopped,
+                message: "m".into(),
+            },
+        };
+        let value = serde_json::to_value(&event).unwrap_or_default();
+        assert_eq!(
+            value,
+            serde_json::json!({"seq": 4, "request": "m1", "turn": 2, "at": 10,
+                               "type": "turn_ended", "status": "stopped", "message": "m"})
+        );
+        let back: Result<ChatEvent, _> = serde_json::from_value(value);
+        assert_eq!(back.ok(), Some(event));
+    }
+}

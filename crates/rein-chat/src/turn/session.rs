@@ -24,7 +24,7 @@ use super::side::side_by_side;
 use super::{Clock, Reviewers};
 
 /// How much of one tool result the actor sees, in characters.
-const RESULT_CLIP_CHARS: usize = 6_000;
+const RESULT_CLIP_CHARS: usize = 4_000;
 
 /// Knobs of a session.
 #[derive(Debug, Clone)]
