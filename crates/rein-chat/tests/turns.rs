@@ -858,3 +858,32 @@ fn history_is_capped_with_a_trim_note() {
     assert_eq!(history.messages[0].content, "m10");
     assert!(history.trim_note().unwrap().contains("10 earlier message"));
 }
+
+#[test]
+fn the_same_held_change_again_stops_the_turn_without_asking_the_gate_again() {
+    let env = env();
+    let mut model = actor(&[edit_notes(), edit_notes(), edit_notes()]);
+    let mut reviewers = Scripted::new(1_000, 9_000);
+    let clock = FakeClock::at(T0);
+    let events = drive(
+        &env,
+        &mut model,
+        &mut reviewers,
+        &clock,
+        vec![(message("m1", "rename beta to gamma"), vec![])],
+        &none,
+    );
+    assert_eq!(reviewers.writes_seen.len(), 1);
+    assert_eq!(kinds(&events).iter().filter(|k| **k == "hold").count(), 1);
+    let end = &ended(&events)[0];
+    assert_eq!(end.0, TurnEnd::Stopped);
+    assert!(
+        end.1.contains("same change again") && end.1.contains("Nothing was written"),
+        "{}",
+        end.1
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace_path().join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+}

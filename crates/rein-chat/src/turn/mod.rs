@@ -22,7 +22,9 @@ use rein_protocol::cowork::{
     WRITE_FLOOR_BPS,
 };
 
-pub use prompt::{chat_system_prompt, held_message, round_cap_message, INTERRUPTED_MESSAGE};
+pub use prompt::{
+    chat_system_prompt, held_message, repeated_hold_message, round_cap_message, INTERRUPTED_MESSAGE,
+};
 pub use session::{Session, SessionOptions};
 pub use side::side_by_side;
 

@@ -77,3 +77,12 @@ pub fn round_cap_message(rounds: u32) -> String {
          Ask again more narrowly, or name the file to look at."
     )
 }
+
+/// What the person is told when the actor proposes a change again after it was held.
+pub fn repeated_hold_message(path: &str) -> String {
+    format!(
+        "I stopped this turn: my change to \"{path}\" was held by the write gate and I proposed \
+         the same change again. Nothing was written. Say more precisely what you want changed, \
+         or ask me a question instead."
+    )
+}

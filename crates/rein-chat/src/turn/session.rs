@@ -19,7 +19,9 @@ use rein_workspace::{
 };
 use serde_json::{json, Value};
 
-use super::prompt::{chat_system_prompt, held_message, round_cap_message, INTERRUPTED_MESSAGE};
+use super::prompt::{
+    chat_system_prompt, held_message, repeated_hold_message, round_cap_message, INTERRUPTED_MESSAGE,
+};
 use super::side::side_by_side;
 use super::{Clock, Reviewers};
 
@@ -334,6 +336,9 @@ impl<'a> Session<'a> {
             .constrained
             .then(|| mission_action_schema(&self.registry, &names));
         let mut excerpts: Vec<String> = Vec::new();
+        // Fingerprints of changes held in this turn: the same change again is not reviewed
+        // again (a small actor retries a held change verbatim, round after round).
+        let mut held: Vec<String> = Vec::new();
         for round in 0..self.options.max_rounds {
             if self.poll(inbox, sink) {
                 return Ok(Ending {
@@ -479,6 +484,22 @@ impl<'a> Session<'a> {
                 }
                 Ok(ToolOutput::Proposal(proposal)) => {
                     let path = proposal.path.to_string();
+                    let print = fingerprint(&action.action, &arguments);
+                    if held.contains(&print) {
+                        self.tool_event(
+                            sink,
+                            request,
+                            &call_id,
+                            &action.action,
+                            &arguments,
+                            "invalid",
+                            &format!("the same change to \"{path}\" was already held"),
+                        );
+                        return Ok(Ending {
+                            status: TurnEnd::Stopped,
+                            message: repeated_hold_message(&path),
+                        });
+                    }
                     self.tool_event(
                         sink,
                         request,
@@ -517,6 +538,7 @@ impl<'a> Session<'a> {
                             },
                         );
                         messages.push(ChatMessage::user(held_message(&path, &review)));
+                        held.push(print);
                         continue;
                     }
                     let id = self.request_approval(
