@@ -3,6 +3,7 @@
 mod ask;
 mod bench_cmd;
 mod changes_cmd;
+mod chat_cmd;
 mod check_mission_cmd;
 mod doctor;
 mod exit;
@@ -53,6 +54,8 @@ enum Command {
     Qualify(qualify_cmd::QualifyArgs),
     /// The test bench: check-suite (the judge on trial), run, merge, report.
     Bench(bench_cmd::BenchArgs),
+    /// Talk to a folder: the actor reads and proposes, you allow each change once.
+    Chat(chat_cmd::ChatArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
     Tool(tool_cmd::ToolArgs),
     /// The applied changes of a workspace.
@@ -76,6 +79,7 @@ fn main() {
         Command::CheckMission(args) => check_mission_cmd::run(args, cli.json),
         Command::Qualify(args) => qualify_cmd::run(args, cli.json),
         Command::Bench(args) => bench_cmd::run(args, cli.json),
+        Command::Chat(args) => chat_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Changes(args) => changes_cmd::changes(args, cli.json),
         Command::Undo(args) => changes_cmd::undo_change(args, cli.json),

@@ -32,6 +32,28 @@ id_type! {
     /// An approval card.
     ApprovalId
 }
+id_type! {
+    /// One run of a chat turn: from the person's message to Rein's answer.
+    TurnRunId
+}
+
+text_enum! {
+    /// How a turn run stands or ended.
+    TurnRunStatus {
+        /// The actor is working; no other message is accepted meanwhile.
+        Running = "running",
+        /// Ended in an answer.
+        Answered = "answered",
+        /// Ended with a change waiting for the person's decision.
+        Proposed = "proposed",
+        /// Stopped at the tool-round cap.
+        Stopped = "stopped",
+        /// The person interrupted it, or the process running it went away. Never resumed.
+        Interrupted = "interrupted",
+        /// The model or the store failed.
+        Failed = "failed",
+    }
+}
 
 text_enum! {
     /// Who spoke in a turn.
@@ -81,6 +103,39 @@ pub struct Turn {
     pub content: String,
     pub meta: Value,
     pub created_at: i64,
+}
+
+/// One run of a chat turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnRun {
+    pub id: TurnRunId,
+    pub conversation: ConversationId,
+    pub status: TurnRunStatus,
+    /// How it ended, in Rein's words.
+    pub note: Option<String>,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+/// The messages a prompt keeps: at most `cap`, newest last, and how many older ones were left
+/// out (the interface says so with [`History::trim_note`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    pub trimmed: usize,
+    pub messages: Vec<Turn>,
+}
+
+impl History {
+    /// The note that stands in for trimmed messages (`None` when nothing was trimmed).
+    pub fn trim_note(&self) -> Option<String> {
+        (self.trimmed > 0).then(|| {
+            format!(
+                "[{} earlier message(s) of this conversation were trimmed to keep the history \
+                 bounded; they are still in chat.db]",
+                self.trimmed
+            )
+        })
+    }
 }
 
 /// What [`ChatStore::request_approval`] records.
@@ -254,6 +309,154 @@ impl ChatStore {
             },
             |turn| format!("meta of turn {}", turn.id),
             |turn, meta| turn.meta = meta,
+        )
+    }
+
+    /// The most recent `cap` messages of a conversation, and how many older ones were trimmed.
+    /// Messages are never deleted (the table is append-only); trimming only bounds what a
+    /// prompt sees.
+    pub fn history(&self, conversation: ConversationId, cap: usize) -> Result<History> {
+        let total: i64 = self
+            .db
+            .conn
+            .query_row(
+                "SELECT count(*) FROM turns WHERE conversation_id = ?1",
+                [conversation],
+                |r| r.get(0),
+            )
+            .map_err(self.db.err("count messages"))?;
+        let total = usize::try_from(total).unwrap_or(0);
+        let messages = self.recent_turns(conversation, cap)?;
+        Ok(History {
+            trimmed: total.saturating_sub(messages.len()),
+            messages,
+        })
+    }
+
+    /// Starts a turn run. Refused with [`Error::TurnRunning`] while the conversation has one
+    /// running: one active turn per conversation (the unique index guards other processes).
+    pub fn begin_turn_run(&self, conversation: ConversationId, now: i64) -> Result<TurnRunId> {
+        self.db.write("start a turn", |tx| {
+            let exists: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)",
+                    [conversation],
+                    |r| r.get(0),
+                )
+                .map_err(self.db.err("start a turn"))?;
+            if !exists {
+                return Err(not_found(
+                    self.path(),
+                    format!("conversation {conversation}"),
+                ));
+            }
+            let running: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM turn_runs WHERE conversation_id = ?1 AND status = 'running'",
+                    [conversation],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(self.db.err("start a turn"))?;
+            if let Some(turn) = running {
+                return Err(Error::TurnRunning {
+                    conversation: conversation.0,
+                    turn,
+                });
+            }
+            tx.execute(
+                "INSERT INTO turn_runs (conversation_id, started_at) VALUES (?1, ?2)",
+                params![conversation, now],
+            )
+            .map_err(self.db.err("start a turn"))?;
+            Ok(TurnRunId(tx.last_insert_rowid()))
+        })
+    }
+
+    /// Ends a running turn run with `status` (anything but running), once.
+    pub fn end_turn_run(
+        &self,
+        id: TurnRunId,
+        status: TurnRunStatus,
+        note: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        if status == TurnRunStatus::Running {
+            return Err(invalid(self.path(), "a turn cannot end as running"));
+        }
+        self.db.write(&format!("end turn {id}"), |tx| {
+            let current: Option<TurnRunStatus> = tx
+                .query_row("SELECT status FROM turn_runs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(self.db.err("end a turn"))?;
+            match current {
+                None => Err(not_found(self.path(), format!("turn {id}"))),
+                Some(TurnRunStatus::Running) => {
+                    tx.execute(
+                        "UPDATE turn_runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
+                        params![id, status, note, now],
+                    )
+                    .map_err(self.db.err("end a turn"))?;
+                    Ok(())
+                }
+                Some(from) => Err(Error::Transition {
+                    path: self.path().to_path_buf(),
+                    what: format!("turn {id}"),
+                    from: from.to_string(),
+                    to: status.to_string(),
+                }),
+            }
+        })
+    }
+
+    /// Closes as interrupted every turn of `conversation` still marked running (left so by a
+    /// process that went away); returns them so the interface can show them. Called when a
+    /// conversation is opened: such a turn is shown as interrupted, never resumed.
+    pub fn interrupt_running(
+        &self,
+        conversation: ConversationId,
+        now: i64,
+    ) -> Result<Vec<TurnRunId>> {
+        self.db.write("close interrupted turns", |tx| {
+            let ids: Vec<TurnRunId> = tx
+                .prepare_cached(
+                    "SELECT id FROM turn_runs WHERE conversation_id = ?1 AND status = 'running'",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map([conversation], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(self.db.err("close interrupted turns"))?;
+            tx.execute(
+                "UPDATE turn_runs SET status = 'interrupted', ended_at = ?2,
+                     note = 'the process running this turn went away; it was not resumed'
+                 WHERE conversation_id = ?1 AND status = 'running'",
+                params![conversation, now],
+            )
+            .map_err(self.db.err("close interrupted turns"))?;
+            Ok(ids)
+        })
+    }
+
+    /// The turn runs of a conversation, oldest first.
+    pub fn turn_runs(&self, conversation: ConversationId) -> Result<Vec<TurnRun>> {
+        self.db.rows(
+            "list turns",
+            "SELECT id, conversation_id, status, note, started_at, ended_at FROM turn_runs
+             WHERE conversation_id = ?1 ORDER BY id",
+            [conversation],
+            |r| {
+                Ok(TurnRun {
+                    id: r.get(0)?,
+                    conversation: r.get(1)?,
+                    status: r.get(2)?,
+                    note: r.get(3)?,
+                    started_at: r.get(4)?,
+                    ended_at: r.get(5)?,
+                })
+            },
         )
     }
 

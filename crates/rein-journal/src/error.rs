@@ -133,6 +133,13 @@ pub enum Error {
         expires_at: i64,
     },
 
+    /// A conversation already has a turn running: a second message is refused, not queued.
+    #[error(
+        "conversation {conversation} already has turn {turn} running; wait for it to end or \
+         interrupt it, then send the message again (messages are not queued)"
+    )]
+    TurnRunning { conversation: i64, turn: i64 },
+
     /// A JSON column did not parse, or a value could not be serialised.
     #[error("{path}: bad JSON in {what}: {source}")]
     Json {

@@ -35,11 +35,18 @@ const JOURNAL: &[Migration] = &[
     },
 ];
 
-const CHAT: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_init",
-    sql: include_str!("../migrations/chat/0001_init.sql"),
-}];
+const CHAT: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("../migrations/chat/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_turn_runs",
+        sql: include_str!("../migrations/chat/0002_turn_runs.sql"),
+    },
+];
 
 const JOBS: &[Migration] = &[
     Migration {

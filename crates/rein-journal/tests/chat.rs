@@ -213,3 +213,69 @@ fn turns_keep_order_and_the_recent_window() {
         .is_err());
     assert!(conn.execute("DELETE FROM turns", []).is_err());
 }
+
+#[test]
+fn one_running_turn_per_conversation_and_each_ends_once() {
+    let (_dir, store) = store();
+    let a = store.create_conversation("/ws", "a", None, T0).unwrap();
+    let b = store.create_conversation("/ws", "b", None, T0).unwrap();
+    let run = store.begin_turn_run(a, T0).unwrap();
+    // A second turn in the same conversation is refused; another conversation is free.
+    match store.begin_turn_run(a, T0 + 1) {
+        Err(Error::TurnRunning { conversation, turn }) => {
+            assert_eq!((conversation, turn), (a.0, run.0));
+        }
+        other => panic!("{other:?}"),
+    }
+    let other = store.begin_turn_run(b, T0 + 1).unwrap();
+    store
+        .end_turn_run(
+            run,
+            rein_journal::TurnRunStatus::Answered,
+            Some("ok"),
+            T0 + 2,
+        )
+        .unwrap();
+    assert!(store
+        .end_turn_run(run, rein_journal::TurnRunStatus::Interrupted, None, T0 + 3)
+        .is_err());
+    assert!(store
+        .end_turn_run(other, rein_journal::TurnRunStatus::Running, None, T0 + 3)
+        .is_err());
+    // Once ended, the conversation takes a new turn.
+    store.begin_turn_run(a, T0 + 4).unwrap();
+    // A turn left running is closed as interrupted, with its time, and listed.
+    let closed = store.interrupt_running(b, T0 + 5).unwrap();
+    assert_eq!(closed, vec![other]);
+    let runs = store.turn_runs(b).unwrap();
+    assert_eq!(runs[0].status, rein_journal::TurnRunStatus::Interrupted);
+    assert_eq!(runs[0].ended_at, Some(T0 + 5));
+    assert!(store.interrupt_running(b, T0 + 6).unwrap().is_empty());
+}
+
+#[test]
+fn the_schema_refuses_a_second_running_turn_and_rewriting_an_ended_one() {
+    let (dir, store) = store();
+    let a = store.create_conversation("/ws", "a", None, T0).unwrap();
+    let run = store.begin_turn_run(a, T0).unwrap();
+    store
+        .end_turn_run(run, rein_journal::TurnRunStatus::Stopped, None, T0 + 1)
+        .unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(dir.path().join("chat.db")).unwrap();
+    let rewrite = conn.execute(
+        "UPDATE turn_runs SET status = 'answered' WHERE id = ?1",
+        [run.0],
+    );
+    assert!(rewrite.is_err(), "an ended turn was rewritten");
+    conn.execute(
+        "INSERT INTO turn_runs (conversation_id, started_at) VALUES (?1, ?2)",
+        [a.0, T0 + 2],
+    )
+    .unwrap();
+    let second = conn.execute(
+        "INSERT INTO turn_runs (conversation_id, started_at) VALUES (?1, ?2)",
+        [a.0, T0 + 3],
+    );
+    assert!(second.is_err(), "two running turns in one conversation");
+}

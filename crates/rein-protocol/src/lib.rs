@@ -2,6 +2,7 @@
 //! outcomes. Behaviour lives elsewhere; this crate only names things.
 
 pub mod canonical;
+pub mod chat;
 pub mod cowork;
 pub mod display;
 pub mod gate;
