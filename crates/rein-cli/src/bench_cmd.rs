@@ -124,6 +124,9 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
         if let (Some(task), Some(model)) = (&args.run.task, &args.run.model) {
             return memory::run_adhoc(task, model, args.run.seed, args.run.allow_remote, json);
         }
+        if let Some(result) = router::maybe_run(&args.run, json) {
+            return result;
+        }
         if let Some(result) = bfcl::maybe_run(&args.run, json) {
             return result;
         }
