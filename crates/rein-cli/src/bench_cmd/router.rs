@@ -93,7 +93,7 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let mut heldout = SplitScore::default();
             let mut rows = Vec::new();
             for request in &suite.requests {
-                let is_dev = format!("{:?}", request.split).eq_ignore_ascii_case("dev");
+                let is_dev = request.split.as_str() == "dev";
                 if (args.split == "dev" && !is_dev) || (args.split == "heldout" && is_dev) {
                     continue;
                 }
