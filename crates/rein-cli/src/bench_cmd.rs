@@ -4,6 +4,7 @@
 
 mod bfcl;
 mod endpoints;
+mod gate;
 mod job;
 mod memory;
 mod progress;
@@ -127,6 +128,12 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
     let Some(command) = args.command else {
         if let (Some(task), Some(model)) = (&args.run.task, &args.run.model) {
             return memory::run_adhoc(task, model, args.run.seed, args.run.allow_remote, json);
+        }
+        if let Some(result) = gate::maybe_run(&args.run, json) {
+            return result;
+        }
+        if let Some(result) = router::maybe_run(&args.run, json) {
+            return result;
         }
         if let Some(result) = bfcl::maybe_run(&args.run, json) {
             return result;

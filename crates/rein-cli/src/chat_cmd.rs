@@ -10,14 +10,15 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use rein_chat::turn::{Reviewers, Session, SessionOptions, SystemClock, UnwiredReviewers};
+use rein_chat::turn::{Reviewers, Session, SessionOptions, SystemClock};
+use rein_chat::wiring::ModelReviewers;
 use rein_engine::agent::is_embedded;
 use rein_journal::ChatStore;
 use rein_models::DataDir;
 use rein_protocol::chat::{ChatEvent, ChatRequest, Decision, EventKind, TurnEnd};
 use rein_protocol::display::{escape_line, escape_text, json_safe, show_diff, Mode, StreamEscaper};
 
-use crate::open::{default_actor, open_model_with, ModelKnobs};
+use crate::open::{default_actor, open_model, open_model_with, ModelKnobs};
 use crate::tool_cmd::{open_journal, open_workspace, recover_and_report};
 
 #[derive(Debug, clap::Args)]
@@ -61,7 +62,7 @@ pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
         None => default_actor()?,
     };
     let mut actor = open_model_with(&spec, args.allow_remote, &args.knobs)?;
-    let mut reviewers = reviewers_for(args.decision_model.as_deref());
+    let mut reviewers = reviewers_for(args.decision_model.as_deref(), args.allow_remote);
     let conversation = store
         .create_conversation(
             &workspace.display_root(),
@@ -97,13 +98,30 @@ pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
 
 /// The router and gates for a decision model.
 ///
-/// LEAD: route.rs and review.rs are not on this branch. When they are merged, write
-/// crates/rein-chat/src/wiring.rs with an adapter implementing `turn::Reviewers` over
-/// `route(text, Some(&mut *model))`, `review_write(...)` and `review_answer(...)`, open the
-/// decision model here (default: the catalog's decision model) and return that adapter. Until
-/// then every write is held and every answer cautioned (fail closed), with the reason shown.
-fn reviewers_for(_decision_model: Option<&str>) -> Box<dyn Reviewers> {
-    Box::new(UnwiredReviewers)
+/// The router and gates over the decision model (`--decision-model`, default: the catalog's
+/// decision model). A model that cannot be opened fails closed, and says so: keyword routes,
+/// every write held, every answer cautioned.
+fn reviewers_for(decision_model: Option<&str>, allow_remote: bool) -> Box<dyn Reviewers> {
+    let spec = match decision_model {
+        Some(m) => m.to_string(),
+        None => match crate::route_cmd::default_decision() {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("rein: chat: {e:#}; every write will be held");
+                return Box::new(ModelReviewers::new(None));
+            }
+        },
+    };
+    match open_model(&spec, allow_remote) {
+        Ok(model) => Box::new(ModelReviewers::new(Some(model))),
+        Err(e) => {
+            eprintln!(
+                "rein: chat: the decision model {spec} could not be opened ({e:#}); every write \
+                 will be held and every answer cautioned"
+            );
+            Box::new(ModelReviewers::new(None))
+        }
+    }
 }
 
 /// What the stdin reader hands over: a request, or why a line was refused.

@@ -7,11 +7,13 @@ mod chat_cmd;
 mod check_mission_cmd;
 mod doctor;
 mod exit;
+mod gate_cmd;
 mod journal_cmd;
 mod models_cmd;
 mod open;
 mod perf;
 mod qualify_cmd;
+mod route_cmd;
 mod run_cmd;
 mod tool_cmd;
 mod worker_cmd;
@@ -58,6 +60,10 @@ enum Command {
     Chat(chat_cmd::ChatArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
     Tool(tool_cmd::ToolArgs),
+    /// The router's intent, source and confidence for one message.
+    Route(route_cmd::RouteArgs),
+    /// The write gate's review of one proposed change; exit 0 allowed, 1 held.
+    Gate(gate_cmd::GateArgs),
     /// The applied changes of a workspace.
     Changes(changes_cmd::ChangesArgs),
     /// Revert one applied change (only if its file is unchanged since).
@@ -81,6 +87,8 @@ fn main() {
         Command::Bench(args) => bench_cmd::run(args, cli.json),
         Command::Chat(args) => chat_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
+        Command::Route(args) => route_cmd::run(args, cli.json),
+        Command::Gate(args) => gate_cmd::run(args, cli.json),
         Command::Changes(args) => changes_cmd::changes(args, cli.json),
         Command::Undo(args) => changes_cmd::undo_change(args, cli.json),
         Command::Worker(args) => worker_cmd::run(args),

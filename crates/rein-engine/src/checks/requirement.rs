@@ -5,7 +5,9 @@
 //! own spec is read here, never the inputs nor the frozen expected files, so nothing computed
 //! can leak through a rendering.
 
-use super::spec::{CallSpec, CheckSpec, Computed, Locator, Occurrences, ValueSource};
+use super::spec::{
+    CallSpec, CheckSpec, Computed, FinalNewline, LineEndings, Locator, Occurrences, ValueSource,
+};
 use crate::mission::FrozenContract;
 
 /// Characters of a pattern or schema quoted in a requirement; a longer one is clipped (its
@@ -153,17 +155,35 @@ pub fn requirement(spec: &CheckSpec) -> String {
                 format!("{} must {}.", q(path), parts.join("; "))
             }
         }
-        CheckSpec::ActionsCalled { tools, ordered } => {
+        CheckSpec::ActionsCalled {
+            tools,
+            ordered,
+            strict_order,
+        } => {
+            // What a call must have written is the task's answer: it is not shown.
             let list: Vec<String> = tools
                 .iter()
                 .map(|c| match c {
                     CallSpec::Tool(t) => t.clone(),
-                    CallSpec::ToolOnPath { tool, path } => format!("{tool} on {}", q(path)),
+                    CallSpec::ToolOnPath(call) => {
+                        let mut s = format!("{} on {}", call.tool, q(&call.path));
+                        if call.wrote.is_some() {
+                            s.push_str(" (writing the content the task asks for)");
+                        }
+                        if call.after_last_write {
+                            s.push_str(" (after its last write)");
+                        }
+                        s
+                    }
                 })
                 .collect();
             format!(
                 "Call these tools{}: {}.",
-                if *ordered { ", in this order" } else { "" },
+                match (ordered, strict_order) {
+                    (true, true) => ", in this order, none of them before the ones listed earlier",
+                    (true, false) => ", in this order",
+                    _ => "",
+                },
                 list.join(", ")
             )
         }
@@ -323,17 +343,38 @@ pub fn requirement(spec: &CheckSpec) -> String {
             "Do not change, delete or re-create any input file.".to_string()
         }
         // The expected file is the gold deliverable: named as existing, never shown.
-        CheckSpec::FileEquals { path, .. } => format!(
-            "{} must end up exactly equal to the mission's expected file (which you are not shown): do what the task asks and nothing more.",
-            q(path)
-        ),
-        CheckSpec::NothingElseChanged { allow } => {
+        CheckSpec::FileEquals {
+            path,
+            line_endings,
+            final_newline,
+            ..
+        } => {
+            let mut s = format!(
+                "{} must end up exactly equal to the mission's expected file (which you are not shown): do what the task asks and nothing more.",
+                q(path)
+            );
+            if *line_endings == LineEndings::Exact {
+                s.push_str(" Keep its line endings as they are (no CR added).");
+            }
+            if *final_newline == FinalNewline::Required {
+                s.push_str(" It must end with a newline.");
+            }
+            s
+        }
+        CheckSpec::NothingElseChanged {
+            allow,
+            allow_deleted,
+        } => {
             let mut s = String::from(
                 "Create, change or delete no file other than the deliverable and the files to edit",
             );
             if !allow.is_empty() {
                 let list: Vec<String> = allow.iter().map(|a| q(a)).collect();
                 s.push_str(&format!(" and {}", list.join(", ")));
+            }
+            if !allow_deleted.is_empty() {
+                let list: Vec<String> = allow_deleted.iter().map(|a| q(a)).collect();
+                s.push_str(&format!(" (you may delete {})", list.join(", ")));
             }
             s.push('.');
             s

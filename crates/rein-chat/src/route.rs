@@ -1,0 +1,287 @@
+//! The router: which intent a request is about. A route is a hint to the actor (which tools to
+//! mention first), never a permission, so a wrong route costs a detour, not a write.
+//!
+//! Every message gets a keyword route first. A message shorter than [`SHORT_MESSAGE_CHARS`] keeps
+//! it. Otherwise the decision model scores every intent over the request (clipped to
+//! [`ROUTE_CLIP_CHARS`]) after a fixed instruction, which stays byte-identical between requests
+//! so the worker's KV cache reuses it. The model's label counts only at [`ROUTE_FLOOR_BPS`] or
+//! above, and a confident `general` never overrides a keyword route (small models say `general`
+//! when unsure; a keyword is evidence of file work).
+
+use std::time::{Duration, Instant};
+
+use rein_models::Model;
+use rein_protocol::cowork::{
+    Intent, Route, RouteSource, DECISION_TIMEOUT_MS, ROUTE_CLIP_CHARS, ROUTE_FLOOR_BPS,
+    SHORT_MESSAGE_CHARS,
+};
+use rein_protocol::{ChatMessage, ChooseRequest, Prompt};
+
+use crate::decide::{bps_of, choose_by, clip_chars, Decision};
+
+/// Confidence recorded for a keyword route that matched a keyword. Nominal, not measured: it
+/// only orders a keyword match above the fallback below.
+pub const KEYWORD_MATCH_BPS: u32 = 5_000;
+/// Confidence recorded when no keyword matched and the route is `general` by default.
+pub const KEYWORD_FALLBACK_BPS: u32 = 2_500;
+
+/// The decision model's instruction, sent first and unchanged so its tokens are cached.
+pub const ROUTE_INSTRUCTION: &str = "You sort requests sent to a file assistant on a person's \
+computer. Answer with exactly one label:\n\
+general: conversation or a question that needs no file (greetings, thanks, jokes, facts, how the \
+assistant works);\n\
+explore: find or list files and folders, where a file is, what changed, the folder structure;\n\
+summarize: the short version of one text, document, log or pasted passage;\n\
+related: other files, notes or tickets that mention, reference or belong with a given one;\n\
+report: compute from data files: totals, counts, averages, tables, sorting, charts;\n\
+vision: read or describe an image, photo, screenshot, chart picture or scanned page;\n\
+voice: transcribe or listen to an audio recording or voice note.\n\
+When a request asks for several things, choose what must be done first.";
+
+/// One row of the keyword table: any of `needles` (lower case, matched as substrings of the
+/// lower-cased message) routes to `intent`. Rows are tried in order; the first match wins, so
+/// the input kind (audio, image) comes before what is asked of it.
+struct KeywordRow {
+    intent: Intent,
+    needles: &'static [&'static str],
+}
+
+const KEYWORDS: &[KeywordRow] = &[
+    KeywordRow {
+        intent: Intent::Voice,
+        needles: &[
+            ".mp3",
+            ".wav",
+            ".m4a",
+            ".ogg",
+            ".flac",
+            ".opus",
+            ".aac",
+            "transcribe",
+            "recording",
+            "voice note",
+            "voice memo",
+            "audio",
+            "podcast",
+            "sprachnachricht",
+        ],
+    },
+    KeywordRow {
+        intent: Intent::Vision,
+        needles: &[
+            ".png",
+            ".jpg",
+            ".jpeg",
+            ".heic",
+            ".gif",
+            ".webp",
+            ".svg",
+            ".bmp",
+            ".tif",
+            "screenshot",
+            "photo",
+            " pic ",
+            "picture",
+            "image",
+            "scanned",
+            "whiteboard",
+            "visually",
+        ],
+    },
+    KeywordRow {
+        intent: Intent::Summarize,
+        needles: &[
+            "summar",
+            "summer",
+            "sumar",
+            "gist",
+            "tldr",
+            "tl;dr",
+            "short version",
+            "boil it down",
+            "resume el",
+            "resumen",
+            "résume",
+            "résumé",
+            "zusammenfass",
+            "in a nutshell",
+        ],
+    },
+    KeywordRow {
+        intent: Intent::Related,
+        needles: &[
+            "related",
+            "relevant to",
+            "mention",
+            "references",
+            "referencing",
+            "other files",
+            "other tickets",
+            "belong to",
+            "follow-up",
+            "connected to",
+            "関連",
+            "相关",
+            "which scripts read",
+        ],
+    },
+    KeywordRow {
+        intent: Intent::Explore,
+        needles: &[
+            "folder",
+            "directory",
+            "where did i put",
+            "where is",
+            "which files",
+            "is there a file",
+            "structure",
+            "strucure",
+            "what changed",
+            "list the files",
+            "list every",
+            "top level",
+        ],
+    },
+    KeywordRow {
+        intent: Intent::Report,
+        needles: &[
+            "report",
+            "reprot",
+            "total",
+            "by category",
+            "per day",
+            "per month",
+            "by region",
+            "how many",
+            "count",
+            "average",
+            "table",
+            "sorted",
+            "plot",
+            "lowest",
+            "highest",
+            "отчёт",
+            "отчет",
+            "сумма",
+        ],
+    },
+];
+
+/// The keyword table's route for `text`, and whether a keyword matched (else `general`).
+pub fn keyword_route(text: &str) -> (Intent, bool) {
+    let lower = format!(" {} ", text.to_lowercase());
+    KEYWORDS
+        .iter()
+        .find(|row| row.needles.iter().any(|needle| lower.contains(needle)))
+        .map(|row| (row.intent, true))
+        .unwrap_or((Intent::General, false))
+}
+
+/// The request the decision model is asked: the fixed instruction, then the clipped message.
+pub fn route_request(text: &str) -> ChooseRequest {
+    let (clipped, _) = clip_chars(text, ROUTE_CLIP_CHARS);
+    ChooseRequest {
+        prompt: Prompt::chat(vec![
+            ChatMessage::system(ROUTE_INSTRUCTION),
+            ChatMessage::user(format!("Request:\n{clipped}\n\nLabel:")),
+        ]),
+        labels: Intent::ALL.iter().map(|i| i.as_str().to_string()).collect(),
+    }
+}
+
+/// Routes one message; see the module's note. Never fails: an unusable model is an `outage`
+/// route on keywords with the reason in `note`.
+pub fn route(text: &str, decider: Option<&mut dyn Model>) -> Route {
+    route_with_deadline(text, decider, Duration::from_millis(DECISION_TIMEOUT_MS))
+}
+
+/// [`route`] with a chosen deadline for the model's answer (tests, benches).
+pub fn route_with_deadline(
+    text: &str,
+    decider: Option<&mut dyn Model>,
+    deadline: Duration,
+) -> Route {
+    let started = Instant::now();
+    let (keyword_intent, matched) = keyword_route(text);
+    let keyword_bps = if matched {
+        KEYWORD_MATCH_BPS
+    } else {
+        KEYWORD_FALLBACK_BPS
+    };
+    let mut route = Route {
+        intent: keyword_intent,
+        source: RouteSource::Keyword,
+        confidence_bps: keyword_bps,
+        keyword_intent,
+        probabilities: Vec::new(),
+        label_mass: None,
+        note: None,
+        latency_ms: 0.0,
+    };
+    let finish = |mut route: Route| {
+        route.latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        route
+    };
+    if text.chars().count() < SHORT_MESSAGE_CHARS {
+        route.source = RouteSource::ShortMessage;
+        return finish(route);
+    }
+    let Some(model) = decider else {
+        route.source = RouteSource::Outage;
+        route.note = Some("no decision model; the keyword route stands".into());
+        return finish(route);
+    };
+    let reply = match choose_by(model, &route_request(text), deadline) {
+        Decision::Reply(reply) => reply,
+        Decision::Late { elapsed_ms } => {
+            route.source = RouteSource::Outage;
+            route.note = Some(format!(
+                "the decision model took {elapsed_ms:.0} ms, over the {} ms limit; the keyword \
+                 route stands",
+                deadline.as_millis()
+            ));
+            return finish(route);
+        }
+        Decision::Failed(error) => {
+            route.source = RouteSource::Outage;
+            route.note = Some(format!(
+                "the decision model failed ({error}); the keyword route stands"
+            ));
+            return finish(route);
+        }
+    };
+    route.label_mass = reply.label_mass;
+    route.probabilities = reply.probabilities.clone();
+    // The best declared label; ties go to the earlier intent in Intent::ALL.
+    let mut best: Option<(Intent, u32)> = None;
+    for intent in Intent::ALL {
+        let bps = bps_of(&reply, intent.as_str());
+        if best.is_none_or(|(_, b)| bps > b) {
+            best = Some((intent, bps));
+        }
+    }
+    let Some((model_intent, model_bps)) = best else {
+        return finish(route);
+    };
+    if model_bps < ROUTE_FLOOR_BPS {
+        route.source = RouteSource::Floor;
+        route.note = Some(format!(
+            "the decision model's best label, {model_intent} at {model_bps} bps, is below the \
+             {ROUTE_FLOOR_BPS} bps floor; the keyword route stands"
+        ));
+    } else if model_intent == Intent::General && keyword_intent != Intent::General {
+        route.source = RouteSource::Keyword;
+        route.note = Some(format!(
+            "the decision model said general at {model_bps} bps; general never overrides the \
+             keyword route {keyword_intent}"
+        ));
+    } else if model_intent == keyword_intent {
+        route.source = RouteSource::Keyword;
+        route.confidence_bps = model_bps;
+    } else {
+        route.intent = model_intent;
+        route.source = RouteSource::Model;
+        route.confidence_bps = model_bps;
+    }
+    finish(route)
+}

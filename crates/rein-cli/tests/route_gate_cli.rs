@@ -1,0 +1,127 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `rein route` and `rein gate` through the binary with scripted decision models, and one
+//! real-model route with the 0.5B (skipped only with REIN_SKIP_MODEL_TESTS=1).
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn rein(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn script(lines: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("decide.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    let spec = format!("scripted:{}", path.display());
+    (dir, spec)
+}
+
+#[test]
+fn route_json_has_the_contract_fields() {
+    let (_dir, spec) = script("{\"voice\": 0.8, \"general\": 0.2}\n");
+    let out = rein(&[
+        "--json",
+        "route",
+        "--model",
+        &spec,
+        "can you write down what was said in the call yesterday",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["intent"], "voice");
+    assert_eq!(v["source"], "model");
+    assert_eq!(v["confidence_bps"], 8000);
+    assert_eq!(v["probabilities"].as_array().unwrap().len(), 7);
+    assert!(v["latency_ms"].as_f64().is_some());
+}
+
+#[test]
+fn route_with_a_broken_model_is_an_outage_on_keywords() {
+    let out = rein(&[
+        "--json",
+        "route",
+        "--model",
+        "scripted:/nonexistent/decide.jsonl",
+        "please transcribe voice_memo_0612.m4a for me",
+    ]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["intent"].as_str(), v["source"].as_str()),
+        (Some("voice"), Some("outage"))
+    );
+    assert!(v["note"].as_str().unwrap().contains("could not be opened"));
+}
+
+#[test]
+fn gate_exit_code_follows_the_floor() {
+    let (_dir, low) = script("{\"yes\": 0.7499, \"no\": 0.2501}\n");
+    let out = rein(&[
+        "--json",
+        "gate",
+        "--model",
+        &low,
+        "--request",
+        "add milk to todo.md",
+        "--proposal",
+        "+- milk",
+        "--path",
+        "todo.md",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["allowed"], false);
+    assert_eq!(v["confidence_bps"], 7499);
+    let (_dir2, ok) = script("{\"yes\": 0.75, \"no\": 0.25}\n");
+    let out = rein(&[
+        "--json",
+        "gate",
+        "--model",
+        &ok,
+        "--request",
+        "add milk to todo.md",
+        "--proposal",
+        "+- milk",
+        "--path",
+        "todo.md",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// The real 0.5B decision model routes one request; any label is fine, the source must say the
+/// model was asked (model, keyword, floor) or why not (outage, with a note).
+#[test]
+fn real_model_route_with_the_05b() {
+    if std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1") {
+        return;
+    }
+    let out = rein(&[
+        "--json",
+        "route",
+        "--model",
+        "qwen2.5-coder-0.5b",
+        "transcribe the recording in recordings/client_call.mp3 please",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let source = v["source"].as_str().unwrap();
+    if source == "outage" {
+        assert!(v["note"].as_str().is_some());
+    } else {
+        assert_eq!(v["probabilities"].as_array().unwrap().len(), 7, "{v}");
+    }
+    assert_eq!(v["keyword_intent"], "voice");
+}
