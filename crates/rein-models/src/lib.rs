@@ -23,6 +23,23 @@ pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;
 pub use spec::ModelSpec;
 
+/// A decision whose labels held less than this share of the model's probability (before
+/// normalising over the labels) is refused as an outage: below half, the model was mostly
+/// saying something else, and a normalised 0.99 would only say which label was least unlikely.
+pub const LABEL_MASS_FLOOR: f64 = 0.5;
+
+/// Fails a measured decision whose label mass is under [`LABEL_MASS_FLOOR`]; a reply that did
+/// not measure its mass (scripted) passes as it is.
+pub fn check_label_mass(reply: ChooseReply) -> Result<ChooseReply> {
+    match reply.label_mass {
+        Some(mass) if !(mass >= LABEL_MASS_FLOOR) => Err(ModelError::LowLabelMass {
+            mass,
+            floor: LABEL_MASS_FLOOR,
+        }),
+        _ => Ok(reply),
+    }
+}
+
 /// A model Rein can ask. Backends implement this; nothing above this crate knows which one it is.
 pub trait Model: Send {
     /// Who answered, as checked when the backend started.
