@@ -200,7 +200,7 @@ fn real_model_choose_ranks_labelled_prompts() {
         eprintln!("{want}: {:?} mass {mass:.3}", reply.probabilities);
         assert_eq!(reply.best().unwrap().0, want, "{prompt}: {reply:?}");
         assert!(
-            mass >= rein_models::LABEL_MASS_FLOOR && mass <= 1.0,
+            (rein_models::LABEL_MASS_FLOOR..=1.0).contains(&mass),
             "{mass}"
         );
         let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
