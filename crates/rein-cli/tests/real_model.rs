@@ -156,3 +156,54 @@ fn real_model_keeps_serving_after_its_file_is_deleted() {
     let err = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into()).unwrap_err();
     assert!(err.to_string().contains("rein models pull"), "{err}");
 }
+
+/// A real-model test of what `choose` means: on prompts whose answer is plain, the right label
+/// must rank first (not only sum to 1), and the labels must hold most of the model's mass.
+#[test]
+fn real_model_choose_ranks_labelled_prompts() {
+    if skip() {
+        return;
+    }
+    let mut model = start();
+    let cases: [(&str, &[&str], &str); 4] = [
+        (
+            "What is the sentiment of this review? Reply with one word only, positive or negative.\nReview: I loved it, the best meal I have had in years.",
+            &["positive", "negative"],
+            "positive",
+        ),
+        (
+            "What is the sentiment of this review? Reply with one word only, positive or negative.\nReview: Cold food, rude staff, never again.",
+            &["positive", "negative"],
+            "negative",
+        ),
+        (
+            "Is Paris the capital of France? Reply with one word only, yes or no.",
+            &["yes", "no"],
+            "yes",
+        ),
+        (
+            "Is the number 7 even? Reply with one word only, yes or no.",
+            &["yes", "no"],
+            "no",
+        ),
+    ];
+    for (prompt, labels, want) in cases {
+        let reply = model
+            .choose(&ChooseRequest {
+                prompt: Prompt::chat(vec![ChatMessage::user(prompt)]),
+                labels: labels.iter().map(|s| s.to_string()).collect(),
+            })
+            .unwrap_or_else(|e| panic!("{prompt}: {e}"));
+        let mass = reply
+            .label_mass
+            .expect("the embedded backend measures label mass");
+        eprintln!("{want}: {:?} mass {mass:.3}", reply.probabilities);
+        assert_eq!(reply.best().unwrap().0, want, "{prompt}: {reply:?}");
+        assert!(
+            (rein_models::LABEL_MASS_FLOOR..=1.0).contains(&mass),
+            "{mass}"
+        );
+        let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
+        assert!((sum - 1.0).abs() < 1e-6);
+    }
+}

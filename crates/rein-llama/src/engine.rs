@@ -112,6 +112,8 @@ pub struct LlamaEngine {
     cached: Vec<LlamaToken>,
     /// Batch index of the last decoded position that produced logits.
     last_logits: i32,
+    /// Per token id: whether its text continues a word (see `choose`); built on first use.
+    continues: Option<std::sync::Arc<Vec<bool>>>,
     parser_factory: Option<ParserFactory>,
     options: EngineOptions,
     /// Told (tokens decoded, prompt tokens) after each prompt batch; see [`Self::on_progress`].
@@ -149,6 +151,7 @@ impl LlamaEngine {
             control_texts,
             cached: Vec::new(),
             last_logits: 0,
+            continues: None,
             parser_factory: None,
             options,
             progress: None,
@@ -291,6 +294,27 @@ impl LlamaEngine {
 
     pub(crate) fn last_logits(&self) -> &[f32] {
         self.ctx.get_logits_ith(self.last_logits)
+    }
+
+    /// Per token id, whether the token continues the word before it. End-of-generation tokens
+    /// never do; the table is built once per worker (it walks the whole vocabulary).
+    pub(crate) fn continuation_table(&mut self) -> std::sync::Arc<Vec<bool>> {
+        if let Some(table) = &self.continues {
+            return table.clone();
+        }
+        let vocab = self.model.vocab();
+        let n = self.model.n_vocab().max(0) as usize;
+        let mut table = vec![false; n];
+        for token in vocab.tokens() {
+            let id = token.0 as usize;
+            if id < n && !vocab.is_eog(token) && !vocab.is_control(token) {
+                let piece = vocab.token_to_piece(token, false, None);
+                table[id] = crate::choose::continues_word(&String::from_utf8_lossy(&piece));
+            }
+        }
+        let table = std::sync::Arc::new(table);
+        self.continues = Some(table.clone());
+        table
     }
 
     pub(crate) fn vocab_tokenize(&self, text: &str) -> Vec<LlamaToken> {

@@ -16,7 +16,7 @@ use rein_protocol::model::{
 };
 use rein_protocol::worker::{WorkerReply, WorkerRequest, WorkerStats};
 
-use crate::{Model, ModelError, Result};
+use crate::{check_label_mass, Model, ModelError, Result};
 
 /// How long a worker may take to load its model and say hello.
 pub const DEFAULT_LOAD_TIMEOUT: Duration = Duration::from_secs(180);
@@ -467,7 +467,8 @@ impl Model for EmbeddedModel {
     }
 
     fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
-        self.with_restart(|model| {
+        // The floor is checked outside the restart wrapper: low mass is an answer, not a crash.
+        let reply = self.with_restart(|model| {
             let id = model.take_id();
             model.send(&WorkerRequest::Choose {
                 id,
@@ -477,7 +478,8 @@ impl Model for EmbeddedModel {
                 WorkerReply::Chosen { reply, .. } => Ok(reply),
                 other => Err(model.fail(format!("unexpected reply to choose: {other:?}"))),
             }
-        })
+        })?;
+        check_label_mass(reply)
     }
 
     fn take_notices(&mut self) -> Vec<String> {

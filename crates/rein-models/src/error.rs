@@ -52,6 +52,8 @@ pub enum ModelError {
     },
     #[error("{0}")]
     Undecided(String),
+    #[error("the labels held only {mass:.3} of the model's probability (the floor is {floor}), so the decision is not trusted and counts as an outage; reword the prompt so the model answers with one of the labels")]
+    LowLabelMass { mass: f64, floor: f64 },
     #[error("I/O error on {path}: {source}")]
     Io {
         path: String,

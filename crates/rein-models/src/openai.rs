@@ -22,8 +22,8 @@ pub use endpoint::{
 
 use crate::error::{ModelError, Result};
 use crate::{
-    ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource, FinishReason,
-    LabelProbability, Model, ModelIdentity, Prompt, Role,
+    check_label_mass, ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource,
+    FinishReason, LabelProbability, Model, ModelIdentity, Prompt, Role,
 };
 use stream::{SseReader, StopScanner};
 
@@ -418,6 +418,16 @@ impl Model for OpenAiModel {
                 "choose needs at least one label".into(),
             ));
         }
+        let distinct: std::collections::HashSet<String> = request
+            .labels
+            .iter()
+            .map(|l| l.trim().to_lowercase())
+            .collect();
+        if distinct.len() != request.labels.len() || distinct.contains("") {
+            return Err(ModelError::BadRequest(
+                "labels must be non-empty and distinct ignoring case and surrounding spaces; give each label a distinct name".into(),
+            ));
+        }
         let (path, mut body) = self.base_body(&request.prompt);
         body.insert("stream".into(), json!(false));
         body.insert("max_tokens".into(), json!(1));
@@ -443,27 +453,19 @@ impl Model for OpenAiModel {
         let Some(tops) = choose::top_logprobs(&value) else {
             return Err(ModelError::Unsupported(NO_LOGPROBS.into()));
         };
-        let Some(probs) = label_probabilities(&tops, &request.labels) else {
-            let seen: Vec<&str> = tops.iter().take(5).map(|(t, _)| t.as_str()).collect();
-            return Err(ModelError::Undecided(format!(
-                "none of the endpoint's top {} first tokens begins a label ({}); it answered {:?}; reword the prompt so the answer starts with a label",
-                tops.len(),
-                request.labels.join(", "),
-                seen
-            )));
-        };
-        Ok(ChooseReply {
+        let scores = label_probabilities(&tops, &request.labels);
+        check_label_mass(ChooseReply {
             probabilities: request
                 .labels
                 .iter()
-                .zip(probs)
+                .zip(scores.probabilities)
                 .map(|(label, probability)| LabelProbability {
                     label: label.clone(),
                     probability,
                 })
                 .collect(),
             source: DecisionSource::Logprobs,
-            label_mass: None,
+            label_mass: Some(scores.mass),
             prompt_tokens: as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0),
             cached_tokens: as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
                 .unwrap_or(0),

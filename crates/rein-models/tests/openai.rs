@@ -121,11 +121,13 @@ fn raw_prompts_use_the_completions_endpoint() {
 }
 
 #[test]
-fn choose_from_logprobs_sums_to_one() {
+fn choose_from_logprobs_sums_case_and_space_variants_and_reports_mass() {
     let server = FakeOpenAi::start().unwrap();
     server.push(FakeReply::logprobs(&[
-        ("summ", (0.6f64).ln()),
-        (" read", (0.2f64).ln()),
+        ("Summ", (0.4f64).ln()),
+        (" summarize", (0.2f64).ln()),
+        (" Read", (0.1f64).ln()),
+        ("READ", (0.1f64).ln()),
         ("re", (0.1f64).ln()),
         ("The", (0.05f64).ln()),
     ]));
@@ -138,11 +140,13 @@ fn choose_from_logprobs_sums_to_one() {
     assert_eq!(r.source, DecisionSource::Logprobs);
     let p: Vec<f64> = r.probabilities.iter().map(|p| p.probability).collect();
     assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
-    // summarize 0.6; read 0.2 + 0.05 ("re" split with report); report 0.05; write 0.
-    let total = 0.9;
-    assert!((p[0] - 0.6 / total).abs() < 1e-9, "{p:?}");
-    assert!((p[1] - 0.25 / total).abs() < 1e-9, "{p:?}");
-    assert!((p[2] - 0.05 / total).abs() < 1e-9, "{p:?}");
+    // summarize 0.4 + 0.2; read 0.1 + 0.1 (case and space variants); "re" begins both read and
+    // report, so one token cannot say which: it counts for neither; write 0.
+    let mass = 0.8;
+    assert!((r.label_mass.unwrap() - mass).abs() < 1e-9, "{r:?}");
+    assert!((p[0] - 0.6 / mass).abs() < 1e-9, "{p:?}");
+    assert!((p[1] - 0.2 / mass).abs() < 1e-9, "{p:?}");
+    assert_eq!(p[2], 0.0);
     assert_eq!(p[3], 0.0);
     assert_eq!(r.best().unwrap().0, "summarize");
 
@@ -151,6 +155,73 @@ fn choose_from_logprobs_sums_to_one() {
     assert_eq!(b["logprobs"], true);
     assert_eq!(b["top_logprobs"], 20);
     assert_eq!(b["stream"], false);
+}
+
+#[test]
+fn a_prefix_label_does_not_take_the_longer_labels_mass() {
+    // The model starts "edit" (which begins both edit and edit_file): under the old rule edit
+    // won by being a prefix. Now that token is unattributed and the decision fails closed.
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::logprobs(&[
+        ("edit", (0.7f64).ln()),
+        (" read", (0.1f64).ln()),
+    ]));
+    server.push(FakeReply::logprobs(&[
+        ("edit", (0.1f64).ln()),
+        ("edit_file", (0.8f64).ln()),
+    ]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let req = ChooseRequest {
+        prompt: Prompt::raw("Tool:"),
+        labels: labels(&["edit", "edit_file", "read"]),
+    };
+    let e = m.choose(&req).unwrap_err();
+    assert!(
+        matches!(e, ModelError::LowLabelMass { mass, floor } if (mass - 0.1).abs() < 1e-9 && floor == rein_models::LABEL_MASS_FLOOR),
+        "{e}"
+    );
+    // A token that spells the longer label whole is attributed to it alone.
+    let r = m.choose(&req).unwrap();
+    assert_eq!(r.best().unwrap().0, "edit_file");
+    assert!((r.label_mass.unwrap() - 0.8).abs() < 1e-9);
+}
+
+#[test]
+fn low_label_mass_is_an_outage_not_a_confident_answer() {
+    let server = FakeOpenAi::start().unwrap();
+    // Normalised over the labels "yes" would be 0.99, yet the labels held 0.101 of the mass.
+    server.push(FakeReply::logprobs(&[
+        ("I", (0.6f64).ln()),
+        ("Sure", (0.29f64).ln()),
+        ("yes", (0.1f64).ln()),
+        ("no", (0.001f64).ln()),
+    ]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let e = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("Q?"),
+            labels: labels(&["yes", "no"]),
+        })
+        .unwrap_err();
+    assert!(matches!(e, ModelError::LowLabelMass { .. }), "{e}");
+    assert_eq!(e.exit_code(), 3);
+    assert!(!e.is_retryable());
+    assert!(e.to_string().contains("outage"), "{e}");
+    assert!(e.to_string().contains("0.101"), "{e}");
+}
+
+#[test]
+fn labels_that_differ_only_by_case_are_refused() {
+    let server = FakeOpenAi::start().unwrap();
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let e = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("Q?"),
+            labels: labels(&["yes", "Yes"]),
+        })
+        .unwrap_err();
+    assert!(matches!(e, ModelError::BadRequest(_)), "{e}");
+    assert!(server.posts().is_empty());
 }
 
 #[test]
@@ -172,8 +243,10 @@ fn choose_without_logprobs_is_unsupported_not_a_fallback() {
         "this endpoint does not return logprobs, so choose is not supported by it; use an embedded model for decisions"
     );
     let e = m.choose(&req).unwrap_err();
-    assert!(matches!(e, ModelError::Undecided(_)), "{e}");
-    assert!(e.to_string().contains("begins a label"), "{e}");
+    assert!(
+        matches!(e, ModelError::LowLabelMass { mass, .. } if mass == 0.0),
+        "{e}"
+    );
     let e = m
         .choose(&ChooseRequest {
             prompt: Prompt::raw("?"),

@@ -137,7 +137,11 @@ fn fake_worker(args: &[String]) {
                             })
                             .collect(),
                         source: DecisionSource::Logits,
-                        label_mass: None,
+                        // A prompt saying "low-mass" gets a reply whose labels held little.
+                        label_mass: Some(match &request.prompt {
+                            Prompt::Raw { text } if text == "low-mass" => 0.2,
+                            _ => 0.9,
+                        }),
                         prompt_tokens: 1,
                         cached_tokens: 0,
                         elapsed_ms: 1.0,
@@ -228,6 +232,17 @@ fn a_healthy_worker_streams_chooses_and_exits_on_drop() {
         .unwrap();
     let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
     assert!((sum - 1.0).abs() < 1e-9);
+    // Low label mass fails closed as an outage, and is an answer, not a crash: the same
+    // worker keeps serving.
+    let e = model
+        .choose(&ChooseRequest {
+            prompt: Prompt::raw("low-mass"),
+            labels: vec!["a".into(), "b".into()],
+        })
+        .unwrap_err();
+    assert!(matches!(e, ModelError::LowLabelMass { .. }), "{e}");
+    assert_eq!(model.pid(), pid);
+    assert!(model.take_notices().is_empty());
     drop(model);
     assert!(
         wait_dead(pid, Duration::from_secs(3)),

@@ -1,12 +1,16 @@
 //! Label probabilities from an endpoint's top logprobs of the first generated token.
 //!
-//! The rule: a top token counts for a label when, after trimming its leading whitespace, it is a
-//! non-empty prefix of the label, compared case-insensitively (" Sum" counts for "summarize").
-//! When one token is a prefix of several labels ("re" for "read" and "report"), its probability
-//! is split equally among them, since one token cannot tell them apart. The masses are then
-//! renormalised over the labels, so they sum to 1. Only the endpoint's top tokens (20 asked for)
-//! are seen: mass outside them is unknown and ignored.
-
+//! The meaning is the embedded backend's (see `rein_llama`'s `choose`): a label's probability is
+//! the sum over its surface variants (any case, with or without one leading space) of the
+//! probability of the whole label followed by the end of the word. An endpoint gives only the
+//! top 20 tokens of the first position, so this backend measures what one token can show:
+//! a top token counts for a label when (lower-cased, one leading space removed) it is the label
+//! or a prefix of it and of no other label. A token that begins two labels ("edit" for `edit` and
+//! `edit_file`) is counted for neither, since the token after it (not asked for) decides; that
+//! probability then shows as missing label mass. The labels' probabilities are normalised over
+//! the labels and `label_mass` is the share they held before; the caller fails a decision whose
+//! mass is under [`crate::LABEL_MASS_FLOOR`]. Mass outside the top tokens is unknown and so is
+//! not counted for any label.
 use serde_json::Value;
 
 /// `(token, logprob)` pairs of the first token, from either response shape:
@@ -42,12 +46,21 @@ pub fn top_logprobs(response: &Value) -> Option<Vec<(String, f64)>> {
     None
 }
 
-/// Each label's probability under the rule above, or `None` when no top token begins any label.
-pub fn label_probabilities(tops: &[(String, f64)], labels: &[String]) -> Option<Vec<f64>> {
-    let lower: Vec<String> = labels.iter().map(|l| l.to_lowercase()).collect();
+/// The labels' probabilities normalised over the labels, and the mass they held before that.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelScores {
+    pub probabilities: Vec<f64>,
+    pub mass: f64,
+}
+
+/// Each label's probability under the rule above; `mass` is 0 (and the shares equal) when no top
+/// token can be attributed to exactly one label.
+pub fn label_probabilities(tops: &[(String, f64)], labels: &[String]) -> LabelScores {
+    let lower: Vec<String> = labels.iter().map(|l| l.trim().to_lowercase()).collect();
     let mut mass = vec![0.0f64; labels.len()];
     for (token, logprob) in tops {
-        let t = token.trim_start().to_lowercase();
+        // One leading space is part of a variant (" Yes"); a newline or tab is not.
+        let t = token.strip_prefix(' ').unwrap_or(token).to_lowercase();
         if t.is_empty() || !logprob.is_finite() {
             continue;
         }
@@ -57,19 +70,25 @@ pub fn label_probabilities(tops: &[(String, f64)], labels: &[String]) -> Option<
             .filter(|(_, l)| l.starts_with(&t))
             .map(|(i, _)| i)
             .collect();
-        if hits.is_empty() {
-            continue;
-        }
-        let share = logprob.exp() / hits.len() as f64;
-        for i in hits {
-            mass[i] += share;
+        // A token that begins several labels ("edit" for edit and edit_file) cannot say which
+        // one the model meant from one token: its probability is left out of every label, so
+        // the label mass shows what was not measured and a low one fails the decision.
+        if let [only] = hits[..] {
+            mass[only] += logprob.exp();
         }
     }
     let total: f64 = mass.iter().sum();
     if total <= 0.0 || !total.is_finite() {
-        return None;
+        let share = 1.0 / labels.len().max(1) as f64;
+        return LabelScores {
+            probabilities: vec![share; labels.len()],
+            mass: 0.0,
+        };
     }
-    Some(mass.into_iter().map(|m| m / total).collect())
+    LabelScores {
+        probabilities: mass.into_iter().map(|m| m / total).collect(),
+        mass: total.min(1.0),
+    }
 }
 
 #[cfg(test)]
@@ -83,21 +102,27 @@ mod tests {
     }
 
     #[test]
-    fn prefixes_count_and_shared_prefixes_split() {
+    fn variants_sum_and_shared_prefixes_count_for_no_label() {
         let tops = vec![
             (" Sum".to_string(), 0.5f64.ln()),
             ("re".to_string(), 0.2f64.ln()),
-            ("report".to_string(), 0.1f64.ln()),
+            ("REPORT".to_string(), 0.1f64.ln()),
             ("xyz".to_string(), 0.1f64.ln()),
-            (" ".to_string(), 0.1f64.ln()),
+            (" ".to_string(), 0.05f64.ln()),
+            ("\nread".to_string(), 0.05f64.ln()),
         ];
-        let p = label_probabilities(&tops, &labels(&["summarize", "read", "report"])).unwrap();
-        // summarize 0.5, read 0.1, report 0.1 + 0.1 = 0.2 → /0.8
-        assert!((p[0] - 0.625).abs() < 1e-9, "{p:?}");
-        assert!((p[1] - 0.125).abs() < 1e-9, "{p:?}");
-        assert!((p[2] - 0.25).abs() < 1e-9, "{p:?}");
+        let s = label_probabilities(&tops, &labels(&["summarize", "read", "report"]));
+        // summarize 0.5; "re" begins read and report: neither; report 0.1; a newline is not a
+        // leading-space variant, so "\nread" counts for nothing.
+        assert!((s.mass - 0.6).abs() < 1e-9, "{s:?}");
+        let p = &s.probabilities;
+        assert!((p[0] - 0.5 / 0.6).abs() < 1e-9, "{p:?}");
+        assert_eq!(p[1], 0.0);
+        assert!((p[2] - 0.1 / 0.6).abs() < 1e-9, "{p:?}");
         assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
-        assert!(label_probabilities(&tops[3..], &labels(&["summarize"])).is_none());
+        let none = label_probabilities(&tops[3..4], &labels(&["summarize", "read"]));
+        assert_eq!(none.mass, 0.0);
+        assert_eq!(none.probabilities, vec![0.5, 0.5]);
     }
 
     #[test]
