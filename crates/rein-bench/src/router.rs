@@ -10,8 +10,8 @@
 //! note = "why this label"           # optional
 //! ```
 //!
-//! Routing itself (`rein route`) does not exist yet; until it does, `rein bench check-suite`
-//! validates the suite and prints its counts.
+//! `rein bench check-suite` validates the suite and prints its counts; `rein bench SUITE
+//! --models M` scores the router on it (crates/rein-cli/src/bench_cmd/router.rs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

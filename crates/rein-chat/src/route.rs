@@ -172,9 +172,30 @@ pub fn keyword_route(text: &str) -> (Intent, bool) {
     let lower = format!(" {} ", text.to_lowercase());
     KEYWORDS
         .iter()
-        .find(|row| row.needles.iter().any(|needle| lower.contains(needle)))
+        .find(|row| {
+            row.needles
+                .iter()
+                .any(|needle| starts_a_word(&lower, needle))
+        })
         .map(|row| (row.intent, true))
         .unwrap_or((Intent::General, false))
+}
+
+/// `needle` occurs in `text` at the start of a word, so `count` is found in `counts` but not in
+/// `acountants`. A needle that starts with a letter of a script written without spaces (関連)
+/// may start anywhere.
+fn starts_a_word(text: &str, needle: &str) -> bool {
+    let spaced = needle
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    text.match_indices(needle).any(|(at, _)| {
+        !spaced
+            || text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|before| !before.is_alphanumeric())
+    })
 }
 
 /// The request the decision model is asked: the fixed instruction, then the clipped message.

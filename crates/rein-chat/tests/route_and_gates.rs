@@ -319,3 +319,30 @@ fn evidence_floor_edge_6499_vs_6500_and_outages_caution() {
     assert!(r.caution);
     assert_eq!(r.source, ReviewSource::Timeout);
 }
+
+#[test]
+fn keywords_start_a_word_except_in_scripts_without_spaces() {
+    // A typo containing a keyword is not that keyword.
+    assert_eq!(
+        keyword_route("Tell me a joke about acountants please").0,
+        Intent::General
+    );
+    assert_eq!(
+        keyword_route("count the rows of sales.csv").0,
+        Intent::Report
+    );
+    assert_eq!(
+        keyword_route("How many counts per region?").0,
+        Intent::Report
+    );
+    // A stem still matches its longer forms.
+    assert_eq!(
+        keyword_route("Which notes mentioned the migration?").0,
+        Intent::Related
+    );
+    // CJK has no spaces between words.
+    assert_eq!(
+        keyword_route("这个文件夹里和预算相关的文件").0,
+        Intent::Related
+    );
+}

@@ -40,7 +40,7 @@ fn print_counts(c: &RouterCounts) {
         100.0 * c.heldout as f64 / c.requests as f64
     };
     println!(
-        "  {} requests; dev {}; heldout {} ({share:.0} %); valid (scored once `rein route` exists)",
+        "  {} requests; dev {}; heldout {} ({share:.0} %); valid (score it with `rein bench SUITE --models M`)",
         c.requests, c.dev, c.heldout
     );
 }
