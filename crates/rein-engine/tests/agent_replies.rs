@@ -300,3 +300,75 @@ fn a_worker_restart_is_reported_once_and_journaled() {
         .unwrap()
         .contains("started again"));
 }
+
+/// A scripted model that counts tokens more densely than Rein's estimate (2 characters a token),
+/// refuses a prompt longer than its window with its count, as llama.cpp does, and reports
+/// accepted prompts at the estimate's density.
+struct Dense {
+    inner: ScriptedModel,
+    identity: ModelIdentity,
+    refused: u32,
+    longest: u32,
+}
+
+impl Dense {
+    fn count(request: &CompletionRequest) -> u32 {
+        let rein_models::Prompt::Chat { messages } = &request.prompt else {
+            return 0;
+        };
+        messages
+            .iter()
+            .map(|m| m.content.len() as u32 / 2 + 4)
+            .sum()
+    }
+}
+
+impl Model for Dense {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        let tokens = Self::count(request);
+        let context = self.identity.context_tokens;
+        if tokens + request.max_tokens > context {
+            self.refused += 1;
+            return Err(rein_models::ModelError::PromptTooLong { tokens, context });
+        }
+        self.longest = self.longest.max(tokens);
+        let mut done = self.inner.complete(request, on_text)?;
+        // It under-reports what it accepted, so only a refusal can teach Rein its real count.
+        done.prompt_tokens = tokens * 4 / 7;
+        Ok(done)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+}
+
+#[test]
+fn a_prompt_the_model_counts_as_too_long_is_trimmed_and_asked_again() {
+    let h = Harness::new("desk_task");
+    let inner = ScriptedModel::load(fixture("good.jsonl")).unwrap();
+    let mut identity = inner.identity().clone();
+    identity.context_tokens = 3_600;
+    let mut model = Dense {
+        inner,
+        identity,
+        refused: 0,
+        longest: 0,
+    };
+    let (out, _) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert!(out.passed(), "{:#?}", out.document());
+    assert!(out.figures.trimmed_steps > 0);
+    // Refusals happen at most while the estimate is learned, never for every step.
+    assert!(
+        (1..=2).contains(&model.refused),
+        "refused {} prompts",
+        model.refused
+    );
+    assert!(model.longest <= 3_600, "{}", model.longest);
+}
