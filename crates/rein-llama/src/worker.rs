@@ -107,6 +107,13 @@ pub fn serve(config: WorkerConfig) -> Result<()> {
                 }
                 match result {
                     Ok(completion) => WorkerReply::Completed { id, completion },
+                    Err(LlamaError::PromptTooLong { tokens, context }) => {
+                        WorkerReply::PromptTooLong {
+                            id,
+                            tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+                            context,
+                        }
+                    }
                     Err(e) => WorkerReply::Error {
                         id,
                         message: e.to_string(),

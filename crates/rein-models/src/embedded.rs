@@ -390,15 +390,14 @@ impl EmbeddedModel {
                 WorkerReply::Text { id: rid, text } if rid == id => on_text(&text),
                 // Each line resets the silence limit: that is all progress is for.
                 WorkerReply::Progress { .. } => {}
+                WorkerReply::PromptTooLong {
+                    id: rid,
+                    tokens,
+                    context,
+                } if rid == id => return Err(ModelError::PromptTooLong { tokens, context }),
                 WorkerReply::Error { id: rid, message } if rid == id || rid == 0 => {
-                    if let Some((tokens, context)) = prompt_too_long(&message) {
-                        return Err(ModelError::PromptTooLong { tokens, context });
-                    }
                     return Err(
-                        if message.starts_with("bad request")
-                            || message.contains("more than the context window")
-                            || message.contains("JSON schema")
-                        {
+                        if message.starts_with("bad request") || message.contains("JSON schema") {
                             ModelError::BadRequest(message)
                         } else {
                             ModelError::Worker(message)
@@ -439,6 +438,7 @@ fn reply_id(reply: &WorkerReply) -> Option<u64> {
         | WorkerReply::Chosen { id, .. }
         | WorkerReply::Stats { id, .. }
         | WorkerReply::CacheReset { id }
+        | WorkerReply::PromptTooLong { id, .. }
         | WorkerReply::Error { id, .. } => Some(*id),
     }
 }
@@ -553,34 +553,5 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("cpufreq")).unwrap();
         assert_eq!(physical_cores(dir.path()), Some(3));
         assert_eq!(physical_cores(&dir.path().join("missing")), None);
-    }
-}
-
-/// The token counts of the worker's "prompt too long" error (rein-llama's `PromptTooLong`
-/// message: "the prompt has N tokens, more than the context window of C; shorten it").
-fn prompt_too_long(message: &str) -> Option<(u32, u32)> {
-    let rest = message.split("the prompt has ").nth(1)?;
-    let (tokens, rest) = rest.split_once(" tokens, more than the context window of ")?;
-    let context: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((tokens.trim().parse().ok()?, context.parse().ok()?))
-}
-
-#[cfg(test)]
-mod prompt_too_long_tests {
-    use super::prompt_too_long;
-
-    #[test]
-    fn reads_the_worker_message_and_nothing_else() {
-        assert_eq!(
-            prompt_too_long(
-                "the prompt has 6178 tokens, more than the context window of 6144; shorten it"
-            ),
-            Some((6178, 6144))
-        );
-        assert_eq!(prompt_too_long("bad request: JSON schema"), None);
-        assert_eq!(
-            prompt_too_long("the prompt has many tokens, more than the context window of 1"),
-            None
-        );
     }
 }

@@ -99,6 +99,16 @@ fn fake_worker(args: &[String]) {
                     }
                 }
             }
+            "too-long" => {
+                if let WorkerRequest::Complete { id, .. } = &request {
+                    say(&WorkerReply::PromptTooLong {
+                        id: *id,
+                        tokens: 6178,
+                        context: 4096,
+                    });
+                    continue;
+                }
+            }
             _ => {}
         }
         match request {
@@ -315,6 +325,19 @@ fn a_stalled_worker_is_restarted_once_and_says_so() {
     assert!(model.take_notices().is_empty(), "a notice is given once");
 }
 
+fn a_prompt_too_long_is_typed_and_the_worker_stays() {
+    let mut model = start("too-long").unwrap();
+    let pid = model.pid();
+    match model.complete(&request(), &mut |_| {}) {
+        Err(ModelError::PromptTooLong { tokens, context }) => {
+            assert_eq!((tokens, context), (6178, 4096));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(model.pid(), pid, "a request error restarted the worker");
+    assert!(model.take_notices().is_empty());
+}
+
 fn a_second_failure_stands() {
     // Every worker of this launch crashes: one restart, then the failure is the run's.
     let mut model = start("crash").unwrap();
@@ -392,7 +415,11 @@ fn the_command_line_is_fixed_flags_only() {
 }
 
 fn run_tests() {
-    let tests: [(&str, fn()); 12] = [
+    let tests: [(&str, fn()); 13] = [
+        (
+            "a_prompt_too_long_is_typed_and_the_worker_stays",
+            a_prompt_too_long_is_typed_and_the_worker_stays,
+        ),
         (
             "progress_keeps_a_slow_prompt_alive",
             progress_keeps_a_slow_prompt_alive,

@@ -63,6 +63,12 @@ pub enum WorkerReply {
     CacheReset {
         id: u64,
     },
+    /// The prompt does not fit the context window (the caller may shorten it and ask again).
+    PromptTooLong {
+        id: u64,
+        tokens: u32,
+        context: u32,
+    },
     Error {
         id: u64,
         message: String,
