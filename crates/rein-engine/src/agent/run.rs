@@ -25,7 +25,7 @@ use super::prompt::{
     progress_note, result_message, summarize, system_prompt, task_message,
 };
 use super::step::{ask_action, Asked, Reply};
-use super::trim::{prompt_budget, Transcript};
+use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
     evaluate, is_variable_tool, requirements_message, Decider, TraceEntry, Verdict, World,
 };
@@ -545,9 +545,11 @@ impl<'a> Agent<'a> {
             let n = st.figures.steps;
             let started = Instant::now();
             let sampling = self.action_sampling();
+            let messages = st.transcript.messages();
+            let estimate = estimate_tokens(&messages);
             let asked = ask_action(
                 self.model,
-                st.transcript.messages(),
+                messages,
                 schema.as_ref(),
                 sampling,
                 self.options.seed,
@@ -556,7 +558,8 @@ impl<'a> Agent<'a> {
             self.model_notices(on_event)?;
             let asked = match asked {
                 Ok(a) => {
-                    st.transcript.calibrate(a.completion.prompt_tokens);
+                    st.transcript
+                        .calibrate(estimate, a.completion.prompt_tokens);
                     a
                 }
                 Err(e) => {
@@ -564,7 +567,7 @@ impl<'a> Agent<'a> {
                     // Each retry trims at least one step, so this ends; when nothing is left
                     // to trim the failure stands.
                     if let ModelError::PromptTooLong { tokens, .. } = e {
-                        let trimmed = st.transcript.fit_after_overflow(tokens, budget);
+                        let trimmed = st.transcript.fit_after_overflow(estimate, tokens, budget);
                         if trimmed > 0 {
                             st.figures.trimmed_steps += trimmed as u32;
                             st.figures.steps -= 1;

@@ -72,10 +72,9 @@ impl Transcript {
         }
     }
 
-    /// Learns from the model's count of the prompt just sent (these messages, unchanged since)
-    /// how far the estimate is off, so later fits use the model's own measure.
-    pub fn calibrate(&mut self, prompt_tokens: u32) {
-        let estimate = estimate_tokens(&self.messages());
+    /// Learns from the model's count of a prompt it was sent (`estimate`: that prompt's
+    /// [`estimate_tokens`]) how far the estimate is off, so later fits use the model's measure.
+    pub fn calibrate(&mut self, estimate: u32, prompt_tokens: u32) {
         if estimate > 0 && prompt_tokens > 0 {
             self.scale = self
                 .scale
@@ -137,10 +136,10 @@ impl Transcript {
         Some(s)
     }
 
-    /// After the model refused this prompt as `tokens` long: learns its count and trims to
-    /// `budget`. Returns how many steps were trimmed (0: nothing is left to trim).
-    pub fn fit_after_overflow(&mut self, tokens: u32, budget: u32) -> usize {
-        self.calibrate(tokens);
+    /// After the model refused a prompt (estimated at `estimate`) as `tokens` long: learns its
+    /// count and trims to `budget`. Returns how many steps were trimmed (0: nothing left to trim).
+    pub fn fit_after_overflow(&mut self, estimate: u32, tokens: u32, budget: u32) -> usize {
+        self.calibrate(estimate, tokens);
         self.fit(budget)
     }
 
@@ -181,7 +180,7 @@ mod tests {
         let budget = estimate + 10;
         assert_eq!(t.fit(budget), 0, "fits by the estimate");
         // The model counted 30 % more than estimated: the same prompt no longer fits.
-        t.calibrate(estimate * 13 / 10);
+        t.calibrate(estimate, estimate * 13 / 10);
         assert!(t.fit(budget) > 0);
         // A refused prompt trims again with the count the model gave.
         let mut t2 = Transcript::new(vec![ChatMessage::system("rules")]);
@@ -189,16 +188,17 @@ mod tests {
             t2.push(step(i, 700), format!("step {i}"));
         }
         let e2 = estimate_tokens(&t2.messages());
-        assert!(t2.fit_after_overflow(e2 * 2, e2 + 10) > 0);
+        assert!(t2.fit_after_overflow(e2, e2 * 2, e2 + 10) > 0);
         // A lower count never loosens what was learned.
         let kept = t2.trimmed();
-        t2.calibrate(1);
+        t2.calibrate(e2, 1);
         assert_eq!(t2.fit(e2 + 10), 0);
         assert_eq!(t2.trimmed(), kept);
         // One step that alone is too long cannot be trimmed away.
         let mut t3 = Transcript::new(vec![ChatMessage::system("rules")]);
         t3.push(step(0, 9_000), "big");
-        assert_eq!(t3.fit_after_overflow(10_000, 100), 0);
+        let e3 = estimate_tokens(&t3.messages());
+        assert_eq!(t3.fit_after_overflow(e3, 10_000, 100), 0);
     }
 
     #[test]

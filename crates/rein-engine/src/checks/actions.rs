@@ -1,5 +1,7 @@
 //! Checks of what the run did: tools executed, sandbox variables set.
 
+use std::collections::BTreeMap;
+
 use super::spec::CallSpec;
 use super::text::preview;
 use super::trace::TraceEntry;
@@ -17,6 +19,20 @@ pub(crate) fn actions_called(
     strict_order: bool,
 ) -> (bool, Vec<String>) {
     let executed: Vec<&TraceEntry> = cx.trace.iter().filter(|e| e.executed()).collect();
+    // The hashes a `wrote` text may leave (one final newline optional), once per text.
+    let wrote_hashes: BTreeMap<&str, [String; 2]> = calls
+        .iter()
+        .filter_map(|c| c.on_path()?.wrote.as_deref())
+        .map(|text| {
+            (
+                text,
+                [
+                    sha256_hex(text.as_bytes()),
+                    sha256_hex(format!("{text}\n").as_bytes()),
+                ],
+            )
+        })
+        .collect();
     let hits = |c: &CallSpec, at: usize| {
         let e = executed[at];
         if e.tool != c.tool() || !c.path().is_none_or(|p| e.targets(p)) {
@@ -25,9 +41,9 @@ pub(crate) fn actions_called(
         let Some(on) = c.on_path() else { return true };
         // As `file_equals` does by default, one final newline is optional.
         let wrote_it = on.wrote.as_deref().is_none_or(|text| {
-            let left = e.written_sha256.as_deref();
-            left == Some(sha256_hex(text.as_bytes()).as_str())
-                || left == Some(sha256_hex(format!("{text}\n").as_bytes()).as_str())
+            e.written_sha256
+                .as_ref()
+                .is_some_and(|left| wrote_hashes.get(text).is_some_and(|h| h.contains(left)))
         });
         // A deletion writes nothing that could be read back.
         let after = !on.after_last_write

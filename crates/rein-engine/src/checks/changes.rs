@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use super::paths::same_path;
 use super::spec::{FinalNewline, LineEndings};
 use super::text::preview;
 use super::{Ctx, Judged};
@@ -183,7 +184,7 @@ pub(crate) fn nothing_else_changed(
         let Some(p) = e.path.as_deref() else { continue };
         let deleted_as_asked = e.tool == "delete_file"
             && allow_deleted.iter().any(|a| e.targets(a))
-            && !cx.world.read(p).is_ok_and(|b| b.is_some());
+            && !files.iter().any(|f| same_path(f, p));
         if e.mutated && e.executed() && !deleted_as_asked && !allowed.iter().any(|a| e.targets(a)) {
             facts.push(format!(
                 "{p}: changed by call {} ({}) of this run",
