@@ -232,18 +232,26 @@ impl Painter {
     }
 }
 
+/// The actor's streamed tokens on the screen: escaped as they come, and whether a line is open.
+struct TokenStream {
+    escaper: StreamEscaper,
+    open: bool,
+}
+
 /// Renders one event for a person; returns the approval cards it shows (id, expiry).
-fn render(event: &ChatEvent, painter: &Painter, escaper: &mut StreamEscaper) -> Option<(i64, i64)> {
+fn render(event: &ChatEvent, painter: &Painter, stream: &mut TokenStream) -> Option<(i64, i64)> {
     let mut out = std::io::stdout().lock();
+    // Streamed tokens end without a line break; whatever comes next starts on a line of its own.
     let mut end_stream = |out: &mut std::io::StdoutLock<'_>| {
-        let rest = escaper.finish();
-        if !rest.is_empty() {
+        let rest = stream.escaper.finish();
+        if std::mem::take(&mut stream.open) {
             let _ = writeln!(out, "{}", painter.paint("2", &rest));
         }
     };
     match &event.kind {
         EventKind::Token { text } => {
-            let _ = write!(out, "{}", painter.paint("2", &escaper.push(text)));
+            stream.open = true;
+            let _ = write!(out, "{}", painter.paint("2", &stream.escaper.push(text)));
             let _ = out.flush();
             return None;
         }
@@ -404,10 +412,13 @@ fn render(event: &ChatEvent, painter: &Painter, escaper: &mut StreamEscaper) -> 
 
 fn terminal_loop(session: &mut Session<'_>, decision: Option<String>) -> Result<i32> {
     let painter = Painter { on: colour() };
-    let mut escaper = StreamEscaper::new(Mode::Text);
+    let mut stream = TokenStream {
+        escaper: StreamEscaper::new(Mode::Text),
+        open: false,
+    };
     let cards: RefCell<Vec<(i64, i64)>> = RefCell::new(Vec::new());
     let mut sink = |event: ChatEvent| {
-        if let Some(card) = render(&event, &painter, &mut escaper) {
+        if let Some(card) = render(&event, &painter, &mut stream) {
             cards.borrow_mut().push(card);
         }
     };
