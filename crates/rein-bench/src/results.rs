@@ -61,8 +61,8 @@ pub struct RunResult {
     /// A memory-sandbox run's final sandbox and action log (absent for a directory run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryRecord>,
-    /// The harness levers of the run, `{"facts-tools": true, ...}` (absent: none applied, as in a
-    /// memory-sandbox run or a results file written before levers).
+    /// The harness levers of the run, `{"facts-tools": true, ...}` (absent in a results file
+    /// written before levers were recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levers: Option<serde_json::Value>,
 }

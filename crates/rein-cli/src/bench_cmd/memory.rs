@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use rein_bench::infer::{infer, mission_json, Requirement};
 use rein_bench::results::{MemoryRecord, RunResult};
 use rein_bench::suite::Task;
-use rein_engine::agent::{AgentOptions, RunEnd};
+use rein_engine::agent::{AgentOptions, Levers, RunEnd};
 use rein_engine::gate::AllowAll;
 use rein_engine::memory::{run_memory, start_sandbox, MemoryRun, MemoryRunEnv};
 use rein_engine::mission::{Mission, MISSION_FILE_NAME};
@@ -32,12 +32,14 @@ pub(super) fn run_task(
     journal: &Journal,
     seed: u32,
     repeat: u32,
+    levers: Levers,
 ) -> anyhow::Result<(RunResult, rein_journal::RunId)> {
     let contract = &task.contract;
     let start = start_sandbox(contract, &task.variables)
         .with_context(|| format!("task {suite}/{}", task.id))?;
     let mut options = AgentOptions::for_mission(contract, model.identity());
     options.seed = seed;
+    options.levers = levers;
     let identity = model.identity().clone();
     let meta = json!({
         "command": "bench",
@@ -46,6 +48,7 @@ pub(super) fn run_task(
         "task": task.id,
         "repeat": repeat,
         "seed": seed,
+        "levers": levers.to_json(),
     });
     let env = MemoryRunEnv {
         contract,
@@ -57,7 +60,7 @@ pub(super) fn run_task(
     let run = run_memory(env, start, model, &mut AllowAll, options, &mut |e| {
         printer.event(e)
     })?;
-    let result = RunResult::from_outcome(
+    let mut result = RunResult::from_outcome(
         suite,
         task,
         model_spec,
@@ -67,6 +70,7 @@ pub(super) fn run_task(
         &run.outcome,
         Some(record(&run)),
     );
+    result.levers = Some(levers.to_json());
     Ok((result, run.outcome.run))
 }
 

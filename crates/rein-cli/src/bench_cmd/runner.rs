@@ -281,6 +281,7 @@ fn run_one(
             journal,
             seed,
             item.repeat,
+            levers,
         )?;
         result.trace = Some(record_stream(journal, run, model)?);
         result.model_ms = model.model_ms.round() as u64;
