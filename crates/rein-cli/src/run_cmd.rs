@@ -57,7 +57,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     seed: u32,
     /// A harness lever, NAME=on|off (repeatable, a later one wins; all=on|off sets every lever).
-    /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty.
+    /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty, checklist.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     levers: Vec<String>,
     /// Allow an `openai:` endpoint that is not on this machine.

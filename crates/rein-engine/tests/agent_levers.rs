@@ -283,3 +283,67 @@ fn repeat_penalty_off_samples_actions_without_the_penalty() {
         .iter()
         .all(|r| r.sampling.temperature == rein_protocol::SamplingProfile::ACTOR.temperature));
 }
+
+/// Every prompt of a run as text, in order.
+fn prompts(model: &Recorder) -> Vec<String> {
+    model
+        .requests
+        .iter()
+        .map(|r| format!("{:?}", r.prompt))
+        .collect()
+}
+
+#[test]
+fn checklist_tells_what_is_not_met_yet_without_computed_values() {
+    // good.jsonl with the total written as 72 (the hours sum to 64), then read back and fixed.
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let right = lines[3].clone();
+    assert!(right.contains("Total hours: 64"), "{right}");
+    lines[3] = right.replace("Total hours: 64", "Total hours: 72");
+    let fix = line(json!({"thought": "fix the total", "action": "edit_file",
+        "parameters": {"path": "out/summary.md", "old_text": "Total hours: 72",
+                       "new_text": "Total hours: 64"}}));
+    let reread = lines[4].clone();
+    lines.insert(5, fix.trim_end().to_string());
+    lines.insert(6, reread);
+    let script = lines.join("\n") + "\n";
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    let levers = Levers {
+        checklist: true,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    let asked = prompts(&model);
+    // Before anything is written, the deliverable is missing.
+    assert!(asked[1].contains("Checklist: "), "{}", asked[1]);
+    assert!(asked[1].contains("out/summary.md"), "{}", asked[1]);
+    // After the wrong total: the total is named as not met; the right value is never shown.
+    let after_write = &asked[4];
+    let note = &after_write[after_write.rfind("Checklist:").unwrap()..];
+    assert!(
+        note.contains("sum of the column") && note.contains("`72`"),
+        "{note}"
+    );
+    assert!(note.contains("1 of"), "only the total is left: {note}");
+    for p in &asked {
+        assert!(!p.contains("64") || p.contains("Total hours: 64"), "{p}");
+        if let Some(at) = p.rfind("Checklist:") {
+            assert!(!p[at..].contains("64"), "{}", &p[at..]);
+        }
+    }
+    // After the fix, everything the harness can check is met.
+    let last = asked.last().unwrap();
+    assert!(
+        last.contains("every requirement the harness can check now is met"),
+        "{last}"
+    );
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&script);
+    run(&h, &mut model, Levers::DEFAULT);
+    assert!(prompts(&model).iter().all(|p| !p.contains("Checklist:")));
+}

@@ -23,6 +23,14 @@ use crate::run_cmd::{open_journal, Printer};
 /// Turns of an ad-hoc task: a few per requirement is plenty for a toy task.
 const ADHOC_MAX_TURNS: u32 = 16;
 
+/// How one bench run is made: its seed, its repeat number and its levers.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RunSettings {
+    pub seed: u32,
+    pub repeat: u32,
+    pub levers: Levers,
+}
+
 /// One memory task of a suite, judged; the record of it with the final sandbox and action log.
 pub(super) fn run_task(
     suite: &str,
@@ -30,10 +38,13 @@ pub(super) fn run_task(
     model_spec: &str,
     model: &mut dyn Model,
     journal: &Journal,
-    seed: u32,
-    repeat: u32,
-    levers: Levers,
+    how: RunSettings,
 ) -> anyhow::Result<(RunResult, rein_journal::RunId)> {
+    let RunSettings {
+        seed,
+        repeat,
+        levers,
+    } = how;
     let contract = &task.contract;
     let start = start_sandbox(contract, &task.variables)
         .with_context(|| format!("task {suite}/{}", task.id))?;

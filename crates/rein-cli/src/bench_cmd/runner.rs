@@ -279,9 +279,11 @@ fn run_one(
             item.model,
             model,
             journal,
-            seed,
-            item.repeat,
-            levers,
+            super::memory::RunSettings {
+                seed,
+                repeat: item.repeat,
+                levers,
+            },
         )?;
         result.trace = Some(record_stream(journal, run, model)?);
         result.model_ms = model.model_ms.round() as u64;

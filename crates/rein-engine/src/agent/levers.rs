@@ -18,14 +18,19 @@ pub enum Lever {
     /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
     /// the deliverables they carry) with no penalty; on is today's profile.
     RepeatPenalty,
+    /// After each step the contract's deterministic checks run on the files as they are, and
+    /// the model is told which are not met yet (the facts a model may be told, never an
+    /// expected value), so it knows what is left instead of repeating what is done.
+    Checklist,
 }
 
 impl Lever {
-    pub const ALL: [Lever; 4] = [
+    pub const ALL: [Lever; 5] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
         Lever::RepeatPenalty,
+        Lever::Checklist,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +39,7 @@ impl Lever {
             Lever::Requirements => "requirements",
             Lever::RepeatEscape => "repeat-escape",
             Lever::RepeatPenalty => "repeat-penalty",
+            Lever::Checklist => "checklist",
         }
     }
 
@@ -63,6 +69,7 @@ pub struct Levers {
     pub requirements: bool,
     pub repeat_escape: bool,
     pub repeat_penalty: bool,
+    pub checklist: bool,
 }
 
 impl Default for Levers {
@@ -79,6 +86,7 @@ impl Levers {
         requirements: false,
         repeat_escape: false,
         repeat_penalty: true,
+        checklist: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -86,6 +94,7 @@ impl Levers {
         requirements: true,
         repeat_escape: true,
         repeat_penalty: true,
+        checklist: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -94,6 +103,7 @@ impl Levers {
             Lever::Requirements => self.requirements,
             Lever::RepeatEscape => self.repeat_escape,
             Lever::RepeatPenalty => self.repeat_penalty,
+            Lever::Checklist => self.checklist,
         }
     }
 
@@ -103,6 +113,7 @@ impl Levers {
             Lever::Requirements => self.requirements = on,
             Lever::RepeatEscape => self.repeat_escape = on,
             Lever::RepeatPenalty => self.repeat_penalty = on,
+            Lever::Checklist => self.checklist = on,
         }
     }
 
@@ -174,7 +185,7 @@ mod tests {
         assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
         assert!(e
             .to_string()
-            .contains("facts-tools, requirements, repeat-escape, repeat-penalty"));
+            .contains("facts-tools, requirements, repeat-escape, repeat-penalty, checklist"));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");

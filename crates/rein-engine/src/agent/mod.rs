@@ -27,6 +27,7 @@
 //! | `decide` | a model as the judge's decider |
 
 mod caps;
+mod checklist;
 mod decide;
 mod error;
 mod event;

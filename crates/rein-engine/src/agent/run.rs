@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
+use super::checklist::checklist_note;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent};
 use super::levers::Levers;
@@ -874,6 +875,14 @@ impl<'a> Agent<'a> {
         if !self.options.memory {
             feedback.push('\n');
             feedback.push_str(&progress_note(self.env.contract, &st.trace));
+        }
+        if self.options.levers.checklist {
+            feedback.push('\n');
+            feedback.push_str(&checklist_note(
+                self.env.contract,
+                self.env.world,
+                &st.trace,
+            ));
         }
         st.transcript.push(
             vec![
