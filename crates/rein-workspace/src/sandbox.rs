@@ -171,9 +171,7 @@ impl SandboxTool {
                 let path = path()?;
                 match sandbox.files.get(&path) {
                     Some(content) => Ok(json!({ "path": path, "content": content })),
-                    None => Err(ToolError::Refused(format!(
-                        "\"{path}\" does not exist; use list_files to see the files"
-                    ))),
+                    None => Err(ToolError::Refused(no_such_file(sandbox, &path, tool))),
                 }
             }
             SandboxTool::ListFiles => {
@@ -183,9 +181,7 @@ impl SandboxTool {
                 let path = path()?;
                 match sandbox.files.remove(&path) {
                     Some(_) => Ok(json!({ "path": path, "deleted": true })),
-                    None => Err(ToolError::Refused(format!(
-                        "\"{path}\" does not exist; nothing to delete"
-                    ))),
+                    None => Err(ToolError::Refused(no_such_file(sandbox, &path, tool))),
                 }
             }
             SandboxTool::SetVariable => {
@@ -216,5 +212,92 @@ impl SandboxTool {
                 Ok(json!({ "final_answer": answer }))
             }
         }
+    }
+}
+
+/// Files a refusal names when it lists what exists.
+const LISTED_FILES: usize = 10;
+
+/// Why `path` names no file, in words that help a small model on: several names packed into one
+/// path (`"a.tmp, b.tmp"`) are named back with "one file per call", else the files that exist.
+/// Nothing was done either way.
+fn no_such_file(sandbox: &Sandbox, path: &str, tool: &str) -> String {
+    let parts: Vec<&str> = path
+        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && *p != "and")
+        .collect();
+    if parts.len() > 1 && parts.iter().all(|p| sandbox.files.contains_key(*p)) {
+        let named: Vec<String> = parts.iter().map(|p| format!("\"{p}\"")).collect();
+        return format!(
+            "\"{path}\" does not exist: a path names one file; call {tool} once for each of {}; \
+             nothing was done",
+            named.join(", ")
+        );
+    }
+    if sandbox.files.is_empty() {
+        return format!("\"{path}\" does not exist: the sandbox holds no files; nothing was done");
+    }
+    let mut names: Vec<String> = sandbox
+        .files
+        .keys()
+        .take(LISTED_FILES)
+        .map(|p| format!("\"{p}\""))
+        .collect();
+    if sandbox.files.len() > LISTED_FILES {
+        names.push(format!("and {} more", sandbox.files.len() - LISTED_FILES));
+    }
+    format!(
+        "\"{path}\" does not exist; the files are {}; nothing was done",
+        names.join(", ")
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod no_such_file_tests {
+    use super::*;
+
+    fn sandbox(files: &[&str]) -> Sandbox {
+        let mut s = Sandbox::default();
+        for f in files {
+            s.files.insert((*f).to_string(), String::new());
+        }
+        s
+    }
+
+    #[test]
+    fn several_names_in_one_path_are_named_back_one_per_call() {
+        let s = sandbox(&["a.tmp", "b.tmp", "keep.txt"]);
+        for packed in [
+            "a.tmp, b.tmp",
+            "a.tmp b.tmp",
+            "a.tmp;b.tmp",
+            "a.tmp and b.tmp",
+        ] {
+            let m = no_such_file(&s, packed, "delete_file");
+            assert!(
+                m.contains("call delete_file once for each of \"a.tmp\", \"b.tmp\""),
+                "{packed}: {m}"
+            );
+        }
+        // A part that does not exist: no such advice, the listing instead.
+        let m = no_such_file(&s, "a.tmp, c.tmp", "delete_file");
+        assert!(!m.contains("once for each"), "{m}");
+        assert!(
+            m.contains("the files are \"a.tmp\", \"b.tmp\", \"keep.txt\""),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn the_listing_is_capped_and_says_so_and_an_empty_sandbox_says_so() {
+        let names: Vec<String> = (0..25).map(|i| format!("f{i:02}.txt")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let m = no_such_file(&sandbox(&refs), "x.txt", "read_file");
+        assert!(m.contains("and 15 more"), "{m}");
+        assert!(!m.contains("f10.txt"), "{m}");
+        let m = no_such_file(&sandbox(&[]), "x.txt", "read_file");
+        assert!(m.contains("holds no files"), "{m}");
     }
 }
