@@ -347,3 +347,61 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     run(&h, &mut model, Levers::DEFAULT);
     assert!(prompts(&model).iter().all(|p| !p.contains("Checklist:")));
 }
+
+/// The tools a constrained request lets the model name.
+fn allowed_tools(request: &CompletionRequest) -> Vec<String> {
+    request.json_schema.as_ref().map_or_else(Vec::new, |s| {
+        s["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                b["properties"]["action"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn repeat_escape_last_draw_may_not_name_the_repeated_tool() {
+    let read = line(
+        json!({"thought": "read", "action": "read_file", "parameters": {"path": "notes/overview.md"}}),
+    );
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::new(&read.repeat(12));
+    let levers = Levers {
+        repeat_escape: true,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = h.run_model(
+        &mut model,
+        &mut AllowAll,
+        |o| {
+            o.levers = levers;
+            o.constrained = true;
+            o.limits.max_turns = 2;
+        },
+        None,
+        &mut |_| {},
+    );
+    assert!(!out.passed());
+    let tools: Vec<Vec<String>> = model.requests.iter().map(allowed_tools).collect();
+    // Step 1, step 2, its first redraw: every tool; the last redraw: all but read_file.
+    assert_eq!(tools.len() as u32, 2 + REPEAT_ESCAPE_DRAWS);
+    assert!(tools[0].contains(&"read_file".to_string()), "{tools:?}");
+    assert_eq!(tools[0], tools[1]);
+    assert_eq!(tools[1], tools[2]);
+    let last = tools.last().unwrap();
+    assert!(!last.contains(&"read_file".to_string()), "{last:?}");
+    assert_eq!(
+        last.len() + 1,
+        tools[0].len(),
+        "only the repeated tool is left out"
+    );
+    let escapes = events_of(&h, &out, "repeat_escape");
+    assert_eq!(escapes.last().unwrap()["excluded"], "read_file");
+    assert!(escapes[0]["excluded"].is_null());
+}

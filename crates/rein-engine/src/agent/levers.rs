@@ -13,7 +13,8 @@ pub enum Lever {
     /// The frozen contract's checks, as a numbered list of plain requirements, in the task.
     Requirements,
     /// A reply that repeats an earlier call exactly is drawn again with another seed and a
-    /// higher temperature, instead of spending a step of the no-progress cap.
+    /// higher temperature, instead of spending a step of the no-progress cap; with constrained
+    /// decoding the last draw may not name the repeated tool at all.
     RepeatEscape,
     /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
     /// the deliverables they carry) with no penalty; on is today's profile.

@@ -273,6 +273,17 @@ impl<'a> Agent<'a> {
             };
             let mut sampling = self.action_sampling();
             sampling.temperature = sampling.temperature.max(0.4 * draw as f32);
+            // The last draw may not name the repeated tool at all (constrained decoding only):
+            // a small model that redraws the same call at any temperature still has to move on.
+            let repeated_tool = action.action.clone();
+            let others: Vec<String> = self
+                .tools()
+                .into_iter()
+                .filter(|t| *t != repeated_tool)
+                .collect();
+            let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some() && !others.is_empty())
+                .then(|| mission_action_schema(self.env.registry, &others));
+            let draw_schema = narrowed.as_ref().or(schema);
             let seed = self
                 .options
                 .seed
@@ -282,12 +293,13 @@ impl<'a> Agent<'a> {
                 Some(self.env.run),
                 "repeat_escape",
                 &json!({"step": n, "draw": draw, "repeats_step": earlier,
-                        "tool": action.action, "seed": seed, "temperature": sampling.temperature}),
+                        "tool": action.action, "seed": seed, "temperature": sampling.temperature,
+                        "excluded": narrowed.is_some().then_some(&repeated_tool)}),
             )?;
             match ask_action(
                 self.model,
                 st.transcript.messages(),
-                schema,
+                draw_schema,
                 sampling,
                 seed,
                 &mut |_| {},
