@@ -6,7 +6,7 @@ mod bfcl;
 mod endpoints;
 mod gate;
 mod job;
-mod memory;
+pub(crate) mod memory;
 mod progress;
 mod recording;
 mod router;
