@@ -7,7 +7,7 @@
 // REIN_WEB_ONLY=name runs one scenario; REIN_WEB_REAL_MODEL=1 adds the real 0.5B bench run.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,11 @@ function scratch() {
   const ws = join(root, 'ws');
   mkdirSync(ws);
   writeFileSync(join(ws, 'notes.txt'), 'alpha\nbeta\n');
+  // The real-model scenario reads the pulled models from the usual data folder.
+  if (process.env.REIN_MODELS_DIR) {
+    mkdirSync(home);
+    symlinkSync(resolve(process.env.REIN_MODELS_DIR), join(home, 'models'));
+  }
   return { root, home, ws };
 }
 
@@ -159,6 +164,8 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.match(first, /executed/);
   assert.match(await page.textContent('.result .end'), /note\.txt[\s\S]*hello world/);
   await page.waitForSelector('#past a');
+  await page.waitForSelector('#compare .barrow');
+  assert.match(await page.textContent('#compare'), /adhoc · scripted:.*note\.jsonl.*1\/1 100%/);
   await shot(page, 'bench-pass');
 
   // The evil model: thought, file name and content shown as text, never run.

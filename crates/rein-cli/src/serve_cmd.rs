@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use rein_journal::{ChangeId, RunId};
+use rein_journal::{ChangeId, RunId, RunStatus};
 use rein_models::{Catalog, DataDir};
 use rein_protocol::chat::{ChatEvent, ChatRequest, EventKind};
 use rein_web::{ChatSink, Config, Engine, RunSink};
@@ -110,6 +110,44 @@ fn present_models() -> Result<Vec<String>> {
         .collect())
 }
 
+/// Pass rates per mission and model over finished runs (a run still running is left out; an
+/// aborted one counts as not passed), with the Wilson 95 % interval of `rein bench`'s report.
+/// Every ad-hoc task is mission `adhoc`, so that row mixes tasks; the page says so.
+fn compare_runs(runs: &[rein_journal::RunSummary]) -> Value {
+    let mut by_model: std::collections::BTreeMap<(&str, &str), (u64, u64)> = Default::default();
+    for r in runs {
+        if r.status == RunStatus::Running {
+            continue;
+        }
+        let key = (
+            r.mission_id.as_deref().unwrap_or("-"),
+            r.model.as_deref().unwrap_or("-"),
+        );
+        let entry = by_model.entry(key).or_default();
+        entry.0 += 1;
+        if r.status == RunStatus::Pass {
+            entry.1 += 1;
+        }
+    }
+    Value::Array(
+        by_model
+            .into_iter()
+            .map(|((mission, model), (n, passes))| {
+                let (low, high) = rein_bench::stats::wilson(passes, n);
+                json!({
+                    "mission": mission,
+                    "model": model,
+                    "runs": n,
+                    "passes": passes,
+                    "rate": passes as f64 / n as f64,
+                    "low": low,
+                    "high": high,
+                })
+            })
+            .collect(),
+    )
+}
+
 struct CliEngine {
     models: Vec<String>,
     chat_model: Option<String>,
@@ -189,6 +227,12 @@ impl Engine for CliEngine {
         serde_json::to_value(trace)
             .map(Some)
             .map_err(|e| e.to_string())
+    }
+
+    fn compare(&self) -> Result<Value, String> {
+        let journal = crate::run_cmd::open_journal().map_err(|e| format!("{e:#}"))?;
+        let runs = journal.list_runs().map_err(|e| e.to_string())?;
+        Ok(compare_runs(&runs))
     }
 
     fn changes(&self, workspace: PathBuf) -> Result<Value, String> {

@@ -137,6 +137,26 @@ async function refreshPast() {
   const result = await get('/api/journal');
   if (!result.ok) { notice(errorOf(result)); return; }
   runRows(document.querySelector('#past tbody'), result.data.shown);
+  const compare = await get('/api/compare');
+  if (!compare.ok) { notice(errorOf(compare)); return; }
+  const bars = $('compare');
+  bars.replaceChildren();
+  const rows = compare.data.models || [];
+  if (!rows.length) bars.append(el('p', { class: 'muted', text: 'no finished runs yet' }));
+  rows.forEach((raw, i) => {
+    const shown = compare.data.shown[i];
+    const pct = (x) => `${(100 * x).toFixed(0)}%`;
+    const span = el('span', { class: 'barspan' });
+    span.style.left = pct(raw.low);
+    span.style.width = pct(Math.max(0, raw.high - raw.low));
+    const point = el('span', { class: 'barpoint' });
+    point.style.left = `calc(${pct(raw.rate)} - 1px)`;
+    const label = `${shown.mission} · ${shown.model}`;
+    bars.append(el('div', { class: 'barrow' },
+      el('span', { text: label }),
+      el('span', { class: 'bartrack', attrs: { role: 'img', 'aria-label': `${label}: ${raw.passes} of ${raw.runs} passed, ${pct(raw.rate)}, 95% interval ${pct(raw.low)} to ${pct(raw.high)}` } }, span, point),
+      el('span', { class: 'mono', text: `${raw.passes}/${raw.runs} ${pct(raw.rate)} [${pct(raw.low)}–${pct(raw.high)}]` })));
+  });
 }
 
 async function init() {

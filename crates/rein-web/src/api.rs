@@ -39,6 +39,7 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/api/runs/{id}/events", get(run_events))
         .route("/api/journal", get(journal_list))
         .route("/api/journal/{run}", get(journal_show))
+        .route("/api/compare", get(compare))
 }
 
 /// Reads a JSON body, or refuses with 400 and what was wrong.
@@ -422,6 +423,14 @@ async fn journal_show(AxState(state): St, Path(run): Path<String>) -> Response {
             StatusCode::NOT_FOUND,
             format!("there is no run {run} in the journal"),
         ),
+        Err(r) => r,
+    }
+}
+
+async fn compare(AxState(state): St) -> Response {
+    let engine = state.config.engine.clone();
+    match blocking(move || engine.compare()).await {
+        Ok(v) => Json(json!({"models": v, "shown": crate::shown(&v)})).into_response(),
         Err(r) => r,
     }
 }

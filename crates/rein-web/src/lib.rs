@@ -75,6 +75,9 @@ pub trait Engine: Send + Sync + 'static {
     fn journal_list(&self) -> Result<Value, String>;
     /// One run step by step (`rein journal show RUN --json`); `None` when there is no such run.
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String>;
+    /// Pass rates per mission and model over the journal's finished runs, each with its Wilson
+    /// 95 % interval: `[{"mission", "model", "runs", "passes", "rate", "low", "high"}]`.
+    fn compare(&self) -> Result<Value, String>;
     /// Applied changes of a workspace, newest first (`rein changes --json`).
     fn changes(&self, workspace: PathBuf) -> Result<Value, String>;
     /// Reverts one applied change of a workspace (`rein undo`).

@@ -73,6 +73,11 @@ impl Engine for FakeEngine {
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String> {
         Ok((run == 1).then(|| json!({"run": {"id": 1}, "steps": []})))
     }
+    fn compare(&self) -> Result<Value, String> {
+        Ok(
+            json!([{"model": "m\u{202e}", "runs": 2, "passes": 1, "rate": 0.5, "low": 0.1, "high": 0.9}]),
+        )
+    }
     fn changes(&self, workspace: PathBuf) -> Result<Value, String> {
         Ok(json!({"workspace": workspace, "changes": []}))
     }
@@ -482,6 +487,9 @@ async fn unknown_session_run_and_journal_ids_are_404_with_a_message() {
     }
     let (status, _, b) = send(&app, get("/api/journal/1").body(Body::empty()).unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{b}");
+    let (status, _, b) = send(&app, get("/api/compare").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    assert_eq!(b["shown"][0]["model"], "m\\u{202e}");
 }
 
 #[tokio::test]
