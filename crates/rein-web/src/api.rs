@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::guard::refuse;
+use crate::guard::{refuse, Refusal};
 use crate::hub::Hub;
 use crate::{ChatHandle, State};
 
@@ -43,18 +43,18 @@ pub(crate) fn routes() -> Router<Arc<State>> {
 }
 
 /// Reads a JSON body, or refuses with 400 and what was wrong.
-fn body<T: DeserializeOwned>(bytes: &Bytes, expected: &str) -> Result<T, Response> {
+fn body<T: DeserializeOwned>(bytes: &Bytes, expected: &str) -> Result<T, Refusal> {
     serde_json::from_slice(bytes).map_err(|e| {
-        refuse(
+        Refusal::new(
             StatusCode::BAD_REQUEST,
             format!("the request body is not {expected} ({e})"),
         )
     })
 }
 
-fn id_of(raw: &str, what: &str) -> Result<u64, Response> {
+fn id_of(raw: &str, what: &str) -> Result<u64, Refusal> {
     raw.parse::<u64>()
-        .map_err(|_| refuse(StatusCode::NOT_FOUND, format!("{raw:?} is not a {what} id")))
+        .map_err(|_| Refusal::new(StatusCode::NOT_FOUND, format!("{raw:?} is not a {what} id")))
 }
 
 /// `value`'s fields, plus `shown`: the same with model text made visible (what pages render).
@@ -104,7 +104,7 @@ struct StartSession {
 async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
     let start: StartSession = match body(&bytes, "{\"workspace\": PATH}") {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let given = &state.config.workspaces;
     let workspace = match &start.workspace {
@@ -150,7 +150,7 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
     (StatusCode::CREATED, Json(json!({ "session": id }))).into_response()
 }
 
-fn session(state: &State, raw: &str) -> Result<Arc<ChatHandle>, Response> {
+fn session(state: &State, raw: &str) -> Result<Arc<ChatHandle>, Refusal> {
     let id = id_of(raw, "session")?;
     state
         .sessions
@@ -158,7 +158,7 @@ fn session(state: &State, raw: &str) -> Result<Arc<ChatHandle>, Response> {
         .ok()
         .and_then(|s| s.get(&id).cloned())
         .ok_or_else(|| {
-            refuse(
+            Refusal::new(
                 StatusCode::NOT_FOUND,
                 format!("there is no session {id}; reload the page to start one"),
             )
@@ -172,7 +172,7 @@ async fn session_events(
 ) -> Response {
     match session(&state, &id) {
         Ok(s) => s.hub.clone().sse(&headers).into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -180,7 +180,7 @@ async fn session_events(
 fn send(state: &State, raw: &str, make: impl FnOnce(String) -> ChatRequest) -> Response {
     let handle = match session(state, raw) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let request_id = format!("w{}", state.fresh_id());
     let request = make(request_id.clone());
@@ -206,11 +206,11 @@ struct Message {
 
 async fn message(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
     if let Err(r) = session(&state, &id) {
-        return r;
+        return r.into_response();
     }
     let m: Message = match body(&bytes, "{\"text\": STRING}") {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let chars = m.text.chars().count();
     if chars > MAX_MESSAGE_CHARS {
@@ -244,11 +244,11 @@ struct Decide {
 
 async fn approve(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
     if let Err(r) = session(&state, &id) {
-        return r;
+        return r.into_response();
     }
     let d: Decide = match body(&bytes, "{\"approval\": NUMBER}") {
         Ok(d) => d,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if d.reason.is_some() {
         return refuse(
@@ -264,11 +264,11 @@ async fn approve(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Re
 
 async fn deny(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
     if let Err(r) = session(&state, &id) {
-        return r;
+        return r.into_response();
     }
     let d: Decide = match body(&bytes, "{\"approval\": NUMBER, \"reason\": STRING?}") {
         Ok(d) => d,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     send(&state, &id, |id| ChatRequest::Deny {
         id,
@@ -279,7 +279,7 @@ async fn deny(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Respo
 
 async fn interrupt(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
     if let Err(r) = session(&state, &id) {
-        return r;
+        return r.into_response();
     }
     match body::<serde_json::Map<String, Value>>(&bytes, "{}") {
         Ok(map) if map.is_empty() => {}
@@ -289,7 +289,7 @@ async fn interrupt(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> 
                 "the request body is not {} (interrupt takes no fields)",
             )
         }
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     }
     send(&state, &id, |id| ChatRequest::Interrupt { id })
 }
@@ -297,13 +297,13 @@ async fn interrupt(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> 
 async fn changes(AxState(state): St, Path(id): Path<String>) -> Response {
     let handle = match session(&state, &id) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let engine = state.config.engine.clone();
     let workspace = handle.workspace.clone();
     match blocking(move || engine.changes(workspace)).await {
         Ok(v) => Json(with_shown(v)).into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -316,11 +316,11 @@ struct Undo {
 async fn undo(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
     let u: Undo = match body(&bytes, "{\"change\": NUMBER}") {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let handle = match session(&state, &id) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let engine = state.config.engine.clone();
     let workspace: PathBuf = handle.workspace.clone();
@@ -341,7 +341,7 @@ struct StartRun {
 async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
     let r: StartRun = match body(&bytes, "{\"task\": STRING, \"model\": STRING}") {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let chars = r.task.chars().count();
     if chars > MAX_MESSAGE_CHARS {
@@ -360,7 +360,7 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
         );
     }
     let engine = state.config.engine.clone();
-    if !engine.models().iter().any(|m| *m == r.model) {
+    if !engine.models().contains(&r.model) {
         return refuse(
             StatusCode::BAD_REQUEST,
             format!(
@@ -389,7 +389,7 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
 async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let id = match id_of(&id, "run") {
         Ok(id) => id,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let hub = state.runs.lock().ok().and_then(|r| r.get(&id).cloned());
     match hub {
@@ -405,7 +405,7 @@ async fn journal_list(AxState(state): St) -> Response {
     let engine = state.config.engine.clone();
     match blocking(move || engine.journal_list()).await {
         Ok(v) => Json(json!({"runs": v, "shown": crate::shown(&v)})).into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -423,7 +423,7 @@ async fn journal_show(AxState(state): St, Path(run): Path<String>) -> Response {
             StatusCode::NOT_FOUND,
             format!("there is no run {run} in the journal"),
         ),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -431,6 +431,6 @@ async fn compare(AxState(state): St) -> Response {
     let engine = state.config.engine.clone();
     match blocking(move || engine.compare()).await {
         Ok(v) => Json(json!({"models": v, "shown": crate::shown(&v)})).into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }

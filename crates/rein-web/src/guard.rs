@@ -38,9 +38,9 @@ pub(crate) fn wrap(app: Router, state: Arc<State>) -> Router {
 
 async fn guard(AxState(state): AxState<Arc<State>>, request: Request, next: Next) -> Response {
     let mut response = match check(&state, &request) {
-        Ok(Some(redirect)) => redirect,
+        Ok(Some(redirect)) => *redirect,
         Ok(None) => next.run(request).await,
-        Err(refusal) => refusal,
+        Err(refusal) => refusal.into_response(),
     };
     let headers = response.headers_mut();
     for (name, value) in [
@@ -55,16 +55,37 @@ async fn guard(AxState(state): AxState<Arc<State>>, request: Request, next: Next
     response
 }
 
-/// A refusal: status and a message for the person (plain text for a page visit, JSON for the
-/// API).
+/// A refusal: status and a message for the person, answered as `{"error": message}`.
 pub(crate) fn refuse(status: StatusCode, message: impl Into<String>) -> Response {
-    let message = message.into();
-    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
+    Refusal::new(status, message).into_response()
+}
+
+/// A refusal not yet turned into a response (small, so `Result<_, Refusal>` stays cheap).
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message });
+        (self.status, axum::Json(body)).into_response()
+    }
 }
 
 /// `Ok(None)`: pass; `Ok(Some(r))`: answer with `r` (the first visit's redirect); `Err(r)`:
 /// refused with `r`.
-fn check(state: &State, request: &Request) -> Result<Option<Response>, Response> {
+fn check(state: &State, request: &Request) -> Result<Option<Box<Response>>, Refusal> {
     let port = state.config.port;
     let headers = request.headers();
     let host = headers
@@ -72,7 +93,7 @@ fn check(state: &State, request: &Request) -> Result<Option<Response>, Response>
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
     if !own_host(host, port) {
-        return Err(refuse(
+        return Err(Refusal::new(
             StatusCode::FORBIDDEN,
             format!(
                 "refused: this server answers only to 127.0.0.1:{port} or localhost:{port}, and \
@@ -86,7 +107,7 @@ fn check(state: &State, request: &Request) -> Result<Option<Response>, Response>
             .and_then(|h| h.to_str().ok())
             .unwrap_or("");
         if origin != format!("http://{host}") {
-            return Err(refuse(
+            return Err(Refusal::new(
                 StatusCode::FORBIDDEN,
                 format!(
                     "refused: a {} request must come from this server's own pages (Origin \
@@ -120,11 +141,11 @@ fn check(state: &State, request: &Request) -> Result<Option<Response>, Response>
             ) {
                 headers.insert(header::SET_COOKIE, cookie);
                 headers.insert(header::LOCATION, location);
-                return Ok(Some(response));
+                return Ok(Some(Box::new(response)));
             }
         }
     }
-    Err(refuse(
+    Err(Refusal::new(
         StatusCode::UNAUTHORIZED,
         "refused: this request does not carry the launch token; open the URL that `rein serve` \
          printed when it started (it sets a cookie on the first visit)",
