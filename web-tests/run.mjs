@@ -162,6 +162,8 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.match(first, /I create the note/);
   assert.match(first, /create_file/);
   assert.match(first, /executed/);
+  // The live stream showed the model's last reply as it came.
+  assert.match(await page.textContent('.result .live'), /final_answer/);
   assert.match(await page.textContent('.result .end'), /note\.txt[\s\S]*hello world/);
   await page.waitForSelector('#past a');
   await page.waitForSelector('#compare .barrow');

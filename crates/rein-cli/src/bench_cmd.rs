@@ -8,7 +8,7 @@ mod gate;
 mod job;
 pub(crate) mod memory;
 mod progress;
-mod recording;
+pub(crate) mod recording;
 mod router;
 mod runner;
 

@@ -201,14 +201,29 @@ impl Engine for CliEngine {
     }
 
     fn run_task(&self, task: &str, model: &str, sink: RunSink<'_>) -> Result<Value, String> {
+        let sink = std::sync::Mutex::new(sink);
         let mut forward = |event: &rein_engine::agent::AgentEvent| {
             if let Ok(value) = serde_json::to_value(event) {
-                sink(value);
+                if let Ok(mut sink) = sink.lock() {
+                    sink(value);
+                }
             }
         };
-        crate::bench_cmd::memory::adhoc(task, model, 0, self.allow_remote, &mut forward)
-            .map(|(doc, _, _)| doc)
-            .map_err(|e| format!("{e:#}"))
+        let mut tokens = |piece: &str| {
+            if let Ok(mut sink) = sink.lock() {
+                sink(json!({"event": "token", "text": piece}));
+            }
+        };
+        crate::bench_cmd::memory::adhoc(
+            task,
+            model,
+            0,
+            self.allow_remote,
+            &mut forward,
+            &mut tokens,
+        )
+        .map(|(doc, _, _)| doc)
+        .map_err(|e| format!("{e:#}"))
     }
 
     fn journal_list(&self) -> Result<Value, String> {

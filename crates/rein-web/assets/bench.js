@@ -39,11 +39,13 @@ function panel(model) {
   const reasons = el('ul', { class: 'reasons' });
   const steps = el('div', { class: 'steps' });
   const end = el('div', { class: 'end' });
+  const live = el('pre', { class: 'live', attrs: { 'aria-label': 'The model\'s reply as it streams' } });
   const node = el('section', { class: 'result', attrs: { 'aria-label': `Run with ${model}` } },
     el('h3', { text: model }), verdict, reasons,
-    el('h4', { text: 'Trace' }), steps, end);
+    el('h4', { text: 'Trace' }), steps,
+    el('h4', { text: 'Live model output' }), live, end);
   $('results').append(node);
-  return { node, verdict, reasons, steps, end };
+  return { node, verdict, reasons, steps, end, live };
 }
 
 function finish(p, sh) {
@@ -87,8 +89,13 @@ function onRunEvent(p, ev, sh, ended) {
     case 'run_started':
       p.steps.append(el('p', { class: 'muted', text: `run ${sh.run}: ${sh.mission} with ${sh.model}; caps ${sh.max_turns} turns, ${sh.timeout_secs} s` }));
       break;
+    case 'token':
+      if (p.fresh) { p.live.textContent = ''; p.fresh = false; }
+      p.live.textContent += sh.text;
+      break;
     case 'step':
       p.steps.append(stepCard(sh));
+      p.fresh = true;
       break;
     case 'cap':
       p.steps.append(el('p', { class: 'notice', text: `cap ${sh.cap}: ${sh.message}` }));

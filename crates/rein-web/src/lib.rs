@@ -55,7 +55,7 @@ pub enum WebError {
 /// Where a chat session's events go (called from the session's own thread).
 pub type ChatSink = Box<dyn FnMut(ChatEvent) + Send>;
 /// Where a bench run's events go: each `rein_engine::agent::AgentEvent` as JSON.
-pub type RunSink<'a> = &'a mut dyn FnMut(Value);
+pub type RunSink<'a> = &'a mut (dyn FnMut(Value) + Send);
 
 /// What the web asks of the engine. The binary implements it over the real stores and models;
 /// every method that does work blocks, and is called off the async runtime.

@@ -92,9 +92,14 @@ pub(super) fn run_adhoc(
     } else {
         Printer::new(false)
     };
-    let (doc, requirements, run) = adhoc(task, model_spec, seed, allow_remote, &mut |e| {
-        printer.event(e)
-    })?;
+    let (doc, requirements, run) = adhoc(
+        task,
+        model_spec,
+        seed,
+        allow_remote,
+        &mut |e| printer.event(e),
+        &mut |_| {},
+    )?;
     if json {
         println!("{}", json_safe(&serde_json::to_string(&doc)?));
     } else {
@@ -105,13 +110,14 @@ pub(super) fn run_adhoc(
 
 /// One ad-hoc memory task, judged: the document `--task --json` prints, the inferred
 /// requirements and the run. The agent's events go to `on_event` as they happen (the terminal
-/// printer, or the web UI's bench page).
+/// printer, or the web UI's bench page), and the model's reply to `on_text` piece by piece.
 pub(crate) fn adhoc(
     task: &str,
     model_spec: &str,
     seed: u32,
     allow_remote: bool,
     on_event: &mut dyn FnMut(&rein_engine::agent::AgentEvent),
+    on_text: &mut (dyn FnMut(&str) + Send),
 ) -> anyhow::Result<(Value, Vec<Requirement>, MemoryRun)> {
     let requirements = infer(task)?;
     let chars = task.chars().count();
@@ -141,10 +147,11 @@ pub(crate) fn adhoc(
         journal: &journal,
         meta,
     };
+    let mut tapped = super::recording::Recording::tapped(model.as_mut(), on_text);
     let run = run_memory(
         env,
         start_sandbox(&contract, &BTreeMap::new())?,
-        model.as_mut(),
+        &mut tapped,
         &mut AllowAll,
         options,
         on_event,
