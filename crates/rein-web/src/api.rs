@@ -134,6 +134,20 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
         workspace: workspace.clone(),
     });
     if let Ok(mut sessions) = state.sessions.lock() {
+        // Ending the oldest drops its request channel: its loop finishes the turn it is in,
+        // if any, and stops, and its model with it.
+        while sessions.len() >= crate::MAX_LIVE_SESSIONS {
+            let Some(oldest) = sessions.keys().min().copied() else {
+                break;
+            };
+            if let Some(old) = sessions.remove(&oldest) {
+                old.hub.push(json!({"type": "error", "message": format!(
+                    "this session was ended because a newer page opened a session and at most \
+                     {} are kept live (each holds a model); reload to start a new one",
+                    crate::MAX_LIVE_SESSIONS
+                )}));
+            }
+        }
         sessions.insert(id, handle);
     }
     let engine = state.config.engine.clone();
@@ -370,17 +384,37 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
             ),
         );
     }
+    let running = state
+        .running
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if running >= crate::MAX_LIVE_RUNS {
+        state
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{running} runs are already working (at most {} at once, each holds a model); \
+                 wait for one to finish; nothing was started",
+                crate::MAX_LIVE_RUNS
+            ),
+        );
+    }
     let id = state.fresh_id();
     let hub = Arc::new(Hub::default());
     if let Ok(mut runs) = state.runs.lock() {
         runs.insert(id, hub.clone());
     }
+    let state = state.clone();
     std::thread::spawn(move || {
         let result = engine.run_task(&r.task, &r.model, &mut |event| hub.push(event));
         match result {
             Ok(doc) => hub.push(json!({"event": "result", "result": doc})),
             Err(message) => hub.push(json!({"event": "error", "message": message})),
         }
+        state
+            .running
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         hub.close();
     });
     (StatusCode::CREATED, Json(json!({ "run": id }))).into_response()

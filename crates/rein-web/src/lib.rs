@@ -108,8 +108,16 @@ pub(crate) struct State {
     pub config: Config,
     pub sessions: Mutex<HashMap<u64, Arc<ChatHandle>>>,
     pub runs: Mutex<HashMap<u64, Arc<Hub>>>,
+    /// Bench runs still working (each holds a model).
+    pub running: std::sync::atomic::AtomicUsize,
     pub next_id: AtomicU64,
 }
+
+/// Chat sessions kept live at once (each holds an actor model, maybe a worker process):
+/// opening one more ends the oldest, whose page is told so.
+pub const MAX_LIVE_SESSIONS: usize = 3;
+/// Bench runs working at once; one more is refused (429) until one finishes.
+pub const MAX_LIVE_RUNS: usize = 4;
 
 impl State {
     pub fn fresh_id(&self) -> u64 {
@@ -123,6 +131,7 @@ pub fn router(config: Config) -> Router {
         config,
         sessions: Mutex::new(HashMap::new()),
         runs: Mutex::new(HashMap::new()),
+        running: std::sync::atomic::AtomicUsize::new(0),
         next_id: AtomicU64::new(0),
     });
     let app = Router::new()

@@ -27,6 +27,8 @@ const ORIGIN: &str = "http://127.0.0.1:4321";
 #[derive(Default)]
 struct FakeEngine {
     seen: Mutex<Vec<ChatRequest>>,
+    /// While set, runs wait (up to 5 s) before they finish.
+    slow_runs: std::sync::atomic::AtomicBool,
 }
 
 impl Engine for FakeEngine {
@@ -64,6 +66,12 @@ impl Engine for FakeEngine {
         }
     }
     fn run_task(&self, task: &str, model: &str, sink: RunSink<'_>) -> Result<Value, String> {
+        for _ in 0..500 {
+            if !self.slow_runs.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         sink(json!({"event": "step", "thought": "<script>alert(1)</script>\u{202e}"}));
         Ok(json!({"task": task, "model": model, "verdict": "pass"}))
     }
@@ -648,4 +656,56 @@ async fn a_reconnecting_page_gets_only_what_it_missed() {
         "{text}"
     );
     assert_eq!(all.len(), 3);
+}
+
+#[tokio::test]
+async fn opening_more_sessions_than_the_cap_ends_the_oldest_and_says_so() {
+    let app = app();
+    let first = start_session(&app).await;
+    let mut last = first;
+    for _ in 0..rein_web::MAX_LIVE_SESSIONS {
+        last = start_session(&app).await;
+    }
+    let (status, b) = post_json(
+        &app,
+        &format!("/api/sessions/{first}/message"),
+        r#"{"text":"hi"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{b}");
+    let (status, b) = post_json(
+        &app,
+        &format!("/api/sessions/{last}/message"),
+        r#"{"text":"hi"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{b}");
+}
+
+#[tokio::test]
+async fn runs_past_the_cap_are_refused_until_one_finishes() {
+    let app = app();
+    app.engine
+        .slow_runs
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let body = r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#;
+    for _ in 0..rein_web::MAX_LIVE_RUNS {
+        let (status, b) = post_json(&app, "/api/runs", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{b}");
+    }
+    let (status, b) = post_json(&app, "/api/runs", body).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(message(&b).contains("at most 4 at once"), "{b}");
+    app.engine
+        .slow_runs
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let mut started = false;
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if post_json(&app, "/api/runs", body).await.0 == StatusCode::CREATED {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "a run starts again once the others finished");
 }
