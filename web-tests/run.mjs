@@ -286,6 +286,30 @@ scenarios.cowork_card_expires = () => withServer(coworkArgs([
   await shot(page, 'cowork-expired');
 });
 
+scenarios.cowork_hold_is_not_a_card_and_the_round_cap_stops_the_turn = () => withServer((s) => {
+  const actor = join(s.root, 'actor.jsonl');
+  writeFileSync(actor, [
+    act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
+    ...Array.from({ length: 11 }, () => act('list_dir', { path: '.' })),
+  ].join('\n'));
+  const decision = join(s.root, 'decision.jsonl');
+  writeFileSync(decision, JSON.stringify({ yes: 0.1, no: 0.9 }));
+  return ['--workspace', s.ws, '--chat-model', `scripted:${actor}`, '--decision-model', `scripted:${decision}`];
+}, async (page, server, s) => {
+  await page.goto(server.url);
+  await page.waitForSelector('#status:has-text("conversation")');
+  await say(page, 'change beta');
+  await page.waitForSelector('.log li.hold');
+  assert.match(await page.textContent('.log li.hold'), /^Held \(no approval card, nothing written\)/);
+  assert.equal(await page.locator('article.card').count(), 0);
+  assert.equal(readFileSync(join(s.ws, 'notes.txt'), 'utf8'), 'alpha\nbeta\n');
+  // The held change did not end the turn; the twelfth round does.
+  await page.waitForSelector('.log li.stop', { timeout: TIMEOUT });
+  assert.match(await page.textContent('.log li >> nth=0'), /^change beta/, 'the message comes first in the log');
+  assert.match(await page.textContent('.log li.stop'), /\[stopped\] I stopped after 12 tool rounds/);
+  await shot(page, 'cowork-hold-and-stop');
+});
+
 scenarios.runs_viewer_shows_a_run_step_by_step = () => withServer((s) => {
   const model = join(s.root, 'note.jsonl');
   writeFileSync(model, [

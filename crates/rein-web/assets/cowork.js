@@ -228,10 +228,15 @@ async function send(event) {
   event.preventDefault();
   const text = $('text').value;
   if (session === null) { notice('no session is open; choose a workspace and Open'); return; }
+  // Shown before it is sent, so it comes before the events that answer it.
+  const mine = line('you', text);
   const result = await post(`/api/sessions/${session}/message`, { text });
-  if (!result.ok) { notice(errorOf(result)); return; }
+  if (!result.ok) {
+    mine.textContent = `${text} (not sent: ${errorOf(result)})`;
+    notice(errorOf(result));
+    return;
+  }
   notice('');
-  line('you', text);
   $('text').value = '';
 }
 
