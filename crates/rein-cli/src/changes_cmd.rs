@@ -39,22 +39,13 @@ pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
         None => std::env::current_dir()
             .context("cannot read the current folder; pass --workspace DIR")?,
     };
-    let workspace = open_workspace(&dir)?;
-    let journal = open_journal()?;
-    recover_and_report(&journal, &workspace)?;
-    let root = workspace.display_root();
-    let listed: Vec<Change> = journal
-        .changes(&root)?
-        .into_iter()
-        .filter(|c| args.all || c.state != ChangeState::NotApplied)
-        .collect();
+    let (root, listed) = list_changes(&dir, args.all)?;
     if as_json {
-        let changes: Vec<Value> = listed.iter().map(change_json).collect();
         println!(
             "{}",
-            json_safe(&serde_json::to_string_pretty(
-                &json!({ "workspace": root, "changes": changes })
-            )?)
+            json_safe(&serde_json::to_string_pretty(&changes_json(
+                &root, &listed
+            ))?)
         );
         return Ok(0);
     }
@@ -78,6 +69,47 @@ pub fn changes(args: ChangesArgs, as_json: bool) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// The changes of the workspace at `dir` (recovered first), newest first; with `all`, also
+/// those never applied. Returns the workspace's display root too.
+pub(crate) fn list_changes(dir: &std::path::Path, all: bool) -> Result<(String, Vec<Change>)> {
+    let workspace = open_workspace(dir)?;
+    let journal = open_journal()?;
+    recover_and_report(&journal, &workspace)?;
+    let root = workspace.display_root();
+    let listed: Vec<Change> = journal
+        .changes(&root)?
+        .into_iter()
+        .filter(|c| all || c.state != ChangeState::NotApplied)
+        .collect();
+    Ok((root, listed))
+}
+
+/// The document `rein changes --json` prints.
+pub(crate) fn changes_json(root: &str, listed: &[Change]) -> Value {
+    let changes: Vec<Value> = listed.iter().map(change_json).collect();
+    json!({ "workspace": root, "changes": changes })
+}
+
+/// Reverts change `id` of the workspace at `dir` (recovered first); the document `rein undo
+/// --json` prints.
+pub(crate) fn undo_in(dir: &std::path::Path, id: ChangeId) -> Result<Value> {
+    let workspace = open_workspace(dir)?;
+    let journal = open_journal()?;
+    recover_and_report(&journal, &workspace)?;
+    match journal.change(id)? {
+        Some(change) if change.workspace == workspace.display_root() => {}
+        _ => bail!("there is no change {id} in this workspace; the changes list shows them"),
+    }
+    let report = undo(&journal, &workspace, id)?;
+    Ok(json!({
+        "undone": report.undo_of,
+        "change_id": report.change_id,
+        "path": report.path,
+        "kind": report.kind,
+        "diff": report.diff,
+    }))
 }
 
 /// `rein undo CHANGE`.

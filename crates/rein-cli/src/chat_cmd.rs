@@ -52,17 +52,51 @@ pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
             args.dir.display()
         );
     }
-    let workspace = open_workspace(&args.dir)?;
+    let json_mode = json;
+    with_session(
+        &args.dir,
+        args.model.as_deref(),
+        args.decision_model,
+        args.allow_remote,
+        &args.knobs,
+        None,
+        |session, decision| {
+            if json_mode {
+                json_loop(session, decision)
+            } else {
+                terminal_loop(session, decision)
+            }
+        },
+    )
+}
+
+/// Opens everything a chat session on `dir` needs (workspace, journal with recovery, chat.db,
+/// actor, router and gates), starts a conversation and hands the session to `drive`. The
+/// terminal, `--json` and `rein serve` all go through here. `approval_lifetime_ms` overrides
+/// the store's 600 s (tests only; see `rein serve`).
+pub(crate) fn with_session(
+    dir: &std::path::Path,
+    model: Option<&str>,
+    decision_model: Option<String>,
+    allow_remote: bool,
+    knobs: &ModelKnobs,
+    approval_lifetime_ms: Option<i64>,
+    drive: impl FnOnce(&mut Session<'_>, Option<String>) -> Result<i32>,
+) -> Result<i32> {
+    let workspace = open_workspace(dir)?;
     let journal = open_journal()?;
     recover_and_report(&journal, &workspace)?;
     let home = DataDir::from_env()?;
-    let store = ChatStore::open(home.root().join("chat.db"))?;
-    let spec = match &args.model {
-        Some(m) => m.clone(),
+    let mut store = ChatStore::open(home.root().join("chat.db"))?;
+    if let Some(ms) = approval_lifetime_ms {
+        store.set_approval_lifetime_ms(ms);
+    }
+    let spec = match model {
+        Some(m) => m.to_string(),
         None => default_actor()?,
     };
-    let mut actor = open_model_with(&spec, args.allow_remote, &args.knobs)?;
-    let mut reviewers = reviewers_for(args.decision_model.as_deref(), args.allow_remote);
+    let mut actor = open_model_with(&spec, allow_remote, knobs)?;
+    let mut reviewers = reviewers_for(decision_model.as_deref(), allow_remote);
     let conversation = store
         .create_conversation(
             &workspace.display_root(),
@@ -75,7 +109,7 @@ pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
         constrained: is_embedded(actor.identity()),
         ..SessionOptions::default()
     };
-    if let Some(t) = args.knobs.temperature {
+    if let Some(t) = knobs.temperature {
         options.sampling.temperature = t;
     }
     let clock = SystemClock;
@@ -89,11 +123,7 @@ pub fn run(args: ChatArgs, json: bool) -> Result<i32> {
         &clock,
         options,
     );
-    if json {
-        json_loop(&mut session, args.decision_model)
-    } else {
-        terminal_loop(&mut session, args.decision_model)
-    }
+    drive(&mut session, decision_model)
 }
 
 /// The router and gates for a decision model.
@@ -125,7 +155,7 @@ fn reviewers_for(decision_model: Option<&str>, allow_remote: bool) -> Box<dyn Re
 }
 
 /// What the stdin reader hands over: a request, or why a line was refused.
-type Incoming = std::result::Result<ChatRequest, String>;
+pub(crate) type Incoming = std::result::Result<ChatRequest, String>;
 
 fn spawn_reader() -> Receiver<Incoming> {
     let (tx, rx) = mpsc::channel();
@@ -158,8 +188,19 @@ fn json_loop(session: &mut Session<'_>, decision: Option<String>) -> Result<i32>
             let _ = out.flush();
         }
     };
-    session.start(decision, &mut sink);
-    let rx = spawn_reader();
+    drive(session, decision, &spawn_reader(), &mut sink);
+    Ok(0)
+}
+
+/// The loop of `rein chat --json` and `rein serve`: requests from `rx` until it closes, expiry
+/// checked every [`TICK`], requests that arrive during a turn handed to it between model calls.
+pub(crate) fn drive(
+    session: &mut Session<'_>,
+    decision: Option<String>,
+    rx: &Receiver<Incoming>,
+    sink: &mut dyn FnMut(ChatEvent),
+) {
+    session.start(decision, sink);
     loop {
         match rx.recv_timeout(TICK) {
             Ok(Ok(request)) => {
@@ -171,17 +212,16 @@ fn json_loop(session: &mut Session<'_>, decision: Option<String>) -> Result<i32>
                         Err(_) => return None,
                     }
                 };
-                session.handle(request, &mut inbox, &mut sink);
+                session.handle(request, &mut inbox, sink);
                 for message in refused {
-                    session.refuse(None, message, &mut sink);
+                    session.refuse(None, message, sink);
                 }
             }
-            Ok(Err(message)) => session.refuse(None, message, &mut sink),
-            Err(RecvTimeoutError::Timeout) => session.tick(&mut sink),
+            Ok(Err(message)) => session.refuse(None, message, sink),
+            Err(RecvTimeoutError::Timeout) => session.tick(sink),
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    Ok(0)
 }
 
 /// Colour only when NO_COLOR is unset or empty (https://no-color.org).

@@ -15,6 +15,7 @@ mod perf;
 mod qualify_cmd;
 mod route_cmd;
 mod run_cmd;
+mod serve_cmd;
 mod tool_cmd;
 mod worker_cmd;
 
@@ -58,6 +59,8 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Talk to a folder: the actor reads and proposes, you allow each change once.
     Chat(chat_cmd::ChatArgs),
+    /// The local web UI on 127.0.0.1: cowork, bench and run viewer pages.
+    Serve(serve_cmd::ServeArgs),
     /// Call one registered tool through the execution gate; prints the outcome as JSON.
     Tool(tool_cmd::ToolArgs),
     /// The router's intent, source and confidence for one message.
@@ -86,6 +89,7 @@ fn main() {
         Command::Qualify(args) => qualify_cmd::run(args, cli.json),
         Command::Bench(args) => bench_cmd::run(args, cli.json),
         Command::Chat(args) => chat_cmd::run(args, cli.json),
+        Command::Serve(args) => serve_cmd::run(args, cli.json),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Route(args) => route_cmd::run(args, cli.json),
         Command::Gate(args) => gate_cmd::run(args, cli.json),

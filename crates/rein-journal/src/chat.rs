@@ -183,6 +183,9 @@ pub struct Approval {
 #[derive(Debug)]
 pub struct ChatStore {
     db: Db,
+    /// How long a card lives: [`APPROVAL_LIFETIME_MS`] except in tests (see
+    /// [`ChatStore::set_approval_lifetime_ms`]).
+    approval_lifetime_ms: i64,
 }
 
 const APPROVAL_COLUMNS: &str = "id, conversation_id, workspace, call_id, tool, arguments, \
@@ -194,12 +197,19 @@ impl ChatStore {
     pub fn open(path: impl AsRef<Path>) -> Result<ChatStore> {
         Ok(ChatStore {
             db: Db::open(path.as_ref(), StoreKind::Chat)?,
+            approval_lifetime_ms: APPROVAL_LIFETIME_MS,
         })
     }
 
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.db.path
+    }
+
+    /// For tests only (the web UI's browser tests let a card expire in seconds): cards requested
+    /// from now on live `ms` milliseconds instead of [`APPROVAL_LIFETIME_MS`]; at least 1.
+    pub fn set_approval_lifetime_ms(&mut self, ms: i64) {
+        self.approval_lifetime_ms = ms.max(1);
     }
 
     /// Start a conversation in a workspace.
@@ -517,7 +527,7 @@ impl ChatStore {
                     approval.after_sha,
                     approval.diff,
                     now,
-                    now.saturating_add(APPROVAL_LIFETIME_MS)
+                    now.saturating_add(self.approval_lifetime_ms)
                 ],
             )
             .map_err(self.db.err("record an approval request"))?;

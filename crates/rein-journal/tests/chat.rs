@@ -38,6 +38,24 @@ fn approval_lifetime_is_600_seconds() {
 }
 
 #[test]
+fn a_test_lifetime_applies_to_cards_requested_after_it_and_never_to_zero() {
+    let (_dir, mut chat) = store();
+    let long = chat.request_approval(&card("c0"), T0).unwrap();
+    chat.set_approval_lifetime_ms(3_000);
+    let short = chat.request_approval(&card("c1"), T0).unwrap();
+    assert!(chat.expire_due(T0 + 2_999).unwrap().is_empty());
+    assert_eq!(chat.expire_due(T0 + 3_000).unwrap(), vec![short]);
+    assert!(
+        chat.expire_due(T0 + 3_001).unwrap().is_empty(),
+        "{long:?} keeps 600 s"
+    );
+    chat.set_approval_lifetime_ms(0);
+    let least = chat.request_approval(&card("c2"), T0).unwrap();
+    assert!(chat.expire_due(T0).unwrap().is_empty());
+    assert_eq!(chat.expire_due(T0 + 1).unwrap(), vec![least]);
+}
+
+#[test]
 fn approvals_expire_in_batches_at_the_edge() {
     let (_dir, chat) = store();
     let a = chat.request_approval(&card("c1"), T0).unwrap();

@@ -102,6 +102,38 @@ pub(super) fn run_adhoc(
     allow_remote: bool,
     json: bool,
 ) -> anyhow::Result<i32> {
+    let mut printer = if json {
+        Printer::quiet()
+    } else {
+        Printer::new(false)
+    };
+    let (doc, requirements, run) = adhoc(
+        task,
+        model_spec,
+        seed,
+        allow_remote,
+        &mut |e| printer.event(e),
+        &mut |_| {},
+    )?;
+    if json {
+        println!("{}", json_safe(&serde_json::to_string(&doc)?));
+    } else {
+        print_adhoc(&requirements, &run);
+    }
+    Ok(run.outcome.exit_code())
+}
+
+/// One ad-hoc memory task, judged: the document `--task --json` prints, the inferred
+/// requirements and the run. The agent's events go to `on_event` as they happen (the terminal
+/// printer, or the web UI's bench page), and the model's reply to `on_text` piece by piece.
+pub(crate) fn adhoc(
+    task: &str,
+    model_spec: &str,
+    seed: u32,
+    allow_remote: bool,
+    on_event: &mut dyn FnMut(&rein_engine::agent::AgentEvent),
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> anyhow::Result<(Value, Vec<Requirement>, MemoryRun)> {
     let requirements = infer(task)?;
     let chars = task.chars().count();
     if chars > rein_engine::agent::MAX_INPUT_CHARS {
@@ -130,26 +162,17 @@ pub(super) fn run_adhoc(
         journal: &journal,
         meta,
     };
-    let mut printer = if json {
-        Printer::quiet()
-    } else {
-        Printer::new(false)
-    };
+    let mut tapped = super::recording::Recording::tapped(model.as_mut(), on_text);
     let run = run_memory(
         env,
         start_sandbox(&contract, &BTreeMap::new())?,
-        model.as_mut(),
+        &mut tapped,
         &mut AllowAll,
         options,
-        &mut |e| printer.event(e),
+        on_event,
     )?;
     let doc = adhoc_document(task, model_spec, seed, &identity, &requirements, &run);
-    if json {
-        println!("{}", json_safe(&serde_json::to_string(&doc)?));
-    } else {
-        print_adhoc(&requirements, &run);
-    }
-    Ok(run.outcome.exit_code())
+    Ok((doc, requirements, run))
 }
 
 /// A folder of its own under the system temp folder, removed when dropped.

@@ -11,11 +11,13 @@ use rein_models::{
 };
 use serde_json::Value;
 
-/// Forwards every call to `inner`, timing it and keeping each completion's streamed text.
-pub(super) struct Recording<'a> {
+/// Forwards every call to `inner`, timing it and keeping each completion's streamed text (and
+/// handing each piece to `tap` as it arrives, when there is one: the web UI's live stream).
+pub(crate) struct Recording<'a> {
     inner: &'a mut dyn Model,
     pub stream: Vec<StreamedReply>,
     pub model_ms: f64,
+    tap: Option<&'a mut (dyn FnMut(&str) + Send)>,
 }
 
 impl<'a> Recording<'a> {
@@ -24,6 +26,18 @@ impl<'a> Recording<'a> {
             inner,
             stream: Vec::new(),
             model_ms: 0.0,
+            tap: None,
+        }
+    }
+
+    /// A recording that also hands every streamed piece to `tap`.
+    pub fn tapped(
+        inner: &'a mut dyn Model,
+        tap: &'a mut (dyn FnMut(&str) + Send),
+    ) -> Recording<'a> {
+        Recording {
+            tap: Some(tap),
+            ..Recording::new(inner)
         }
     }
 }
@@ -40,8 +54,12 @@ impl Model for Recording<'_> {
     ) -> rein_models::Result<Completion> {
         let started = Instant::now();
         let mut text = String::new();
+        let tap = &mut self.tap;
         let reply = self.inner.complete(request, &mut |piece| {
             text.push_str(piece);
+            if let Some(tap) = tap.as_mut() {
+                tap(piece);
+            }
             on_text(piece);
         });
         let ms = started.elapsed().as_secs_f64() * 1000.0;
