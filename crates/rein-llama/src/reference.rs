@@ -74,10 +74,10 @@ pub fn run(options: &EngineOptions, prompt: &str, decode_calls: usize) -> Result
     }
     let context = ctx.n_ctx() as usize;
     if tokens.len() + decode_calls >= context {
-        return Err(LlamaError::PromptTooLong {
-            tokens: tokens.len() + decode_calls,
-            context: ctx.n_ctx(),
-        });
+        return Err(LlamaError::BadRequest(format!(
+            "the prompt ({} tokens) and {decode_calls} generated tokens do not fit the context window of {context}; generate fewer tokens",
+            tokens.len()
+        )));
     }
     let batch_size = options.batch_tokens.max(32) as usize;
     let mut sampler = LlamaSampler::greedy();
