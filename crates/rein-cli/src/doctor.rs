@@ -174,8 +174,13 @@ fn cpu_findings(built: &[(&str, bool)], cpu: &[String]) -> Vec<Finding> {
         "cpu features",
         true,
         format!(
-            "llama.cpp built with: {}; this CPU has: {}",
+            "llama.cpp built with: {} ({}); this CPU has: {}",
             join_or_none(&used),
+            if rein_llama::cpu::RUNTIME_DISPATCH {
+                "and other variants picked at run time"
+            } else {
+                "one variant compiled in, no runtime dispatch"
+            },
             if cpu.is_empty() {
                 "unknown (no /proc/cpuinfo flags)".to_string()
             } else {
@@ -198,7 +203,7 @@ fn cpu_findings(built: &[(&str, bool)], cpu: &[String]) -> Vec<Finding> {
                 "this build uses {} which this CPU lacks: embedded models will crash",
                 missing.join(", ")
             ),
-            "rebuild rein on this machine (./scripts/setup.sh)",
+            "rebuild rein on this machine with RUSTFLAGS=\"-C target-cpu=native\" cargo build --release -p rein-cli (a plain build always uses AVX, AVX2, FMA and F16C: ggml's default)",
             true,
         ));
     }
@@ -262,5 +267,83 @@ mod tests {
         );
 
         assert_eq!(cpu_findings(&built, &[]).len(), 1);
+    }
+
+    /// A build like this one (ggml's default: AVX2, FMA, F16C, BMI2) on machines it does not
+    /// fit, with the flag lines /proc/cpuinfo prints for them.
+    fn default_build() -> Vec<(&'static str, bool)> {
+        [
+            ("avx", true),
+            ("avx2", true),
+            ("fma", true),
+            ("f16c", true),
+            ("bmi2", true),
+            ("avx_vnni", false),
+            ("avx512f", false),
+            ("avx512_vnni", false),
+            ("avx512vbmi", false),
+            ("avx512_bf16", false),
+            ("amx_int8", false),
+        ]
+        .to_vec()
+    }
+
+    #[test]
+    fn avx512_and_vnni_on_the_cpu_but_not_in_the_build_warn_by_name() {
+        // An Ice Lake server: AVX-512 with VNNI and VBMI.
+        let icelake = flags(
+            "fpu sse4_2 avx f16c fma bmi2 avx2 avx512f avx512dq avx512cd avx512bw avx512vl avx512vbmi avx512_vnni",
+        );
+        let found = cpu_findings(&default_build(), &icelake);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].status, "ok");
+        assert!(
+            found[0].detail.contains("no runtime dispatch"),
+            "{}",
+            found[0].detail
+        );
+        assert_eq!(found[1].check, "cpu features unused");
+        assert_eq!(found[1].status, "warn");
+        assert!(
+            found[1].detail.contains("avx512f, avx512_vnni, avx512vbmi"),
+            "{}",
+            found[1].detail
+        );
+        // A flag that only starts like a checked one (avx512dq) is not mistaken for it.
+        assert!(!found[1].detail.contains("avx512dq"), "{}", found[1].detail);
+        assert!(found[1]
+            .fix
+            .as_deref()
+            .is_some_and(|f| f.contains("target-cpu=native")));
+    }
+
+    #[test]
+    fn a_cpu_without_avx2_fails_and_is_told_how_to_rebuild() {
+        // A Sandy Bridge: AVX but no AVX2, FMA, F16C or BMI2.
+        let found = cpu_findings(&default_build(), &flags("fpu sse4_2 avx"));
+        let missing = found
+            .iter()
+            .find(|f| f.check == "cpu features missing")
+            .expect("a missing-feature finding");
+        assert_eq!(missing.status, "fail");
+        assert!(
+            missing.detail.contains("avx2, fma, f16c, bmi2"),
+            "{}",
+            missing.detail
+        );
+        let fix = missing.fix.as_deref().unwrap_or_default();
+        assert!(fix.contains("target-cpu=native"), "{fix}");
+    }
+
+    #[test]
+    fn only_the_first_processor_flags_line_is_read() {
+        let two = "processor : 0\nflags : avx avx2\n\nprocessor : 1\nflags : avx avx2 avx512f\n";
+        assert_eq!(cpu_flags(two), vec!["avx".to_string(), "avx2".to_string()]);
+        // An ARM cpuinfo has "Features", not "flags": the CPU side is unknown, not empty-handed.
+        let arm = cpu_flags("processor : 0\nFeatures : fp asimd\n");
+        assert!(arm.is_empty());
+        let found = cpu_findings(&default_build(), &arm);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].detail.contains("unknown"), "{}", found[0].detail);
     }
 }

@@ -470,6 +470,19 @@ impl LlamaEngine {
     }
 }
 
+/// How many single-token decodes [`LlamaEngine::complete`] made for a reply of `produced`
+/// tokens that ended with `finish`. The loop decodes each produced token before sampling the
+/// next, except the one it stops on: a reply cut by `max_tokens` or a stop string ends on a
+/// produced token it never decodes, while one ended by the model ends on an end-of-generation
+/// token that is not counted as produced. `rein perf` gives the bare loop exactly this many
+/// decodes, so generation speed is compared call for call.
+pub fn generation_decode_calls(finish: FinishReason, produced: u32) -> u32 {
+    match finish {
+        FinishReason::Stop => produced,
+        FinishReason::StopString | FinishReason::Length => produced.saturating_sub(1),
+    }
+}
+
 /// Peak and current resident set size of this process, from /proc (0 where unavailable).
 pub(crate) fn read_rss() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -482,4 +495,20 @@ pub(crate) fn read_rss() -> (u64, u64) {
             .map_or(0, |kb| kb * 1024)
     };
     (field("VmHWM:"), field("VmRSS:"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_the_loop_stops_on_is_not_decoded() {
+        // max_tokens 128 reached: 128 sampled, the last one never decoded.
+        assert_eq!(generation_decode_calls(FinishReason::Length, 128), 127);
+        assert_eq!(generation_decode_calls(FinishReason::StopString, 5), 4);
+        // The model ended after 40 tokens: all 40 decoded, the end token only sampled.
+        assert_eq!(generation_decode_calls(FinishReason::Stop, 40), 40);
+        assert_eq!(generation_decode_calls(FinishReason::Stop, 0), 0);
+        assert_eq!(generation_decode_calls(FinishReason::Length, 0), 0);
+    }
 }

@@ -15,7 +15,7 @@ pub mod reference;
 mod stop;
 pub mod worker;
 
-pub use engine::{EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS};
+pub use engine::{generation_decode_calls, EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS};
 pub use error::{LlamaError, Result};
 pub use prefix::reuse_prefix;
 pub use stop::StopScanner;
