@@ -364,3 +364,20 @@ fn the_checklist_costs_little_per_step_on_a_huge_deliverable() {
     // Generous: the machine is shared; a regression to seconds per step fails.
     assert!(per_step.as_secs_f64() < 10.0, "{per_step:?}");
 }
+
+#[test]
+fn a_forbidden_text_failure_does_not_name_the_decoy() {
+    // A list task with one check per wrong file: a model that lists every file must not learn,
+    // from the retry, which of its lines are the wrong ones (the rest would be the answer).
+    let list = "- policies/equipment.md\n- policies/travel.md\n- policies/gifts.md\n";
+    for decoy in ["policies/travel.md", "policies/gifts.md"] {
+        let check = json!({"id": "not", "kind": "content_absent", "path": "out/answer.md",
+            "pattern": decoy});
+        let r = judge(check, &world(Some(list)), &[]);
+        assert!(!r.passed);
+        let s = said(&r);
+        assert!(!s.contains("travel") && !s.contains("gifts"), "{s}");
+        assert!(!s.contains("line 2") && !s.contains("line 3"), "{s}");
+        assert!(r.facts.iter().any(|f| f.contains(decoy)), "{:?}", r.facts);
+    }
+}

@@ -134,7 +134,9 @@ pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
     j
 }
 
-/// A failure shows what the deliverable holds (its own text), not the contract's pattern.
+/// A failure names neither the pattern nor where it matched: in a list task each wrong item has
+/// its own check, so "forbidden text at line 3: `old-import.js`" would sort a listed-everything
+/// deliverable into wrong items and, by elimination, the answer. Both are withheld.
 pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
     let path = p.path;
     let mut j = Judged::default();
@@ -145,7 +147,10 @@ pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
             j.withhold(format!("{path}: {what} absent"));
         }
         Ok((Some(hit), what)) => {
-            j.say(format!("{}: forbidden text at {hit}", place(p)));
+            j.say(format!(
+                "{}: holds text the task rules out (a second answer, a wrong item or a denial)",
+                place(p)
+            ));
             j.withhold(format!("{path}: {what} present at {hit}"));
         }
         Err(fact) => j.say(fact),
