@@ -321,14 +321,21 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     // Before anything is written, the deliverable is missing.
     assert!(asked[1].contains("Checklist: "), "{}", asked[1]);
     assert!(asked[1].contains("out/summary.md"), "{}", asked[1]);
-    // After the wrong total: the total is named as not met; the right value is never shown.
+    // After the wrong total: the total is not named, met or not (its status after every step
+    // would let a model search for the value); it is counted as judged after finish.
     let after_write = &asked[4];
     let note = &after_write[after_write.rfind("Checklist:").unwrap()..];
     assert!(
-        note.contains("sum of the column") && note.contains("`72`"),
+        !note.contains("sum of the column") && !note.contains("72"),
         "{note}"
     );
-    assert!(note.contains("1 of"), "only the total is left: {note}");
+    assert!(note.contains("judged only after you call finish"), "{note}");
+    let after_fix = &asked[6];
+    assert_eq!(
+        note,
+        &after_fix[after_fix.rfind("Checklist:").unwrap()..],
+        "the wrong and the right total read the same"
+    );
     for p in &asked {
         assert!(!p.contains("64") || p.contains("Total hours: 64"), "{p}");
         if let Some(at) = p.rfind("Checklist:") {
@@ -338,7 +345,7 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     // After the fix, everything the harness can check is met.
     let last = asked.last().unwrap();
     assert!(
-        last.contains("every requirement the harness can check now is met"),
+        last.contains("every requirement the harness checks before finish is met"),
         "{last}"
     );
 

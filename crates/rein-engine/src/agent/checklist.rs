@@ -8,8 +8,14 @@
 //! expected value computed from the inputs, never a gold file. Semantic checks are left out:
 //! they need the decision model, and are judged once, after finish. Nothing here changes what
 //! the judge decides.
+//!
+//! A check whose outcome turns on the task's answer (a pattern, a computed number, a gold file,
+//! an expected variable, the inputs the contract chose) is not shown at all, met or not: the
+//! checklist runs after every step, so its status alone would be an oracle the model could query
+//! once per step (write `Deadline: 1`, `2`, ... until the line goes away; read the policies one by
+//! one until "read the right input" is met). Those are counted and judged after finish.
 
-use crate::checks::{evaluate, requirement, TraceEntry, World};
+use crate::checks::{evaluate, requirement, CallSpec, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
 use super::prompt::clip;
@@ -21,7 +27,7 @@ const MAX_LISTED: usize = 5;
 const MAX_FACT_CHARS: usize = 240;
 
 /// The checklist note for the model after a step.
-pub(super) fn checklist_note(
+pub fn checklist_note(
     contract: &FrozenContract,
     world: &dyn World,
     trace: &[TraceEntry],
@@ -34,7 +40,7 @@ pub(super) fn checklist_note(
         .enumerate()
         .zip(&verdict.checks)
         .filter(|((_, check), result)| {
-            !check.spec.is_semantic() && !result.advisory && !result.passed
+            status_may_be_shown(&check.spec) && !result.advisory && !result.passed
         })
         .map(|((i, check), result)| {
             let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
@@ -45,14 +51,29 @@ pub(super) fn checklist_note(
             (i, line)
         })
         .collect();
+    let shown = contract
+        .mission
+        .checks
+        .iter()
+        .filter(|c| status_may_be_shown(&c.spec))
+        .count();
+    let later = contract.mission.checks.len() - shown;
+    let judged_later = if later == 0 {
+        String::new()
+    } else {
+        format!(
+            " {later} more (the task's answer, or a reviewer's reading) are judged only after you \
+             call finish."
+        )
+    };
     if unmet.is_empty() {
-        return "Checklist: every requirement the harness can check now is met; finish the task."
-            .to_string();
+        return format!(
+            "Checklist: every requirement the harness checks before finish is met.{judged_later}"
+        );
     }
     let mut s = format!(
-        "Checklist: {} of {} requirements are not met yet (checked on the files as they are now):\n",
+        "Checklist: {} of {shown} requirements checked before finish are not met yet (on the files as they are now).{judged_later}\n",
         unmet.len(),
-        contract.mission.checks.len()
     );
     for (_, line) in unmet.iter().take(MAX_LISTED) {
         s.push_str("- ");
@@ -63,4 +84,38 @@ pub(super) fn checklist_note(
         s.push_str(&format!("- and {} more\n", unmet.len() - MAX_LISTED));
     }
     s
+}
+
+/// Whether a check's status may be shown mid-run: only a check whose outcome does not turn on the
+/// task's answer (what exists, the shape, what was read when all inputs are asked for). Every
+/// kind has its own arm (no wildcard), so a new kind cannot be added without deciding.
+fn status_may_be_shown(spec: &CheckSpec) -> bool {
+    match spec {
+        CheckSpec::FileExists { .. }
+        | CheckSpec::FileAbsent { .. }
+        | CheckSpec::ReportComplete { .. }
+        | CheckSpec::NoPlaceholders { .. }
+        | CheckSpec::WrittenThisRun { .. }
+        | CheckSpec::InputsUnchanged {}
+        | CheckSpec::NothingElseChanged { .. }
+        | CheckSpec::NotCopied { .. }
+        | CheckSpec::Grounded { .. }
+        | CheckSpec::JsonSchema { .. }
+        | CheckSpec::MentionsAll { .. } => true,
+        // Every input: the prompt lists them. Chosen ones: which is the answer.
+        CheckSpec::InputsRead { paths, .. } => paths.is_empty(),
+        // A call on a path the task may not name, or one that must have written the answer.
+        CheckSpec::ActionsCalled { tools, .. } => tools.iter().all(|c| match c {
+            CallSpec::Tool(_) => true,
+            CallSpec::ToolOnPath(call) => call.wrote.is_none(),
+        }),
+        CheckSpec::VariableSet { expected, .. } => expected.is_none(),
+        CheckSpec::ContentMatches { .. }
+        | CheckSpec::ContentAbsent { .. }
+        | CheckSpec::NumericConsistency { .. }
+        | CheckSpec::Statement { .. }
+        | CheckSpec::EntriesMatch { .. }
+        | CheckSpec::FileEquals { .. }
+        | CheckSpec::Decision { .. } => false,
+    }
 }

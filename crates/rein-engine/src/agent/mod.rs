@@ -28,6 +28,7 @@
 
 mod caps;
 mod checklist;
+pub use checklist::checklist_note;
 mod decide;
 mod error;
 mod event;

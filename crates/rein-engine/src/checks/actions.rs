@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::spec::CallSpec;
 use super::text::preview;
 use super::trace::TraceEntry;
-use super::Ctx;
+use super::{Ctx, Judged};
 use crate::mission::sha256_hex;
 
 /// Only executed (or replayed) calls count: a denied or held call did nothing. A required call
@@ -144,12 +144,14 @@ pub(crate) fn actions_called(
     (true, facts)
 }
 
+/// The expected value is the task's answer: a failure says the variable holds another value,
+/// and the expected one is withheld (for the person and the journal).
 pub(crate) fn variable_set(
     cx: &Ctx<'_>,
     name: &str,
     expected: Option<&serde_json::Value>,
-) -> (bool, Vec<String>) {
-    match (cx.world.variable(name), expected) {
+) -> Judged {
+    let said: (bool, Vec<String>) = match (cx.world.variable(name), expected) {
         (None, _) => (false, vec![format!("variable `{name}` is not set")]),
         (Some(v), None) => (
             true,
@@ -162,13 +164,18 @@ pub(crate) fn variable_set(
                 preview(&v.to_string())
             )],
         ),
-        (Some(v), Some(want)) => (
-            false,
-            vec![format!(
-                "variable `{name}` = {}, expected {}",
-                preview(&v.to_string()),
+        (Some(v), Some(want)) => {
+            let mut j = Judged::default();
+            j.say(format!(
+                "variable `{name}` = {}, which is not the value the task asks for",
+                preview(&v.to_string())
+            ));
+            j.withhold(format!(
+                "variable `{name}`: expected {}",
                 preview(&want.to_string())
-            )],
-        ),
-    }
+            ));
+            return j;
+        }
+    };
+    said.into()
 }

@@ -201,7 +201,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             strict_order,
         } => actions::actions_called(cx, tools, *ordered, *strict_order).into(),
         CheckSpec::VariableSet { name, expected } => {
-            actions::variable_set(cx, name, expected.as_ref()).into()
+            actions::variable_set(cx, name, expected.as_ref())
         }
         CheckSpec::Grounded {
             path,
@@ -253,7 +253,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
         CheckSpec::InputsRead {
             paths,
             before_writing,
-        } => process::inputs_read(cx, paths, before_writing.as_deref()).into(),
+        } => process::inputs_read(cx, paths, before_writing.as_deref()),
         CheckSpec::WrittenThisRun { path } => process::written_this_run(cx, path).into(),
         CheckSpec::InputsUnchanged {} => process::inputs_unchanged(cx).into(),
         CheckSpec::FileEquals {

@@ -134,7 +134,9 @@ pub(crate) fn content_matches(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
     j
 }
 
-/// A failure shows what the deliverable holds (its own text), not the contract's pattern.
+/// A failure names neither the pattern nor where it matched: in a list task each wrong item has
+/// its own check, so "forbidden text at line 3: `old-import.js`" would sort a listed-everything
+/// deliverable into wrong items and, by elimination, the answer. Both are withheld.
 pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
     let path = p.path;
     let mut j = Judged::default();
@@ -145,7 +147,10 @@ pub(crate) fn content_absent(cx: &Ctx<'_>, p: &Pattern<'_>) -> Judged {
             j.withhold(format!("{path}: {what} absent"));
         }
         Ok((Some(hit), what)) => {
-            j.say(format!("{}: forbidden text at {hit}", place(p)));
+            j.say(format!(
+                "{}: holds text the task rules out (a second answer, a wrong item or a denial)",
+                place(p)
+            ));
             j.withhold(format!("{path}: {what} present at {hit}"));
         }
         Err(fact) => j.say(fact),
@@ -215,7 +220,8 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
             j.say(format!("{path}{at}: {e}"));
         } else {
             j.say(format!(
-                "{path}{at}: does not satisfy the schema's `{keyword}` rule"
+                "{path}{at}: does not satisfy the schema's {} rule",
+                rule_name(keyword)
             ));
             j.withhold(format!("{path}{at}: {e}"));
         }
@@ -301,10 +307,22 @@ fn integers_not_written_as_integers(
 }
 
 /// Schema keywords whose error message reveals nothing the prompt does not already say.
-const MODEL_SAFE_SCHEMA_KEYWORDS: &[&str] = &[
-    "required",
-    "additionalProperties",
-    "type",
-    "minItems",
-    "maxItems",
-];
+/// `minItems`/`maxItems` are not among them: "has less than 3 items" says how many entries the
+/// answer has (in a list task, a count computed from the inputs).
+const MODEL_SAFE_SCHEMA_KEYWORDS: &[&str] = &["required", "additionalProperties", "type"];
+
+/// A withheld schema rule as the model may read it. The two sides of a bound are one name, so
+/// "below the minimum" and "above the maximum" cannot tell a model which way the expected value
+/// lies (a binary search); other keywords are named as they are.
+fn rule_name(keyword: &str) -> String {
+    match keyword {
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+            "bounds on the value".to_string()
+        }
+        "minLength" | "maxLength" => "bounds on the length".to_string(),
+        "minItems" | "maxItems" => "bounds on the number of items".to_string(),
+        "minProperties" | "maxProperties" => "bounds on the number of fields".to_string(),
+        "minContains" | "maxContains" => "bounds on the matching items".to_string(),
+        other => format!("`{other}`"),
+    }
+}

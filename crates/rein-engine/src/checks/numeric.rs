@@ -48,34 +48,51 @@ pub(crate) fn numeric_consistency(
             return j;
         }
     };
-    let mut ok = true;
-    for (i, (raw, value)) in stated.iter().enumerate() {
-        let diff = (value - e).abs();
-        let agrees = diff <= tolerance + FLOAT_SLACK;
-        ok &= agrees;
-        let which = if stated.len() == 1 {
+    let agrees = |value: f64| (value - e).abs() <= tolerance + FLOAT_SLACK;
+    let ok = stated.iter().all(|(_, v)| agrees(*v));
+    let which = |i: usize| {
+        if stated.len() == 1 {
             "the stated number".to_string()
         } else {
             format!("statement {} of {}", i + 1, stated.len())
-        };
-        if agrees {
-            j.say(format!(
-                "{which} `{}` (read as {}) agrees with the value computed from the inputs",
-                preview(raw),
-                fmt_num(*value)
-            ));
+        }
+    };
+    for (i, (raw, value)) in stated.iter().enumerate() {
+        let read = format!(
+            "{} `{}` (read as {})",
+            which(i),
+            preview(raw),
+            fmt_num(*value)
+        );
+        if agrees(*value) {
+            let fact = format!("{read} agrees with the value computed from the inputs");
+            // Which of several candidates agrees is the answer: said only when all do.
+            if ok {
+                j.say(fact);
+            } else {
+                j.withhold(fact);
+            }
         } else {
-            j.say(format!(
-                "{which} `{}` (read as {}) does not agree with the value computed from the inputs",
-                preview(raw),
-                fmt_num(*value)
-            ));
             j.withhold(format!(
-                "{which}: difference {} exceeds tolerance {}",
-                fmt_num(diff),
+                "{}: difference {} exceeds tolerance {}",
+                which(i),
+                fmt_num((value - e).abs()),
                 fmt_num(tolerance)
             ));
         }
+        if !ok {
+            j.say(read);
+        }
+    }
+    if !ok {
+        j.say(if stated.len() == 1 {
+            "it does not agree with the value computed from the inputs".to_string()
+        } else {
+            format!(
+                "not all {} statements agree with the value computed from the inputs; every one must",
+                stated.len()
+            )
+        });
     }
     j.passed = ok;
     j

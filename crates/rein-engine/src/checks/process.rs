@@ -1,10 +1,39 @@
 //! Checks of how the deliverable came to be, read from the run's trace: the inputs were read
 //! (by path, in full) before it was written, and this run wrote what is on disk now.
 
-use super::Ctx;
+use super::{Ctx, Judged};
 use crate::mission::sha256_hex;
 
-pub(crate) fn inputs_read(
+/// When the contract names the inputs (a subset), which ones they are is the task's answer in a
+/// search or "which files relate" task: their names are withheld from the model, which is told
+/// only whether every input the task needs was read in full. With no list (every input) the
+/// names are the prompt's own and are said.
+pub(crate) fn inputs_read(cx: &Ctx<'_>, paths: &[String], before_writing: Option<&str>) -> Judged {
+    let chosen = !paths.is_empty();
+    let (ok, facts) = inputs_read_facts(cx, paths, before_writing);
+    if !chosen {
+        return (ok, facts).into();
+    }
+    let mut j = Judged {
+        passed: ok,
+        facts: Vec::new(),
+        withheld: facts,
+    };
+    let before = before_writing
+        .map(|a| format!(" before {a} was first written"))
+        .unwrap_or_default();
+    j.say(if ok {
+        format!("every input the task needs was read in full{before}")
+    } else {
+        format!(
+            "not every input the task needs was read in full with read_file{before} (a line range \
+             or a cut read is not the whole input); which inputs those are is part of the task"
+        )
+    });
+    j
+}
+
+fn inputs_read_facts(
     cx: &Ctx<'_>,
     paths: &[String],
     before_writing: Option<&str>,

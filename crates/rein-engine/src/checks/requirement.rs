@@ -47,29 +47,16 @@ pub fn requirement(spec: &CheckSpec) -> String {
         CheckSpec::FileAbsent { path } => {
             format!("{} must not exist: do not create it.", q(path))
         }
-        CheckSpec::ContentMatches {
-            path,
-            pattern,
-            regex,
-            case_insensitive,
-            section,
-            ..
-        } => format!(
-            "{} must contain {}.",
-            place(path, section.as_deref()),
-            pattern_words(pattern, *regex, *case_insensitive)
+        // A content pattern is the task's answer in a search or edit task (the right file, the
+        // right value), and a forbidden one names the wrong answers: the check withholds it from
+        // its feedback, so the requirement does not quote it either.
+        CheckSpec::ContentMatches { path, section, .. } => format!(
+            "{} must contain the text the task asks for (the harness checks it; its pattern is not shown).",
+            place(path, section.as_deref())
         ),
-        CheckSpec::ContentAbsent {
-            path,
-            pattern,
-            regex,
-            case_insensitive,
-            section,
-            ..
-        } => format!(
-            "{} must not contain {}.",
-            place(path, section.as_deref()),
-            pattern_words(pattern, *regex, *case_insensitive)
+        CheckSpec::ContentAbsent { path, section, .. } => format!(
+            "{} must not contain text the task rules out (a second answer, a wrong item, a denial; the pattern is not shown).",
+            place(path, section.as_deref())
         ),
         CheckSpec::JsonSchema { path, schema } => format!(
             "{} must be valid JSON that follows this JSON schema: {}",
@@ -206,9 +193,10 @@ pub fn requirement(spec: &CheckSpec) -> String {
             q(path),
             files(sources)
         ),
-        // Semantic: the question only; the floor and the model that answers stay with the judge.
+        // Semantic: what is judged, not the question (a question often states the answer: "the
+        // screenshot shows Push notifications off; does the answer name the toggle that is
+        // off?"); the floor and the model that answers stay with the judge.
         CheckSpec::Decision {
-            prompt,
             path,
             section,
             qualified,
@@ -218,26 +206,23 @@ pub fn requirement(spec: &CheckSpec) -> String {
                 Some(p) => place(p, section.as_deref()),
                 None => "your work".to_string(),
             };
-            let mut s = match question(prompt) {
-                Some(question) => format!("A reviewer reads {what} and asks: \"{question}\""),
-                None => format!("A reviewer reads {what} and judges whether it does what the task asks."),
-            };
+            let mut s =
+                format!("A reviewer reads {what} and judges whether it does what the task asks.");
             if !qualified {
                 s.push_str(" (advice for the person; it does not decide the verdict)");
             }
             s
         }
+        // The patterns are the facts the task asks for (the answer): withheld, as in the check.
         CheckSpec::Statement {
             path,
             section,
-            all,
             unnegated,
+            ..
         } => {
-            let pats: Vec<String> = all.iter().map(|p| code(p)).collect();
             let mut s = format!(
-                "In {}, one sentence must say all of this at once (each pattern must match it): {}",
-                place(path, section.as_deref()),
-                pats.join(" and ")
+                "In {}, one sentence must state, all at once, the facts the task asks for (the harness checks it; its patterns are not shown)",
+                place(path, section.as_deref())
             );
             if *unnegated {
                 s.push_str("; that sentence must not be negated (no \"not\", \"no\", \"never\")");
@@ -293,7 +278,12 @@ pub fn requirement(spec: &CheckSpec) -> String {
             paths,
             before_writing,
         } => {
-            let mut s = format!("Read {} in full with read_file", files(paths));
+            // Inputs the contract chose are the task's answer in a search task: not named.
+            let mut s = if paths.is_empty() {
+                "Read every input file in full with read_file".to_string()
+            } else {
+                "Read in full with read_file every input the task needs (which ones is part of the task)".to_string()
+            };
             if let Some(b) = before_writing {
                 s.push_str(&format!(" before you first write {}", q(b)));
             }
@@ -414,22 +404,6 @@ fn files(paths: &[String]) -> String {
     }
 }
 
-fn pattern_words(pattern: &str, regex: bool, case_insensitive: bool) -> String {
-    let case = if case_insensitive {
-        " (any letter case)"
-    } else {
-        ""
-    };
-    if regex {
-        format!(
-            "text matching the regular expression {}{case}",
-            code(pattern)
-        )
-    } else {
-        format!("the text \"{}\"{case}", clip(pattern))
-    }
-}
-
 fn computed(c: &Computed) -> String {
     match c {
         Computed::Csv {
@@ -456,31 +430,10 @@ fn computed(c: &Computed) -> String {
                 (op, None) => format!("the {} of {}{rows}", op_word(*op), q(path)),
             }
         }
-        Computed::Lines { path, pattern } => format!(
-            "the number of lines of {} that match {}",
-            q(path),
-            code(pattern)
-        ),
-        Computed::Matches {
-            paths, pattern, op, ..
-        } => {
-            let list: Vec<String> = paths.iter().map(|p| q(p)).collect();
-            match op {
-                super::spec::Aggregate::Count => format!(
-                    "the number of matches of {} in {}",
-                    code(pattern),
-                    list.join(", ")
-                ),
-                op => format!(
-                    "the {} of the numbers that {} captures in {}",
-                    op_word(*op),
-                    code(pattern),
-                    list.join(", ")
-                ),
-            }
-        }
-        Computed::Json { path, pointer } => {
-            format!("the number at JSON pointer {} of {}", q(pointer), q(path))
+        // Which file, which lines and which phrase hold the value is the answer of a search or
+        // log task (the policy that sets the deadline, which lines count as errors): not shown.
+        Computed::Lines { .. } | Computed::Matches { .. } | Computed::Json { .. } => {
+            "the value the task asks for, computed from the inputs (where and how is part of the task)".to_string()
         }
     }
 }
@@ -494,21 +447,6 @@ fn op_word(op: super::spec::Aggregate) -> &'static str {
         Aggregate::Max => "maximum",
         Aggregate::Mean => "mean",
     }
-}
-
-/// The question a decision prompt asks: its last line that ends in `?` and holds no template
-/// slot (`{inputs}`, `{artifact}`), so no input text comes along.
-fn question(prompt: &str) -> Option<String> {
-    prompt
-        .lines()
-        .map(str::trim)
-        .rev()
-        .find(|l| l.contains('?') && !l.contains('{'))
-        .map(|l| {
-            // "Answer yes or no." after the question is the judge's instruction, not the model's.
-            let end = l.rfind('?').map_or(l.len(), |i| i + 1);
-            clip(&l[..end])
-        })
 }
 
 #[cfg(test)]
@@ -531,14 +469,11 @@ mod tests {
             ),
             (
                 json!({"kind": "content_matches", "path": "out/a.md", "pattern": "Harbor Library", "case_insensitive": true}),
-                vec![
-                    "must contain the text \"Harbor Library\"",
-                    "any letter case",
-                ],
+                vec!["must contain the text the task asks for", "not shown"],
             ),
             (
                 json!({"kind": "content_absent", "path": "out/a.md", "section": "Risks", "pattern": "no risk", "regex": true}),
-                vec!["section \"Risks\"", "must not contain", "`no risk`"],
+                vec!["section \"Risks\"", "must not contain", "not shown"],
             ),
             (
                 json!({"kind": "json_schema", "path": "out/f.json", "schema": {"type": "object", "required": ["grand_total"]}}),
@@ -578,11 +513,11 @@ mod tests {
             ),
             (
                 json!({"kind": "decision", "path": "out/a.md", "section": "Risks", "prompt": "Notes:\n{inputs}\n{artifact}\nDoes it name the main risk? Answer yes or no.\nAnswer:", "labels": ["yes", "no"], "expected": "yes", "floor_bps": 8765, "qualified": true}),
-                vec!["Does it name the main risk?", "section \"Risks\""],
+                vec!["judges whether", "section \"Risks\""],
             ),
             (
                 json!({"kind": "statement", "path": "out/a.md", "section": "Goal", "all": ["\\bapps?\\b", "renew"], "unnegated": true}),
-                vec!["one sentence", "`\\bapps?\\b`", "`renew`", "not be negated"],
+                vec!["one sentence", "not shown", "not be negated"],
             ),
             (
                 json!({"kind": "mentions_all", "path": "out/a.md", "section": "Tasks", "values": {"from": "csv", "path": "data/t.csv", "column": "task"}, "numbers": {"column": "hours", "units": ["hours"]}}),
@@ -671,23 +606,15 @@ mod tests {
     }
 
     #[test]
-    fn a_decision_question_never_quotes_a_template_line() {
-        assert_eq!(question("Inputs: {inputs}?\nAnswer:"), None);
-        assert_eq!(
-            question("{artifact}\nIs it right? Answer yes or no."),
-            Some("Is it right?".into())
-        );
-    }
-
-    #[test]
     fn long_patterns_are_clipped() {
         let long = "a".repeat(MAX_QUOTED_CHARS * 3);
-        let c: Check = serde_json::from_value(json!({"id": "x", "kind": "content_absent",
-            "path": "a.md", "pattern": long, "regex": true}))
+        let c: Check = serde_json::from_value(json!({"id": "x", "kind": "numeric_consistency",
+            "path": "a.md", "stated": {"regex": long}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "t.csv", "op": "count"}}))
         .unwrap();
         let text = requirement(&c.spec);
         assert!(
-            text.chars().count() < MAX_QUOTED_CHARS + 120,
+            text.chars().count() < MAX_QUOTED_CHARS + 300,
             "{}",
             text.len()
         );

@@ -116,8 +116,13 @@ pub(crate) fn statement(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    // Which sentence came closest is withheld too: of several candidates written negated, it
+    // would name the one that holds the answer.
     if let Some(s) = negated {
         j.say(format!(
+            "{path}{scope}: a sentence states every required fact, but only negated"
+        ));
+        j.withhold(format!(
             "{path}{scope}: `{}` says it only negated",
             preview(s)
         ));
