@@ -15,7 +15,7 @@
 //! once per step (write `Deadline: 1`, `2`, ... until the line goes away; read the policies one by
 //! one until "read the right input" is met). Those are counted and judged after finish.
 
-use crate::checks::{evaluate, requirement, CallSpec, CheckSpec, TraceEntry, World};
+use crate::checks::{evaluate_selected, requirement, CallSpec, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
 use super::prompt::clip;
@@ -32,25 +32,23 @@ pub fn checklist_note(
     world: &dyn World,
     trace: &[TraceEntry],
 ) -> String {
-    let verdict = evaluate(contract, world, trace, None);
-    let unmet: Vec<(usize, String)> = contract
-        .mission
-        .checks
-        .iter()
-        .enumerate()
-        .zip(&verdict.checks)
-        .filter(|((_, check), result)| {
-            status_may_be_shown(&check.spec) && !result.advisory && !result.passed
-        })
-        .map(|((i, check), result)| {
-            let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
-            let mut line = format!("{}. {}", i + 1, requirement(&check.spec));
-            if !facts.is_empty() {
-                line.push_str(&format!(" Now: {facts}"));
-            }
-            (i, line)
-        })
-        .collect();
+    // Only the checks that may be shown are run: a hidden one would cost a read of its files
+    // every step for nothing.
+    let checks = &contract.mission.checks;
+    let unmet: Vec<(usize, String)> =
+        evaluate_selected(contract, world, trace, &status_may_be_shown)
+            .into_iter()
+            .filter(|(_, result)| !result.advisory && !result.passed)
+            .map(|(i, result)| {
+                let check = &checks[i];
+                let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
+                let mut line = format!("{}. {}", i + 1, requirement(&check.spec));
+                if !facts.is_empty() {
+                    line.push_str(&format!(" Now: {facts}"));
+                }
+                (i, line)
+            })
+            .collect();
     let shown = contract
         .mission
         .checks

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::numbers::NumberRules;
 use super::semantic::Decider;
-use super::spec::CheckSpec;
+use super::spec::{Check, CheckSpec};
 use super::trace::TraceEntry;
 use super::world::World;
 use super::{
@@ -69,17 +69,7 @@ pub fn evaluate(
             Some(ref mut d) => Some(&mut **d),
             None => None,
         };
-        let judged = run(&cx, &check.spec, d);
-        let mut facts = judged.facts.clone();
-        facts.extend(judged.withheld);
-        checks.push(CheckResult {
-            id: check.id.clone(),
-            kind: check.spec.kind().to_string(),
-            passed: judged.passed,
-            facts,
-            feedback: judged.facts,
-            advisory: automatic && check.spec.is_advisory(),
-        });
+        checks.push(result_of(&cx, check, d, automatic));
     }
     let deciding: Vec<&CheckResult> = checks.iter().filter(|c| !c.advisory).collect();
     Verdict {
@@ -87,6 +77,50 @@ pub fn evaluate(
         contract_sha256: contract.sha256.clone(),
         passed: !deciding.is_empty() && deciding.iter().all(|c| c.passed),
         checks,
+    }
+}
+
+/// The checks `keep` selects, each with its index in the contract, run without a decider: a
+/// look at the world mid-run (the checklist lever), never a verdict. Checks left out cost nothing.
+pub fn evaluate_selected(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+    keep: &dyn Fn(&CheckSpec) -> bool,
+) -> Vec<(usize, CheckResult)> {
+    let cx = Ctx {
+        contract,
+        world,
+        trace,
+    };
+    let automatic = contract.mission.mode == Mode::Automatic;
+    contract
+        .mission
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(_, check)| keep(&check.spec))
+        .map(|(i, check)| (i, result_of(&cx, check, None, automatic)))
+        .collect()
+}
+
+/// One check run and reported: every fact for the person, the sayable ones for the model.
+fn result_of(
+    cx: &Ctx<'_>,
+    check: &Check,
+    decider: Option<&mut dyn Decider>,
+    automatic: bool,
+) -> CheckResult {
+    let judged = run(cx, &check.spec, decider);
+    let mut facts = judged.facts.clone();
+    facts.extend(judged.withheld);
+    CheckResult {
+        id: check.id.clone(),
+        kind: check.spec.kind().to_string(),
+        passed: judged.passed,
+        facts,
+        feedback: judged.facts,
+        advisory: automatic && check.spec.is_advisory(),
     }
 }
 

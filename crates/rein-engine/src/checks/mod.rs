@@ -56,7 +56,9 @@ pub(crate) mod text;
 mod trace;
 mod world;
 
-pub use evaluate::{evaluate, evaluate_automatic, CheckResult, JudgeError, Verdict};
+pub use evaluate::{
+    evaluate, evaluate_automatic, evaluate_selected, CheckResult, JudgeError, Verdict,
+};
 pub use json::parse_strict as parse_json_strict;
 pub use normalize::normalize;
 pub use paths::{normalize_rel, same_path};
