@@ -60,7 +60,8 @@ pub struct RunBenchArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u32,
     /// A harness lever for every directory run, NAME=on|off (repeatable; all=on|off sets
-    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty.
+    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
+    /// monotone-attempts, write-json.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     pub(crate) levers: Vec<String>,
     /// Which tasks: dev, heldout or all.

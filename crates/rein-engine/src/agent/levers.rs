@@ -18,14 +18,23 @@ pub enum Lever {
     /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
     /// the deliverables they carry) with no penalty; on is today's profile.
     RepeatPenalty,
+    /// A later attempt never makes the deliverable worse: it starts from the current
+    /// deliverable with the failed checks' facts and asks for the smallest edit; a candidate
+    /// that fails a check the previous version passed is undone through the journal.
+    MonotoneAttempts,
+    /// A `write_json` tool for a JSON deliverable with a schema: its `document` is the JSON
+    /// itself, constrained by the contract's schema during decoding; Rein serialises it.
+    WriteJson,
 }
 
 impl Lever {
-    pub const ALL: [Lever; 4] = [
+    pub const ALL: [Lever; 6] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
         Lever::RepeatPenalty,
+        Lever::MonotoneAttempts,
+        Lever::WriteJson,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +43,8 @@ impl Lever {
             Lever::Requirements => "requirements",
             Lever::RepeatEscape => "repeat-escape",
             Lever::RepeatPenalty => "repeat-penalty",
+            Lever::MonotoneAttempts => "monotone-attempts",
+            Lever::WriteJson => "write-json",
         }
     }
 
@@ -63,6 +74,8 @@ pub struct Levers {
     pub requirements: bool,
     pub repeat_escape: bool,
     pub repeat_penalty: bool,
+    pub monotone_attempts: bool,
+    pub write_json: bool,
 }
 
 impl Default for Levers {
@@ -79,6 +92,8 @@ impl Levers {
         requirements: false,
         repeat_escape: false,
         repeat_penalty: true,
+        monotone_attempts: false,
+        write_json: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -86,6 +101,8 @@ impl Levers {
         requirements: true,
         repeat_escape: true,
         repeat_penalty: true,
+        monotone_attempts: true,
+        write_json: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -94,6 +111,8 @@ impl Levers {
             Lever::Requirements => self.requirements,
             Lever::RepeatEscape => self.repeat_escape,
             Lever::RepeatPenalty => self.repeat_penalty,
+            Lever::MonotoneAttempts => self.monotone_attempts,
+            Lever::WriteJson => self.write_json,
         }
     }
 
@@ -103,6 +122,8 @@ impl Levers {
             Lever::Requirements => self.requirements = on,
             Lever::RepeatEscape => self.repeat_escape = on,
             Lever::RepeatPenalty => self.repeat_penalty = on,
+            Lever::MonotoneAttempts => self.monotone_attempts = on,
+            Lever::WriteJson => self.write_json = on,
         }
     }
 
@@ -174,7 +195,9 @@ mod tests {
         assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
         assert!(e
             .to_string()
-            .contains("facts-tools, requirements, repeat-escape, repeat-penalty"));
+            .contains(
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json"
+        ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");

@@ -45,7 +45,7 @@ pub use caps::{
 };
 pub use decide::ModelDecider;
 pub use error::AgentError;
-pub use event::{AgentEvent, StepEvent};
+pub use event::{AgentEvent, StepEvent, UndoneChange};
 pub use levers::{Lever, LeverError, Levers};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rein_journal::{
-    AttemptId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
+    AttemptId, ChangeId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
 };
 use rein_models::{Model, ModelError};
 use rein_protocol::{
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::error::AgentError;
-use super::event::{AgentEvent, StepEvent};
+use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::levers::Levers;
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -27,7 +27,8 @@ use super::prompt::{
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
-    evaluate, is_variable_tool, requirements_message, Decider, TraceEntry, Verdict, World,
+    evaluate, is_variable_tool, requirement, requirements_message, Decider, TraceEntry, Verdict,
+    World,
 };
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
@@ -40,6 +41,10 @@ pub const STRATEGY: &str = "act";
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
 pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
+
+/// Characters of the current deliverable shown to the model when a `monotone-attempts` retry
+/// starts from it; a longer one is clipped and says so.
+pub const MAX_DELIVERABLE_CHARS: usize = 6_000;
 
 /// Extra draws the `repeat-escape` lever makes for a reply that repeats an earlier call.
 pub const REPEAT_ESCAPE_DRAWS: u32 = 2;
@@ -156,7 +161,33 @@ struct State {
     figures: RunFigures,
     attempt: u32,
     attempt_id: Option<AttemptId>,
+    /// Changes this attempt applied (id and path), in order: what an undo of the attempt
+    /// reverts, newest first.
+    attempt_changes: Vec<(ChangeId, String)>,
     started: Instant,
+}
+
+/// What the last undo of an attempt did, for the next attempt's feedback.
+struct Restored {
+    attempt: u32,
+    broke: Vec<String>,
+    error: Option<String>,
+}
+
+/// The deciding checks `best` passed that `candidate` does not: a candidate with any is
+/// worse, whatever else it fixed (no trade of one check for another).
+fn regressions(best: &Verdict, candidate: &Verdict) -> Vec<String> {
+    best.checks
+        .iter()
+        .filter(|b| b.passed && !b.advisory)
+        .filter(|b| {
+            !candidate
+                .checks
+                .iter()
+                .any(|c| c.id == b.id && c.passed && !c.advisory)
+        })
+        .map(|b| b.id.clone())
+        .collect()
 }
 
 /// How one step ended, for the loop.
@@ -333,6 +364,7 @@ impl<'a> Agent<'a> {
             figures: RunFigures::default(),
             attempt: 0,
             attempt_id: None,
+            attempt_changes: Vec::new(),
             started: Instant::now(),
         };
         self.env.journal.append_event(
@@ -378,6 +410,10 @@ impl<'a> Agent<'a> {
     ) -> Result<(RunEnd, Option<Verdict>, bool), AgentError> {
         let limits = self.options.limits;
         let mut last: Option<Verdict> = None;
+        // `monotone-attempts`: `last` is the best version's verdict (what is on disk after an
+        // undo), and `restored` what the last undo did, for the next attempt's feedback.
+        let monotone = self.options.levers.monotone_attempts && !self.options.memory;
+        let mut restored: Option<Restored> = None;
         for n in 1..=limits.attempts {
             // Every attempt judges against the frozen copy; a file edited on disk since it was
             // frozen is refused rather than silently ignored or silently adopted.
@@ -394,18 +430,30 @@ impl<'a> Agent<'a> {
             st.attempt = n;
             st.stalled = 0;
             st.attempt_id = Some(id);
+            st.attempt_changes.clear();
             st.figures.attempts = n;
             on_event(&AgentEvent::AttemptStarted { attempt: n });
             if let Some(v) = &last {
-                let feedback = if self.options.memory {
-                    memory_retry_feedback(v)
+                if monotone {
+                    // A fresh start from the deliverable as it stands, not from the steps
+                    // that led to it.
+                    let feedback = self.monotone_feedback(v, restored.take().as_ref());
+                    st.transcript.restart();
+                    st.transcript.push(
+                        vec![ChatMessage::user(feedback)],
+                        format!("attempt {n} began from the current deliverable"),
+                    );
                 } else {
-                    retry_feedback(v)
-                };
-                st.transcript.push(
-                    vec![ChatMessage::user(feedback)],
-                    format!("attempt {n} began after failed checks"),
-                );
+                    let feedback = if self.options.memory {
+                        memory_retry_feedback(v)
+                    } else {
+                        retry_feedback(v)
+                    };
+                    st.transcript.push(
+                        vec![ChatMessage::user(feedback)],
+                        format!("attempt {n} began after failed checks"),
+                    );
+                }
             } else if self.options.plan {
                 if let Some(end) = self.plan(st, on_event)? {
                     self.env
@@ -419,16 +467,26 @@ impl<'a> Agent<'a> {
                     self.env
                         .journal
                         .finish_attempt(id, &format!("stopped: {}", end.message()))?;
-                    // For the record: what the world looks like when the run stopped.
+                    // For the record: what the world looks like when the run stopped (with
+                    // `monotone-attempts`, after undoing a stopped attempt that made it worse).
                     let verdict = match end {
                         RunEnd::ContractChanged { .. } | RunEnd::ApprovalUnavailable { .. } => None,
-                        _ => Some(self.judge(st, on_event)?),
+                        _ => {
+                            let v = self.judge(st, on_event)?;
+                            Some(match last.as_ref().filter(|_| monotone) {
+                                Some(best) if !regressions(best, &v).is_empty() => {
+                                    let broke = regressions(best, &v);
+                                    self.undo_attempt(st, n, broke, on_event)?.0
+                                }
+                                _ => v,
+                            })
+                        }
                     };
                     return Ok((end, verdict, false));
                 }
                 None => {
                     let verdict = self.judge(st, on_event)?;
-                    let outcome = if verdict.passed {
+                    let mut outcome = if verdict.passed {
                         "passed".to_string()
                     } else {
                         let deciding = verdict.checks.iter().filter(|c| !c.advisory);
@@ -437,6 +495,19 @@ impl<'a> Agent<'a> {
                             deciding.clone().filter(|c| !c.passed).count(),
                             deciding.count()
                         )
+                    };
+                    let verdict = match last.as_ref().filter(|_| monotone) {
+                        Some(best) if !regressions(best, &verdict).is_empty() => {
+                            let broke = regressions(best, &verdict);
+                            outcome.push_str(&format!(
+                                "; undone: it failed {} that the previous version passed",
+                                broke.join(", ")
+                            ));
+                            let (after, r) = self.undo_attempt(st, n, broke, on_event)?;
+                            restored = Some(r);
+                            after
+                        }
+                        _ => verdict,
                     };
                     self.env.journal.finish_attempt(id, &outcome)?;
                     on_event(&AgentEvent::AttemptFinished {
@@ -456,6 +527,129 @@ impl<'a> Agent<'a> {
         self.cap(st, &hit, on_event)?;
         // The last finish was accepted and judged; the cap only stops a further retry.
         Ok((RunEnd::Judged, last, true))
+    }
+
+    /// Undoes every change attempt `n` applied, newest first, through the journal's undo (each
+    /// undo is itself a journaled change a person sees and can undo), then judges the world
+    /// again: the verdict is what is on disk, the previous version when every undo went
+    /// through. An undo that is refused (the file changed since) stops the rest and is said.
+    fn undo_attempt(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        broke: Vec<String>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(Verdict, Restored), AgentError> {
+        let mut undone = Vec::new();
+        let mut error = None;
+        for (change, path) in st.attempt_changes.iter().rev() {
+            match self.executor.undo_change(*change) {
+                Ok(r) => {
+                    // The undo is a change of this run: the judge sees it in the trace. What it
+                    // restored counts as this run's work only when this run wrote exactly
+                    // that content before (else `written_this_run` fails, as it should).
+                    let now = self
+                        .env
+                        .world
+                        .read(&r.path)
+                        .ok()
+                        .flatten()
+                        .map(|b| crate::mission::sha256_hex(&b));
+                    let ours = now.is_none()
+                        || st.trace.iter().any(|e| {
+                            e.executed() && e.mutated_path(&r.path) && e.written_sha256 == now
+                        });
+                    st.trace.push(
+                        TraceEntry::new("undo", Some(&r.path), "executed", true)
+                            .with_written(if ours { now } else { None }),
+                    );
+                    undone.push(UndoneChange {
+                        change: change.0,
+                        undo_change: r.change_id.0,
+                        path: r.path,
+                        diff: r.diff,
+                    });
+                }
+                Err(e) => {
+                    error = Some(format!("change {change} to \"{path}\" was not undone: {e}"));
+                    break;
+                }
+            }
+        }
+        st.attempt_changes.clear();
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "attempt_undone",
+            &json!({"attempt": n, "broke": broke, "undone": undone, "error": error}),
+        )?;
+        on_event(&AgentEvent::AttemptUndone {
+            attempt: n,
+            broke: broke.clone(),
+            undone,
+            error: error.clone(),
+        });
+        let verdict = self.judge(st, on_event)?;
+        Ok((
+            verdict,
+            Restored {
+                attempt: n,
+                broke,
+                error,
+            },
+        ))
+    }
+
+    /// What the model reads when a `monotone-attempts` retry starts: what the last undo did,
+    /// each failed check as its requirement in plain words and the facts it found (never a
+    /// value computed from the inputs, never a gold file), the deliverable as it stands, and
+    /// the ask for the smallest edit.
+    fn monotone_feedback(&self, v: &Verdict, restored: Option<&Restored>) -> String {
+        let c = self.env.contract;
+        let path = &c.mission.required_artifact;
+        let mut s = String::new();
+        if let Some(r) = restored {
+            s.push_str(&format!(
+                "Your attempt {} made {} fail, which passed before, so its changes were undone \
+                 and the better version stands.",
+                r.attempt,
+                r.broke.join(", ")
+            ));
+            if let Some(e) = &r.error {
+                s.push_str(&format!(" Not everything could be undone: {e}."));
+            }
+            s.push('\n');
+        }
+        s.push_str(
+            "The harness checked the deliverable on disk. These checks fail (what each requires, \
+             and what it found):\n",
+        );
+        for chk in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
+            let wants = c
+                .mission
+                .checks
+                .iter()
+                .find(|k| k.id == chk.id)
+                .map(|k| requirement(&k.spec))
+                .unwrap_or_default();
+            let found = super::prompt::clip(&chk.feedback.join("; "), 300);
+            s.push_str(&format!(
+                "- {} ({}): requires: {wants} Found: {found}\n",
+                chk.id, chk.kind
+            ));
+        }
+        match self.env.world.read(path) {
+            Ok(Some(bytes)) => s.push_str(&format!(
+                "The deliverable {path} now reads, between the lines <<< and >>>:\n<<<\n{}\n>>>\n",
+                super::prompt::clip(&String::from_utf8_lossy(&bytes), MAX_DELIVERABLE_CHARS)
+            )),
+            _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
+        }
+        s.push_str(
+            "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
+             edit_file with old_text copied exactly from the text above and the new_text to put \
+             in its place; do not rewrite the whole file. Then read it back and call finish.",
+        );
+        s
     }
 
     /// The plan phase: one reply, a list of at most `max_plan_steps` steps.
@@ -828,6 +1022,12 @@ impl<'a> Agent<'a> {
             .find(|(t, p, _)| *t == tool && *p == params)
             .map(|(_, _, step)| *step);
         st.calls.push((tool.clone(), params.clone(), n));
+        if report.outcome == GateOutcome::Executed && mutates {
+            if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
+                st.attempt_changes
+                    .push((ChangeId(change), path.unwrap_or_default().to_string()));
+            }
+        }
         let refused_finish = kind == StepKind::Refusal;
         st.stalled = if repeated.is_some() || refused_finish {
             st.stalled + 1
