@@ -8,15 +8,11 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{
-    begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunOutcome, WorkspaceWorld,
-};
-use rein_engine::gate::{AllowAll, Gate, GateConfig, GateTarget};
-use rein_engine::policy::Policy;
-use rein_journal::CallScope;
+use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
+use rein_engine::gate::AllowAll;
 use rein_models::{Model, ScriptedModel};
 use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
-use rein_workspace::{desk_registry, Workspace};
+use rein_workspace::Workspace;
 use serde_json::{json, Value};
 use support::{fixture, Harness};
 
@@ -95,44 +91,10 @@ fn run(
             .unwrap(),
         prompts: Vec::new(),
     };
-    let registry = desk_registry();
-    let ws = Workspace::open(&h.workspace).unwrap();
-    let run = begin_mission_run(
-        &h.journal,
-        &h.contract,
-        &ws.display_root(),
-        model.identity(),
-        json!({}),
-    )
-    .unwrap();
-    let mut gate = Gate::new(GateConfig {
-        registry: &registry,
-        target: GateTarget::Desk(&ws),
-        journal: &h.journal,
-        scope: CallScope::Run(run),
-        policy: Policy::safe_default(),
-        budget: None,
+    let (outcome, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.limits.attempts = attempts;
     });
-    let world = WorkspaceWorld::new(&ws);
-    let env = rein_engine::agent::RunEnv {
-        contract: &h.contract,
-        mission_file: &h.mission_file,
-        world: &world,
-        registry: &registry,
-        input_hashes: &h.hashes,
-        journal: &h.journal,
-        run,
-        workspace_label: ws.display_root(),
-    };
-    let mut options = AgentOptions::for_mission(&h.contract, model.identity());
-    options.levers = levers;
-    options.limits.attempts = attempts;
-    let mut approver = AllowAll;
-    let mut events = Vec::new();
-    let outcome = Agent::new(env, &mut model, &mut gate, &mut approver)
-        .with_options(options)
-        .run(&mut |e| events.push(e.clone()))
-        .unwrap();
     (outcome, events, model.prompts)
 }
 

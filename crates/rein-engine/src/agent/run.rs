@@ -22,13 +22,13 @@ use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, summarize, system_prompt, task_message,
+    progress_note, result_message, summarize, system_prompt, task_message, type_document,
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
-    evaluate, is_variable_tool, requirement, requirements_message, Decider, TraceEntry, Verdict,
-    World,
+    evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
+    CheckSpec, Decider, TraceEntry, Verdict, World,
 };
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
@@ -41,6 +41,9 @@ pub const STRATEGY: &str = "act";
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
 pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
+
+/// The tool the `write-json` lever adds for a JSON deliverable with a schema.
+pub const WRITE_JSON: &str = "write_json";
 
 /// Characters of the current deliverable shown to the model when a `monotone-attempts` retry
 /// starts from it; a longer one is clipped and says so.
@@ -250,7 +253,53 @@ impl<'a> Agent<'a> {
                 }
             }
         }
+        if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
+            tools.push(WRITE_JSON.to_string());
+        }
         tools
+    }
+
+    /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
+    /// deliverable's path and that schema, which type `write_json`'s `document`.
+    fn typed_json(&self) -> Option<(String, Value)> {
+        if !self.options.levers.write_json
+            || self.options.memory
+            || self.env.registry.get(WRITE_JSON).is_none()
+        {
+            return None;
+        }
+        let m = &self.env.contract.mission;
+        m.checks.iter().find_map(|c| match &c.spec {
+            CheckSpec::JsonSchema { path, schema } if same_path(path, &m.required_artifact) => {
+                Some((path.clone(), schema.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Why a `write_json` call is refused before the gate: it names another file than the
+    /// deliverable, or its document does not follow the deliverable's schema (what decoding
+    /// enforces for an embedded model; a scripted or remote one is held to it here).
+    fn write_json_refusal(&self, params: &Value) -> Option<String> {
+        let (path, schema) = self.typed_json()?;
+        let given = params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !same_path(given, &path) {
+            return Some(format!(
+                "write_json writes only the deliverable \"{path}\", not \"{given}\"; nothing was written"
+            ));
+        }
+        // A missing document is the gate's to refuse (the tool's own schema).
+        let document = params.get("document")?;
+        let facts = schema_violations(&path, &schema, document);
+        (!facts.is_empty()).then(|| {
+            format!(
+                "the document does not follow the deliverable's schema, so nothing was written: {}",
+                facts.join("; ")
+            )
+        })
     }
 
     /// The sampling of an action: the actor profile, without its repeat penalty when the
@@ -273,6 +322,11 @@ impl<'a> Agent<'a> {
                 s.push('\n');
                 s.push_str(&reqs);
             }
+        }
+        if let Some((path, _)) = self.typed_json() {
+            s.push_str(&format!(
+                "Write {path} with write_json: give the JSON document itself as `document` (not a string holding JSON); it must follow the deliverable's schema, and Rein writes the file.\n"
+            ));
         }
         s
     }
@@ -721,10 +775,13 @@ impl<'a> Agent<'a> {
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<Option<RunEnd>, AgentError> {
-        let schema = self
-            .options
-            .constrained
-            .then(|| mission_action_schema(self.env.registry, &self.tools()));
+        let schema = self.options.constrained.then(|| {
+            let mut s = mission_action_schema(self.env.registry, &self.tools());
+            if let Some((path, document)) = self.typed_json() {
+                type_document(&mut s, WRITE_JSON, &path, &document);
+            }
+            s
+        });
         let context = self
             .options
             .context_tokens
@@ -918,6 +975,11 @@ impl<'a> Agent<'a> {
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
+        let typed_refusal = if known && tool == WRITE_JSON {
+            self.write_json_refusal(&params)
+        } else {
+            None
+        };
         let report = if !known {
             st.figures.unknown_tools += 1;
             kind = StepKind::Refusal;
@@ -956,6 +1018,12 @@ impl<'a> Agent<'a> {
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason: format!("{}; split it into smaller pieces", hit.message()),
+                result: Value::Null,
+            }
+        } else if let Some(reason) = typed_refusal {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
                 result: Value::Null,
             }
         } else if tool == "finish" {
