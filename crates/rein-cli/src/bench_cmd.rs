@@ -6,9 +6,9 @@ mod bfcl;
 mod endpoints;
 mod gate;
 mod job;
-pub(crate) mod memory;
+mod memory;
 mod progress;
-pub(crate) mod recording;
+mod recording;
 mod router;
 mod runner;
 
@@ -59,8 +59,12 @@ pub struct RunBenchArgs {
     /// Base sampling seed; repeat r runs with seed S + r (the same for every model, so runs pair).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u32,
-    /// A harness lever for every run, NAME=on|off (repeatable; all=on|off sets
-    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty, checklist.
+    /// A harness lever for every run, NAME=on|    /// monotone-attempts, write-json, checklist.
+|off sets
+    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
+    /// monotone-attempts, write-json, checklist.|off (repeatable; all=on|off sets
+    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
+    /// monotone-attempts, write-json.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     pub(crate) levers: Vec<String>,
     /// Which tasks: dev, heldout or all.

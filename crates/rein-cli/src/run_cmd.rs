@@ -57,7 +57,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     seed: u32,
     /// A harness lever, NAME=on|off (repeatable, a later one wins; all=on|off sets every lever).
-    /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty, checklist.
+    /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts,
+    /// write-json, checklist.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     levers: Vec<String>,
     /// Allow an `openai:` endpoint that is not on this machine.
@@ -353,6 +354,30 @@ impl Printer {
             }
             AgentEvent::AttemptFinished { attempt, outcome } => {
                 println!("attempt {attempt}: {}", escape_line(outcome));
+            }
+            AgentEvent::AttemptUndone {
+                attempt,
+                broke,
+                undone,
+                error,
+            } => {
+                let broke: Vec<String> = broke.iter().map(|b| escape_line(b)).collect();
+                println!(
+                    "attempt {attempt} undone: it failed {} that the previous version passed",
+                    broke.join(", ")
+                );
+                for u in undone {
+                    println!(
+                        "  change {} to {} undone by change {} (`rein undo {}` redoes it)",
+                        u.change,
+                        escape_line(&u.path),
+                        u.undo_change,
+                        u.undo_change
+                    );
+                }
+                if let Some(e) = error {
+                    println!("  undo stopped: {}", escape_line(e));
+                }
             }
             AgentEvent::RunEnded { .. } => {}
         }

@@ -5,6 +5,19 @@ use rein_engine::agent::signature;
 use rein_protocol::cowork::{Intent, Route, WriteReview, MAX_TOOL_ROUNDS};
 use rein_workspace::ToolRegistry;
 
+/// Desk tools a chat turn does not offer: `write_json` is typed by a mission's contract (the
+/// `write-json` lever of a verified run); a chat has no contract to type it with.
+pub const CHAT_HIDDEN_TOOLS: &[&str] = &["write_json"];
+
+/// The desk tools a chat turn offers, in the registry's order.
+pub fn chat_tools(registry: &ToolRegistry) -> Vec<&str> {
+    registry
+        .names()
+        .into_iter()
+        .filter(|n| !CHAT_HIDDEN_TOOLS.contains(n))
+        .collect()
+}
+
 /// What an interrupted turn says, to the person and (in the history) to the actor.
 pub const INTERRUPTED_MESSAGE: &str = "The person interrupted this turn; it was not finished and \
 will not be resumed. Start again from the person's next message.";
@@ -47,7 +60,7 @@ the person asked for.\n",
         route.intent,
         hints(route.intent)
     ));
-    for name in registry.names() {
+    for name in chat_tools(registry) {
         if let Some(tool) = registry.get(name) {
             s.push_str(&format!(
                 "- {name}{}: {}\n",

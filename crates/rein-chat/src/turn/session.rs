@@ -325,9 +325,7 @@ impl<'a> Session<'a> {
                 TurnRole::System | TurnRole::Tool => ChatMessage::user(turn.content.clone()),
             });
         }
-        let names: Vec<String> = self
-            .registry
-            .names()
+        let names: Vec<String> = super::prompt::chat_tools(&self.registry)
             .iter()
             .map(|s| s.to_string())
             .collect();

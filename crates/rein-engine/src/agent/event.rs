@@ -32,6 +32,16 @@ pub struct StepEvent {
     pub elapsed_ms: u64,
 }
 
+/// One change the harness undid, and the change that undid it (`rein undo UNDO_CHANGE` redoes
+/// it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UndoneChange {
+    pub change: i64,
+    pub undo_change: i64,
+    pub path: String,
+    pub diff: String,
+}
+
 /// Everything the loop reports, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -72,6 +82,16 @@ pub enum AgentEvent {
     AttemptFinished {
         attempt: u32,
         outcome: String,
+    },
+    /// The `monotone-attempts` lever undid an attempt's changes through the journal: they made
+    /// a check fail that the previous version passed (`broke`), so the previous version stands.
+    /// `error` says why an undo stopped short (the file changed since); the world is then
+    /// judged as it is.
+    AttemptUndone {
+        attempt: u32,
+        broke: Vec<String>,
+        undone: Vec<UndoneChange>,
+        error: Option<String>,
     },
     /// The run ended; `status` is `pass`, `fail` or `aborted`.
     RunEnded {

@@ -19,6 +19,13 @@ pub enum Lever {
     /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
     /// the deliverables they carry) with no penalty; on is today's profile.
     RepeatPenalty,
+    /// A later attempt never makes the deliverable worse: it starts from the current
+    /// deliverable with the failed checks' facts and asks for the smallest edit; a candidate
+    /// that fails a check the previous version passed is undone through the journal.
+    MonotoneAttempts,
+    /// A `write_json` tool for a JSON deliverable with a schema: its `document` is the JSON
+    /// itself, constrained by the contract's schema during decoding; Rein serialises it.
+    WriteJson,
     /// After each step the contract's deterministic checks run on the files as they are, and
     /// the model is told which are not met yet (the facts a model may be told, never an
     /// expected value), so it knows what is left instead of repeating what is done.
@@ -26,11 +33,13 @@ pub enum Lever {
 }
 
 impl Lever {
-    pub const ALL: [Lever; 5] = [
+    pub const ALL: [Lever; 7] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
         Lever::RepeatPenalty,
+        Lever::MonotoneAttempts,
+        Lever::WriteJson,
         Lever::Checklist,
     ];
 
@@ -40,6 +49,8 @@ impl Lever {
             Lever::Requirements => "requirements",
             Lever::RepeatEscape => "repeat-escape",
             Lever::RepeatPenalty => "repeat-penalty",
+            Lever::MonotoneAttempts => "monotone-attempts",
+            Lever::WriteJson => "write-json",
             Lever::Checklist => "checklist",
         }
     }
@@ -70,6 +81,8 @@ pub struct Levers {
     pub requirements: bool,
     pub repeat_escape: bool,
     pub repeat_penalty: bool,
+    pub monotone_attempts: bool,
+    pub write_json: bool,
     pub checklist: bool,
 }
 
@@ -87,6 +100,8 @@ impl Levers {
         requirements: false,
         repeat_escape: false,
         repeat_penalty: true,
+        monotone_attempts: false,
+        write_json: false,
         checklist: false,
     };
 
@@ -95,6 +110,8 @@ impl Levers {
         requirements: true,
         repeat_escape: true,
         repeat_penalty: true,
+        monotone_attempts: true,
+        write_json: true,
         checklist: true,
     };
 
@@ -104,6 +121,8 @@ impl Levers {
             Lever::Requirements => self.requirements,
             Lever::RepeatEscape => self.repeat_escape,
             Lever::RepeatPenalty => self.repeat_penalty,
+            Lever::MonotoneAttempts => self.monotone_attempts,
+            Lever::WriteJson => self.write_json,
             Lever::Checklist => self.checklist,
         }
     }
@@ -114,6 +133,8 @@ impl Levers {
             Lever::Requirements => self.requirements = on,
             Lever::RepeatEscape => self.repeat_escape = on,
             Lever::RepeatPenalty => self.repeat_penalty = on,
+            Lever::MonotoneAttempts => self.monotone_attempts = on,
+            Lever::WriteJson => self.write_json = on,
             Lever::Checklist => self.checklist = on,
         }
     }
@@ -186,7 +207,9 @@ mod tests {
         assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
         assert!(e
             .to_string()
-            .contains("facts-tools, requirements, repeat-escape, repeat-penalty, checklist"));
+            .contains(
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, checklist"
+        ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");

@@ -47,17 +47,17 @@ pub use caps::{
 };
 pub use decide::ModelDecider;
 pub use error::AgentError;
-pub use event::{AgentEvent, StepEvent};
+pub use event::{AgentEvent, StepEvent, UndoneChange};
 pub use levers::{Lever, LeverError, Levers};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
 pub use prompt::{
-    mission_action_schema, signature, system_prompt, task_message, MAX_RESULT_CHARS,
+    mission_action_schema, signature, system_prompt, task_message, type_document, MAX_RESULT_CHARS,
     MAX_THOUGHT_CHARS,
 };
 pub use run::{
-    begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, FACTS_TOOLS, REPEAT_ESCAPE_DRAWS,
-    STRATEGY,
+    begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
+    MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,
 };
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{

@@ -185,6 +185,23 @@ pub fn mission_action_schema(registry: &ToolRegistry, tools: &[String]) -> Value
     json!({ "anyOf": branches })
 }
 
+/// Types `tool`'s parameters in an action schema: `path` can only be `path`, and `document`
+/// must follow `document` (the contract's schema of the deliverable), so constrained decoding
+/// writes a document of the right shape, never JSON inside a string.
+pub fn type_document(action_schema: &mut Value, tool: &str, path: &str, document: &Value) {
+    let Some(branches) = action_schema["anyOf"].as_array_mut() else {
+        return;
+    };
+    for branch in branches {
+        if branch["properties"]["action"]["const"].as_str() != Some(tool) {
+            continue;
+        }
+        let props = &mut branch["properties"]["parameters"]["properties"];
+        props["path"] = json!({ "type": "string", "const": path });
+        props["document"] = document.clone();
+    }
+}
+
 /// What the model reads after its action: the gate's outcome, its reason and the result,
 /// clipped to [`MAX_RESULT_CHARS`].
 pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {

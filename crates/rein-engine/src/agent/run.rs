@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rein_journal::{
-    AttemptId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
+    AttemptId, ChangeId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
 };
 use rein_models::{Model, ModelError};
 use rein_protocol::{
@@ -17,18 +17,19 @@ use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::checklist_note;
 use super::error::AgentError;
-use super::event::{AgentEvent, StepEvent};
+use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::levers::Levers;
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, summarize, system_prompt, task_message,
+    progress_note, result_message, summarize, system_prompt, task_message, type_document,
 };
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
-    evaluate, is_variable_tool, requirements_message, Decider, TraceEntry, Verdict, World,
+    evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
+    CheckSpec, Decider, TraceEntry, Verdict, World,
 };
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
@@ -41,6 +42,13 @@ pub const STRATEGY: &str = "act";
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
 pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
+
+/// The tool the `write-json` lever adds for a JSON deliverable with a schema.
+pub const WRITE_JSON: &str = "write_json";
+
+/// Characters of the current deliverable shown to the model when a `monotone-attempts` retry
+/// starts from it; a longer one is clipped and says so.
+pub const MAX_DELIVERABLE_CHARS: usize = 6_000;
 
 /// Extra draws the `repeat-escape` lever makes for a reply that repeats an earlier call.
 pub const REPEAT_ESCAPE_DRAWS: u32 = 2;
@@ -157,7 +165,33 @@ struct State {
     figures: RunFigures,
     attempt: u32,
     attempt_id: Option<AttemptId>,
+    /// Changes this attempt applied (id and path), in order: what an undo of the attempt
+    /// reverts, newest first.
+    attempt_changes: Vec<(ChangeId, String)>,
     started: Instant,
+}
+
+/// What the last undo of an attempt did, for the next attempt's feedback.
+struct Restored {
+    attempt: u32,
+    broke: Vec<String>,
+    error: Option<String>,
+}
+
+/// The deciding checks `best` passed that `candidate` does not: a candidate with any is
+/// worse, whatever else it fixed (no trade of one check for another).
+fn regressions(best: &Verdict, candidate: &Verdict) -> Vec<String> {
+    best.checks
+        .iter()
+        .filter(|b| b.passed && !b.advisory)
+        .filter(|b| {
+            !candidate
+                .checks
+                .iter()
+                .any(|c| c.id == b.id && c.passed && !c.advisory)
+        })
+        .map(|b| b.id.clone())
+        .collect()
 }
 
 /// How one step ended, for the loop.
@@ -220,7 +254,53 @@ impl<'a> Agent<'a> {
                 }
             }
         }
+        if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
+            tools.push(WRITE_JSON.to_string());
+        }
         tools
+    }
+
+    /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
+    /// deliverable's path and that schema, which type `write_json`'s `document`.
+    fn typed_json(&self) -> Option<(String, Value)> {
+        if !self.options.levers.write_json
+            || self.options.memory
+            || self.env.registry.get(WRITE_JSON).is_none()
+        {
+            return None;
+        }
+        let m = &self.env.contract.mission;
+        m.checks.iter().find_map(|c| match &c.spec {
+            CheckSpec::JsonSchema { path, schema } if same_path(path, &m.required_artifact) => {
+                Some((path.clone(), schema.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Why a `write_json` call is refused before the gate: it names another file than the
+    /// deliverable, or its document does not follow the deliverable's schema (what decoding
+    /// enforces for an embedded model; a scripted or remote one is held to it here).
+    fn write_json_refusal(&self, params: &Value) -> Option<String> {
+        let (path, schema) = self.typed_json()?;
+        let given = params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !same_path(given, &path) {
+            return Some(format!(
+                "write_json writes only the deliverable \"{path}\", not \"{given}\"; nothing was written"
+            ));
+        }
+        // A missing document is the gate's to refuse (the tool's own schema).
+        let document = params.get("document")?;
+        let facts = schema_violations(&path, &schema, document);
+        (!facts.is_empty()).then(|| {
+            format!(
+                "the document does not follow the deliverable's schema, so nothing was written: {}",
+                facts.join("; ")
+            )
+        })
     }
 
     /// The sampling of an action: the actor profile, without its repeat penalty when the
@@ -243,6 +323,11 @@ impl<'a> Agent<'a> {
                 s.push('\n');
                 s.push_str(&reqs);
             }
+        }
+        if let Some((path, _)) = self.typed_json() {
+            s.push_str(&format!(
+                "Write {path} with write_json: give the JSON document itself as `document` (not a string holding JSON); it must follow the deliverable's schema, and Rein writes the file.\n"
+            ));
         }
         s
     }
@@ -346,6 +431,7 @@ impl<'a> Agent<'a> {
             figures: RunFigures::default(),
             attempt: 0,
             attempt_id: None,
+            attempt_changes: Vec::new(),
             started: Instant::now(),
         };
         self.env.journal.append_event(
@@ -391,6 +477,10 @@ impl<'a> Agent<'a> {
     ) -> Result<(RunEnd, Option<Verdict>, bool), AgentError> {
         let limits = self.options.limits;
         let mut last: Option<Verdict> = None;
+        // `monotone-attempts`: `last` is the best version's verdict (what is on disk after an
+        // undo), and `restored` what the last undo did, for the next attempt's feedback.
+        let monotone = self.options.levers.monotone_attempts && !self.options.memory;
+        let mut restored: Option<Restored> = None;
         for n in 1..=limits.attempts {
             // Every attempt judges against the frozen copy; a file edited on disk since it was
             // frozen is refused rather than silently ignored or silently adopted.
@@ -407,18 +497,30 @@ impl<'a> Agent<'a> {
             st.attempt = n;
             st.stalled = 0;
             st.attempt_id = Some(id);
+            st.attempt_changes.clear();
             st.figures.attempts = n;
             on_event(&AgentEvent::AttemptStarted { attempt: n });
             if let Some(v) = &last {
-                let feedback = if self.options.memory {
-                    memory_retry_feedback(v)
+                if monotone {
+                    // A fresh start from the deliverable as it stands, not from the steps
+                    // that led to it.
+                    let feedback = self.monotone_feedback(v, restored.take().as_ref());
+                    st.transcript.restart();
+                    st.transcript.push(
+                        vec![ChatMessage::user(feedback)],
+                        format!("attempt {n} began from the current deliverable"),
+                    );
                 } else {
-                    retry_feedback(v)
-                };
-                st.transcript.push(
-                    vec![ChatMessage::user(feedback)],
-                    format!("attempt {n} began after failed checks"),
-                );
+                    let feedback = if self.options.memory {
+                        memory_retry_feedback(v)
+                    } else {
+                        retry_feedback(v)
+                    };
+                    st.transcript.push(
+                        vec![ChatMessage::user(feedback)],
+                        format!("attempt {n} began after failed checks"),
+                    );
+                }
             } else if self.options.plan {
                 if let Some(end) = self.plan(st, on_event)? {
                     self.env
@@ -432,16 +534,26 @@ impl<'a> Agent<'a> {
                     self.env
                         .journal
                         .finish_attempt(id, &format!("stopped: {}", end.message()))?;
-                    // For the record: what the world looks like when the run stopped.
+                    // For the record: what the world looks like when the run stopped (with
+                    // `monotone-attempts`, after undoing a stopped attempt that made it worse).
                     let verdict = match end {
                         RunEnd::ContractChanged { .. } | RunEnd::ApprovalUnavailable { .. } => None,
-                        _ => Some(self.judge(st, on_event)?),
+                        _ => {
+                            let v = self.judge(st, on_event)?;
+                            Some(match last.as_ref().filter(|_| monotone) {
+                                Some(best) if !regressions(best, &v).is_empty() => {
+                                    let broke = regressions(best, &v);
+                                    self.undo_attempt(st, n, broke, on_event)?.0
+                                }
+                                _ => v,
+                            })
+                        }
                     };
                     return Ok((end, verdict, false));
                 }
                 None => {
                     let verdict = self.judge(st, on_event)?;
-                    let outcome = if verdict.passed {
+                    let mut outcome = if verdict.passed {
                         "passed".to_string()
                     } else {
                         let deciding = verdict.checks.iter().filter(|c| !c.advisory);
@@ -450,6 +562,19 @@ impl<'a> Agent<'a> {
                             deciding.clone().filter(|c| !c.passed).count(),
                             deciding.count()
                         )
+                    };
+                    let verdict = match last.as_ref().filter(|_| monotone) {
+                        Some(best) if !regressions(best, &verdict).is_empty() => {
+                            let broke = regressions(best, &verdict);
+                            outcome.push_str(&format!(
+                                "; undone: it failed {} that the previous version passed",
+                                broke.join(", ")
+                            ));
+                            let (after, r) = self.undo_attempt(st, n, broke, on_event)?;
+                            restored = Some(r);
+                            after
+                        }
+                        _ => verdict,
                     };
                     self.env.journal.finish_attempt(id, &outcome)?;
                     on_event(&AgentEvent::AttemptFinished {
@@ -469,6 +594,129 @@ impl<'a> Agent<'a> {
         self.cap(st, &hit, on_event)?;
         // The last finish was accepted and judged; the cap only stops a further retry.
         Ok((RunEnd::Judged, last, true))
+    }
+
+    /// Undoes every change attempt `n` applied, newest first, through the journal's undo (each
+    /// undo is itself a journaled change a person sees and can undo), then judges the world
+    /// again: the verdict is what is on disk, the previous version when every undo went
+    /// through. An undo that is refused (the file changed since) stops the rest and is said.
+    fn undo_attempt(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        broke: Vec<String>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(Verdict, Restored), AgentError> {
+        let mut undone = Vec::new();
+        let mut error = None;
+        for (change, path) in st.attempt_changes.iter().rev() {
+            match self.executor.undo_change(*change) {
+                Ok(r) => {
+                    // The undo is a change of this run: the judge sees it in the trace. What it
+                    // restored counts as this run's work only when this run wrote exactly
+                    // that content before (else `written_this_run` fails, as it should).
+                    let now = self
+                        .env
+                        .world
+                        .read(&r.path)
+                        .ok()
+                        .flatten()
+                        .map(|b| crate::mission::sha256_hex(&b));
+                    let ours = now.is_none()
+                        || st.trace.iter().any(|e| {
+                            e.executed() && e.mutated_path(&r.path) && e.written_sha256 == now
+                        });
+                    st.trace.push(
+                        TraceEntry::new("undo", Some(&r.path), "executed", true)
+                            .with_written(if ours { now } else { None }),
+                    );
+                    undone.push(UndoneChange {
+                        change: change.0,
+                        undo_change: r.change_id.0,
+                        path: r.path,
+                        diff: r.diff,
+                    });
+                }
+                Err(e) => {
+                    error = Some(format!("change {change} to \"{path}\" was not undone: {e}"));
+                    break;
+                }
+            }
+        }
+        st.attempt_changes.clear();
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "attempt_undone",
+            &json!({"attempt": n, "broke": broke, "undone": undone, "error": error}),
+        )?;
+        on_event(&AgentEvent::AttemptUndone {
+            attempt: n,
+            broke: broke.clone(),
+            undone,
+            error: error.clone(),
+        });
+        let verdict = self.judge(st, on_event)?;
+        Ok((
+            verdict,
+            Restored {
+                attempt: n,
+                broke,
+                error,
+            },
+        ))
+    }
+
+    /// What the model reads when a `monotone-attempts` retry starts: what the last undo did,
+    /// each failed check as its requirement in plain words and the facts it found (never a
+    /// value computed from the inputs, never a gold file), the deliverable as it stands, and
+    /// the ask for the smallest edit.
+    fn monotone_feedback(&self, v: &Verdict, restored: Option<&Restored>) -> String {
+        let c = self.env.contract;
+        let path = &c.mission.required_artifact;
+        let mut s = String::new();
+        if let Some(r) = restored {
+            s.push_str(&format!(
+                "Your attempt {} made {} fail, which passed before, so its changes were undone \
+                 and the better version stands.",
+                r.attempt,
+                r.broke.join(", ")
+            ));
+            if let Some(e) = &r.error {
+                s.push_str(&format!(" Not everything could be undone: {e}."));
+            }
+            s.push('\n');
+        }
+        s.push_str(
+            "The harness checked the deliverable on disk. These checks fail (what each requires, \
+             and what it found):\n",
+        );
+        for chk in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
+            let wants = c
+                .mission
+                .checks
+                .iter()
+                .find(|k| k.id == chk.id)
+                .map(|k| requirement(&k.spec))
+                .unwrap_or_default();
+            let found = super::prompt::clip(&chk.feedback.join("; "), 300);
+            s.push_str(&format!(
+                "- {} ({}): requires: {wants} Found: {found}\n",
+                chk.id, chk.kind
+            ));
+        }
+        match self.env.world.read(path) {
+            Ok(Some(bytes)) => s.push_str(&format!(
+                "The deliverable {path} now reads, between the lines <<< and >>>:\n<<<\n{}\n>>>\n",
+                super::prompt::clip(&String::from_utf8_lossy(&bytes), MAX_DELIVERABLE_CHARS)
+            )),
+            _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
+        }
+        s.push_str(
+            "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
+             edit_file with old_text copied exactly from the text above and the new_text to put \
+             in its place; do not rewrite the whole file. Then read it back and call finish.",
+        );
+        s
     }
 
     /// The plan phase: one reply, a list of at most `max_plan_steps` steps.
@@ -540,10 +788,13 @@ impl<'a> Agent<'a> {
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<Option<RunEnd>, AgentError> {
-        let schema = self
-            .options
-            .constrained
-            .then(|| mission_action_schema(self.env.registry, &self.tools()));
+        let schema = self.options.constrained.then(|| {
+            let mut s = mission_action_schema(self.env.registry, &self.tools());
+            if let Some((path, document)) = self.typed_json() {
+                type_document(&mut s, WRITE_JSON, &path, &document);
+            }
+            s
+        });
         let context = self
             .options
             .context_tokens
@@ -737,6 +988,11 @@ impl<'a> Agent<'a> {
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
+        let typed_refusal = if known && tool == WRITE_JSON {
+            self.write_json_refusal(&params)
+        } else {
+            None
+        };
         let report = if !known {
             st.figures.unknown_tools += 1;
             kind = StepKind::Refusal;
@@ -775,6 +1031,12 @@ impl<'a> Agent<'a> {
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason: format!("{}; split it into smaller pieces", hit.message()),
+                result: Value::Null,
+            }
+        } else if let Some(reason) = typed_refusal {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
                 result: Value::Null,
             }
         } else if tool == "finish" {
@@ -841,6 +1103,12 @@ impl<'a> Agent<'a> {
             .find(|(t, p, _)| *t == tool && *p == params)
             .map(|(_, _, step)| *step);
         st.calls.push((tool.clone(), params.clone(), n));
+        if report.outcome == GateOutcome::Executed && mutates {
+            if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
+                st.attempt_changes
+                    .push((ChangeId(change), path.unwrap_or_default().to_string()));
+            }
+        }
         let refused_finish = kind == StepKind::Refusal;
         st.stalled = if repeated.is_some() || refused_finish {
             st.stalled + 1

@@ -100,6 +100,14 @@ impl Transcript {
         });
     }
 
+    /// Starts over from the head alone (the system rules, the task, the plan), keeping what
+    /// was learned of the model's token counts: a new attempt that starts from the current
+    /// deliverable, not from the steps that led to it.
+    pub fn restart(&mut self) {
+        self.entries.clear();
+        self.first_kept = 0;
+    }
+
     /// Steps trimmed so far.
     pub fn trimmed(&self) -> usize {
         self.first_kept

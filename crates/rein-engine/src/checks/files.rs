@@ -194,6 +194,24 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
         Ok(v) => v,
         Err(e) => return (false, vec![format!("{path}: not valid JSON: {e}")]).into(),
     };
+    let mut j = schema_judged(path, schema, &instance);
+    if j.passed {
+        j.facts = vec![format!(
+            "{path}: valid JSON matching the schema ({} bytes)",
+            bytes.len()
+        )];
+    }
+    j
+}
+
+/// Judges a JSON instance against a contract's schema: the facts a model may read (only what
+/// the document holds or the shape the prompt asks for), and the rest withheld. Shared by the
+/// `json_schema` check and the `write_json` tool's validation, so both say the same.
+pub(crate) fn schema_judged(
+    path: &str,
+    schema: &serde_json::Value,
+    instance: &serde_json::Value,
+) -> Judged {
     let validator = match jsonschema::validator_for(schema) {
         Ok(v) => v,
         Err(e) => {
@@ -205,7 +223,7 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
         }
     };
     let mut j = Judged::default();
-    for e in validator.iter_errors(&instance).take(20) {
+    for e in validator.iter_errors(instance).take(20) {
         let at = e.instance_path.to_string();
         let at = if at.is_empty() {
             String::new()
@@ -226,19 +244,13 @@ pub(crate) fn json_schema(cx: &Ctx<'_>, path: &str, schema: &serde_json::Value) 
             j.withhold(format!("{path}{at}: {e}"));
         }
     }
-    for at in integers_not_written_as_integers(schema, &instance, String::new()) {
+    for at in integers_not_written_as_integers(schema, instance, String::new()) {
         j.say(format!(
             "{path} at {at}: a number the schema asks to be an integer is written with a \
              fraction or an exponent; write it as a plain integer (8081, not 8081.0 or 8.081e3)"
         ));
     }
-    if j.facts.is_empty() {
-        j.passed = true;
-        j.say(format!(
-            "{path}: valid JSON matching the schema ({} bytes)",
-            bytes.len()
-        ));
-    }
+    j.passed = j.facts.is_empty();
     j
 }
 

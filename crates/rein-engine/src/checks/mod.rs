@@ -103,6 +103,21 @@ impl From<(bool, Vec<String>)> for Judged {
     }
 }
 
+/// What a model may be told of a JSON document that does not follow a contract's schema, in
+/// the `json_schema` check's words (empty: it follows it). `path` names the file in the facts.
+pub fn schema_violations(
+    path: &str,
+    schema: &serde_json::Value,
+    instance: &serde_json::Value,
+) -> Vec<String> {
+    let j = files::schema_judged(path, schema, instance);
+    if j.passed {
+        Vec::new()
+    } else {
+        j.facts
+    }
+}
+
 /// What every check may read: the frozen contract, the world and the trace.
 pub(crate) struct Ctx<'a> {
     pub contract: &'a FrozenContract,

@@ -50,6 +50,18 @@ use crate::policy::{Policy, PolicyAction};
 /// written against this, so tests can drive it with a stand-in.
 pub trait CallExecutor {
     fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport;
+
+    /// Reverts an applied change through the journal's undo ([`crate::undo::undo`]), so the
+    /// undo is itself a journaled change a person can see and undo. An executor that keeps no
+    /// journal of changes refuses, and nothing is changed.
+    fn undo_change(
+        &mut self,
+        change: rein_journal::ChangeId,
+    ) -> Result<crate::undo::UndoReport, String> {
+        Err(format!(
+            "change {change} cannot be undone here: this executor keeps no journal of changes"
+        ))
+    }
 }
 
 /// What the tools act on.
@@ -430,6 +442,20 @@ impl CallExecutor for Gate<'_> {
             outcome: decision.outcome,
             reason: decision.reason,
             result: decision.result,
+        }
+    }
+
+    fn undo_change(
+        &mut self,
+        change: rein_journal::ChangeId,
+    ) -> Result<crate::undo::UndoReport, String> {
+        match &self.target {
+            GateTarget::Desk(workspace) => {
+                crate::undo::undo(self.journal, workspace, change).map_err(|e| e.to_string())
+            }
+            GateTarget::Sandbox(_) => Err(format!(
+                "change {change} cannot be undone: the bench sandbox keeps no journal of changes"
+            )),
         }
     }
 }

@@ -245,6 +245,55 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// Runs through the real execution gate (journal, exactly-once apply, undo) under
+    /// `Policy::safe_default()`, with any model, approver and option tweak.
+    pub fn run_gated(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
+        let registry = desk_registry();
+        let ws = Workspace::open(&self.workspace).unwrap();
+        let run = begin_mission_run(
+            &self.journal,
+            &self.contract,
+            &ws.display_root(),
+            model.identity(),
+            json!({}),
+        )
+        .unwrap();
+        let mut gate = rein_engine::gate::Gate::new(rein_engine::gate::GateConfig {
+            registry: &registry,
+            target: rein_engine::gate::GateTarget::Desk(&ws),
+            journal: &self.journal,
+            scope: rein_journal::CallScope::Run(run),
+            policy: rein_engine::policy::Policy::safe_default(),
+            budget: None,
+        });
+        let world = WorkspaceWorld::new(&ws);
+        let env = RunEnv {
+            contract: &self.contract,
+            mission_file: &self.mission_file,
+            world: &world,
+            registry: &registry,
+            input_hashes: &self.hashes,
+            journal: &self.journal,
+            run,
+            workspace_label: ws.display_root(),
+        };
+        let mut options = AgentOptions::for_mission(&self.contract, model.identity());
+        tweak(&mut options);
+        let mut events = Vec::new();
+        let outcome = Agent::new(env, model, &mut gate, approver)
+            .with_options(options)
+            .run(&mut |e| events.push(e.clone()))
+            .unwrap();
+        (outcome, events)
+    }
+}
+
 /// The refusal reasons of `finish`, in order.
 pub fn finish_refusals(events: &[AgentEvent]) -> Vec<String> {
     events

@@ -20,6 +20,7 @@ use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
+pub use propose::serialise_json;
 pub use read::{HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
 pub use search::{
@@ -46,6 +47,7 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(propose::EditFile),
         Box::new(propose::ReplaceFile),
         Box::new(propose::DeleteFile),
+        Box::new(propose::WriteJson),
         Box::new(read::Finish),
     ])
 }

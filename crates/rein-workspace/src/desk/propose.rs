@@ -197,6 +197,80 @@ impl Tool for ReplaceFile {
     }
 }
 
+/// Writes a JSON file from the document itself: the model never escapes JSON inside a JSON
+/// string, and Rein does the serialising (pretty, with a final newline). Creates the file or
+/// replaces its content, as one proposal a person approves like any other change.
+pub struct WriteJson;
+
+impl Tool for WriteJson {
+    fn name(&self) -> &str {
+        "write_json"
+    }
+    fn description(&self) -> &str {
+        "Propose writing a JSON file from the document itself (give the JSON value as `document`, not a string holding JSON): Rein writes it pretty-printed with a final newline, creating the file or replacing its content. A person approves the change."
+    }
+    fn schema(&self) -> Value {
+        object_schema(
+            json!({
+                "path": path_schema("JSON file to write, relative to the workspace root"),
+                "document": { "description": "the JSON document itself" },
+            }),
+            &["path", "document"],
+        )
+    }
+    fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
+        let ws = workspace(ctx, self.name())?;
+        let path = path_arg(ws, self.name(), a, None)?;
+        let Some(document) = a.get("document") else {
+            return Err(ToolError::InvalidArguments {
+                tool: self.name().to_string(),
+                message: "document is missing; give the JSON document itself".to_string(),
+            });
+        };
+        let text = serialise_json(document).map_err(|e| ToolError::InvalidArguments {
+            tool: self.name().to_string(),
+            message: e,
+        })?;
+        let chars = text.chars().count();
+        if chars > crate::MAX_INPUT_CHARS {
+            return Err(ToolError::Refused(format!(
+                "the document is {} characters once written; one input may be at most {} characters, so nothing was written: write a smaller document",
+                thousands(chars),
+                thousands(crate::MAX_INPUT_CHARS)
+            )));
+        }
+        let before = match ws.info(&path)? {
+            None => {
+                check_parents(ws, &path)?;
+                None
+            }
+            Some(info) if info.kind == EntryKind::File => Some(existing(ws, &path, "")?),
+            Some(info) => {
+                return Err(ToolError::Refused(format!(
+                    "\"{path}\" is a {}, not a file; write_json writes a file",
+                    info.kind.as_str()
+                )))
+            }
+        };
+        if before.as_deref() == Some(text.as_bytes()) {
+            return Err(unchanged(&path));
+        }
+        Ok(ToolOutput::Proposal(Proposal::new(
+            path,
+            before,
+            Some(text.into_bytes()),
+        )))
+    }
+}
+
+/// A JSON document as `write_json` writes it: pretty-printed (two spaces), one final newline.
+pub fn serialise_json(document: &Value) -> Result<String, String> {
+    let mut text = serde_json::to_string_pretty(document)
+        .map_err(|e| format!("the document cannot be written as JSON: {e}"))?;
+    text.push('\n');
+    Ok(text)
+}
+
 pub struct DeleteFile;
 
 impl Tool for DeleteFile {
@@ -225,8 +299,58 @@ impl Tool for DeleteFile {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::occurrences;
+    use crate::tool::{ToolContext, ToolOutput};
+    use crate::Workspace;
+    use serde_json::json;
+
+    fn write_json(dir: &std::path::Path, args: serde_json::Value) -> Result<ToolOutput, String> {
+        let ws = Workspace::open(dir).unwrap();
+        crate::desk_registry()
+            .call(&mut ToolContext::Desk(&ws), "write_json", &args)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn write_json_proposes_exactly_the_serialised_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = json!({"a": [1, 2.5, "x\"y"], "b": null});
+        let out = write_json(dir.path(), json!({"path": "out/f.json", "document": doc})).unwrap();
+        let ToolOutput::Proposal(p) = out else {
+            panic!("not a proposal")
+        };
+        let text = format!("{}\n", serde_json::to_string_pretty(&doc).unwrap());
+        assert_eq!(p.before, None);
+        assert_eq!(p.after.as_deref(), Some(text.as_bytes()));
+        assert!(
+            !dir.path().join("out/f.json").exists(),
+            "a proposal writes nothing"
+        );
+        // An existing file is replaced; the same content is refused as no change.
+        std::fs::create_dir_all(dir.path().join("out")).unwrap();
+        std::fs::write(dir.path().join("out/f.json"), "{}\n").unwrap();
+        let ToolOutput::Proposal(p) =
+            write_json(dir.path(), json!({"path": "out/f.json", "document": doc})).unwrap()
+        else {
+            panic!("not a proposal")
+        };
+        assert_eq!(p.before.as_deref(), Some(&b"{}\n"[..]));
+        let e = write_json(dir.path(), json!({"path": "out/f.json", "document": {}})).unwrap_err();
+        assert!(e.contains("identical"), "{e}");
+    }
+
+    #[test]
+    fn write_json_refuses_paths_outside_the_workspace_and_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("out")).unwrap();
+        for bad in ["../escape.json", "/etc/x.json", "out"] {
+            let e = write_json(dir.path(), json!({"path": bad, "document": {"a": 1}}));
+            assert!(e.is_err(), "{bad}");
+        }
+        assert!(!dir.path().parent().unwrap().join("escape.json").exists());
+    }
 
     #[test]
     fn counts_overlapping_and_multibyte() {

@@ -1,0 +1,254 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `write-json` lever on doc_extract (a JSON deliverable with a `json_schema` check): a
+//! `write_json` tool whose `document` is the JSON itself, typed by the contract's schema in
+//! the decoding schema, held to that schema and to the deliverable's path before the gate, and
+//! applied through the same gate, diff and approval as any change.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentEvent, Levers, RunOutcome, StepEvent};
+use rein_engine::checks::CheckSpec;
+use rein_engine::gate::{AllowAll, DenyAll};
+use rein_models::{Model, ScriptedModel};
+use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use serde_json::{json, Value};
+use support::{missions_dir, Harness};
+
+const FIELDS: &str = "out/fields.json";
+
+struct Recorder {
+    inner: ScriptedModel,
+    requests: Vec<CompletionRequest>,
+}
+
+impl Model for Recorder {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.requests.push(request.clone());
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+}
+
+fn line(action: &str, parameters: Value) -> String {
+    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
+}
+
+fn gold() -> Value {
+    let text = std::fs::read_to_string(
+        missions_dir().join("doc_extract/judge/gold/files/out/fields.json"),
+    )
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn reads() -> String {
+    (1..=3)
+        .map(|i| {
+            line(
+                "read_file",
+                json!({"path": format!("invoices/invoice_00{i}.txt")}),
+            )
+        })
+        .collect()
+}
+
+fn write_json() -> Levers {
+    Levers {
+        write_json: true,
+        ..Levers::DEFAULT
+    }
+}
+
+fn run(
+    h: &Harness,
+    script: &str,
+    levers: Levers,
+    constrained: bool,
+    approver: &mut dyn rein_engine::gate::Approver,
+) -> (RunOutcome, Vec<AgentEvent>, Vec<CompletionRequest>) {
+    let mut model = Recorder {
+        inner: ScriptedModel::from_str_named(script, std::path::Path::new("write_json.jsonl"))
+            .unwrap(),
+        requests: Vec::new(),
+    };
+    let (out, events) = h.run_gated(&mut model, approver, |o| {
+        o.levers = levers;
+        o.constrained = constrained;
+        o.limits.attempts = 1;
+    });
+    (out, events, model.requests)
+}
+
+fn steps<'e>(events: &'e [AgentEvent], action: &str) -> Vec<&'e StepEvent> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Step(s) if s.action.as_deref() == Some(action) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_valid_document_is_written_exactly_as_serialised_and_passes() {
+    let h = Harness::new("doc_extract");
+    let script = reads()
+        + &line("write_json", json!({"path": FIELDS, "document": gold()}))
+        + &line("read_file", json!({"path": FIELDS}))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, events, requests) = run(&h, &script, write_json(), false, &mut AllowAll);
+    assert!(out.passed(), "{}", out.reason());
+    let written = std::fs::read_to_string(h.workspace.join(FIELDS)).unwrap();
+    assert_eq!(
+        written,
+        rein_workspace::desk::serialise_json(&gold()).unwrap()
+    );
+    assert!(written.ends_with("}\n") && written.contains("\n  \"invoices\""));
+    let w = steps(&events, "write_json");
+    assert_eq!(w[0].outcome, "executed");
+    // The tool is offered and the task says how to use it.
+    let first = format!("{:?}", requests[0].prompt);
+    assert!(first.contains("write_json"), "{first}");
+    assert!(first.contains("give the JSON document itself"));
+}
+
+#[test]
+fn a_document_that_breaks_the_schema_is_refused_and_nothing_is_written() {
+    let h = Harness::new("doc_extract");
+    let mut extra = gold();
+    extra["note"] = json!("an extra field");
+    let mut short = gold();
+    short["invoices"].as_array_mut().unwrap().pop();
+    let bad = [
+        // JSON inside a JSON string: the very thing the tool exists to avoid.
+        json!(serde_json::to_string(&gold()).unwrap()),
+        extra,
+        short,
+        json!({"invoices": [], "grand_total": "1054.80"}),
+    ];
+    let script: String = reads()
+        + &bad
+            .iter()
+            .map(|d| line("write_json", json!({"path": FIELDS, "document": d})))
+            .collect::<String>();
+    let (out, events, _) = run(&h, &script, write_json(), false, &mut AllowAll);
+    assert!(!out.passed());
+    let w = steps(&events, "write_json");
+    assert_eq!(w.len(), bad.len());
+    for s in &w {
+        assert_eq!(s.outcome, "invalid", "{}", s.summary);
+    }
+    assert!(!h.workspace.join(FIELDS).exists(), "nothing was written");
+    // The reason the model reads is the check's own model-safe words.
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let reasons: Vec<String> = trace
+        .steps
+        .iter()
+        .filter(|s| s.step.action.as_deref() == Some("write_json"))
+        .map(|s| {
+            s.step.detail["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        reasons[0].contains("does not follow the deliverable's schema"),
+        "{reasons:?}"
+    );
+    assert!(
+        !reasons.iter().any(|r| r.contains("^INV-")),
+        "no pattern read out: {reasons:?}"
+    );
+}
+
+#[test]
+fn write_json_to_another_path_is_refused_as_a_change_outside_the_deliverable() {
+    let h = Harness::new("doc_extract");
+    let input = std::fs::read(h.workspace.join("invoices/invoice_001.txt")).unwrap();
+    let script: String = reads()
+        + &[
+            "invoices/invoice_001.txt",
+            "out/other.json",
+            "../escape.json",
+            "/tmp/x.json",
+        ]
+        .iter()
+        .map(|p| line("write_json", json!({"path": p, "document": gold()})))
+        .collect::<String>();
+    let (_, events, _) = run(&h, &script, write_json(), false, &mut AllowAll);
+    for s in steps(&events, "write_json") {
+        assert_eq!(s.outcome, "invalid", "{}", s.summary);
+    }
+    assert_eq!(
+        std::fs::read(h.workspace.join("invoices/invoice_001.txt")).unwrap(),
+        input
+    );
+    assert!(!h.workspace.join("out/other.json").exists());
+    assert!(!h.workspace.parent().unwrap().join("escape.json").exists());
+}
+
+#[test]
+fn write_json_goes_through_approval_like_any_change() {
+    let h = Harness::new("doc_extract");
+    let script = reads() + &line("write_json", json!({"path": FIELDS, "document": gold()}));
+    let (_, events, _) = run(&h, &script, write_json(), false, &mut DenyAll);
+    assert_eq!(steps(&events, "write_json")[0].outcome, "approval-required");
+    assert!(!h.workspace.join(FIELDS).exists());
+}
+
+#[test]
+fn constrained_decoding_types_the_document_with_the_contract_schema() {
+    let h = Harness::new("doc_extract");
+    let contract_schema = h
+        .contract
+        .mission
+        .checks
+        .iter()
+        .find_map(|c| match &c.spec {
+            CheckSpec::JsonSchema { schema, .. } => Some(schema.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let script = reads();
+    let (_, _, requests) = run(&h, &script, write_json(), true, &mut AllowAll);
+    let schema = requests[0].json_schema.as_ref().expect("constrained");
+    let branch = schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_json")
+        .expect("write_json is offered");
+    let params = &branch["properties"]["parameters"]["properties"];
+    assert_eq!(params["document"], contract_schema);
+    assert_eq!(params["path"]["const"], FIELDS);
+
+    // Off: no write_json, nothing typed.
+    let h = Harness::new("doc_extract");
+    let (_, _, requests) = run(&h, &reads(), Levers::DEFAULT, true, &mut AllowAll);
+    let schema = requests[0].json_schema.as_ref().unwrap();
+    assert!(!schema.to_string().contains("write_json"));
+}
+
+#[test]
+fn a_mission_without_a_json_schema_gets_no_write_json() {
+    let h = Harness::new("desk_task");
+    let (_, _, requests) = run(&h, &reads(), write_json(), true, &mut AllowAll);
+    assert!(!requests[0]
+        .json_schema
+        .as_ref()
+        .unwrap()
+        .to_string()
+        .contains("write_json"));
+}
