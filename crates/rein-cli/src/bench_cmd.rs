@@ -59,12 +59,9 @@ pub struct RunBenchArgs {
     /// Base sampling seed; repeat r runs with seed S + r (the same for every model, so runs pair).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u32,
-    /// A harness lever for every run, NAME=on|    /// monotone-attempts, write-json, checklist.
-|off sets
-    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
-    /// monotone-attempts, write-json, checklist.|off (repeatable; all=on|off sets
-    /// every lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
-    /// monotone-attempts, write-json.
+    /// A harness lever for every run, NAME=on|off (repeatable; all=on|off sets every
+    /// lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
+    /// monotone-attempts, write-json, checklist.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     pub(crate) levers: Vec<String>,
     /// Which tasks: dev, heldout or all.
