@@ -26,6 +26,9 @@ pub struct ModelKnobs {
     /// Sampling temperature (default: the command's profile; 0 is greedy).
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Render chat prompts with the GGUF's own template (set from lever `gguf-template`).
+    #[arg(skip)]
+    pub gguf_template: bool,
 }
 
 /// Most worker threads accepted.
@@ -116,6 +119,7 @@ fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<Embedde
     if let Some(context) = knobs.context {
         launch.context_tokens = context;
     }
+    launch.gguf_template = knobs.gguf_template;
     Ok(EmbeddedModel::start(launch)?)
 }
 

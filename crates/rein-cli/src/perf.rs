@@ -199,6 +199,7 @@ fn measure_reference(name: &str, generate: u32) -> anyhow::Result<Reference> {
         context_tokens: rein_models::embedded::DEFAULT_CONTEXT_TOKENS,
         batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
         expected_size: Some(entry.bytes),
+        gguf_template: false,
     };
     let f = rein_llama::reference::run(&options, &long_prompt(), generate as usize)?;
     Ok(Reference {

@@ -105,7 +105,11 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         None => default_actor()?,
     };
     // Checks every knob (temperature included) before anything loads.
-    let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
+    let knobs = ModelKnobs {
+        gguf_template: levers.gguf_template,
+        ..args.knobs.clone()
+    };
+    let mut model = open_model_with(&spec, args.allow_remote, &knobs)?;
     let mut options = AgentOptions::for_mission(&contract, model.identity());
     if let Some(t) = args.knobs.temperature {
         options.sampling.temperature = t;

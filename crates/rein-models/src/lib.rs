@@ -16,8 +16,8 @@ pub use error::{ModelError, Result};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{
-    ensure_ready, pull, status, verify, ModelStatus, PipCommand, PullEvent, PullOptions,
-    PullReport, VerifyReport,
+    cached_hash, ensure_ready, ensure_verified, pull, status, verify, FileFingerprint, ModelStatus,
+    PipCommand, PullEvent, PullOptions, PullReport, VerifyReport,
 };
 pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;

@@ -18,14 +18,20 @@ pub enum Lever {
     /// The actor profile's repeat penalty (1.1) applies to actions. Off samples actions (and
     /// the deliverables they carry) with no penalty; on is today's profile.
     RepeatPenalty,
+    /// Chat prompts are rendered with the Jinja template stored in the GGUF (as Hugging Face
+    /// renders it: Qwen's default system prompt included when a prompt has none, `tool`
+    /// messages as tool responses) instead of llama.cpp's built-in matcher. Applies to
+    /// embedded models; for a prompt that starts with a system message the two agree.
+    GgufTemplate,
 }
 
 impl Lever {
-    pub const ALL: [Lever; 4] = [
+    pub const ALL: [Lever; 5] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
         Lever::RepeatPenalty,
+        Lever::GgufTemplate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +40,7 @@ impl Lever {
             Lever::Requirements => "requirements",
             Lever::RepeatEscape => "repeat-escape",
             Lever::RepeatPenalty => "repeat-penalty",
+            Lever::GgufTemplate => "gguf-template",
         }
     }
 
@@ -63,6 +70,7 @@ pub struct Levers {
     pub requirements: bool,
     pub repeat_escape: bool,
     pub repeat_penalty: bool,
+    pub gguf_template: bool,
 }
 
 impl Default for Levers {
@@ -79,6 +87,7 @@ impl Levers {
         requirements: false,
         repeat_escape: false,
         repeat_penalty: true,
+        gguf_template: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -86,6 +95,7 @@ impl Levers {
         requirements: true,
         repeat_escape: true,
         repeat_penalty: true,
+        gguf_template: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -94,6 +104,7 @@ impl Levers {
             Lever::Requirements => self.requirements,
             Lever::RepeatEscape => self.repeat_escape,
             Lever::RepeatPenalty => self.repeat_penalty,
+            Lever::GgufTemplate => self.gguf_template,
         }
     }
 
@@ -103,6 +114,7 @@ impl Levers {
             Lever::Requirements => self.requirements = on,
             Lever::RepeatEscape => self.repeat_escape = on,
             Lever::RepeatPenalty => self.repeat_penalty = on,
+            Lever::GgufTemplate => self.gguf_template = on,
         }
     }
 
@@ -174,7 +186,7 @@ mod tests {
         assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
         assert!(e
             .to_string()
-            .contains("facts-tools, requirements, repeat-escape, repeat-penalty"));
+            .contains("facts-tools, requirements, repeat-escape, repeat-penalty, gguf-template"));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");
