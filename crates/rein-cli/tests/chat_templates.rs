@@ -34,7 +34,9 @@ fn qwen_goldens(template: &ChatTemplate) {
     // No system message: Qwen's default system prompt (llama.cpp's matcher drops it).
     assert_eq!(
         template.render(std::slice::from_ref(&user), true).unwrap(),
-        format!("{QWEN_DEFAULT_SYSTEM}<|im_start|>user\nAdd a line.<|im_end|>\n<|im_start|>assistant\n")
+        format!(
+            "{QWEN_DEFAULT_SYSTEM}<|im_start|>user\nAdd a line.<|im_end|>\n<|im_start|>assistant\n"
+        )
     );
     // Without the generation prompt the assistant's turn is not opened.
     assert_eq!(
@@ -89,13 +91,15 @@ fn each_catalog_models_template_renders_the_golden_text() {
             );
             continue;
         }
-        let source = template.unwrap_or_else(|| {
-            panic!("models/templates/{}.jinja is missing", entry.name)
-        });
+        let source =
+            template.unwrap_or_else(|| panic!("models/templates/{}.jinja is missing", entry.name));
         let template = ChatTemplate::new(&source, "", "<|im_end|>").unwrap();
         match entry.architecture.as_str() {
             "qwen2" => qwen_goldens(&template),
-            other => panic!("no golden strings for architecture {other} ({})", entry.name),
+            other => panic!(
+                "no golden strings for architecture {other} ({})",
+                entry.name
+            ),
         }
         rendered += 1;
     }

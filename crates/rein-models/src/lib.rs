@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod embedded;
 mod error;
+pub mod local;
 pub mod openai;
 pub mod paths;
 pub mod pull;
@@ -13,6 +14,7 @@ pub mod spec;
 
 pub use catalog::{Catalog, CatalogEntry, ChunkPackage};
 pub use error::{ModelError, Result};
+pub use local::{UserCatalog, UserModel};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{

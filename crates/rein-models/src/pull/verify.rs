@@ -126,7 +126,13 @@ pub(crate) fn remove_marker(path: &Path) {
 /// Whether the marker says this file was verified against `expected_sha256` and the file has
 /// not changed since (same size, times, device and inode).
 pub fn marker_valid(path: &Path, expected_sha256: &str) -> bool {
-    marker_hash(path, &marker_path(path)).as_deref() == Some(expected_sha256)
+    marker_matches(path, &marker_path(path), expected_sha256)
+}
+
+/// Whether the hash cache entry `marker` records `expected_sha256` for the file's current
+/// version (no hashing).
+pub fn marker_matches(path: &Path, marker: &Path, expected_sha256: &str) -> bool {
+    marker_hash(path, marker).as_deref() == Some(expected_sha256)
 }
 
 /// The SHA-256 and fingerprint of `path`, taken from the hash cache entry `marker` while the
