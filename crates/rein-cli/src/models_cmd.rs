@@ -38,6 +38,14 @@ pub enum ModelsCommand {
     },
     /// Re-hash every present model against its pinned SHA-256.
     Verify,
+    /// Add your own GGUF file to your catalog (`<REIN_HOME>/catalog.toml`) under NAME, pinning
+    /// its SHA-256 and what its header says; then `--model NAME` runs it.
+    Add {
+        /// The name to use with `--model` (not a shipped model's name).
+        name: String,
+        /// Path of the .gguf file (kept where it is; Rein records its absolute path).
+        path: std::path::PathBuf,
+    },
 }
 
 /// Runs a `models` subcommand and returns the process exit code.
@@ -50,6 +58,25 @@ pub fn run(cmd: ModelsCommand, json: bool) -> Result<i32> {
             pull_models(&entries, &PullOptions::from_env()?, json)
         }
         ModelsCommand::Verify => verify_models(&catalog, &DataDir::from_env()?, json),
+        ModelsCommand::Add { name, path } => {
+            let dir = DataDir::from_env()?;
+            let model = rein_models::local::add(&name, &path, &catalog, &dir)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&model)?);
+            } else {
+                outln!(
+                    "added {} ({}, {}, {} parameters, {}) from {}; run it with --model {}",
+                    model.name,
+                    model.gguf_name,
+                    model.architecture,
+                    model.parameters,
+                    HumanBytes(model.bytes),
+                    model.path.display(),
+                    model.name
+                );
+            }
+            Ok(0)
+        }
     }
 }
 
@@ -96,8 +123,32 @@ fn yes_no(b: bool) -> &'static str {
 
 fn list(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
     let statuses: Vec<_> = catalog.models.iter().map(|m| status(m, dir)).collect();
+    let user = rein_models::UserCatalog::load(dir)?;
     if json {
-        let doc = json!({ "data_dir": dir.root(), "models": statuses });
+        let mut models = Vec::new();
+        for s in &statuses {
+            let mut v = serde_json::to_value(s)?;
+            v["source"] = json!("shipped");
+            models.push(v);
+        }
+        for m in &user.models {
+            models.push(json!({
+                "name": m.name,
+                "display_name": m.gguf_name,
+                "roles": [],
+                "default_for": [],
+                "bytes": m.bytes,
+                "path": m.path,
+                "present": m.path.is_file(),
+                "verified": rein_models::UserCatalog::verified(m, dir),
+                "source": "user",
+            }));
+        }
+        let doc = json!({
+            "data_dir": dir.root(),
+            "user_catalog": dir.user_catalog_path(),
+            "models": models,
+        });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
@@ -118,6 +169,19 @@ fn list(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
             yes_no(s.present),
             yes_no(s.verified)
         );
+    }
+    if !user.models.is_empty() {
+        outln!("your models, from {}", dir.user_catalog_path().display());
+        for m in &user.models {
+            outln!(
+                "{:<20} {:<42} {:>11}  {:<7}  {}",
+                m.name,
+                m.path.display(),
+                HumanBytes(m.bytes).to_string(),
+                yes_no(m.path.is_file()),
+                yes_no(rein_models::UserCatalog::verified(m, dir))
+            );
+        }
     }
     if statuses.iter().any(|s| !s.present) {
         outln!("fetch a model with `rein models pull NAME` (or `--all`)");

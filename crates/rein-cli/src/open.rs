@@ -26,6 +26,9 @@ pub struct ModelKnobs {
     /// Sampling temperature (default: the command's profile; 0 is greedy).
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Render chat prompts with the GGUF's own template (set from lever `gguf-template`).
+    #[arg(skip)]
+    pub gguf_template: bool,
 }
 
 /// Most worker threads accepted.
@@ -60,14 +63,20 @@ pub fn open_model_with(
 ) -> anyhow::Result<Box<dyn Model>> {
     knobs.check_temperature()?;
     let parsed = ModelSpec::parse(spec)?;
-    if !parsed.is_catalog() && (knobs.threads.is_some() || knobs.context.is_some()) {
+    if !parsed.is_embedded() && (knobs.threads.is_some() || knobs.context.is_some()) {
         anyhow::bail!(
-            "--threads and --context apply to an embedded model (a catalog name); {spec} runs \
-             elsewhere: set them on its server"
+            "--threads and --context apply to an embedded model (a catalog name or gguf:PATH); \
+             {spec} runs elsewhere: set them on its server"
         );
     }
     match parsed {
         ModelSpec::Catalog(name) => Ok(Box::new(start_embedded_with(&name, knobs)?)),
+        ModelSpec::Gguf(path) => Ok(Box::new(start_local(
+            &format!("gguf:{}", path.display()),
+            &path,
+            None,
+            knobs,
+        )?)),
         ModelSpec::OpenAi { url, model } => {
             let allow_remote = allow_remote || rein_models::openai::allow_remote_from_env();
             Ok(Box::new(rein_models::OpenAiModel::new(
@@ -84,18 +93,17 @@ pub fn start_embedded(name: &str) -> anyhow::Result<EmbeddedModel> {
     start_embedded_with(name, &ModelKnobs::default())
 }
 
-fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {
-    let catalog = Catalog::builtin()?;
-    let entry = catalog.get(name)?;
-    // Knobs are checked before anything is loaded, so a typo costs nothing.
+/// Refuses a thread count or context window out of range; `trained` is the model's own
+/// window (0 when unknown).
+fn check_knobs(name: &str, trained: u32, knobs: &ModelKnobs) -> anyhow::Result<()> {
     if let Some(threads) = knobs.threads {
         if threads == 0 || threads > MAX_THREADS {
             anyhow::bail!("--threads must be between 1 and {MAX_THREADS}, not {threads}");
         }
     }
     if let Some(context) = knobs.context {
-        let most = if entry.context_tokens > 0 {
-            entry.context_tokens
+        let most = if trained > 0 {
+            trained
         } else {
             rein_models::embedded::DEFAULT_CONTEXT_TOKENS
         };
@@ -106,17 +114,63 @@ fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<Embedde
             );
         }
     }
+    Ok(())
+}
+
+fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {
+    let catalog = Catalog::builtin()?;
     let dir = DataDir::from_env()?;
+    let Some(entry) = catalog.models.iter().find(|m| m.name == name) else {
+        // Not shipped: a model the user added, or an unknown name (listing both catalogs).
+        let user = rein_models::UserCatalog::load(&dir)?;
+        let Some(model) = user.get(name) else {
+            let mut names = catalog.names();
+            names.extend(user.models.iter().map(|m| m.name.as_str()));
+            anyhow::bail!(
+                "unknown model {name}; known models: {}. Add your own GGUF with `rein models \
+                 add NAME PATH` or run it with --model gguf:PATH",
+                names.join(", ")
+            );
+        };
+        return start_local(name, &model.path.clone(), Some(model), knobs);
+    };
+    // Knobs are checked before anything is loaded, so a typo costs nothing.
+    check_knobs(name, entry.context_tokens, knobs)?;
     let exe =
         std::env::current_exe().context("cannot find the rein executable to start a worker")?;
     let mut launch = launch_for(entry, &dir, exe)?;
+    apply_knobs(&mut launch, knobs);
+    Ok(EmbeddedModel::start(launch)?)
+}
+
+/// Starts a worker on a local GGUF: `gguf:PATH`, or a model of the user's catalog (`pinned`).
+fn start_local(
+    spec: &str,
+    path: &std::path::Path,
+    pinned: Option<&rein_models::UserModel>,
+    knobs: &ModelKnobs,
+) -> anyhow::Result<EmbeddedModel> {
+    let trained = match pinned {
+        Some(model) => model.context_tokens,
+        None => rein_models::local::trained_context(path)?,
+    };
+    check_knobs(spec, trained, knobs)?;
+    let dir = DataDir::from_env()?;
+    let exe =
+        std::env::current_exe().context("cannot find the rein executable to start a worker")?;
+    let mut launch = rein_models::local::launch_for_local(spec, path, pinned, &dir, exe)?;
+    apply_knobs(&mut launch, knobs);
+    Ok(EmbeddedModel::start(launch)?)
+}
+
+fn apply_knobs(launch: &mut rein_models::embedded::WorkerLaunch, knobs: &ModelKnobs) {
     if let Some(threads) = knobs.threads {
         launch.threads = threads;
     }
     if let Some(context) = knobs.context {
         launch.context_tokens = context;
     }
-    Ok(EmbeddedModel::start(launch)?)
+    launch.gguf_template = knobs.gguf_template;
 }
 
 /// Opens the folder a command will act on, after [`refuse_data_dir_overlap`].

@@ -342,6 +342,7 @@ fn measure_reference(name: &str, decode_calls: u32) -> anyhow::Result<Reference>
         context_tokens: launch.context_tokens,
         batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
         expected_size: Some(launch.size),
+        gguf_template: false,
     };
     let f = rein_llama::reference::run(&options, &long_prompt(), decode_calls as usize)?;
     Ok(Reference {

@@ -58,7 +58,7 @@ pub struct RunArgs {
     seed: u32,
     /// A harness lever, NAME=on|off (repeatable, a later one wins; all=on|off sets every lever).
     /// Levers: facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts,
-    /// write-json, checklist.
+    /// write-json, checklist, gguf-template.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     levers: Vec<String>,
     /// Allow an `openai:` endpoint that is not on this machine.
@@ -106,7 +106,11 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         None => default_actor()?,
     };
     // Checks every knob (temperature included) before anything loads.
-    let mut model = open_model_with(&spec, args.allow_remote, &args.knobs)?;
+    let knobs = ModelKnobs {
+        gguf_template: levers.gguf_template,
+        ..args.knobs.clone()
+    };
+    let mut model = open_model_with(&spec, args.allow_remote, &knobs)?;
     let mut options = AgentOptions::for_mission(&contract, model.identity());
     if let Some(t) = args.knobs.temperature {
         options.sampling.temperature = t;

@@ -12,13 +12,15 @@ pub struct WorkerArgs {
     #[arg(long)]
     model_path: PathBuf,
     #[arg(long)]
-    sha256: String,
-    #[arg(long)]
     size: u64,
     #[arg(long)]
     threads: u32,
     #[arg(long)]
     context: u32,
+    /// How chat prompts are rendered: `gguf` (the file's own Jinja template) or `builtin`
+    /// (llama.cpp's matcher).
+    #[arg(long, value_parser = ["gguf", "builtin"])]
+    template: String,
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<i32> {
@@ -30,9 +32,9 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<i32> {
             context_tokens: args.context,
             batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
             expected_size: Some(args.size),
+            gguf_template: args.template == "gguf",
         },
         spec: args.spec,
-        sha256: args.sha256,
     };
     match rein_llama::worker::serve(config) {
         Ok(()) => Ok(0),

@@ -207,3 +207,45 @@ fn real_model_choose_ranks_labelled_prompts() {
         assert!((sum - 1.0).abs() < 1e-6);
     }
 }
+
+/// `--model gguf:PATH` runs a local GGUF in a worker, its identity taken from its own header
+/// and its hash computed by the parent (in a data dir of its own, so the hash cache starts
+/// empty).
+#[test]
+fn real_model_runs_a_local_gguf_by_path() {
+    if skip() {
+        return;
+    }
+    let catalog = Catalog::builtin().unwrap();
+    let entry = catalog.get(MODEL).unwrap();
+    let path = DataDir::from_env().unwrap().model_path(entry);
+    assert!(
+        path.is_file(),
+        "pull {MODEL} first, or set REIN_SKIP_MODEL_TESTS=1"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let spec = format!("gguf:{}", path.display());
+    let output = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["ask", "--json", "--model", &spec, "--max-tokens", "8"])
+        .arg("Name one colour.")
+        .env("REIN_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(!doc["text"].as_str().unwrap().trim().is_empty());
+    assert_eq!(doc["model"]["spec"], spec.as_str());
+    assert_eq!(doc["model"]["name"], entry.gguf_name.as_str());
+    assert_eq!(doc["model"]["sha256"], entry.sha256.as_str());
+    assert_eq!(doc["model"]["parameters"], entry.parameters);
+    assert_eq!(doc["model"]["tensors"], entry.tensors);
+    // The hash was cached under the data dir, not beside the user's file.
+    let cached = std::fs::read_dir(home.path().join("cache/hashes"))
+        .unwrap()
+        .count();
+    assert_eq!(cached, 1);
+}

@@ -8,7 +8,7 @@ fn worker(path: &std::path::Path, size: u64) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rein"))
         .args(["worker", "--spec", "test", "--model-path"])
         .arg(path)
-        .args(["--sha256", &"0".repeat(64), "--size", &size.to_string()])
+        .args(["--size", &size.to_string(), "--template", "builtin"])
         .args(["--threads", "1", "--context", "512"])
         .output()
         .unwrap()

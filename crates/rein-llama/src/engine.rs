@@ -15,14 +15,13 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
-use rein_protocol::model::{
-    ChatMessage, Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile,
-};
+use rein_protocol::model::{Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile};
 use rein_protocol::worker::WorkerStats;
 
 use crate::error::{LlamaError, Result};
 use crate::prefix::reuse_prefix;
 use crate::stop::StopScanner;
+use crate::template::ChatTemplate;
 
 /// How many recent tokens the repetition penalty looks at.
 const PENALTY_LAST_N: i32 = 64;
@@ -44,6 +43,9 @@ pub struct EngineOptions {
     pub batch_tokens: u32,
     /// The size the catalog expects; a different size means a truncated or foreign file.
     pub expected_size: Option<u64>,
+    /// Render chat prompts with the GGUF's own Jinja template (lever `gguf-template`) rather
+    /// than llama.cpp's built-in matcher.
+    pub gguf_template: bool,
 }
 
 /// llama.cpp allows one backend per process; the worker and the perf reference share it.
@@ -105,7 +107,11 @@ pub type ProgressHook = Box<dyn FnMut(usize, usize)>;
 pub struct LlamaEngine {
     model: &'static LlamaModel,
     ctx: LlamaContext<'static>,
-    template: Option<LlamaChatTemplate>,
+    /// The GGUF's own Jinja chat template (`tokenizer.chat_template`), if it has one.
+    template: Option<ChatTemplate>,
+    /// llama.cpp's built-in rendering of the same template family, used while the lever
+    /// `gguf-template` is off.
+    builtin_template: Option<LlamaChatTemplate>,
     /// Texts of control tokens; message contents are defused so they cannot inject them.
     control_texts: Vec<String>,
     /// Tokens whose keys and values the context holds, position by position.
@@ -120,6 +126,10 @@ pub struct LlamaEngine {
     progress: Option<ProgressHook>,
     pub name: String,
     pub architecture: String,
+    /// Parameters as llama.cpp counts them (elements of all tensors).
+    pub parameters: u64,
+    /// Tensors in the GGUF's tensor table.
+    pub tensors: u64,
     pub load_ms: f64,
 }
 
@@ -132,7 +142,7 @@ impl LlamaEngine {
         let ctx = model
             .new_context(backend()?, context_params(&options))
             .map_err(|e| LlamaError::Context(e.to_string()))?;
-        let template = model.chat_template(None).ok();
+        let builtin_template = model.chat_template(None).ok();
         let vocab = model.vocab();
         let control_texts = vocab
             .tokens()
@@ -140,14 +150,32 @@ impl LlamaEngine {
             .map(|t| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned())
             .filter(|s| s.len() > 1)
             .collect();
+        // Name, architecture and parameters as llama.cpp loaded them; the tensor count, which
+        // llama.cpp does not expose, from the file's own header.
         let name = model.meta_val_str("general.name").unwrap_or_default();
         let architecture = model
             .meta_val_str("general.architecture")
             .unwrap_or_default();
+        let header =
+            rein_protocol::gguf::GgufHeader::read_file(&options.model_path).map_err(|e| {
+                LlamaError::Load {
+                    path: options.model_path.display().to_string(),
+                    reason: e.to_string(),
+                }
+            })?;
+        let token_text =
+            |t| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+        let template = header
+            .chat_template()
+            .map(|source| {
+                ChatTemplate::new(source, &token_text(vocab.bos()), &token_text(vocab.eos()))
+            })
+            .transpose()?;
         Ok(Self {
             model,
             ctx,
             template,
+            builtin_template,
             control_texts,
             cached: Vec::new(),
             last_logits: 0,
@@ -157,6 +185,8 @@ impl LlamaEngine {
             progress: None,
             name,
             architecture,
+            parameters: model.n_params(),
+            tensors: header.tensor_count,
             load_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
     }
@@ -176,7 +206,11 @@ impl LlamaEngine {
     }
 
     pub fn has_chat_template(&self) -> bool {
-        self.template.is_some()
+        if self.options.gguf_template {
+            self.template.is_some()
+        } else {
+            self.builtin_template.is_some()
+        }
     }
 
     /// Renders a prompt to tokens with the model's own chat template (or as raw text).
@@ -193,18 +227,23 @@ impl LlamaEngine {
         Ok(tokens)
     }
 
-    fn render_chat(&self, messages: &[ChatMessage]) -> Result<String> {
-        let template = self.template.as_ref().ok_or(LlamaError::NoChatTemplate)?;
-        let chat = messages
+    fn render_chat(&self, messages: &[rein_protocol::ChatMessage]) -> Result<String> {
+        let defused: Vec<_> = messages
             .iter()
+            .map(|m| rein_protocol::ChatMessage::new(m.role, self.defuse(&m.content)))
+            .collect();
+        if self.options.gguf_template {
+            let template = self.template.as_ref().ok_or(LlamaError::NoChatTemplate)?;
+            return template.render(&defused, true);
+        }
+        let template = self
+            .builtin_template
+            .as_ref()
+            .ok_or(LlamaError::NoChatTemplate)?;
+        let chat = defused
+            .into_iter()
             .map(|m| {
-                let role = match m.role {
-                    rein_protocol::Role::System => "system",
-                    rein_protocol::Role::User => "user",
-                    rein_protocol::Role::Assistant => "assistant",
-                    rein_protocol::Role::Tool => "tool",
-                };
-                LlamaChatMessage::new(role.to_string(), self.defuse(&m.content))
+                LlamaChatMessage::new(crate::template::role_name(m.role).to_string(), m.content)
                     .map_err(|e| LlamaError::Template(e.to_string()))
             })
             .collect::<Result<Vec<_>>>()?;

@@ -13,6 +13,7 @@ mod error;
 mod prefix;
 pub mod reference;
 mod stop;
+pub mod template;
 pub mod worker;
 
 pub use engine::{generation_decode_calls, EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS};

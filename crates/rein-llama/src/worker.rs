@@ -14,9 +14,6 @@ pub struct WorkerConfig {
     pub engine: EngineOptions,
     /// How the parent named the model (catalog name).
     pub spec: String,
-    /// The SHA-256 the parent verified against the catalog before starting this worker; the
-    /// worker re-checks the file's size, so a swapped or truncated file fails at load.
-    pub sha256: String,
 }
 
 fn send(out: &mut impl Write, reply: &WorkerReply) -> std::io::Result<()> {
@@ -33,12 +30,16 @@ pub fn serve(config: WorkerConfig) -> Result<()> {
     let mut engine = LlamaEngine::load(engine_options)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    // What the loaded file says it is. No hash: the parent verified the file itself, and a
+    // worker repeating a hash it was handed would prove nothing.
     let identity = ModelIdentity {
         spec: config.spec.clone(),
         name: engine.name.clone(),
         architecture: engine.architecture.clone(),
-        sha256: Some(config.sha256.clone()),
+        sha256: None,
         context_tokens: engine.context_tokens(),
+        parameters: engine.parameters,
+        tensors: engine.tensors,
     };
     let io = |e: std::io::Error| LlamaError::Decode(format!("cannot write to the parent: {e}"));
     send(

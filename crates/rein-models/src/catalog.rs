@@ -37,6 +37,10 @@ pub struct CatalogEntry {
     pub gguf_name: String,
     /// Exact GGUF `general.architecture`, e.g. `qwen2` or `gemma3`.
     pub architecture: String,
+    /// Exact parameter count (elements of all tensors) the GGUF header gives.
+    pub parameters: u64,
+    /// Exact number of tensors in the GGUF.
+    pub tensors: u64,
     /// Whether the GGUF carries a chat template (base models have none: prompt them raw).
     pub chat_template: bool,
     /// Training context length from the GGUF metadata.

@@ -33,15 +33,99 @@ pub struct WorkerLaunch {
     pub exe: PathBuf,
     pub spec: String,
     pub model_path: PathBuf,
+    /// The SHA-256 the parent verified the file against before this launch.
     pub sha256: String,
     pub size: u64,
-    /// Text that GGUF `general.name` must contain (case-insensitive).
-    pub expected_name: String,
-    pub expected_architecture: String,
+    /// The fingerprint of the file version that was verified; the file must still be that
+    /// version once the worker has loaded it (`None` only for stand-in workers in tests).
+    pub verified: Option<crate::FileFingerprint>,
+    /// What the worker must report from the GGUF it loaded, compared exactly.
+    pub expected: ExpectedIdentity,
     pub threads: u32,
     pub context_tokens: u32,
+    /// Render chat prompts with the GGUF's own Jinja template (lever `gguf-template`) instead
+    /// of llama.cpp's built-in matcher.
+    pub gguf_template: bool,
     pub load_timeout: Duration,
     pub reply_timeout: Duration,
+}
+
+/// What a GGUF's header must say for the worker to be trusted: each field is compared exactly
+/// (no case folding, no substring) with what the worker read from the file it loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedIdentity {
+    /// `general.name`
+    pub name: String,
+    /// `general.architecture`
+    pub architecture: String,
+    /// Elements of all tensors.
+    pub parameters: u64,
+    /// Tensors in the tensor table.
+    pub tensors: u64,
+}
+
+impl ExpectedIdentity {
+    /// The fields that differ between this and `reported`, each as `field: expected X, the
+    /// file says Y`; empty when they agree.
+    pub fn differences(&self, reported: &ModelIdentity) -> Vec<String> {
+        let mut out = Vec::new();
+        if reported.name != self.name {
+            out.push(format!(
+                "general.name: expected {:?}, the file says {:?}",
+                self.name, reported.name
+            ));
+        }
+        if reported.architecture != self.architecture {
+            out.push(format!(
+                "general.architecture: expected {:?}, the file says {:?}",
+                self.architecture, reported.architecture
+            ));
+        }
+        if reported.parameters != self.parameters {
+            out.push(format!(
+                "parameters: expected {}, the file has {}",
+                self.parameters, reported.parameters
+            ));
+        }
+        if reported.tensors != self.tensors {
+            out.push(format!(
+                "tensors: expected {}, the file has {}",
+                self.tensors, reported.tensors
+            ));
+        }
+        out
+    }
+}
+
+/// What the GGUF header at `path` says, as a worker would report it.
+pub fn header_identity(spec: &str, path: &std::path::Path) -> Result<ModelIdentity> {
+    let header = rein_protocol::gguf::GgufHeader::read_file(path)
+        .map_err(|e| ModelError::Refused(e.to_string()))?;
+    Ok(ModelIdentity {
+        spec: spec.to_string(),
+        name: header.name().to_string(),
+        architecture: header.architecture().to_string(),
+        parameters: header.parameter_count,
+        tensors: header.tensor_count,
+        context_tokens: header
+            .context_length()
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+        sha256: None,
+    })
+}
+
+/// Refuses the file at `path` when its header does not say exactly what `expected` says.
+pub fn check_header(spec: &str, path: &std::path::Path, expected: &ExpectedIdentity) -> Result<()> {
+    let differences = expected.differences(&header_identity(spec, path)?);
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(ModelError::IdentityMismatch {
+            model: spec.to_string(),
+            path: path.display().to_string(),
+            differences: differences.join("; "),
+        })
+    }
 }
 
 /// The default thread count for a worker: the physical cores this process may use. A second
@@ -88,14 +172,18 @@ impl WorkerLaunch {
             .arg(&self.spec)
             .arg("--model-path")
             .arg(&self.model_path)
-            .arg("--sha256")
-            .arg(&self.sha256)
             .arg("--size")
             .arg(self.size.to_string())
             .arg("--threads")
             .arg(self.threads.to_string())
             .arg("--context")
             .arg(self.context_tokens.to_string())
+            .arg("--template")
+            .arg(if self.gguf_template {
+                "gguf"
+            } else {
+                "builtin"
+            })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -192,8 +280,7 @@ impl EmbeddedModel {
             spec: launch.spec.clone(),
             name: String::new(),
             architecture: String::new(),
-            sha256: None,
-            context_tokens: 0,
+            ..ModelIdentity::default()
         };
         let mut model = EmbeddedModel {
             child,
@@ -213,8 +300,7 @@ impl EmbeddedModel {
             WorkerReply::Hello {
                 identity, load_ms, ..
             } => {
-                model.check_identity(&identity)?;
-                model.identity = identity;
+                model.identity = model.check_identity(&identity)?;
                 model.load_ms = load_ms;
                 Ok(model)
             }
@@ -227,30 +313,35 @@ impl EmbeddedModel {
         }
     }
 
-    fn check_identity(&mut self, reported: &ModelIdentity) -> Result<()> {
-        let expected = self.launch.clone();
-        let name_ok = reported
-            .name
-            .to_lowercase()
-            .contains(&expected.expected_name.to_lowercase());
-        let arch_ok = reported.architecture == expected.expected_architecture;
-        let sha_ok = reported.sha256.as_deref() == Some(expected.sha256.as_str());
-        if name_ok && arch_ok && sha_ok {
-            return Ok(());
+    /// Compares what the worker read from the GGUF with what was expected, exactly, then
+    /// checks that the file is still the version whose hash was verified before the launch.
+    /// On success the identity carries the verified hash (the worker does not claim one).
+    fn check_identity(&mut self, reported: &ModelIdentity) -> Result<ModelIdentity> {
+        let launch = self.launch.clone();
+        let differences = launch.expected.differences(reported);
+        if !differences.is_empty() {
+            self.kill();
+            return Err(ModelError::IdentityMismatch {
+                model: launch.spec,
+                path: launch.model_path.display().to_string(),
+                differences: differences.join("; "),
+            });
         }
-        self.kill();
-        Err(ModelError::IdentityMismatch {
-            expected: format!(
-                "{} ({}, sha256 {})",
-                expected.expected_name, expected.expected_architecture, expected.sha256
-            ),
-            actual: format!(
-                "{} ({}, sha256 {})",
-                reported.name,
-                reported.architecture,
-                reported.sha256.as_deref().unwrap_or("none")
-            ),
-        })
+        if let Some(verified) = launch.verified {
+            let now = crate::FileFingerprint::of(&launch.model_path).ok();
+            if now != Some(verified) {
+                self.kill();
+                return Err(ModelError::Refused(format!(
+                    "{} changed between its hash check and its loading (size, times or inode \
+                     differ); the loaded bytes are not the verified ones, so the model was not \
+                     used. Run the command again once nothing writes to the file",
+                    launch.model_path.display()
+                )));
+            }
+        }
+        let mut identity = reported.clone();
+        identity.sha256 = Some(launch.sha256);
+        Ok(identity)
     }
 
     /// The worker's process id (for tests and diagnostics).
@@ -514,7 +605,15 @@ pub fn launch_for(
     dir: &crate::paths::DataDir,
     exe: PathBuf,
 ) -> Result<WorkerLaunch> {
-    let model_path = crate::pull::ensure_ready(entry, dir)?;
+    let (model_path, verified) = crate::pull::ensure_verified(entry, dir)?;
+    let expected = ExpectedIdentity {
+        name: entry.gguf_name.clone(),
+        architecture: entry.architecture.clone(),
+        parameters: entry.parameters,
+        tensors: entry.tensors,
+    };
+    // The header is read here too, so a wrong file fails before a worker is started.
+    check_header(&entry.name, &model_path, &expected)?;
     let context = if entry.context_tokens > 0 {
         entry.context_tokens.min(DEFAULT_CONTEXT_TOKENS)
     } else {
@@ -526,10 +625,11 @@ pub fn launch_for(
         model_path,
         sha256: entry.sha256.clone(),
         size: entry.bytes,
-        expected_name: entry.gguf_name.clone(),
-        expected_architecture: entry.architecture.clone(),
+        verified: Some(verified),
+        expected,
         threads: default_threads(),
         context_tokens: context,
+        gguf_template: false,
         load_timeout: DEFAULT_LOAD_TIMEOUT,
         reply_timeout: DEFAULT_REPLY_TIMEOUT,
     })

@@ -20,8 +20,12 @@ pub enum ModelError {
     Worker(String),
     #[error("model worker did not answer within {seconds} s; it was stopped")]
     Timeout { seconds: u64 },
-    #[error("model identity mismatch: asked for {expected}, the worker reports {actual}")]
-    IdentityMismatch { expected: String, actual: String },
+    #[error("{path} is not the model {model} names: {differences}. The file was not used; pull the catalog model again (`rein models pull`) or, for your own GGUF, add it again (`rein models add`)")]
+    IdentityMismatch {
+        model: String,
+        path: String,
+        differences: String,
+    },
     #[error("endpoint error: {0}")]
     Endpoint(String),
     #[error("{0}")]

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod embedded;
 mod error;
+pub mod local;
 pub mod openai;
 pub mod paths;
 pub mod pull;
@@ -13,11 +14,12 @@ pub mod spec;
 
 pub use catalog::{Catalog, CatalogEntry, ChunkPackage};
 pub use error::{ModelError, Result};
+pub use local::{UserCatalog, UserModel};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{
-    ensure_ready, pull, status, verify, ModelStatus, PipCommand, PullEvent, PullOptions,
-    PullReport, VerifyReport,
+    cached_hash, ensure_ready, ensure_verified, pull, status, verify, FileFingerprint, ModelStatus,
+    PipCommand, PullEvent, PullOptions, PullReport, VerifyReport,
 };
 pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;

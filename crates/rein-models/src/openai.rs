@@ -108,6 +108,7 @@ impl OpenAiModel {
                 architecture: "remote".into(),
                 sha256: None,
                 context_tokens: 0,
+                ..ModelIdentity::default()
             },
             endpoint,
             model: opts.model,

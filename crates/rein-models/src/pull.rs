@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 
 pub use pip::{PipCommand, REIN_PIP_ENV};
 pub use verify::{
-    ensure_ready, hash_file, marker_path, marker_valid, status, verify, ModelStatus, VerifyReport,
+    cached_hash, ensure_ready, ensure_verified, hash_file, marker_matches, marker_path,
+    marker_valid, status, verify, FileFingerprint, ModelStatus, VerifyReport,
 };
 
 use crate::catalog::{CatalogEntry, ChunkPackage};

@@ -102,6 +102,7 @@ impl ScriptedModel {
                 architecture: "scripted".into(),
                 sha256: None,
                 context_tokens: 0,
+                ..ModelIdentity::default()
             },
             file: name.to_path_buf(),
             replies,

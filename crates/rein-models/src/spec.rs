@@ -14,10 +14,12 @@ pub enum ModelSpec {
     OpenAi { url: String, model: String },
     /// A replay model answering from a JSON Lines file: `scripted:path/to/replies.jsonl`.
     Scripted(PathBuf),
+    /// A local GGUF file run embedded, identified by its own header: `gguf:models/my.gguf`.
+    Gguf(PathBuf),
 }
 
 const FORMS: &str =
-    "use a catalog name (see `rein models list`), openai:URL#MODEL or scripted:FILE";
+    "use a catalog name (see `rein models list`), gguf:PATH, openai:URL#MODEL or scripted:FILE";
 
 impl ModelSpec {
     pub fn parse(s: &str) -> Result<ModelSpec> {
@@ -61,6 +63,12 @@ impl ModelSpec {
             }
             return Ok(ModelSpec::Scripted(PathBuf::from(file)));
         }
+        if let Some(file) = s_trim.strip_prefix("gguf:") {
+            if file.is_empty() {
+                return bad("gguf: needs a file path, e.g. gguf:models/my-model.gguf".into());
+            }
+            return Ok(ModelSpec::Gguf(PathBuf::from(file)));
+        }
         if let Some((scheme, _)) = s_trim.split_once(':') {
             return bad(format!("unknown model kind {scheme:?}"));
         }
@@ -74,6 +82,11 @@ impl ModelSpec {
     pub fn is_catalog(&self) -> bool {
         matches!(self, ModelSpec::Catalog(_))
     }
+
+    /// Whether this model runs embedded, in a worker (a catalog name or a local GGUF).
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, ModelSpec::Catalog(_) | ModelSpec::Gguf(_))
+    }
 }
 
 impl fmt::Display for ModelSpec {
@@ -82,6 +95,7 @@ impl fmt::Display for ModelSpec {
             ModelSpec::Catalog(name) => f.write_str(name),
             ModelSpec::OpenAi { url, model } => write!(f, "openai:{url}#{model}"),
             ModelSpec::Scripted(path) => write!(f, "scripted:{}", path.display()),
+            ModelSpec::Gguf(path) => write!(f, "gguf:{}", path.display()),
         }
     }
 }

@@ -117,7 +117,7 @@ exit 1
         let total: usize = sizes[..packages].iter().sum();
         let mut text = format!(
             "schema = 1\n[[model]]\nname = \"fake\"\ndisplay_name = \"Fake\"\nroles = [\"actor\"]\n\
-             gguf_name = \"Fake\"\narchitecture = \"qwen2\"\nchat_template = true\nfile = \"fake.gguf\"\n\
+             gguf_name = \"Fake\"\narchitecture = \"qwen2\"\nparameters = 1\ntensors = 1\nchat_template = true\nfile = \"fake.gguf\"\n\
              bytes = {total}\nsha256 = \"{sha}\"\nlicense = \"test\"\n"
         );
         for (i, size) in sizes.iter().enumerate().take(packages) {
@@ -466,4 +466,65 @@ fn a_second_pull_of_the_same_model_waits_its_turn() {
     drop(held);
     assert!(pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap().fetched);
     assert!(!f.root.join("home/models/fake.gguf.lock").exists());
+}
+
+#[test]
+fn bytes_changed_in_place_with_the_old_mtime_are_hashed_again_and_refused() {
+    use std::io::Seek;
+    let f = Fixture::new();
+    let entry = f.entry();
+    let opts = f.opts();
+    pull(&entry, &opts, &mut |_| {}).unwrap();
+    let path = f.model_path();
+    rein_models::ensure_ready(&entry, &opts.data_dir).unwrap();
+    let before = fs::metadata(&path).unwrap();
+    // Same file (inode), same size, one byte different, and the old mtime put back: only the
+    // change time, which no program can set, tells.
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[7] ^= 0x01;
+    let mut file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.rewind().unwrap();
+    file.write_all(&bytes).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = fs::metadata(&path).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    let e = rein_models::ensure_ready(&entry, &opts.data_dir).unwrap_err();
+    assert!(e.to_string().contains("SHA-256 mismatch"), "{e}");
+    assert!(!status(&entry, &opts.data_dir).verified);
+}
+
+#[test]
+fn the_hash_cache_is_trusted_only_while_the_fingerprint_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.gguf");
+    let entry = dir.path().join("cache/hashes/k");
+    fs::write(&file, b"model bytes").unwrap();
+    let (sha, fp) = rein_models::cached_hash(&file, &entry).unwrap();
+    assert_eq!(sha, rein_models::pull::hash_file(&file).unwrap().0);
+    assert_eq!(fp.size, 11);
+    // The cache is what answers while the fingerprint holds (proved by planting a value)...
+    let line = fs::read_to_string(&entry).unwrap();
+    fs::write(&entry, line.replacen(&sha, &"0".repeat(64), 1)).unwrap();
+    assert_eq!(
+        rein_models::cached_hash(&file, &entry).unwrap().0,
+        "0".repeat(64)
+    );
+    // ...and is ignored once the file is replaced by another inode with the same bytes,
+    // size and mtime.
+    let mtime = fs::metadata(&file).unwrap().modified().unwrap();
+    let other = dir.path().join("other");
+    fs::write(&other, b"model bytes").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&other)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    fs::rename(&other, &file).unwrap();
+    assert_eq!(rein_models::cached_hash(&file, &entry).unwrap().0, sha);
+    // A malformed entry is ignored too.
+    fs::write(&entry, "garbage").unwrap();
+    assert_eq!(rein_models::cached_hash(&file, &entry).unwrap().0, sha);
 }

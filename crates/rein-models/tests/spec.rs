@@ -30,8 +30,15 @@ fn the_three_forms() {
         ModelSpec::parse("scripted:tests/fixtures/replies.jsonl").unwrap(),
         ModelSpec::Scripted(PathBuf::from("tests/fixtures/replies.jsonl"))
     );
+    assert_eq!(
+        ModelSpec::parse("gguf:models/my model.gguf").unwrap(),
+        ModelSpec::Gguf(PathBuf::from("models/my model.gguf"))
+    );
+    assert!(ModelSpec::parse("gguf:").is_err());
+    assert!(ModelSpec::parse("gguf:x.gguf").unwrap().is_embedded());
     for s in [
         "qwen2.5-coder-0.5b",
+        "gguf:/tmp/m.gguf",
         "openai:http://127.0.0.1:8080#m",
         "scripted:a b.jsonl",
     ] {

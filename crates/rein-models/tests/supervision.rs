@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rein_models::embedded::{EmbeddedModel, WorkerLaunch};
+use rein_models::embedded::{EmbeddedModel, ExpectedIdentity, WorkerLaunch};
 use rein_models::{ChooseRequest, CompletionRequest, Model, ModelError, Prompt, SamplingProfile};
+use rein_protocol::gguf::{write_test_header, GgufHeader};
 use rein_protocol::model::{
     ChooseReply, Completion, DecisionSource, FinishReason, LabelProbability, ModelIdentity,
 };
@@ -54,18 +55,23 @@ fn fake_worker(args: &[String]) {
         println!("this is not the protocol");
         std::thread::sleep(Duration::from_secs(600));
     }
+    // Like the real worker, report what the GGUF at --model-path says it is.
+    let header = GgufHeader::read_file(std::path::Path::new(&arg_value(args, "--model-path")))
+        .expect("the fake worker reads its model's header");
     let name = if mode == "mismatch" {
-        "Some Other Model"
+        "Some Other Model".to_string()
     } else {
-        "Fake Model 1B"
+        header.name().to_string()
     };
     say(&WorkerReply::Hello {
         identity: ModelIdentity {
             spec: arg_value(args, "--spec"),
-            name: name.into(),
-            architecture: "fake".into(),
-            sha256: Some(arg_value(args, "--sha256")),
+            name,
+            architecture: header.architecture().into(),
+            sha256: None,
             context_tokens: 4096,
+            parameters: header.parameter_count,
+            tensors: header.tensor_count,
         },
         load_ms: 1.0,
         threads: 1,
@@ -175,17 +181,45 @@ fn fake_parent() {
     std::thread::sleep(Duration::from_secs(600));
 }
 
+/// A GGUF header (no weights) saying it is `name`, written once per name for this test run.
+fn fake_gguf(name: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "rein-supervision-{}-{}.gguf",
+        std::process::id(),
+        name.replace(' ', "_")
+    ));
+    if !path.exists() {
+        let bytes = write_test_header(
+            &[("general.name", name), ("general.architecture", "fake")],
+            &[],
+            &[("w", &[2, 3]), ("b", &[3])],
+        );
+        std::fs::write(&path, bytes).unwrap();
+    }
+    path
+}
+
 fn launch() -> WorkerLaunch {
+    launch_of(&fake_gguf("Fake Model 1B"))
+}
+
+fn launch_of(model_path: &std::path::Path) -> WorkerLaunch {
     WorkerLaunch {
         exe: std::env::current_exe().unwrap(),
         spec: "fake-1b".into(),
-        model_path: PathBuf::from("/nonexistent/fake.gguf"),
+        model_path: model_path.to_path_buf(),
         sha256: "ab".repeat(32),
         size: 1,
-        expected_name: "fake model 1b".into(),
-        expected_architecture: "fake".into(),
+        verified: None,
+        expected: ExpectedIdentity {
+            name: "Fake Model 1B".into(),
+            architecture: "fake".into(),
+            parameters: 9,
+            tensors: 2,
+        },
         threads: 1,
         context_tokens: 4096,
+        gguf_template: false,
         load_timeout: Duration::from_secs(2),
         reply_timeout: Duration::from_secs(1),
     }
@@ -273,6 +307,69 @@ fn an_identity_mismatch_is_a_hard_failure() {
     let err = start("mismatch").err().expect("a mismatch must not start");
     assert!(matches!(err, ModelError::IdentityMismatch { .. }), "{err}");
     assert!(err.to_string().contains("Some Other Model"), "{err}");
+}
+
+/// The worker reports what the GGUF header says; names are compared exactly, so a name that
+/// merely contains the expected one (or differs in case) is refused, as are other counts.
+fn a_gguf_whose_header_differs_is_refused() {
+    std::env::set_var(MODE_ENV, "ok");
+    for name in ["Fake Model 1B Evil Twin", "fake model 1b"] {
+        let err = EmbeddedModel::start(launch_of(&fake_gguf(name)))
+            .err()
+            .expect("a different general.name must not start");
+        let text = err.to_string();
+        assert!(matches!(err, ModelError::IdentityMismatch { .. }), "{text}");
+        assert!(
+            text.contains("general.name: expected \"Fake Model 1B\""),
+            "{text}"
+        );
+        assert!(text.contains(name), "{text}");
+    }
+    let mut other_counts = launch();
+    other_counts.expected.parameters = 10;
+    other_counts.expected.tensors = 3;
+    let text = EmbeddedModel::start(other_counts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("parameters: expected 10, the file has 9"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tensors: expected 3, the file has 2"),
+        "{text}"
+    );
+    // The identity of a model that starts carries the hash the parent verified, not one the
+    // worker claims.
+    let model = EmbeddedModel::start(launch()).unwrap();
+    assert_eq!(
+        model.identity().sha256.as_deref(),
+        Some("ab".repeat(32).as_str())
+    );
+    assert_eq!(
+        (model.identity().parameters, model.identity().tensors),
+        (9, 2)
+    );
+}
+
+/// A file that changes after its hash was verified (here: touched, so its fingerprint moves)
+/// is refused once the worker has loaded it.
+fn a_file_changed_after_verification_is_refused() {
+    std::env::set_var(MODE_ENV, "ok");
+    let path = fake_gguf("Fake Model 1B");
+    let mut l = launch();
+    l.verified = Some(rein_models::FileFingerprint::of(&path).unwrap());
+    EmbeddedModel::start(l.clone()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    let err = EmbeddedModel::start(l)
+        .err()
+        .expect("a changed file must not be used");
+    assert!(
+        err.to_string().contains("changed between its hash check"),
+        "{err}"
+    );
 }
 
 fn a_crash_becomes_a_clear_error() {
@@ -406,16 +503,24 @@ fn the_command_line_is_fixed_flags_only() {
         [
             "--spec",
             "--model-path",
-            "--sha256",
             "--size",
             "--threads",
-            "--context"
+            "--context",
+            "--template"
         ]
     );
 }
 
 fn run_tests() {
-    let tests: [(&str, fn()); 13] = [
+    let tests: [(&str, fn()); 15] = [
+        (
+            "a_gguf_whose_header_differs_is_refused",
+            a_gguf_whose_header_differs_is_refused,
+        ),
+        (
+            "a_file_changed_after_verification_is_refused",
+            a_file_changed_after_verification_is_refused,
+        ),
         (
             "a_prompt_too_long_is_typed_and_the_worker_stays",
             a_prompt_too_long_is_typed_and_the_worker_stays,

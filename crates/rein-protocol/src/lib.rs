@@ -6,6 +6,7 @@ pub mod chat;
 pub mod cowork;
 pub mod display;
 pub mod gate;
+pub mod gguf;
 pub mod model;
 pub mod time;
 pub mod worker;

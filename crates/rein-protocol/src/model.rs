@@ -203,9 +203,10 @@ impl ChooseReply {
     }
 }
 
-/// Who a model says it is. The embedded worker reads it from the GGUF; a mismatch with the
-/// catalog is a hard failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Who a model says it is. The embedded worker reads it from the GGUF it loaded; the parent
+/// compares name, architecture, parameter and tensor counts exactly with the catalog, and a
+/// mismatch is a hard failure. `sha256` is the hash the parent itself verified the file against.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelIdentity {
     /// How the model was asked for: catalog name, `openai:...` or `scripted:...`.
     pub spec: String,
@@ -217,4 +218,14 @@ pub struct ModelIdentity {
     pub sha256: Option<String>,
     #[serde(default)]
     pub context_tokens: u32,
+    /// Parameters (tensor elements) of an embedded model, as the loaded GGUF says; 0 elsewhere.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parameters: u64,
+    /// Tensors in an embedded model's GGUF; 0 elsewhere.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tensors: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

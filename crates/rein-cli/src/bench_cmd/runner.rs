@@ -26,7 +26,6 @@ use super::job::BenchJob;
 use super::progress::Progress;
 use super::recording::{trace, Recording};
 use super::RunBenchArgs;
-use crate::open::open_model;
 use crate::run_cmd::{drive, open_journal, Printer};
 
 /// One run to do.
@@ -163,7 +162,14 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let spec = group.spec_for(id, offset);
             let fresh = spec.starts_with("scripted:");
             if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(spec) {
-                open = Some((spec.to_string(), open_model(spec, args.allow_remote)?));
+                let knobs = crate::open::ModelKnobs {
+                    gguf_template: levers.gguf_template,
+                    ..Default::default()
+                };
+                open = Some((
+                    spec.to_string(),
+                    crate::open::open_model_with(spec, args.allow_remote, &knobs)?,
+                ));
             }
             let Some((_, model)) = open.as_mut() else {
                 continue;

@@ -30,10 +30,15 @@ pub enum Lever {
     /// the model is told which are not met yet (the facts a model may be told, never an
     /// expected value), so it knows what is left instead of repeating what is done.
     Checklist,
+    /// Chat prompts are rendered with the Jinja template stored in the GGUF (as Hugging Face
+    /// renders it: Qwen's default system prompt included when a prompt has none, `tool`
+    /// messages as tool responses) instead of llama.cpp's built-in matcher. Applies to
+    /// embedded models; for a prompt that starts with a system message the two agree.
+    GgufTemplate,
 }
 
 impl Lever {
-    pub const ALL: [Lever; 7] = [
+    pub const ALL: [Lever; 8] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -41,6 +46,7 @@ impl Lever {
         Lever::MonotoneAttempts,
         Lever::WriteJson,
         Lever::Checklist,
+        Lever::GgufTemplate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +58,7 @@ impl Lever {
             Lever::MonotoneAttempts => "monotone-attempts",
             Lever::WriteJson => "write-json",
             Lever::Checklist => "checklist",
+            Lever::GgufTemplate => "gguf-template",
         }
     }
 
@@ -84,6 +91,7 @@ pub struct Levers {
     pub monotone_attempts: bool,
     pub write_json: bool,
     pub checklist: bool,
+    pub gguf_template: bool,
 }
 
 impl Default for Levers {
@@ -103,6 +111,7 @@ impl Levers {
         monotone_attempts: false,
         write_json: false,
         checklist: false,
+        gguf_template: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -113,6 +122,7 @@ impl Levers {
         monotone_attempts: true,
         write_json: true,
         checklist: true,
+        gguf_template: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -124,6 +134,7 @@ impl Levers {
             Lever::MonotoneAttempts => self.monotone_attempts,
             Lever::WriteJson => self.write_json,
             Lever::Checklist => self.checklist,
+            Lever::GgufTemplate => self.gguf_template,
         }
     }
 
@@ -136,6 +147,7 @@ impl Levers {
             Lever::MonotoneAttempts => self.monotone_attempts = on,
             Lever::WriteJson => self.write_json = on,
             Lever::Checklist => self.checklist = on,
+            Lever::GgufTemplate => self.gguf_template = on,
         }
     }
 
@@ -208,7 +220,7 @@ mod tests {
         assert!(e
             .to_string()
             .contains(
-            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, checklist"
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, checklist, gguf-template"
         ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();

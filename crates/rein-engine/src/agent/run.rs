@@ -97,9 +97,9 @@ impl AgentOptions {
     }
 }
 
-/// Whether a model is an embedded catalog model (its spec is a bare catalog name).
+/// Whether a model runs embedded (its spec is a catalog name or `gguf:PATH`).
 pub fn is_embedded(model: &ModelIdentity) -> bool {
-    rein_models::ModelSpec::parse(&model.spec).is_ok_and(|s| s.is_catalog())
+    rein_models::ModelSpec::parse(&model.spec).is_ok_and(|s| s.is_embedded())
 }
 
 /// Stores the frozen contract in the journal's acceptance specs and starts a mission run.

@@ -1,13 +1,14 @@
 //! SHA-256 verification of model files, and the `<file>.sha256` marker that records a
 //! verification so a 1 GB file is not hashed again on every start.
 //!
-//! The marker holds `<sha256> <size> <mtime in ns since the epoch>`; it counts only while the
-//! file's size and modification time are unchanged and the hash equals the catalog's pin.
+//! The marker holds `<sha256> <size> <mtime ns> <ctime ns> <device> <inode>`; it counts only
+//! while the file's fingerprint (all five) is unchanged, and, for a catalog model, while the
+//! hash equals the catalog's pin. A user's own GGUF keeps its marker in the hash cache under the
+//! data directory (`cache/hashes/`), never beside the file.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -40,21 +41,82 @@ pub fn marker_path(model_file: &Path) -> PathBuf {
     with_suffix(model_file, "sha256")
 }
 
-fn fingerprint(path: &Path) -> io::Result<(u64, u128)> {
-    let meta = std::fs::metadata(path)?;
-    let mtime = meta
-        .modified()?
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    Ok((meta.len(), mtime))
+/// What identifies one version of a file without reading it: size, modification and change
+/// times, device and inode. The change time cannot be set back by a program, so bytes rewritten
+/// in place with the old modification time restored still count as a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileFingerprint {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileFingerprint {
+    /// The fingerprint of the file at `path` now (links followed).
+    pub fn of(path: &Path) -> io::Result<FileFingerprint> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        Ok(FileFingerprint {
+            size: meta.len(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    fn to_line(self, sha256: &str) -> String {
+        format!(
+            "{sha256} {} {} {} {} {}\n",
+            self.size, self.mtime_ns, self.ctime_ns, self.dev, self.ino
+        )
+    }
+
+    fn from_line(line: &str) -> Option<(String, FileFingerprint)> {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let [sha, size, mtime, ctime, dev, ino] = parts[..] else {
+            return None;
+        };
+        Some((
+            sha.to_string(),
+            FileFingerprint {
+                size: size.parse().ok()?,
+                mtime_ns: mtime.parse().ok()?,
+                ctime_ns: ctime.parse().ok()?,
+                dev: dev.parse().ok()?,
+                ino: ino.parse().ok()?,
+            },
+        ))
+    }
+}
+
+/// The hash a marker records for `path`, if the file is still the version it was made for.
+fn marker_hash(path: &Path, marker: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(marker).ok()?;
+    let (sha, recorded) = FileFingerprint::from_line(&text)?;
+    (FileFingerprint::of(path).ok()? == recorded).then_some(sha)
+}
+
+/// Writes a marker whole or not at all (a temporary file renamed over it).
+fn write_marker_at(marker: &Path, sha256: &str, fp: FileFingerprint) -> Result<()> {
+    if let Some(parent) = marker.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+    }
+    let tmp = with_suffix(marker, "tmp");
+    std::fs::write(&tmp, fp.to_line(sha256)).map_err(|e| io_err(&tmp, e))?;
+    std::fs::rename(&tmp, marker).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(marker, e)
+    })
 }
 
 /// Records that `path` was hashed to `sha256` just now.
 pub(crate) fn write_marker(path: &Path, sha256: &str) -> Result<()> {
-    let marker = marker_path(path);
-    let (size, mtime) = fingerprint(path).map_err(|e| io_err(path, e))?;
-    std::fs::write(&marker, format!("{sha256} {size} {mtime}\n")).map_err(|e| io_err(&marker, e))
+    let fp = FileFingerprint::of(path).map_err(|e| io_err(path, e))?;
+    write_marker_at(&marker_path(path), sha256, fp)
 }
 
 pub(crate) fn remove_marker(path: &Path) {
@@ -62,19 +124,35 @@ pub(crate) fn remove_marker(path: &Path) {
 }
 
 /// Whether the marker says this file was verified against `expected_sha256` and the file has
-/// not changed since.
+/// not changed since (same size, times, device and inode).
 pub fn marker_valid(path: &Path, expected_sha256: &str) -> bool {
-    let Ok(text) = std::fs::read_to_string(marker_path(path)) else {
-        return false;
-    };
-    let Ok((size, mtime)) = fingerprint(path) else {
-        return false;
-    };
-    let mut parts = text.split_whitespace();
-    parts.next() == Some(expected_sha256)
-        && parts.next() == Some(size.to_string().as_str())
-        && parts.next() == Some(mtime.to_string().as_str())
-        && parts.next().is_none()
+    marker_matches(path, &marker_path(path), expected_sha256)
+}
+
+/// Whether the hash cache entry `marker` records `expected_sha256` for the file's current
+/// version (no hashing).
+pub fn marker_matches(path: &Path, marker: &Path, expected_sha256: &str) -> bool {
+    marker_hash(path, marker).as_deref() == Some(expected_sha256)
+}
+
+/// The SHA-256 and fingerprint of `path`, taken from the hash cache entry `marker` while the
+/// file's fingerprint is unchanged, else hashed now and recorded there. A file that changes
+/// while it is hashed is an error, not a hash of mixed versions.
+pub fn cached_hash(path: &Path, marker: &Path) -> Result<(String, FileFingerprint)> {
+    let before = FileFingerprint::of(path).map_err(|e| io_err(path, e))?;
+    if let Some(sha) = marker_hash(path, marker) {
+        return Ok((sha, before));
+    }
+    let (sha, _) = hash_file(path).map_err(|e| io_err(path, e))?;
+    let after = FileFingerprint::of(path).map_err(|e| io_err(path, e))?;
+    if after != before {
+        return Err(ModelError::Refused(format!(
+            "{} changed while it was being hashed; run the command again once nothing writes to it",
+            path.display()
+        )));
+    }
+    write_marker_at(marker, &sha, after)?;
+    Ok((sha, after))
 }
 
 pub(crate) fn io_err(path: &Path, source: io::Error) -> ModelError {
@@ -170,28 +248,38 @@ pub fn verify(entry: &CatalogEntry, dir: &DataDir) -> Result<VerifyReport> {
     Ok(report)
 }
 
-/// The path of a model that is present and verified, ready to load. Trusts a valid marker;
-/// otherwise hashes the file once. Any problem is a `NotReady` error naming the pull command.
+/// The path of a model that is present and verified, ready to load. Trusts a marker whose
+/// fingerprint still matches; otherwise hashes the file once. Any problem is a `NotReady` error
+/// naming the pull command.
 pub fn ensure_ready(entry: &CatalogEntry, dir: &DataDir) -> Result<PathBuf> {
+    ensure_verified(entry, dir).map(|(path, _)| path)
+}
+
+/// [`ensure_ready`], also giving the fingerprint of the version that was verified, so a caller
+/// can tell later whether the file it loaded is still that version.
+pub fn ensure_verified(entry: &CatalogEntry, dir: &DataDir) -> Result<(PathBuf, FileFingerprint)> {
     let path = dir.model_path(entry);
+    let not_ready = |reason: String| ModelError::NotReady {
+        model: entry.name.clone(),
+        reason,
+    };
     if !path.is_file() {
-        return Err(ModelError::NotReady {
-            model: entry.name.clone(),
-            reason: format!("{} is not present", path.display()),
-        });
+        return Err(not_ready(format!("{} is not present", path.display())));
     }
-    if marker_valid(&path, &entry.sha256) {
-        return Ok(path);
+    let (sha, fp) = cached_hash(&path, &marker_path(&path))?;
+    if fp.size != entry.bytes {
+        return Err(not_ready(format!(
+            "{} is {} bytes, expected {} (truncated or corrupt)",
+            path.display(),
+            fp.size,
+            entry.bytes
+        )));
     }
-    let report = verify(entry, dir)?;
-    if report.verified {
-        Ok(path)
-    } else {
-        Err(ModelError::NotReady {
-            model: entry.name.clone(),
-            reason: report
-                .problem
-                .unwrap_or_else(|| "the file does not verify".into()),
-        })
+    if sha != entry.sha256 {
+        return Err(not_ready(format!(
+            "SHA-256 mismatch: expected {}, got {sha}",
+            entry.sha256
+        )));
     }
+    Ok((path, fp))
 }
