@@ -231,7 +231,7 @@ mod tests {
             "REIN_API_KEY_API_EXAMPLE_COM"
         );
         assert_eq!(api_key_env_name("127.0.0.1"), "REIN_API_KEY_127_0_0_1");
-        assert_eq!(api_key_env_name("[::1]"), "REIN_API_KEY____1");
+        assert_eq!(api_key_env_name("[::1]"), "REIN_API_KEY___1");
         assert_eq!(api_key_env_name("my-host"), "REIN_API_KEY_MY_HOST");
     }
 
