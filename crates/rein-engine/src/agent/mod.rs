@@ -54,8 +54,8 @@ pub use prompt::{
     MAX_THOUGHT_CHARS,
 };
 pub use run::{
-    begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, FACTS_TOOLS, REPEAT_ESCAPE_DRAWS,
-    STRATEGY,
+    begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
+    REPEAT_ESCAPE_DRAWS, STRATEGY,
 };
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{

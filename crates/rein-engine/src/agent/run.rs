@@ -54,7 +54,8 @@ pub struct AgentOptions {
     /// sandbox, and an executed `final_answer` ends the attempt with no finish rules: the judge
     /// alone decides from the sandbox and the action log.
     pub memory: bool,
-    /// Constrain decoding with the mission's action schema (embedded models).
+    /// Send the mission's action schema with each request: an embedded model constrains
+    /// decoding with it, an endpoint gets it as `response_format` (see [`takes_action_schema`]).
     pub constrained: bool,
     /// Ask the model for a short plan (at most `limits.max_plan_steps` steps) before acting.
     pub plan: bool,
@@ -70,14 +71,14 @@ pub struct AgentOptions {
 }
 
 impl AgentOptions {
-    /// The mission's budgets, and constrained decoding for embedded catalog models (a scripted
-    /// or remote reply goes through repair instead).
+    /// The mission's budgets, and the action schema for every model that can take it (a
+    /// scripted reply goes through repair instead).
     pub fn for_mission(contract: &FrozenContract, model: &ModelIdentity) -> AgentOptions {
         AgentOptions {
             limits: Limits::from_budgets(&contract.mission.budgets),
             bench: false,
             memory: false,
-            constrained: is_embedded(model),
+            constrained: takes_action_schema(model),
             plan: false,
             automatic_judgment: true,
             context_tokens: None,
@@ -86,6 +87,15 @@ impl AgentOptions {
             levers: Levers::DEFAULT,
         }
     }
+}
+
+/// Whether a model is given the action schema: an embedded model decodes under it, an
+/// `openai:` endpoint gets it as `response_format` (and, if the endpoint refuses that, its
+/// replies are read with repair, said in a model notice). A scripted model replays text and
+/// takes no schema.
+pub fn takes_action_schema(model: &ModelIdentity) -> bool {
+    rein_models::ModelSpec::parse(&model.spec)
+        .is_ok_and(|s| !matches!(s, rein_models::ModelSpec::Scripted(_)))
 }
 
 /// Whether a model is an embedded catalog model (its spec is a bare catalog name).
@@ -527,6 +537,8 @@ impl<'a> Agent<'a> {
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<Option<RunEnd>, AgentError> {
+        // What the backend has to say before the first request (a remote endpoint's host).
+        self.model_notices(on_event)?;
         let schema = self
             .options
             .constrained
