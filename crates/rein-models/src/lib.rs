@@ -16,8 +16,8 @@ pub use error::{ModelError, Result};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{
-    ensure_ready, pull, status, verify, ModelStatus, PipCommand, PullEvent, PullOptions,
-    PullReport, VerifyReport,
+    ensure_ready, free_bytes, pull, status, verify, ModelStatus, PipCommand, PullEvent,
+    PullOptions, PullReport, VerifyReport, FREE_SPACE_MARGIN, PARALLEL_DOWNLOADS,
 };
 pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;
