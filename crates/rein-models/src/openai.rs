@@ -235,7 +235,11 @@ impl OpenAiModel {
         if !with_schema || self.structured != StructuredOutput::Unknown {
             return self.post(path, &Value::Object(body));
         }
-        match self.client.post_raw(path, &Value::Object(body.clone())) {
+        match self
+            .client
+            .post_raw(path, &Value::Object(body.clone()))
+            .map_err(|e| *e)
+        {
             Ok(r) => {
                 self.structured = StructuredOutput::JsonSchema;
                 self.notices.push(format!(

@@ -68,35 +68,35 @@ impl Client {
         }
     }
 
-    pub fn get(&self, path: &str) -> std::result::Result<ureq::Response, ureq::Error> {
+    /// `GET`; the error is boxed (`ureq::Error` is large) and left raw for the caller to sort.
+    pub fn get(&self, path: &str) -> std::result::Result<ureq::Response, Box<ureq::Error>> {
         self.with_key(self.agent.get(&self.endpoint.url(path)))
             .call()
+            .map_err(Box::new)
     }
 
     pub fn post_raw(
         &self,
         path: &str,
         body: &Value,
-    ) -> std::result::Result<ureq::Response, ureq::Error> {
+    ) -> std::result::Result<ureq::Response, Box<ureq::Error>> {
         self.with_key(self.agent.post(&self.endpoint.url(path)))
             .send_json(body)
+            .map_err(Box::new)
     }
 
     pub fn post(&self, path: &str, body: &Value) -> Result<ureq::Response> {
         self.post_raw(path, body)
-            .map_err(|e| self.error(&self.endpoint.url(path), e))
+            .map_err(|e| self.error(&self.endpoint.url(path), *e))
     }
 
     /// `GET /v1/models`: `Ok(None)` when the server answers with an HTTP error other than an
     /// authentication failure (it has no such route), an error when it cannot be reached.
     pub fn models(&self) -> Result<Option<Vec<ServedModel>>> {
         let url = self.endpoint.url("models");
-        let response = match self.get("models") {
+        let response = match self.get("models").map_err(|e| *e) {
             Ok(r) => r,
-            Err(ureq::Error::Status(code, r)) if code != 401 && code != 403 => {
-                drop(r);
-                return Ok(None);
-            }
+            Err(ureq::Error::Status(code, _)) if code != 401 && code != 403 => return Ok(None),
             Err(e) => return Err(self.error(&url, e)),
         };
         let Ok(body) = response.into_json::<Value>() else {
