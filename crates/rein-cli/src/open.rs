@@ -79,11 +79,12 @@ pub fn open_model_with(
         )?)),
         ModelSpec::OpenAi { url, model } => {
             let allow_remote = allow_remote || rein_models::openai::allow_remote_from_env();
-            Ok(Box::new(rein_models::OpenAiModel::new(
-                &url,
-                &model,
-                allow_remote,
-            )?))
+            let model = rein_models::OpenAiModel::new(&url, &model, allow_remote)?;
+            // Said before any workspace content is sent; the run journals it as a model notice.
+            if let Some(warning) = rein_models::openai::remote_warning(model.endpoint()) {
+                eprintln!("rein: warning: {warning}");
+            }
+            Ok(Box::new(model))
         }
         ModelSpec::Scripted(path) => Ok(Box::new(rein_models::ScriptedModel::load(&path)?)),
     }

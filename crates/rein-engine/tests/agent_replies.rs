@@ -245,6 +245,25 @@ fn embedded_models_decode_under_the_mission_action_schema() {
     assert!(!messages[0].content.contains("- delete_file"));
 }
 
+#[test]
+fn remote_endpoints_are_sent_the_mission_action_schema() {
+    // Before, only embedded models got it and a remote model decoded unconstrained (the 0.5B
+    // behind llama-server sent `path` as an array until the no-progress cap).
+    let h = Harness::with_edit("desk_task", |v| {
+        v["tools"] = serde_json::json!(["read_file", "create_file", "finish"]);
+    });
+    let mut model = recording(0, "openai:http://127.0.0.1:8080#qwen");
+    h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert!(!model.requests.is_empty());
+    for r in &model.requests {
+        let schema = r
+            .json_schema
+            .as_ref()
+            .expect("every action request carries the schema");
+        assert_eq!(schema["anyOf"].as_array().unwrap().len(), 3);
+    }
+}
+
 /// A scripted model whose backend restarted once before its first reply.
 struct Restarted {
     inner: ScriptedModel,

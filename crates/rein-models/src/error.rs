@@ -46,6 +46,13 @@ pub enum ModelError {
     },
     #[error("no space left on the device holding {path}: {needed} bytes are needed; free some space (or set REIN_HOME to a larger disk) and run the pull again")]
     NoSpace { path: String, needed: u64 },
+    #[error("not enough free space to pull {model}: the device holding {path} has {free} bytes free and the pull needs {needed} (the chunks to download, the model, and a margin); free some space or set REIN_HOME to a larger disk, then run the pull again")]
+    NotEnoughSpace {
+        model: String,
+        path: String,
+        needed: u64,
+        free: u64,
+    },
     #[error("model {model} is not ready: {reason}; run `rein models pull {model}`")]
     NotReady { model: String, reason: String },
     #[error("scripted model {file}, line {line}: {message}")]

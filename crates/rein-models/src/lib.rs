@@ -18,8 +18,9 @@ pub use local::{UserCatalog, UserModel};
 pub use openai::{OpenAiModel, OpenAiOptions, ALLOW_REMOTE_ENV};
 pub use paths::DataDir;
 pub use pull::{
-    cached_hash, ensure_ready, ensure_verified, pull, status, verify, FileFingerprint, ModelStatus,
-    PipCommand, PullEvent, PullOptions, PullReport, VerifyReport,
+    cached_hash, ensure_ready, ensure_verified, free_bytes, pull, status, verify, FileFingerprint,
+    ModelStatus, PipCommand, PullEvent, PullOptions, PullReport, VerifyReport, FREE_SPACE_MARGIN,
+    PARALLEL_DOWNLOADS,
 };
 pub use rein_protocol::model::*;
 pub use scripted::ScriptedModel;

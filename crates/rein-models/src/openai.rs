@@ -3,21 +3,32 @@
 //!
 //! Chat prompts go to `/v1/chat/completions`; raw prompts (base models) to `/v1/completions`.
 //! Endpoints are pinned to loopback unless the caller opts in (`--allow-remote` or
-//! `REIN_ALLOW_REMOTE=1`). Redirects are never followed, so a loopback server cannot send a
-//! request elsewhere.
+//! `REIN_ALLOW_REMOTE=1`), and a non-loopback endpoint is announced before anything is sent
+//! (a notice, which callers show and journal). Redirects are never followed, so a loopback
+//! server cannot send a request elsewhere. `https://` goes over rustls with the Mozilla roots
+//! (plus the PEM file `REIN_CA_FILE` names); an API key comes only from `REIN_API_KEY_<HOST>`
+//! (see [`api_key_env_name`]) and is never sent in clear text to another machine.
+//!
+//! A request with a JSON schema carries it as `response_format: {type: json_schema}`. The
+//! first such request finds out whether the endpoint takes it: a 400 or 422 answer makes the
+//! model send it again without, read replies with repair from then on, and say so in a notice.
 
 mod choose;
+mod client;
 mod endpoint;
 mod stream;
 
 use std::io::BufReader;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 pub use choose::label_probabilities;
+pub use client::{ServedModel, CA_FILE_ENV};
 pub use endpoint::{
-    allow_remote_from_env, check_endpoint, is_loopback, Endpoint, ALLOW_REMOTE_ENV,
+    allow_remote_from_env, api_key_env_name, check_endpoint, is_loopback, ApiKey, Endpoint,
+    ALLOW_REMOTE_ENV, API_KEY_ENV_PREFIX,
 };
 
 use crate::error::{ModelError, Result};
@@ -25,6 +36,7 @@ use crate::{
     check_label_mass, ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource,
     FinishReason, LabelProbability, Model, ModelIdentity, Prompt, Role,
 };
+use client::Client;
 use stream::{SseReader, StopScanner};
 
 /// How many top tokens `choose` asks for.
@@ -48,9 +60,14 @@ pub struct OpenAiOptions {
     pub allow_remote: bool,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
+    /// Sent as `Authorization: Bearer KEY`; from `REIN_API_KEY_<HOST>` (see [`api_key_env_name`]).
+    pub api_key: Option<ApiKey>,
+    /// Extra trusted root certificates (PEM), beside the Mozilla roots; from `REIN_CA_FILE`.
+    pub extra_roots_pem: Option<Vec<u8>>,
 }
 
 impl OpenAiOptions {
+    /// The options as given, with no key and no extra roots.
     pub fn new(url: impl Into<String>, model: impl Into<String>, allow_remote: bool) -> Self {
         OpenAiOptions {
             url: url.into(),
@@ -58,49 +75,107 @@ impl OpenAiOptions {
             allow_remote,
             connect_timeout: CONNECT_TIMEOUT,
             read_timeout: READ_TIMEOUT,
+            api_key: None,
+            extra_roots_pem: None,
         }
     }
+
+    /// [`OpenAiOptions::new`] plus what the environment gives: the API key in
+    /// `REIN_API_KEY_<HOST>` and the certificates in the file `REIN_CA_FILE` names.
+    pub fn from_env(
+        url: impl Into<String>,
+        model: impl Into<String>,
+        allow_remote: bool,
+    ) -> Result<Self> {
+        let mut opts = OpenAiOptions::new(url, model, allow_remote);
+        let endpoint = check_endpoint(&opts.url, opts.allow_remote)?;
+        opts.api_key = ApiKey::from_env(&endpoint.host);
+        if let Some(file) = std::env::var_os(CA_FILE_ENV).filter(|v| !v.is_empty()) {
+            let pem = std::fs::read(&file).map_err(|e| {
+                ModelError::BadRequest(format!(
+                    "{CA_FILE_ENV}={}: cannot read it ({e}); name a PEM file of CA certificates or unset it",
+                    std::path::Path::new(&file).display()
+                ))
+            })?;
+            opts.extra_roots_pem = Some(pem);
+        }
+        Ok(opts)
+    }
+}
+
+/// Whether an endpoint constrains replies by a JSON schema, as found on the first request that
+/// carried one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutput {
+    /// No request with a schema was made yet.
+    Unknown,
+    /// The endpoint took `response_format: {type: json_schema}` (llama-server, vLLM, Ollama's
+    /// `/v1`); the schema is sent with every request that has one.
+    JsonSchema,
+    /// The endpoint refused it (HTTP 400 or 422): replies are read with repair.
+    Refused,
+}
+
+/// Lists what an endpoint serves (`GET /v1/models`), for `rein models list --endpoint URL`.
+pub fn list_models(opts: &OpenAiOptions) -> Result<Vec<ServedModel>> {
+    let client = Client::new(opts)?;
+    client.models()?.ok_or_else(|| {
+        ModelError::Endpoint(format!(
+            "{} does not list its models (no JSON list at GET /v1/models); is it an OpenAI-compatible server?",
+            client.endpoint.url("models")
+        ))
+    })
+}
+
+/// The warning owed before workspace content goes to `endpoint`: `None` on loopback.
+pub fn remote_warning(endpoint: &Endpoint) -> Option<String> {
+    (!endpoint.loopback).then(|| {
+        format!(
+            "workspace content (the task, file contents, tool results) will be sent to {}, which is not this machine{}",
+            endpoint.host,
+            if endpoint.https { "" } else { ", in clear text (plain http)" }
+        )
+    })
 }
 
 /// A model behind an OpenAI-compatible endpoint.
 pub struct OpenAiModel {
-    endpoint: Endpoint,
+    client: Client,
     model: String,
-    agent: ureq::Agent,
     identity: ModelIdentity,
-    read_timeout: Duration,
+    structured: StructuredOutput,
+    notices: Vec<String>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiModel")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.client.endpoint)
             .field("model", &self.model)
             .field("identity", &self.identity)
+            .field("structured", &self.structured)
             .finish()
     }
 }
 
 impl OpenAiModel {
-    /// Checks the URL (loopback unless `allow_remote`), then asks `GET /v1/models` who serves.
+    /// [`OpenAiOptions::from_env`] (the key and extra roots from the environment), then
+    /// [`OpenAiModel::with_options`].
     pub fn new(url: &str, model: &str, allow_remote: bool) -> Result<OpenAiModel> {
-        OpenAiModel::with_options(OpenAiOptions::new(url, model, allow_remote))
+        OpenAiModel::with_options(OpenAiOptions::from_env(url, model, allow_remote)?)
     }
 
+    /// Checks the URL (loopback unless `allow_remote`), then asks `GET /v1/models` who serves.
+    /// A non-loopback endpoint queues its [`remote_warning`] as the first notice.
     pub fn with_options(opts: OpenAiOptions) -> Result<OpenAiModel> {
         if opts.model.trim().is_empty() {
             return Err(ModelError::BadRequest(
                 "the endpoint's model name is empty".into(),
             ));
         }
-        let endpoint = check_endpoint(&opts.url, opts.allow_remote)?;
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(opts.connect_timeout)
-            .timeout_read(opts.read_timeout)
-            .timeout_write(opts.read_timeout)
-            .redirects(0)
-            .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
-            .build();
+        let client = Client::new(&opts)?;
+        let notices = remote_warning(&client.endpoint).into_iter().collect();
         let mut model = OpenAiModel {
             identity: ModelIdentity {
                 spec: format!("openai:{}#{}", opts.url, opts.model),
@@ -110,10 +185,10 @@ impl OpenAiModel {
                 context_tokens: 0,
                 ..ModelIdentity::default()
             },
-            endpoint,
+            client,
             model: opts.model,
-            agent,
-            read_timeout: opts.read_timeout,
+            structured: StructuredOutput::Unknown,
+            notices,
         };
         model.identity.name = model.served_model_name()?;
         Ok(model)
@@ -121,67 +196,72 @@ impl OpenAiModel {
 
     /// The endpoint this model talks to.
     pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
+        &self.client.endpoint
+    }
+
+    /// What the endpoint did with the JSON schema so far.
+    pub fn structured_output(&self) -> StructuredOutput {
+        self.structured
     }
 
     /// `GET /v1/models`: the requested id when listed, the only id when the server lists one
     /// (llama-server serves one model whatever is asked), else the requested name. A server that
     /// cannot be reached is an error; one without `/v1/models` is not.
     fn served_model_name(&self) -> Result<String> {
-        let url = self.endpoint.url("models");
-        let response = match self.agent.get(&url).call() {
-            Ok(r) => r,
-            Err(ureq::Error::Status(_, _)) => return Ok(self.model.clone()),
-            Err(e) => return Err(self.transport_error(&url, e)),
-        };
-        let Ok(body) = response.into_json::<Value>() else {
+        let Some(models) = self.client.models()? else {
             return Ok(self.model.clone());
         };
-        let ids: Vec<&str> = body
-            .get("data")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m.get("id").and_then(Value::as_str))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(match ids.as_slice() {
-            [only] => (*only).to_string(),
+        Ok(match models.as_slice() {
+            [only] => only.id.clone(),
             _ => self.model.clone(),
         })
     }
 
-    fn transport_error(&self, url: &str, e: ureq::Error) -> ModelError {
-        match e {
-            ureq::Error::Status(code, response) => {
-                let body = response.into_string().unwrap_or_default();
-                ModelError::Endpoint(format!("HTTP {code} from {url}: {}", server_message(&body)))
-            }
-            ureq::Error::Transport(t) => {
-                let timed_out = t.kind() == ureq::ErrorKind::Io
-                    && std::error::Error::source(&t)
-                        .and_then(|s| s.downcast_ref::<std::io::Error>())
-                        .is_some_and(is_timeout);
-                if timed_out {
-                    ModelError::Timeout {
-                        seconds: self.read_timeout.as_secs(),
-                    }
-                } else {
-                    ModelError::Endpoint(format!(
-                        "cannot reach {url}: {t}; start the server or check the URL"
-                    ))
-                }
-            }
-        }
+    fn post(&self, path: &str, body: &Value) -> Result<ureq::Response> {
+        self.client.post(path, body)
     }
 
-    fn post(&self, path: &str, body: &Value) -> Result<ureq::Response> {
-        let url = self.endpoint.url(path);
-        self.agent
-            .post(&url)
-            .send_json(body)
-            .map_err(|e| self.transport_error(&url, e))
+    /// Posts a completion request; on the first request with a schema, a 400 or 422 answer is
+    /// taken as a refusal of `response_format`: the request is sent again without it and the
+    /// endpoint is marked [`StructuredOutput::Refused`] (with a notice). If the request without
+    /// the schema fails too, the schema was not the problem: that error is returned and nothing
+    /// is recorded.
+    fn post_completion(
+        &mut self,
+        path: &str,
+        mut body: Map<String, Value>,
+    ) -> Result<ureq::Response> {
+        let url = self.client.endpoint.url(path);
+        let with_schema = body.contains_key("response_format");
+        if !with_schema || self.structured != StructuredOutput::Unknown {
+            return self.post(path, &Value::Object(body));
+        }
+        match self
+            .client
+            .post_raw(path, &Value::Object(body.clone()))
+            .map_err(|e| *e)
+        {
+            Ok(r) => {
+                self.structured = StructuredOutput::JsonSchema;
+                self.notices.push(format!(
+                    "{} accepted the action schema as response_format json_schema: the server constrains replies to it",
+                    self.client.endpoint.host
+                ));
+                Ok(r)
+            }
+            Err(ureq::Error::Status(code @ (400 | 422), response)) => {
+                let said = server_message(&response.into_string().unwrap_or_default());
+                body.remove("response_format");
+                let retry = self.post(path, &Value::Object(body))?;
+                self.structured = StructuredOutput::Refused;
+                self.notices.push(format!(
+                    "{} refused response_format json_schema (HTTP {code}: {said}); its replies are read with repair instead of being constrained by the schema",
+                    self.client.endpoint.host
+                ));
+                Ok(retry)
+            }
+            Err(e) => Err(self.client.error(&url, e)),
+        }
     }
 
     /// The request body shared by `complete` and `choose`, and the path it goes to.
@@ -270,6 +350,10 @@ impl Model for OpenAiModel {
         &self.identity
     }
 
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
     fn complete(
         &mut self,
         request: &CompletionRequest,
@@ -289,14 +373,18 @@ impl Model for OpenAiModel {
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
         }
-        if let Some(schema) = &request.json_schema {
+        if let Some(schema) = request
+            .json_schema
+            .as_ref()
+            .filter(|_| self.structured != StructuredOutput::Refused)
+        {
             body.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {"name": "action", "schema": schema, "strict": true}}),
             );
         }
-        let response = self.post(path, &Value::Object(body))?;
-        let url = self.endpoint.url(path);
+        let response = self.post_completion(path, body)?;
+        let url = self.client.endpoint.url(path);
         let mut events = SseReader::new(BufReader::new(response.into_reader()));
         let mut stops = StopScanner::new(&request.stop);
         let mut text = String::new();
@@ -318,7 +406,7 @@ impl Model for OpenAiModel {
                 Ok(None) => break,
                 Err(e) if is_timeout(&e) => {
                     return Err(ModelError::Timeout {
-                        seconds: self.read_timeout.as_secs(),
+                        seconds: self.client.read_timeout.as_secs(),
                     })
                 }
                 Err(e) => {
@@ -440,12 +528,12 @@ impl Model for OpenAiModel {
             body.insert("logprobs".into(), json!(true));
             body.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
         }
-        let url = self.endpoint.url(path);
+        let url = self.client.endpoint.url(path);
         let response = self.post(path, &Value::Object(body))?;
         let value: Value = response.into_json().map_err(|e| {
             if is_timeout(&e) {
                 ModelError::Timeout {
-                    seconds: self.read_timeout.as_secs(),
+                    seconds: self.client.read_timeout.as_secs(),
                 }
             } else {
                 ModelError::Endpoint(format!("{url} sent a reply that is not JSON: {e}"))

