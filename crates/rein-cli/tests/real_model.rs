@@ -207,3 +207,56 @@ fn real_model_choose_ranks_labelled_prompts() {
         assert!((sum - 1.0).abs() < 1e-6);
     }
 }
+
+/// The router's way of asking: a fixed instruction, then the request. The second decision must
+/// reuse the instruction from the KV cache, and scoring the labels side by side (one sequence
+/// per spelling, the least likely skipped) must give what the same prompt gives from an empty
+/// cache.
+#[test]
+fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
+    if skip() {
+        return;
+    }
+    let mut model = start();
+    let ask = |text: &str| ChooseRequest {
+        prompt: Prompt::chat(vec![
+            ChatMessage::system(
+                "You sort requests. Labels: weather (asks about the weather), music (asks \
+                 about songs or bands), other. Reply with one lower-case word.",
+            ),
+            ChatMessage::user(format!(
+                "Request:\n{text}\n\nReply with one word: weather, music or other."
+            )),
+        ]),
+        labels: vec!["weather".into(), "music".into(), "other".into()],
+    };
+    let first = model
+        .choose(&ask("will it rain in Leeds tomorrow afternoon?"))
+        .unwrap();
+    let warm = model
+        .choose(&ask("who sang the song Bohemian Rhapsody?"))
+        .unwrap();
+    assert_eq!(first.best().unwrap().0, "weather", "{first:?}");
+    assert_eq!(warm.best().unwrap().0, "music", "{warm:?}");
+    assert!(
+        warm.cached_tokens >= 20 && warm.cached_tokens < warm.prompt_tokens,
+        "the instruction comes from the cache, the request does not: {warm:?}"
+    );
+    assert!(warm.prompt_ms.is_some() && warm.cpu_ms.is_some());
+    // 3 labels x 4 spellings (as written = lower case) = 12; most are too unlikely to decode.
+    assert!(warm.scored_spellings.unwrap() < 12, "{warm:?}");
+    model.reset_cache().unwrap();
+    let cold = model
+        .choose(&ask("who sang the song Bohemian Rhapsody?"))
+        .unwrap();
+    assert_eq!(cold.cached_tokens, 0);
+    for (w, c) in warm.probabilities.iter().zip(&cold.probabilities) {
+        assert_eq!(w.label, c.label);
+        assert!(
+            (w.probability - c.probability).abs() < 0.01,
+            "warm {warm:?} cold {cold:?}"
+        );
+    }
+    let (wm, cm) = (warm.label_mass.unwrap(), cold.label_mass.unwrap());
+    assert!((wm - cm).abs() < 0.01, "{wm} {cm}");
+}

@@ -33,6 +33,11 @@ pub const DEFAULT_BATCH_TOKENS: u32 = 512;
 /// Largest micro-batch handed to the CPU backend in one graph.
 const MAX_MICRO_BATCH: u32 = 256;
 
+/// Sequences a context holds besides the prompt's own (sequence 0): `choose` scores up to this
+/// many label spellings in one decode, each on its own copy of the cached prompt (a copy tags
+/// the prompt's cells with the sequence; nothing is recomputed).
+pub(crate) const BRANCH_SEQUENCES: usize = 32;
+
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
     pub model_path: PathBuf,
@@ -129,8 +134,13 @@ impl LlamaEngine {
         // One model per worker process for its whole life, so leaking it gives the context
         // the 'static borrow it needs without a self-referential struct.
         let model: &'static LlamaModel = Box::leak(Box::new(load_model(&options)?));
+        // One unified KV buffer shared by all sequences, so the label branches of `choose` reuse
+        // the prompt's cells instead of each sequence getting a slice of the window.
+        let params = context_params(&options)
+            .with_n_seq_max(BRANCH_SEQUENCES as u32 + 1)
+            .with_kv_unified(true);
         let ctx = model
-            .new_context(backend()?, context_params(&options))
+            .new_context(backend()?, params)
             .map_err(|e| LlamaError::Context(e.to_string()))?;
         let template = model.chat_template(None).ok();
         let vocab = model.vocab();
@@ -321,30 +331,80 @@ impl LlamaEngine {
         self.model.vocab().tokenize(text.as_bytes(), false, false)
     }
 
-    /// Decodes label tokens after the cached prompt to score them, then forgets them.
-    pub(crate) fn score_continuation(&mut self, tokens: &[LlamaToken]) -> Result<Vec<Vec<f32>>> {
+    /// Scores `branches` (token sequences, each to be read right after the cached prompt) and
+    /// forgets them again: `visit(branch, position, logits)` receives the logits after each
+    /// token of each branch. Branches are decoded side by side, [`BRANCH_SEQUENCES`] at a time
+    /// and within one batch, each in its own sequence holding a copy of the prompt, so one
+    /// decode scores them all and no branch sees another.
+    pub(crate) fn score_branches(
+        &mut self,
+        branches: &[Vec<LlamaToken>],
+        visit: &mut dyn FnMut(usize, usize, &[f32]),
+    ) -> Result<()> {
         let base = self.cached.len();
-        let mut batch = LlamaBatch::new(tokens.len().max(1), 1);
-        for (i, token) in tokens.iter().enumerate() {
-            batch
-                .add(*token, (base + i) as i32, &[0], true)
-                .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        let batch_cap = self.options.batch_tokens.max(32) as usize;
+        if base + branches.iter().map(Vec::len).max().unwrap_or(0) >= self.ctx.n_ctx() as usize {
+            return Err(LlamaError::PromptTooLong {
+                tokens: base + branches.iter().map(Vec::len).max().unwrap_or(0),
+                context: self.ctx.n_ctx(),
+            });
         }
-        self.ctx
-            .decode(&mut batch)
-            .map_err(|e| LlamaError::Decode(e.to_string()))?;
-        let logits = (0..tokens.len() as i32)
-            .map(|i| self.ctx.get_logits_ith(i).to_vec())
-            .collect();
-        let removed = self
-            .ctx
-            .clear_kv_cache_seq(Some(0), Some(base as u32), None)
-            .map_err(|e| LlamaError::Decode(e.to_string()))?;
-        if !removed {
-            self.ctx.clear_kv_cache();
-            self.cached.clear();
+        let mut start = 0;
+        while start < branches.len() {
+            // A group: as many branches as there are sequences and the batch holds.
+            let mut end = start;
+            let mut tokens = 0;
+            while end < branches.len()
+                && end - start < BRANCH_SEQUENCES
+                && tokens + branches[end].len() <= batch_cap
+            {
+                tokens += branches[end].len();
+                end += 1;
+            }
+            if end == start {
+                return Err(LlamaError::BadRequest(format!(
+                    "a label is {} tokens long; labels must fit one batch of {batch_cap} tokens",
+                    branches[start].len()
+                )));
+            }
+            let group = &branches[start..end];
+            let mut batch = LlamaBatch::new(tokens.max(1), 1);
+            for (k, branch) in group.iter().enumerate() {
+                let seq = (k + 1) as i32;
+                if base > 0 {
+                    self.ctx
+                        .copy_kv_cache_seq(0, seq, None, Some(base as u32))
+                        .map_err(|e| LlamaError::Decode(e.to_string()))?;
+                }
+                for (j, token) in branch.iter().enumerate() {
+                    batch
+                        .add(*token, (base + j) as i32, &[seq], true)
+                        .map_err(|e| LlamaError::Decode(e.to_string()))?;
+                }
+            }
+            let decoded = self
+                .ctx
+                .decode(&mut batch)
+                .map_err(|e| LlamaError::Decode(e.to_string()));
+            if decoded.is_ok() {
+                let mut index = 0i32;
+                for (k, branch) in group.iter().enumerate() {
+                    for j in 0..branch.len() {
+                        visit(start + k, j, self.ctx.get_logits_ith(index));
+                        index += 1;
+                    }
+                }
+            }
+            // The branches go whatever happened; the prompt's own sequence 0 stays.
+            for k in 0..group.len() {
+                self.ctx
+                    .clear_kv_cache_seq(Some((k + 1) as u32), None, None)
+                    .map_err(|e| LlamaError::Decode(e.to_string()))?;
+            }
+            decoded?;
+            start = end;
         }
-        Ok(logits)
+        Ok(())
     }
 
     pub fn reset_cache(&mut self) {
@@ -468,6 +528,22 @@ impl LlamaEngine {
             context_tokens: self.ctx.n_ctx(),
         }
     }
+}
+
+/// CPU time this process has used so far (user and system, all threads), in milliseconds; 0
+/// where unavailable. A decision's CPU time over its wall time shows how much of the wait was
+/// the machine being busy with something else.
+pub(crate) fn process_cpu_ms() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage only writes the struct it is given, which is zeroed and large enough.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+    if !ok {
+        return 0.0;
+    }
+    // SAFETY: initialised by the call above (and zeroed before it).
+    let usage = unsafe { usage.assume_init() };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
 }
 
 /// Peak and current resident set size of this process, from /proc (0 where unavailable).

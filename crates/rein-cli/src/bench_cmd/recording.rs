@@ -16,6 +16,8 @@ pub(super) struct Recording<'a> {
     inner: &'a mut dyn Model,
     pub stream: Vec<StreamedReply>,
     pub model_ms: f64,
+    /// The last decision's reply (its timing and label mass), when it succeeded.
+    pub last_choice: Option<ChooseReply>,
 }
 
 impl<'a> Recording<'a> {
@@ -24,6 +26,7 @@ impl<'a> Recording<'a> {
             inner,
             stream: Vec::new(),
             model_ms: 0.0,
+            last_choice: None,
         }
     }
 }
@@ -63,6 +66,7 @@ impl Model for Recording<'_> {
         let started = Instant::now();
         let reply = self.inner.choose(request);
         self.model_ms += started.elapsed().as_secs_f64() * 1000.0;
+        self.last_choice = reply.as_ref().ok().cloned();
         reply
     }
 }
