@@ -175,6 +175,9 @@ impl LlamaEngine {
         let cached = self.eval_prompt(&prompt_tokens)?;
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
         let continues = self.continuation_table();
+        // Building the table walks the whole vocabulary once per worker; on a busy machine that
+        // can take long enough for the parent to wonder.
+        self.report_alive();
         let first_logits = self.last_logits();
         let first = Step::of(first_logits, continues.as_slice());
         // Each distinct token sequence is counted once, for the first label that spells it

@@ -402,9 +402,19 @@ impl LlamaEngine {
                     .map_err(|e| LlamaError::Decode(e.to_string()))?;
             }
             decoded?;
+            self.report_alive();
             start = end;
         }
         Ok(())
+    }
+
+    /// Tells the progress hook (the parent's silence limit) that work goes on after the prompt:
+    /// the prompt is done, so it reports the cached tokens as both done and total.
+    pub(crate) fn report_alive(&mut self) {
+        let cached = self.cached.len();
+        if let Some(hook) = self.progress.as_mut() {
+            hook(cached, cached);
+        }
     }
 
     pub fn reset_cache(&mut self) {

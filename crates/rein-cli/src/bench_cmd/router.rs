@@ -79,8 +79,9 @@ struct SplitScore {
     /// request); the rest scored the labels.
     cached_prompt_ms: Vec<f64>,
     median_cached_prompt_eval_ms: Option<f64>,
-    /// The same decision prompt evaluated from an empty cache (instruction and request), once
-    /// per request, after all the routes: what the decision would cost without the cache.
+    /// The same decision prompt evaluated from an empty cache (instruction and request), after
+    /// all the routes, for up to UNCACHED_SAMPLES requests spread over the run: what the
+    /// decision would cost without the cache.
     uncached_prompt_ms: Vec<f64>,
     median_uncached_prompt_eval_ms: Option<f64>,
     uncached_decision_ms: Vec<f64>,
@@ -117,6 +118,10 @@ fn ms(value: Option<f64>) -> String {
 /// How long the bench waits for one decision (chat waits DECISION_TIMEOUT_MS); late decisions
 /// are counted, not dropped.
 pub(super) const BENCH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// How many requests (spread over the run) are also decided from an empty cache: each costs a
+/// whole prompt eval, so a sample, not all.
+const UNCACHED_SAMPLES: usize = 10;
 
 /// The model under test; an embedded one is kept as such so its cache can be emptied for the
 /// uncached figures.
@@ -231,10 +236,12 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             // The same decision prompts from an empty cache, once each (embedded models only:
             // only they can be told to forget their cache).
             if let Opened::Embedded(model) = &mut opened {
-                for request in &chosen {
-                    if request.text.chars().count() < SHORT_MESSAGE_CHARS {
-                        continue;
-                    }
+                let asked: Vec<_> = chosen
+                    .iter()
+                    .filter(|r| r.text.chars().count() >= SHORT_MESSAGE_CHARS)
+                    .collect();
+                let stride = asked.len().div_ceil(UNCACHED_SAMPLES).max(1);
+                for request in asked.into_iter().step_by(stride) {
                     model.reset_cache()?;
                     let Ok(reply) = model.choose(&rein_chat::route::route_request(&request.text))
                     else {
