@@ -250,6 +250,19 @@ fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
         .choose(&ask("who sang the song Bohemian Rhapsody?"))
         .unwrap();
     assert_eq!(cold.cached_tokens, 0);
+    for (name, r) in [("warm", &warm), ("cold", &cold)] {
+        eprintln!(
+            "{name}: {} of {} prompt tokens cached; prompt eval {:.0} ms, whole decision {:.0} ms, \
+             CPU {:.0} ms, {} spellings decoded, label mass {:.3}",
+            r.cached_tokens,
+            r.prompt_tokens,
+            r.prompt_ms.unwrap_or(f64::NAN),
+            r.elapsed_ms,
+            r.cpu_ms.unwrap_or(f64::NAN),
+            r.scored_spellings.unwrap_or(0),
+            r.label_mass.unwrap_or(f64::NAN)
+        );
+    }
     for (w, c) in warm.probabilities.iter().zip(&cold.probabilities) {
         assert_eq!(w.label, c.label);
         assert!(

@@ -263,7 +263,10 @@ impl LlamaEngine {
             }
             self.cached.truncate(keep);
         }
-        let batch_size = self.options.batch_tokens.max(32) as usize;
+        // Chunks of one micro-batch: llama.cpp computes a micro-batch at a time anyway, and the
+        // progress hook then hears from every one, so a long prompt on a busy machine never
+        // looks like a silent worker to the parent.
+        let batch_size = self.options.batch_tokens.clamp(32, MAX_MICRO_BATCH) as usize;
         let mut batch = LlamaBatch::new(batch_size, 1);
         let rest = &tokens[keep..];
         for (chunk_index, chunk) in rest.chunks(batch_size).enumerate() {

@@ -126,14 +126,14 @@ const UNCACHED_SAMPLES: usize = 10;
 /// The model under test; an embedded one is kept as such so its cache can be emptied for the
 /// uncached figures.
 enum Opened {
-    Embedded(rein_models::embedded::EmbeddedModel),
+    Embedded(Box<rein_models::embedded::EmbeddedModel>),
     Other(Box<dyn Model>),
 }
 
 impl Opened {
     fn model(&mut self) -> &mut dyn Model {
         match self {
-            Opened::Embedded(m) => m,
+            Opened::Embedded(m) => m.as_mut(),
             Opened::Other(m) => m.as_mut(),
         }
     }
@@ -149,7 +149,7 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let opening = std::time::Instant::now();
             let mut opened = match rein_models::ModelSpec::parse(spec)? {
                 rein_models::ModelSpec::Catalog(name) => {
-                    Opened::Embedded(crate::open::start_embedded(&name)?)
+                    Opened::Embedded(Box::new(crate::open::start_embedded(&name)?))
                 }
                 _ => Opened::Other(crate::open::open_model(spec, args.allow_remote)?),
             };
