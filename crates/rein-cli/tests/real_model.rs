@@ -237,7 +237,6 @@ fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
         .choose(&ask("who sang the song Bohemian Rhapsody?"))
         .unwrap();
     assert_eq!(first.best().unwrap().0, "weather", "{first:?}");
-    assert_eq!(warm.best().unwrap().0, "music", "{warm:?}");
     assert!(
         warm.cached_tokens >= 20 && warm.cached_tokens < warm.prompt_tokens,
         "the instruction comes from the cache, the request does not: {warm:?}"
@@ -272,4 +271,6 @@ fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
     }
     let (wm, cm) = (warm.label_mass.unwrap(), cold.label_mass.unwrap());
     assert!((wm - cm).abs() < 0.01, "{wm} {cm}");
+    // Checked after the comparison, so a cache bug shows as a cache bug: the right answer.
+    assert_eq!(warm.best().unwrap().0, "music", "{warm:?}");
 }
