@@ -352,7 +352,7 @@ mod tests {
         let first = logits(&[(1, 0.8)], 5);
         let after_edit = logits(&[(2, 0.9), (3, 0.1)], 5);
         let after_file = logits(&[(3, 1.0)], 5);
-        let edit = scored(&[1], &first, &[after_edit.clone()], &continues);
+        let edit = scored(&[1], &first, std::slice::from_ref(&after_edit), &continues);
         let edit_file = scored(&[1, 2], &first, &[after_edit, after_file], &continues);
         assert!((edit - 0.8 * 0.1).abs() < 1e-5, "{edit}");
         assert!((edit_file - 0.8 * 0.9).abs() < 1e-5, "{edit_file}");
