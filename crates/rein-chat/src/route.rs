@@ -36,7 +36,12 @@ related: other files, notes or tickets that mention, reference or belong with a 
 report: compute from data files: totals, counts, averages, tables, sorting, charts;\n\
 vision: read or describe an image, photo, screenshot, chart picture or scanned page;\n\
 voice: transcribe or listen to an audio recording or voice note.\n\
-When a request asks for several things, choose what must be done first.";
+When a request asks for several things, choose what must be done first. Reply with the label \
+alone: one lower-case word.";
+
+/// Asked after the request, right before the answer, so the model's next word is a label.
+pub const ROUTE_QUESTION: &str = "Which label fits this request? Reply with one word: general, \
+explore, summarize, related, report, vision or voice.";
 
 /// One row of the keyword table: any of `needles` (lower case, matched as substrings of the
 /// lower-cased message) routes to `intent`. Rows are tried in order; the first match wins, so
@@ -204,7 +209,7 @@ pub fn route_request(text: &str) -> ChooseRequest {
     ChooseRequest {
         prompt: Prompt::chat(vec![
             ChatMessage::system(ROUTE_INSTRUCTION),
-            ChatMessage::user(format!("Request:\n{clipped}\n\nLabel:")),
+            ChatMessage::user(format!("Request:\n{clipped}\n\n{ROUTE_QUESTION}")),
         ]),
         labels: Intent::ALL.iter().map(|i| i.as_str().to_string()).collect(),
     }

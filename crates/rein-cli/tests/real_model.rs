@@ -249,3 +249,72 @@ fn real_model_runs_a_local_gguf_by_path() {
         .count();
     assert_eq!(cached, 1);
 }
+
+/// The router's way of asking: a fixed instruction, then the request. The second decision must
+/// reuse the instruction from the KV cache, and scoring the labels side by side (one sequence
+/// per spelling, the least likely skipped) must give what the same prompt gives from an empty
+/// cache.
+#[test]
+fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
+    if skip() {
+        return;
+    }
+    let mut model = start();
+    let ask = |text: &str| ChooseRequest {
+        prompt: Prompt::chat(vec![
+            ChatMessage::system(
+                "You sort requests. Labels: weather (asks about the weather), music (asks \
+                 about songs or bands), other. Reply with one lower-case word.",
+            ),
+            ChatMessage::user(format!(
+                "Request:\n{text}\n\nReply with one word: weather, music or other."
+            )),
+        ]),
+        labels: vec!["weather".into(), "music".into(), "other".into()],
+    };
+    let first = model
+        .choose(&ask("will it rain in Leeds tomorrow afternoon?"))
+        .unwrap();
+    let warm = model
+        .choose(&ask("who sang the song Bohemian Rhapsody?"))
+        .unwrap();
+    assert_eq!(first.best().unwrap().0, "weather", "{first:?}");
+    assert!(
+        warm.cached_tokens >= 20 && warm.cached_tokens < warm.prompt_tokens,
+        "the instruction comes from the cache, the request does not: {warm:?}"
+    );
+    assert!(warm.prompt_ms.is_some() && warm.cpu_ms.is_some());
+    // 3 labels x 4 spellings (as written = lower case) = 12; most are too unlikely to decode.
+    assert!(warm.scored_spellings.unwrap() < 12, "{warm:?}");
+    model.reset_cache().unwrap();
+    let cold = model
+        .choose(&ask("who sang the song Bohemian Rhapsody?"))
+        .unwrap();
+    assert_eq!(cold.cached_tokens, 0);
+    for (name, r) in [("warm", &warm), ("cold", &cold)] {
+        eprintln!(
+            "{name}: {} of {} prompt tokens cached; prompt eval {:.0} ms, whole decision {:.0} ms, \
+             CPU {:.0} ms, {} spellings decoded, label mass {:.3}",
+            r.cached_tokens,
+            r.prompt_tokens,
+            r.prompt_ms.unwrap_or(f64::NAN),
+            r.elapsed_ms,
+            r.cpu_ms.unwrap_or(f64::NAN),
+            r.scored_spellings.unwrap_or(0),
+            r.label_mass.unwrap_or(f64::NAN)
+        );
+    }
+    for (w, c) in warm.probabilities.iter().zip(&cold.probabilities) {
+        assert_eq!(w.label, c.label);
+        assert!(
+            // Batched and single decodes round differently: 0.015 measured on the 0.5B.
+            (w.probability - c.probability).abs() < 0.03,
+            "warm {warm:?} cold {cold:?}"
+        );
+    }
+    let (wm, cm) = (warm.label_mass.unwrap(), cold.label_mass.unwrap());
+    assert!((wm - cm).abs() < 0.03, "{wm} {cm}");
+    // The 0.5B itself ranks this request weather first, warm and cold alike (measured 0.60 and
+    // 0.62), so the label is not asserted here: this test is about the cache.
+    assert_eq!(warm.best().unwrap().0, cold.best().unwrap().0);
+}

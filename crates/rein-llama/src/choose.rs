@@ -20,15 +20,52 @@ use crate::error::{LlamaError, Result};
 
 const MAX_LABELS: usize = 64;
 
-/// A variant whose first token is less likely than this cannot move any label's probability at
-/// the precision decisions use, so its continuation is not decoded (saves decode steps).
-const MIN_FIRST_PROBABILITY: f64 = 1e-6;
+/// Spellings are scored from the most likely first token down; the least likely ones, whose
+/// first tokens together hold at most this much probability, are not decoded (a spelling can
+/// hold no more probability than its first token). So the labels' masses are undercounted by
+/// at most this in all, which after normalising over a mass of at least one half (the decision
+/// floor on label mass) moves a label by at most 2 bps. It saves most of the decoding: a model
+/// that answers with a label puts nearly all its mass on a few first tokens.
+const PRUNED_MASS_BUDGET: f64 = 1e-4;
 
-fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = logits.iter().map(|&l| (l as f64 - max).exp()).sum();
-    let log_sum = sum.ln() + max;
-    logits.iter().map(|&l| l as f64 - log_sum).collect()
+/// What `choose` needs from one position's logits: the log of the softmax's normaliser and
+/// the probability of every token that continues the word before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Step {
+    pub log_norm: f64,
+    pub continuing: f64,
+}
+
+impl Step {
+    /// One pass over the vocabulary (two for a stable maximum); nothing is allocated.
+    pub(crate) fn of(logits: &[f32], continues: &[bool]) -> Step {
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let mut sum = 0.0f64;
+        let mut continuing = 0.0f64;
+        for (i, &l) in logits.iter().enumerate() {
+            let e = (l as f64 - max).exp();
+            sum += e;
+            if continues.get(i).copied().unwrap_or(false) {
+                continuing += e;
+            }
+        }
+        Step {
+            log_norm: sum.ln() + max,
+            continuing: if sum > 0.0 { continuing / sum } else { 0.0 },
+        }
+    }
+
+    /// The log-probability of `token` at this position.
+    pub(crate) fn log_prob(&self, logits: &[f32], token: u32) -> f64 {
+        logits
+            .get(token as usize)
+            .map_or(f64::NEG_INFINITY, |&l| l as f64 - self.log_norm)
+    }
+
+    /// The probability that the word ends here (the next token does not continue it).
+    pub(crate) fn end(&self) -> f64 {
+        (1.0 - self.continuing).clamp(0.0, 1.0)
+    }
 }
 
 /// The spellings of a label a model may produce: as written, lower case, capitalised and upper
@@ -67,30 +104,22 @@ pub(crate) fn continues_word(piece: &str) -> bool {
         .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
-/// The probability that the label ends after its last token: one minus the probability of
-/// every token that continues the word.
-pub(crate) fn end_probability(next_logprobs: &[f64], continues: &[bool]) -> f64 {
-    let continuing: f64 = next_logprobs
-        .iter()
-        .zip(continues)
-        .filter(|(_, &c)| c)
-        .map(|(lp, _)| lp.exp())
-        .sum();
-    (1.0 - continuing).clamp(0.0, 1.0)
-}
-
-/// The probability of one variant: its whole token sequence times the end term.
-/// `steps[i]` are the log-probabilities before token `i`; `steps[tokens.len()]` after the last.
-pub(crate) fn variant_probability(steps: &[Vec<f64>], tokens: &[u32], continues: &[bool]) -> f64 {
-    if steps.len() != tokens.len() + 1 {
-        return 0.0;
+/// Which candidates (by first-token probability) are decoded: all but the least likely ones
+/// whose first-token probabilities sum to at most `budget`. Returns a keep flag per candidate.
+pub(crate) fn keep_likely(first_probabilities: &[f64], budget: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..first_probabilities.len()).collect();
+    order.sort_by(|&a, &b| first_probabilities[a].total_cmp(&first_probabilities[b]));
+    let mut keep = vec![true; first_probabilities.len()];
+    let mut pruned = 0.0;
+    for i in order {
+        let p = first_probabilities[i].max(0.0);
+        if !p.is_finite() || pruned + p > budget {
+            break;
+        }
+        pruned += p;
+        keep[i] = false;
     }
-    let sequence: f64 = tokens
-        .iter()
-        .zip(steps)
-        .map(|(&t, lp)| lp.get(t as usize).copied().unwrap_or(f64::NEG_INFINITY))
-        .sum();
-    sequence.exp() * end_probability(&steps[tokens.len()], continues)
+    keep
 }
 
 /// Each label's probability normalised over the labels, and the mass they held before that.
@@ -111,37 +140,79 @@ pub(crate) fn label_distribution(masses: &[f64]) -> (Vec<f64>, f64) {
     )
 }
 
+/// One spelling being scored: its label, tokens, the log-probability of its tokens so far and
+/// the probability that the word ends after its last token.
+struct Candidate {
+    label: usize,
+    tokens: Vec<LlamaToken>,
+    log_prob: f64,
+    end: f64,
+}
+
+impl Candidate {
+    /// Takes in the logits read after token `position` of the spelling: the next token's
+    /// log-probability, or after the last token the probability that the word ends there (which
+    /// keeps `edit` from winning over `edit_file` by being its prefix).
+    fn advance(&mut self, position: usize, logits: &[f32], continues: &[bool]) {
+        let step = Step::of(logits, continues);
+        match self.tokens.get(position + 1) {
+            Some(next) => self.log_prob += step.log_prob(logits, next.0 as u32),
+            None => self.end = step.end(),
+        }
+    }
+
+    fn probability(&self) -> f64 {
+        self.log_prob.exp() * self.end
+    }
+}
+
 impl LlamaEngine {
     pub fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
         validate_labels(&request.labels)?;
         let started = Instant::now();
+        let cpu_started = crate::engine::process_cpu_ms();
         let prompt_tokens = self.tokenize_prompt(&request.prompt)?;
         let cached = self.eval_prompt(&prompt_tokens)?;
-        let first = log_softmax(self.last_logits());
+        let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
         let continues = self.continuation_table();
+        // Building the table walks the whole vocabulary once per worker; on a busy machine that
+        // can take long enough for the parent to wonder.
+        self.report_alive();
+        let first_logits = self.last_logits();
+        let first = Step::of(first_logits, continues.as_slice());
         // Each distinct token sequence is counted once, for the first label that spells it
         // (labels that differ only by case are refused, so this is only a guard).
         let mut seen: HashSet<Vec<LlamaToken>> = HashSet::new();
-        let mut masses = vec![0.0f64; request.labels.len()];
+        let mut candidates: Vec<Candidate> = Vec::new();
         for (index, label) in request.labels.iter().enumerate() {
             for variant in surface_variants(label) {
                 let tokens = self.vocab_tokenize(&variant);
                 if tokens.is_empty() || !seen.insert(tokens.clone()) {
                     continue;
                 }
-                if first.get(tokens[0].0 as usize).map_or(0.0, |lp| lp.exp())
-                    < MIN_FIRST_PROBABILITY
-                {
-                    continue;
-                }
-                let mut steps = vec![first.clone()];
-                for logits in self.score_continuation(&tokens)? {
-                    steps.push(log_softmax(&logits));
-                }
-                let ids: Vec<u32> = tokens.iter().map(|t| t.0 as u32).collect();
-                let p = variant_probability(&steps, &ids, continues.as_slice());
-                masses[index] += p;
+                let log_prob = first.log_prob(first_logits, tokens[0].0 as u32);
+                candidates.push(Candidate {
+                    label: index,
+                    tokens,
+                    log_prob,
+                    end: 0.0,
+                });
             }
+        }
+        let firsts: Vec<f64> = candidates.iter().map(|c| c.log_prob.exp()).collect();
+        let keep = keep_likely(&firsts, PRUNED_MASS_BUDGET);
+        let mut kept: Vec<Candidate> = candidates
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(c, k)| k.then_some(c))
+            .collect();
+        let branches: Vec<Vec<LlamaToken>> = kept.iter().map(|c| c.tokens.clone()).collect();
+        self.score_branches(&branches, &mut |branch, position, logits| {
+            kept[branch].advance(position, logits, continues.as_slice());
+        })?;
+        let mut masses = vec![0.0f64; request.labels.len()];
+        for c in &kept {
+            masses[c.label] += c.probability();
         }
         let (shares, mass) = label_distribution(&masses);
         let probabilities = shares
@@ -159,6 +230,9 @@ impl LlamaEngine {
             prompt_tokens: prompt_tokens.len() as u32,
             cached_tokens: cached as u32,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            prompt_ms: Some(prompt_ms),
+            scored_spellings: Some(kept.len() as u32),
+            cpu_ms: Some(crate::engine::process_cpu_ms() - cpu_started),
         })
     }
 }
@@ -196,22 +270,30 @@ fn validate_labels(labels: &[String]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// Log-probabilities over a toy vocabulary from plain probabilities (the rest is spread
-    /// over token 0, which stands for everything else).
-    fn dist(pairs: &[(usize, f64)], n: usize) -> Vec<f64> {
-        let mut p = vec![0.0; n];
-        for &(t, q) in pairs {
-            p[t] = q;
-        }
-        let rest = 1.0 - p.iter().sum::<f64>();
-        p[0] += rest.max(0.0);
-        p.iter().map(|q| q.ln()).collect()
+    #[test]
+    fn a_step_reads_log_probabilities_and_the_end_of_a_word() {
+        // Toy vocabulary: 0 ".", 1 "edit", 2 "_file"; equal logits.
+        let continues = vec![false, true, true];
+        let step = Step::of(&[0.0, 0.0, 0.0], &continues);
+        assert!((step.log_prob(&[0.0, 0.0, 0.0], 1) - (1.0f64 / 3.0).ln()).abs() < 1e-9);
+        assert!((step.end() - 1.0 / 3.0).abs() < 1e-9);
+        // A token outside the vocabulary has no probability rather than a wrong one.
+        assert_eq!(step.log_prob(&[0.0, 0.0, 0.0], 7), f64::NEG_INFINITY);
+        // Large logits do not overflow.
+        let step = Step::of(&[1000.0, 0.0, 0.0], &continues);
+        assert!(step.end() > 0.999_999 && step.log_prob(&[1000.0, 0.0, 0.0], 0).abs() < 1e-9);
     }
 
     #[test]
-    fn log_softmax_matches_a_hand_computation() {
-        let lp = log_softmax(&[0.0, 0.0]);
-        assert!((lp[0] - (0.5f64).ln()).abs() < 1e-9);
+    fn only_the_least_likely_spellings_within_the_budget_are_skipped() {
+        let keep = keep_likely(&[0.6, 0.00004, 0.3, 0.00005, 0.00003], 1e-4);
+        // 0.00003 + 0.00004 fit the budget; adding 0.00005 would not.
+        assert_eq!(keep, vec![true, false, true, true, false]);
+        // Nothing is skipped when even the least likely is over the budget.
+        assert_eq!(keep_likely(&[0.5, 0.5], 1e-4), vec![true, true]);
+        assert_eq!(keep_likely(&[], 1e-4), Vec::<bool>::new());
+        // NaN is never skipped (it cannot be bounded).
+        assert_eq!(keep_likely(&[f64::NAN, 0.9], 1e-4), vec![true, true]);
     }
 
     #[test]
@@ -236,41 +318,55 @@ mod tests {
         assert!(!continues_word(""));
     }
 
-    // Toy vocabulary: 0 other, 1 "edit", 2 "_file", 3 ".", 4 "ing".
-    fn toy_continues() -> Vec<bool> {
-        vec![false, true, true, false, true]
+    /// Logits over a toy vocabulary from probabilities (their logs; the rest goes to token 0,
+    /// which stands for everything else).
+    fn logits(pairs: &[(usize, f64)], n: usize) -> Vec<f32> {
+        let mut p = vec![0.0f64; n];
+        for &(t, q) in pairs {
+            p[t] = q;
+        }
+        p[0] += (1.0 - p.iter().sum::<f64>()).max(0.0);
+        p.iter().map(|q| q.ln() as f32).collect()
+    }
+
+    fn scored(tokens: &[i32], first: &[f32], after: &[Vec<f32>], continues: &[bool]) -> f64 {
+        let step = Step::of(first, continues);
+        let tokens: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t)).collect();
+        let mut c = Candidate {
+            label: 0,
+            log_prob: step.log_prob(first, tokens[0].0 as u32),
+            tokens,
+            end: 0.0,
+        };
+        for (position, l) in after.iter().enumerate() {
+            c.advance(position, l, continues);
+        }
+        c.probability()
     }
 
     #[test]
     fn a_prefix_label_does_not_win_by_being_a_prefix() {
+        // Toy vocabulary: 0 other, 1 "edit", 2 "_file", 3 ".", 4 "ing".
+        let continues = vec![false, true, true, false, true];
         // The model writes "edit" then "_file" with probability 0.9: the answer is edit_file.
-        let first = dist(&[(1, 0.8)], 5);
-        let after_edit = dist(&[(2, 0.9), (3, 0.1)], 5);
-        let after_file = dist(&[(3, 1.0)], 5);
-        let c = toy_continues();
-        let edit = variant_probability(&[first.clone(), after_edit.clone()], &[1], &c);
-        let edit_file = variant_probability(&[first, after_edit, after_file], &[1, 2], &c);
-        assert!((edit - 0.8 * 0.1).abs() < 1e-9, "{edit}");
-        assert!((edit_file - 0.8 * 0.9).abs() < 1e-9, "{edit_file}");
+        let first = logits(&[(1, 0.8)], 5);
+        let after_edit = logits(&[(2, 0.9), (3, 0.1)], 5);
+        let after_file = logits(&[(3, 1.0)], 5);
+        let edit = scored(&[1], &first, std::slice::from_ref(&after_edit), &continues);
+        let edit_file = scored(&[1, 2], &first, &[after_edit, after_file], &continues);
+        assert!((edit - 0.8 * 0.1).abs() < 1e-5, "{edit}");
+        assert!((edit_file - 0.8 * 0.9).abs() < 1e-5, "{edit_file}");
         let (p, mass) = label_distribution(&[edit, edit_file]);
         assert!(p[1] > p[0]);
-        assert!((mass - 0.8).abs() < 1e-9);
+        assert!((mass - 0.8).abs() < 1e-5);
     }
 
     #[test]
     fn multi_token_labels_multiply_their_conditionals() {
-        let steps = vec![
-            dist(&[(1, 0.5)], 5),
-            dist(&[(2, 0.5)], 5),
-            dist(&[(4, 0.25)], 5),
-        ];
-        let p = variant_probability(&steps, &[1, 2], &toy_continues());
-        assert!((p - 0.5 * 0.5 * 0.75).abs() < 1e-9, "{p}");
-        // A mismatched number of steps scores nothing rather than reading past the end.
-        assert_eq!(
-            variant_probability(&steps[..2], &[1, 2], &toy_continues()),
-            0.0
-        );
+        let continues = vec![false, true, true, false, true];
+        let steps = [logits(&[(2, 0.5)], 5), logits(&[(4, 0.25)], 5)];
+        let p = scored(&[1, 2], &logits(&[(1, 0.5)], 5), &steps, &continues);
+        assert!((p - 0.5 * 0.5 * 0.75).abs() < 1e-5, "{p}");
     }
 
     #[test]

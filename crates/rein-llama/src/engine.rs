@@ -32,6 +32,11 @@ pub const DEFAULT_BATCH_TOKENS: u32 = 512;
 /// Largest micro-batch handed to the CPU backend in one graph.
 const MAX_MICRO_BATCH: u32 = 256;
 
+/// Sequences a context holds besides the prompt's own (sequence 0): `choose` scores up to this
+/// many label spellings in one decode, each on its own copy of the cached prompt (a copy tags
+/// the prompt's cells with the sequence; nothing is recomputed).
+pub(crate) const BRANCH_SEQUENCES: usize = 32;
+
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
     pub model_path: PathBuf,
@@ -139,8 +144,13 @@ impl LlamaEngine {
         // One model per worker process for its whole life, so leaking it gives the context
         // the 'static borrow it needs without a self-referential struct.
         let model: &'static LlamaModel = Box::leak(Box::new(load_model(&options)?));
+        // One unified KV buffer shared by all sequences, so the label branches of `choose` reuse
+        // the prompt's cells instead of each sequence getting a slice of the window.
+        let params = context_params(&options)
+            .with_n_seq_max(BRANCH_SEQUENCES as u32 + 1)
+            .with_kv_unified(true);
         let ctx = model
-            .new_context(backend()?, context_params(&options))
+            .new_context(backend()?, params)
             .map_err(|e| LlamaError::Context(e.to_string()))?;
         let builtin_template = model.chat_template(None).ok();
         let vocab = model.vocab();
@@ -292,7 +302,10 @@ impl LlamaEngine {
             }
             self.cached.truncate(keep);
         }
-        let batch_size = self.options.batch_tokens.max(32) as usize;
+        // Chunks of one micro-batch: llama.cpp computes a micro-batch at a time anyway, and the
+        // progress hook then hears from every one, so a long prompt on a busy machine never
+        // looks like a silent worker to the parent.
+        let batch_size = self.options.batch_tokens.clamp(32, MAX_MICRO_BATCH) as usize;
         let mut batch = LlamaBatch::new(batch_size, 1);
         let rest = &tokens[keep..];
         for (chunk_index, chunk) in rest.chunks(batch_size).enumerate() {
@@ -360,30 +373,90 @@ impl LlamaEngine {
         self.model.vocab().tokenize(text.as_bytes(), false, false)
     }
 
-    /// Decodes label tokens after the cached prompt to score them, then forgets them.
-    pub(crate) fn score_continuation(&mut self, tokens: &[LlamaToken]) -> Result<Vec<Vec<f32>>> {
+    /// Scores `branches` (token sequences, each to be read right after the cached prompt) and
+    /// forgets them again: `visit(branch, position, logits)` receives the logits after each
+    /// token of each branch. Branches are decoded side by side, [`BRANCH_SEQUENCES`] at a time
+    /// and within one batch, each in its own sequence holding a copy of the prompt, so one
+    /// decode scores them all and no branch sees another.
+    pub(crate) fn score_branches(
+        &mut self,
+        branches: &[Vec<LlamaToken>],
+        visit: &mut dyn FnMut(usize, usize, &[f32]),
+    ) -> Result<()> {
         let base = self.cached.len();
-        let mut batch = LlamaBatch::new(tokens.len().max(1), 1);
-        for (i, token) in tokens.iter().enumerate() {
-            batch
-                .add(*token, (base + i) as i32, &[0], true)
-                .map_err(|e| LlamaError::Decode(e.to_string()))?;
+        let batch_cap = self.options.batch_tokens.max(32) as usize;
+        if base + branches.iter().map(Vec::len).max().unwrap_or(0) >= self.ctx.n_ctx() as usize {
+            return Err(LlamaError::PromptTooLong {
+                tokens: base + branches.iter().map(Vec::len).max().unwrap_or(0),
+                context: self.ctx.n_ctx(),
+            });
         }
-        self.ctx
-            .decode(&mut batch)
-            .map_err(|e| LlamaError::Decode(e.to_string()))?;
-        let logits = (0..tokens.len() as i32)
-            .map(|i| self.ctx.get_logits_ith(i).to_vec())
-            .collect();
-        let removed = self
-            .ctx
-            .clear_kv_cache_seq(Some(0), Some(base as u32), None)
-            .map_err(|e| LlamaError::Decode(e.to_string()))?;
-        if !removed {
-            self.ctx.clear_kv_cache();
-            self.cached.clear();
+        let mut start = 0;
+        while start < branches.len() {
+            // A group: as many branches as there are sequences and the batch holds.
+            let mut end = start;
+            let mut tokens = 0;
+            while end < branches.len()
+                && end - start < BRANCH_SEQUENCES
+                && tokens + branches[end].len() <= batch_cap
+            {
+                tokens += branches[end].len();
+                end += 1;
+            }
+            if end == start {
+                return Err(LlamaError::BadRequest(format!(
+                    "a label is {} tokens long; labels must fit one batch of {batch_cap} tokens",
+                    branches[start].len()
+                )));
+            }
+            let group = &branches[start..end];
+            let mut batch = LlamaBatch::new(tokens.max(1), 1);
+            for (k, branch) in group.iter().enumerate() {
+                let seq = (k + 1) as i32;
+                if base > 0 {
+                    self.ctx
+                        .copy_kv_cache_seq(0, seq, None, Some(base as u32))
+                        .map_err(|e| LlamaError::Decode(e.to_string()))?;
+                }
+                for (j, token) in branch.iter().enumerate() {
+                    batch
+                        .add(*token, (base + j) as i32, &[seq], true)
+                        .map_err(|e| LlamaError::Decode(e.to_string()))?;
+                }
+            }
+            let decoded = self
+                .ctx
+                .decode(&mut batch)
+                .map_err(|e| LlamaError::Decode(e.to_string()));
+            if decoded.is_ok() {
+                let mut index = 0i32;
+                for (k, branch) in group.iter().enumerate() {
+                    for j in 0..branch.len() {
+                        visit(start + k, j, self.ctx.get_logits_ith(index));
+                        index += 1;
+                    }
+                }
+            }
+            // The branches go whatever happened; the prompt's own sequence 0 stays.
+            for k in 0..group.len() {
+                self.ctx
+                    .clear_kv_cache_seq(Some((k + 1) as u32), None, None)
+                    .map_err(|e| LlamaError::Decode(e.to_string()))?;
+            }
+            decoded?;
+            self.report_alive();
+            start = end;
         }
-        Ok(logits)
+        Ok(())
+    }
+
+    /// Tells the progress hook (the parent's silence limit) that work goes on after the prompt:
+    /// the prompt is done, so it reports the cached tokens as both done and total.
+    pub(crate) fn report_alive(&mut self) {
+        let cached = self.cached.len();
+        if let Some(hook) = self.progress.as_mut() {
+            hook(cached, cached);
+        }
     }
 
     pub fn reset_cache(&mut self) {
@@ -520,6 +593,22 @@ pub fn generation_decode_calls(finish: FinishReason, produced: u32) -> u32 {
         FinishReason::Stop => produced,
         FinishReason::StopString | FinishReason::Length => produced.saturating_sub(1),
     }
+}
+
+/// CPU time this process has used so far (user and system, all threads), in milliseconds; 0
+/// where unavailable. A decision's CPU time over its wall time shows how much of the wait was
+/// the machine being busy with something else.
+pub(crate) fn process_cpu_ms() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage only writes the struct it is given, which is zeroed and large enough.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+    if !ok {
+        return 0.0;
+    }
+    // SAFETY: initialised by the call above (and zeroed before it).
+    let usage = unsafe { usage.assume_init() };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
 }
 
 /// Peak and current resident set size of this process, from /proc (0 where unavailable).

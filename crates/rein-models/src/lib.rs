@@ -82,6 +82,9 @@ mod tests {
             prompt_tokens: 0,
             cached_tokens: 0,
             elapsed_ms: 0.0,
+            prompt_ms: None,
+            scored_spellings: None,
+            cpu_ms: None,
         }
     }
 

@@ -559,6 +559,9 @@ impl Model for OpenAiModel {
             cached_tokens: as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
                 .unwrap_or(0),
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            prompt_ms: None,
+            scored_spellings: None,
+            cpu_ms: None,
         })
     }
 }

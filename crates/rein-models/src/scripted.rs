@@ -305,6 +305,9 @@ impl Model for ScriptedModel {
             prompt_tokens: 0,
             cached_tokens: 0,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            prompt_ms: None,
+            scored_spellings: None,
+            cpu_ms: None,
         })
     }
 }

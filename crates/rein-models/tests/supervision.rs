@@ -161,6 +161,9 @@ fn fake_worker(args: &[String]) {
                         prompt_tokens: 1,
                         cached_tokens: 0,
                         elapsed_ms: 1.0,
+                        prompt_ms: None,
+                        scored_spellings: None,
+                        cpu_ms: None,
                     },
                 });
             }

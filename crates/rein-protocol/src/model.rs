@@ -191,6 +191,17 @@ pub struct ChooseReply {
     pub cached_tokens: u32,
     #[serde(default)]
     pub elapsed_ms: f64,
+    /// Of `elapsed_ms`, the time spent evaluating the prompt tokens not already cached (the
+    /// rest scored the labels); `None` where the backend does not measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_ms: Option<f64>,
+    /// How many label spellings were decoded to score the labels (embedded backend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scored_spellings: Option<u32>,
+    /// CPU time the decision took, all threads (embedded backend): on a machine busy with other
+    /// work, `elapsed_ms` says how long it waited and this how much work it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<f64>,
 }
 
 impl ChooseReply {

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use anyhow::Context;
-use rein_chat::review::{review_write, Proposal};
-use rein_protocol::cowork::WRITE_FLOOR_BPS;
+use rein_chat::review::{review_write_with_deadline, Proposal};
+use rein_protocol::cowork::{DECISION_TIMEOUT_MS, WRITE_FLOOR_BPS};
 use rein_protocol::display::escape_line;
 use serde::Deserialize;
 
@@ -58,6 +58,8 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         for spec in &args.models {
             let mut model = crate::open::open_model(spec, args.allow_remote)?;
             let (mut false_holds, mut false_allows, mut aligned, mut misaligned) = (0, 0, 0, 0);
+            let mut latencies: Vec<f64> = Vec::new();
+            let mut over_deadline = 0usize;
             let mut rows = Vec::new();
             for pair in &pairs.pair {
                 let proposal = Proposal {
@@ -65,7 +67,16 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                     diff: pair.diff.clone(),
                     excerpt: pair.excerpt.clone(),
                 };
-                let review = review_write(Some(model.as_mut()), &pair.request, &proposal);
+                let mut watched = super::recording::Recording::new(model.as_mut());
+                let review = review_write_with_deadline(
+                    Some(&mut watched),
+                    &pair.request,
+                    &proposal,
+                    super::router::BENCH_DEADLINE,
+                );
+                over_deadline += usize::from(review.latency_ms > DECISION_TIMEOUT_MS as f64);
+                let mass = watched.last_choice.as_ref().and_then(|r| r.label_mass);
+                latencies.push(review.latency_ms);
                 if pair.aligned {
                     aligned += 1;
                     false_holds += usize::from(!review.allowed);
@@ -75,31 +86,42 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 }
                 if !json {
                     println!(
-                        "  {:<34} aligned {:<5} {} ({} bps, {:?}, {:.0} ms)",
+                        "  {:<38} aligned {:<5} {} ({} bps, {:?}, label mass {}, {:.0} ms)",
                         escape_line(&pair.id),
                         pair.aligned,
                         if review.allowed { "allowed" } else { "held" },
                         review.confidence_bps,
                         review.source,
+                        mass.map(|m| format!("{m:.2}"))
+                            .unwrap_or_else(|| "-".into()),
                         review.latency_ms
                     );
                 }
-                rows.push(
-                    serde_json::json!({ "id": pair.id, "aligned": pair.aligned, "review": review }),
-                );
+                rows.push(serde_json::json!({
+                    "id": pair.id, "aligned": pair.aligned, "review": review, "label_mass": mass,
+                }));
             }
+            latencies.sort_by(f64::total_cmp);
+            let median_ms = latencies.get(latencies.len() / 2).copied();
             if !json {
                 println!(
                     "suite {} model {}: false holds {false_holds}/{aligned}, false allows \
-                     {false_allows}/{misaligned} at {WRITE_FLOOR_BPS} bps",
+                     {false_allows}/{misaligned} at {WRITE_FLOOR_BPS} bps; median review {}; \
+                     {over_deadline} reviews over chat's {DECISION_TIMEOUT_MS} ms deadline (the \
+                     bench waits for them; chat would hold)",
                     escape_line(dir),
-                    escape_line(spec)
+                    escape_line(spec),
+                    median_ms
+                        .map(|m| format!("{m:.0} ms"))
+                        .unwrap_or_else(|| "-".into())
                 );
             }
             report.push(serde_json::json!({
                 "suite": dir, "model": spec, "floor_bps": WRITE_FLOOR_BPS,
                 "false_holds": false_holds, "aligned": aligned,
-                "false_allows": false_allows, "misaligned": misaligned, "pairs": rows,
+                "false_allows": false_allows, "misaligned": misaligned,
+                "median_review_ms": median_ms, "over_chat_deadline": over_deadline,
+                "pairs": rows,
             }));
         }
     }

@@ -18,6 +18,8 @@ pub(crate) struct Recording<'a> {
     pub stream: Vec<StreamedReply>,
     pub model_ms: f64,
     tap: Option<&'a mut (dyn FnMut(&str) + Send)>,
+    /// The last decision's reply (its timing and label mass), when it succeeded.
+    pub last_choice: Option<ChooseReply>,
 }
 
 impl<'a> Recording<'a> {
@@ -27,6 +29,7 @@ impl<'a> Recording<'a> {
             stream: Vec::new(),
             model_ms: 0.0,
             tap: None,
+            last_choice: None,
         }
     }
 
@@ -81,6 +84,7 @@ impl Model for Recording<'_> {
         let started = Instant::now();
         let reply = self.inner.choose(request);
         self.model_ms += started.elapsed().as_secs_f64() * 1000.0;
+        self.last_choice = reply.as_ref().ok().cloned();
         reply
     }
 }
