@@ -29,6 +29,7 @@ fn options() -> EngineOptions {
         context_tokens: 512,
         batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
         expected_size: Some(launch.size),
+        gguf_template: false,
     }
 }
 
