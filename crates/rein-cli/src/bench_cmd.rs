@@ -6,9 +6,9 @@ mod bfcl;
 mod endpoints;
 mod gate;
 mod job;
-mod memory;
+pub(crate) mod memory;
 mod progress;
-mod recording;
+pub(crate) mod recording;
 mod router;
 mod runner;
 
