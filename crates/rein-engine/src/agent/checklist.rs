@@ -35,20 +35,19 @@ pub fn checklist_note(
     // Only the checks that may be shown are run: a hidden one would cost a read of its files
     // every step for nothing.
     let checks = &contract.mission.checks;
-    let unmet: Vec<(usize, String)> =
-        evaluate_selected(contract, world, trace, &status_may_be_shown)
-            .into_iter()
-            .filter(|(_, result)| !result.advisory && !result.passed)
-            .map(|(i, result)| {
-                let check = &checks[i];
-                let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
-                let mut line = format!("{}. {}", i + 1, requirement(&check.spec));
-                if !facts.is_empty() {
-                    line.push_str(&format!(" Now: {facts}"));
-                }
-                (i, line)
-            })
-            .collect();
+    let unmet: Vec<String> = evaluate_selected(contract, world, trace, &status_may_be_shown)
+        .into_iter()
+        .filter(|(_, result)| !result.advisory && !result.passed)
+        .map(|(i, result)| {
+            let check = &checks[i];
+            let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
+            let mut line = format!("{}. {}", i + 1, requirement(&check.spec));
+            if !facts.is_empty() {
+                line.push_str(&format!(" Now: {facts}"));
+            }
+            line
+        })
+        .collect();
     let shown = contract
         .mission
         .checks
@@ -73,7 +72,7 @@ pub fn checklist_note(
         "Checklist: {} of {shown} requirements checked before finish are not met yet (on the files as they are now).{judged_later}\n",
         unmet.len(),
     );
-    for (_, line) in unmet.iter().take(MAX_LISTED) {
+    for line in unmet.iter().take(MAX_LISTED) {
         s.push_str("- ");
         s.push_str(line);
         s.push('\n');

@@ -381,13 +381,16 @@ impl<'a> Agent<'a> {
             // The last draw may not name the repeated tool at all (constrained decoding only):
             // a small model that redraws the same call at any temperature still has to move on.
             let repeated_tool = action.action.clone();
-            let others: Vec<String> = self
-                .tools()
-                .into_iter()
-                .filter(|t| *t != repeated_tool)
-                .collect();
-            let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some() && !others.is_empty())
-                .then(|| self.action_schema(&others));
+            let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some())
+                .then(|| {
+                    let others: Vec<String> = self
+                        .tools()
+                        .into_iter()
+                        .filter(|t| *t != repeated_tool)
+                        .collect();
+                    (!others.is_empty()).then(|| self.action_schema(&others))
+                })
+                .flatten();
             let draw_schema = narrowed.as_ref().or(schema);
             let seed = self
                 .options
