@@ -153,6 +153,12 @@ pub fn terminal(report: &Report) -> String {
             );
         }
     }
+    for m in &report.models {
+        if let Some(s) = &m.sampling {
+            out.push_str(&escape_line(&s.sentence(&m.model)));
+            out.push('\n');
+        }
+    }
     let _ = writeln!(out, "{} runs", report.runs);
     out
 }
@@ -216,6 +222,11 @@ pub fn markdown(report: &Report) -> String {
     for m in &report.models {
         let ids: Vec<String> = m.identities.iter().map(|i| md_escape(i)).collect();
         let _ = writeln!(out, "- {}: {}", md_escape(&m.model), ids.join("; "));
+    }
+    for m in &report.models {
+        if let Some(s) = &m.sampling {
+            let _ = writeln!(out, "\n{}", md_escape(&s.sentence(&m.model)));
+        }
     }
     if !report.comparisons.is_empty() {
         out.push_str("\n## Paired comparisons\n\n");
@@ -306,6 +317,15 @@ pub fn html(report: &Report) -> String {
     out.push_str("<h2>Pass rates</h2>\n");
     out.push_str(&pass_rate_svg(report));
     out.push_str("<p class=\"note\">Bars: pass rate; whiskers: Wilson 95 % interval. Bold rows are a model's overall figures.</p>\n");
+    for m in &report.models {
+        if let Some(s) = &m.sampling {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">{}</p>",
+                html_escape(&s.sentence(&m.model))
+            );
+        }
+    }
     out.push_str("<div class=\"wide\"><table>\n<tr>");
     for h in HEAD {
         let _ = write!(out, "<th>{}</th>", html_escape(h));

@@ -67,6 +67,68 @@ pub struct ModelReport {
     pub identities: Vec<String>,
     pub overall: GroupStats,
     pub categories: Vec<GroupStats>,
+    /// Verified sampling's figures, when its runs drew more than one candidate per write.
+    pub sampling: Option<SamplingFigures>,
+}
+
+/// Verified sampling, kept apart from the pass rate so best-of-K is never read as pass@1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SamplingFigures {
+    /// The largest K its runs used.
+    pub samples: u32,
+    /// Runs with K > 1, and those of them that sampled at least one write.
+    pub runs: u64,
+    pub sampled_runs: u64,
+    /// Of the sampled runs: the last sampled write's first draw, and the proposed draw, passed
+    /// every check on their scratch view (first draws: a pass@1 estimate at that write).
+    pub first_draw_passed: u64,
+    pub chosen_draw_passed: u64,
+    /// Of the runs with K > 1: the verdicts (best-of-K).
+    pub passes: u64,
+}
+
+fn sampling(runs: &[&RunResult]) -> Option<SamplingFigures> {
+    let sampled: Vec<&&RunResult> = runs
+        .iter()
+        .filter(|r| r.samples.is_some_and(|k| k > 1))
+        .collect();
+    let samples = sampled.iter().filter_map(|r| r.samples).max()?;
+    let with_write: Vec<&&&RunResult> = sampled
+        .iter()
+        .filter(|r| r.first_draw_passed.is_some())
+        .collect();
+    Some(SamplingFigures {
+        samples,
+        runs: sampled.len() as u64,
+        sampled_runs: with_write.len() as u64,
+        first_draw_passed: with_write
+            .iter()
+            .filter(|r| r.first_draw_passed == Some(true))
+            .count() as u64,
+        chosen_draw_passed: with_write
+            .iter()
+            .filter(|r| r.chosen_draw_passed == Some(true))
+            .count() as u64,
+        passes: sampled.iter().filter(|r| r.passed).count() as u64,
+    })
+}
+
+impl SamplingFigures {
+    /// One sentence for the reports.
+    pub fn sentence(&self, model: &str) -> String {
+        format!(
+            "{model}: verified sampling, {k} candidates per deliverable write: its pass rate is \
+             best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs sampled a write, \
+             where the first draw passed on its scratch view in {first} and the proposed draw in \
+             {chosen} (run without --samples for pass@1)",
+            k = self.samples,
+            passes = self.passes,
+            runs = self.runs,
+            sampled = self.sampled_runs,
+            first = self.first_draw_passed,
+            chosen = self.chosen_draw_passed,
+        )
+    }
 }
 
 /// A run one model passed and the other failed.
@@ -132,6 +194,7 @@ impl Report {
                     identities: identities.into_iter().collect(),
                     overall: group(ALL, runs),
                     categories: by_cat.iter().map(|(c, rs)| group(c, rs)).collect(),
+                    sampling: sampling(runs),
                 }
             })
             .collect();

@@ -65,6 +65,17 @@ pub struct RunResult {
     /// written before levers were recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levers: Option<serde_json::Value>,
+    /// Verified sampling: candidates drawn per write of the deliverable (absent or 1: off).
+    /// With more than one, `passed` is the best-of-K run's verdict, never pass@1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
+    /// At the run's last sampled write: whether the first draw (what the run would have
+    /// proposed without sampling) and the proposed one passed every check on their scratch
+    /// view. Absent when no write was sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_draw_passed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_draw_passed: Option<bool>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -189,6 +200,9 @@ impl RunResult {
             trace: None,
             memory,
             levers: None,
+            samples: (f.samples > 1).then_some(f.samples),
+            first_draw_passed: f.first_draw_passed,
+            chosen_draw_passed: f.chosen_draw_passed,
         }
     }
 

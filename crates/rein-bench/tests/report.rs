@@ -42,6 +42,9 @@ fn run(
         trace: None,
         memory: None,
         levers: None,
+        samples: None,
+        first_draw_passed: None,
+        chosen_draw_passed: None,
     }
 }
 
@@ -292,4 +295,47 @@ fn write_outputs_is_deterministic() {
         let b = std::fs::read(two.path().join(f)).unwrap();
         assert_eq!(a, b, "{f}");
     }
+}
+
+#[test]
+fn verified_sampling_is_reported_as_best_of_k_never_as_pass_at_one() {
+    let mut runs = sample();
+    // Model a sampled: t1 repeat 0 passed only through its second draw, t2 repeat 0 passed
+    // with its first draw, t3 sampled a write and failed; t1 repeat 1 never wrote.
+    for r in runs.iter_mut().filter(|r| r.model == "a") {
+        r.samples = Some(4);
+        let draws = match (r.task.as_str(), r.repeat) {
+            ("t1", 0) => Some((false, true)),
+            ("t2", 0) => Some((true, true)),
+            ("t3", 0) => Some((false, false)),
+            _ => None,
+        };
+        r.first_draw_passed = draws.map(|d| d.0);
+        r.chosen_draw_passed = draws.map(|d| d.1);
+    }
+    let report = Report::build(&runs);
+    let a = report.models.iter().find(|m| m.model == "a").unwrap();
+    let s = a.sampling.as_ref().unwrap();
+    assert_eq!(
+        (
+            s.samples,
+            s.runs,
+            s.sampled_runs,
+            s.first_draw_passed,
+            s.chosen_draw_passed,
+            s.passes
+        ),
+        (4, 6, 3, 1, 2, 3)
+    );
+    let b = report.models.iter().find(|m| m.model == "b").unwrap();
+    assert!(b.sampling.is_none(), "model b did not sample");
+    for text in [terminal(&report), markdown(&report), html(&report)] {
+        assert!(text.contains("best-of-4"), "{text}");
+        assert!(text.contains("not pass@1"), "{text}");
+    }
+    // A results line written with sampling reads back the same; one without has no fields.
+    let line = serde_json::to_string(&runs[0]).unwrap();
+    assert!(line.contains("\"samples\":4"));
+    let plain = serde_json::to_string(&runs[6]).unwrap();
+    assert!(!plain.contains("samples"), "{plain}");
 }

@@ -55,6 +55,9 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         }),
         memory: None,
         levers: None,
+        samples: None,
+        first_draw_passed: None,
+        chosen_draw_passed: None,
     }
 }
 

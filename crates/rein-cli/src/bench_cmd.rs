@@ -64,6 +64,11 @@ pub struct RunBenchArgs {
     /// monotone-attempts, write-json, checklist, gguf-template.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     pub(crate) levers: Vec<String>,
+    /// Verified sampling: draw K candidate writes of the deliverable, judge each on a scratch
+    /// view with the contract's checks, propose the best (1 to 8; default: the mission's
+    /// `budgets.samples`, else 1). The verdict is then best-of-K, reported as such.
+    #[arg(long, value_name = "K")]
+    pub(crate) samples: Option<u32>,
     /// Which tasks: dev, heldout or all.
     #[arg(long, default_value = "dev", value_parser = ["dev", "heldout", "all"])]
     pub(crate) split: String,

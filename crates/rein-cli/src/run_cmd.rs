@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use rein_engine::agent::{
     begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunEnv, RunOutcome, WorkspaceWorld,
-    MAX_TURNS_PER_JOB,
+    MAX_SAMPLES, MAX_TURNS_PER_JOB,
 };
 use rein_engine::gate::{
     ApprovalDecision, ApprovalRequest, Approver, Gate, GateConfig, GateTarget, OwnWorkApprover,
@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// write-json, checklist, gguf-template.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     levers: Vec<String>,
+    /// Verified sampling: draw K candidate writes of the deliverable, judge each on a scratch
+    /// view with the contract's checks, propose the best (1 to 8; default: the mission's
+    /// `budgets.samples`, else 1). The verdict is then best-of-K, reported as such.
+    #[arg(long, value_name = "K")]
+    samples: Option<u32>,
     /// Allow an `openai:` endpoint that is not on this machine.
     #[arg(long)]
     allow_remote: bool,
@@ -72,6 +77,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     let mission_file = resolve_mission(&args.mission)?;
     // A misspelt lever is refused before anything loads.
     let levers = Levers::from_settings(&args.levers)?;
+    check_samples(args.samples)?;
     let contract = Mission::load(&mission_file)?;
     if !contract.mission.tools.iter().any(|t| t == "finish") {
         bail!(
@@ -124,6 +130,9 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     options.plan = args.plan;
     options.seed = args.seed;
     options.levers = levers;
+    if let Some(k) = args.samples {
+        options.samples = k;
+    }
     let mut approver: Box<dyn Approver> = match args.approve {
         // Only the run's own files: its editable files and what it writes, never a frozen
         // input nor a file that shows up in the folder while it runs.
@@ -141,6 +150,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
         "mission_file": mission_file.display().to_string(),
         "seed": options.seed,
         "levers": levers.to_json(),
+        "samples": options.samples,
         "sampling": options.sampling,
         "threads": args.knobs.threads,
         "context": args.knobs.context,
@@ -214,6 +224,16 @@ pub(crate) fn drive(
     let outcome = agent.run(&mut |e| printer.event(e))?;
     printer.done(&outcome);
     Ok(outcome)
+}
+
+/// `--samples K` within 1 to [`MAX_SAMPLES`], refused before anything loads.
+pub(crate) fn check_samples(samples: Option<u32>) -> anyhow::Result<()> {
+    match samples {
+        Some(k) if !(1..=MAX_SAMPLES).contains(&k) => {
+            bail!("--samples must be between 1 and {MAX_SAMPLES}, not {k}")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Where a mission is: a path that exists, else a name under `$REIN_MISSIONS`, `./missions`, or
@@ -340,6 +360,32 @@ impl Printer {
                 println!("model: {}", escape_line(message))
             }
             AgentEvent::FinishRefused { .. } | AgentEvent::FinishAccepted { .. } => {}
+            AgentEvent::Sampled {
+                step,
+                candidates,
+                chosen,
+            } => {
+                println!(
+                    "     verified sampling at step {step}: {} candidate(s), proposing draw {}",
+                    candidates.len(),
+                    candidates.get(*chosen).map_or(0, |c| c.draw)
+                );
+                for c in candidates {
+                    let judged = match &c.skipped {
+                        Some(why) => format!("not judged: {}", escape_line(why)),
+                        None if c.passed => "every check passed on its scratch view".into(),
+                        None => format!(
+                            "{} check(s) passed, failed: {}",
+                            c.passed_checks,
+                            escape_line(&c.failed.join(", "))
+                        ),
+                    };
+                    println!(
+                        "       draw {} (seed {}, temperature {}): {judged}",
+                        c.draw, c.seed, c.temperature
+                    );
+                }
+            }
             AgentEvent::Check(c) => {
                 // An unqualified decision is advice for the person; it never decides the verdict.
                 let mark = match (c.advisory, c.passed) {

@@ -52,6 +52,7 @@ impl Item<'_> {
 pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     // A misspelt lever is refused before any model loads.
     let levers = Levers::from_settings(&args.levers)?;
+    crate::run_cmd::check_samples(args.samples)?;
     if args.repeats == 0 || args.repeats > 1000 {
         bail!("--repeats must be between 1 and 1000, not {}", args.repeats);
     }
@@ -82,7 +83,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     let results_file = args.out.join(RESULTS_FILE);
     let spec = json!({
         "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed, "levers": levers.to_json(),
-        "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
+        "samples": args.samples, "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
     let seed = args.seed;
     let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
@@ -178,7 +179,17 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let dir = base.join(format!("w{id}-{n}"));
             let seed = args.seed.wrapping_add(item.repeat);
             job.start(item.id)?;
-            let result = run_one(&item, model.as_mut(), &journal, &dir, seed, levers);
+            let result = run_one(
+                &item,
+                model.as_mut(),
+                &journal,
+                &dir,
+                RunSettings {
+                    seed,
+                    levers,
+                    samples: args.samples,
+                },
+            );
             let _ = std::fs::remove_dir_all(&dir);
             let (result, journal_run) = match result {
                 Ok(r) => r,
@@ -265,6 +276,14 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How one bench run is asked for: its seed, levers and verified sampling.
+#[derive(Debug, Clone, Copy)]
+struct RunSettings {
+    seed: u32,
+    levers: Levers,
+    samples: Option<u32>,
+}
+
 /// One run in a fresh workspace `dir` (created here, empty), judged; the record of it, and the
 /// journal run that holds its whole trace.
 fn run_one(
@@ -272,9 +291,13 @@ fn run_one(
     model: &mut dyn Model,
     journal: &rein_journal::Journal,
     dir: &Path,
-    seed: u32,
-    levers: Levers,
+    settings: RunSettings,
 ) -> anyhow::Result<(RunResult, Option<RunId>)> {
+    let RunSettings {
+        seed,
+        levers,
+        samples,
+    } = settings;
     let started = Instant::now();
     let mut model = Recording::new(model);
     let model = &mut model;
@@ -305,6 +328,9 @@ fn run_one(
     let mut options = AgentOptions::for_mission(contract, model.identity());
     options.seed = seed;
     options.levers = levers;
+    if let Some(k) = samples {
+        options.samples = k;
+    }
     let identity = model.identity().clone();
     let meta = json!({
         "command": "bench",
@@ -314,6 +340,7 @@ fn run_one(
         "repeat": item.repeat,
         "seed": seed,
         "levers": levers.to_json(),
+        "samples": options.samples,
     });
     let mission_file: PathBuf = contract.source.clone();
     let outcome: RunOutcome = drive(

@@ -187,6 +187,7 @@ mod tests {
             max_seconds: 100_000,
             max_plan_steps: 50,
             attempts_per_strategy: 9,
+            samples: None,
         };
         let l = Limits::from_budgets(&generous);
         assert_eq!(l.max_turns, MAX_TURNS_PER_JOB);

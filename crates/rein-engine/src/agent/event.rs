@@ -93,6 +93,13 @@ pub enum AgentEvent {
         undone: Vec<UndoneChange>,
         error: Option<String>,
     },
+    /// Verified sampling drew `candidates` for a write of the deliverable and proposes
+    /// `chosen` (an index into them) through the gate.
+    Sampled {
+        step: u32,
+        candidates: Vec<super::sampling::Candidate>,
+        chosen: usize,
+    },
     /// The run ended; `status` is `pass`, `fail` or `aborted`.
     RunEnded {
         run: RunId,

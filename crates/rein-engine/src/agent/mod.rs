@@ -37,6 +37,7 @@ mod outcome;
 mod plan;
 mod prompt;
 mod run;
+mod sampling;
 mod step;
 mod trim;
 mod world;
@@ -58,6 +59,9 @@ pub use prompt::{
 pub use run::{
     begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
     MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,
+};
+pub use sampling::{
+    best, judge_candidate, score, Candidate, OverlayWorld, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{

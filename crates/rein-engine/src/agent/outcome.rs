@@ -73,6 +73,15 @@ pub struct RunFigures {
     pub cached_tokens: u64,
     pub completion_tokens: u64,
     pub elapsed_ms: u64,
+    /// Candidates drawn per write of the deliverable (verified sampling; 1 = off).
+    pub samples: u32,
+    /// Writes of the deliverable that were sampled.
+    pub sampled_writes: u32,
+    /// At the last sampled write: whether the first draw (what the run would have proposed
+    /// without sampling) passed every check on its scratch view, and whether the one proposed
+    /// did. The first is a pass@1 estimate, the second best-of-K; neither is the verdict.
+    pub first_draw_passed: Option<bool>,
+    pub chosen_draw_passed: Option<bool>,
 }
 
 /// Everything about how a run ended.

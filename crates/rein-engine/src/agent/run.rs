@@ -25,6 +25,7 @@ use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
     progress_note, result_message, summarize, system_prompt, task_message, type_document,
 };
+use super::sampling::{best, judge_candidate, score, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -77,6 +78,10 @@ pub struct AgentOptions {
     pub seed: u32,
     /// The harness-side levers of this run (recorded with it).
     pub levers: Levers,
+    /// Candidates drawn and judged on a scratch view at each write of the deliverable
+    /// (verified sampling); 1 proposes the ordinary draw. The mission's `budgets.samples`,
+    /// else 1; `--samples` overrides; at most [`MAX_SAMPLES`].
+    pub samples: u32,
 }
 
 impl AgentOptions {
@@ -94,6 +99,7 @@ impl AgentOptions {
             sampling: SamplingProfile::ACTOR,
             seed: 0,
             levers: Levers::DEFAULT,
+            samples: contract.mission.budgets.samples.unwrap_or(1),
         }
     }
 }
@@ -423,6 +429,174 @@ impl<'a> Agent<'a> {
         Ok(asked)
     }
 
+    /// Candidates per write of the deliverable: 1 for a memory-sandbox task (it has no
+    /// deliverable file), else the option, within [`MAX_SAMPLES`].
+    fn samples(&self) -> u32 {
+        if self.options.memory {
+            1
+        } else {
+            self.options.samples.clamp(1, MAX_SAMPLES)
+        }
+    }
+
+    /// The tool of a reply that writes the deliverable, if it is one.
+    fn deliverable_write(&self, asked: &Asked) -> Result<String, String> {
+        let Reply::Action { action, .. } = &asked.reply else {
+            return Err("no action could be read".into());
+        };
+        let tool = &action.action;
+        let writes =
+            self.tools().contains(tool) && self.env.registry.get(tool).is_some_and(|t| t.mutates());
+        let params = Value::Object(action.parameters.clone());
+        match trace_target(tool, &params) {
+            Some(path)
+                if writes && same_path(path, &self.env.contract.mission.required_artifact) =>
+            {
+                Ok(tool.clone())
+            }
+            _ => Err(format!("{tool} does not write the deliverable")),
+        }
+    }
+
+    /// Verified sampling: when the step's reply writes the deliverable, draw more candidates
+    /// for the same tool (other seeds, [`SAMPLE_TEMPERATURE`], the same prompt and so the same
+    /// cached prefix), judge each on a scratch view with the contract's checks, and go on with
+    /// the best (the first draw unless another is strictly better). Journaled and reported;
+    /// the model sees only the reply that is proposed.
+    fn sample_write(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        asked: Asked,
+        schema: Option<&Value>,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Asked, AgentError> {
+        let k = self.samples();
+        if k <= 1 {
+            return Ok(asked);
+        }
+        let Ok(tool) = self.deliverable_write(&asked) else {
+            return Ok(asked);
+        };
+        st.figures.sampled_writes += 1;
+        let own = self.action_sampling();
+        let narrowed = schema.map(|_| self.action_schema(std::slice::from_ref(&tool)));
+        let mut draws = vec![(asked, self.options.seed, own.temperature)];
+        let mut failure = None;
+        for draw in 2..=k {
+            let mut sampling = own;
+            sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
+            let seed = self
+                .options
+                .seed
+                .wrapping_add(n.wrapping_mul(7919))
+                .wrapping_add(1_000 + draw);
+            match ask_action(
+                self.model,
+                st.transcript.messages(),
+                narrowed.as_ref(),
+                sampling,
+                seed,
+                &mut |_| {},
+            ) {
+                Ok(a) => {
+                    add_tokens(&mut st.figures, &a.completion);
+                    draws.push((a, seed, sampling.temperature));
+                }
+                // The draws made so far still compete; the ordinary path reports a failing
+                // model at the next step.
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let candidates: Vec<Candidate> = draws
+            .iter()
+            .enumerate()
+            .map(|(i, (a, seed, t))| self.judge_draw(st, n, i as u32 + 1, a, *seed, *t))
+            .collect();
+        let chosen = best(&candidates).unwrap_or(0);
+        st.figures.first_draw_passed = Some(candidates[0].passed);
+        st.figures.chosen_draw_passed = Some(candidates[chosen].passed);
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "verified_sampling",
+            &json!({"step": n, "samples": k, "candidates": candidates, "chosen": chosen,
+                    "model_failure": failure}),
+        )?;
+        on_event(&AgentEvent::Sampled {
+            step: n,
+            candidates,
+            chosen,
+        });
+        Ok(draws.swap_remove(chosen).0)
+    }
+
+    /// One candidate judged on a scratch view: its change computed by the gate without
+    /// writing, laid over the workspace, and the contract's checks run on that.
+    fn judge_draw(
+        &self,
+        st: &State,
+        n: u32,
+        draw: u32,
+        asked: &Asked,
+        seed: u32,
+        temperature: f32,
+    ) -> Candidate {
+        let mut c = Candidate {
+            draw,
+            seed,
+            temperature,
+            tool: None,
+            passed_checks: 0,
+            failed: Vec::new(),
+            passed: false,
+            skipped: None,
+        };
+        let Reply::Action { action, .. } = &asked.reply else {
+            c.skipped = Some("no action could be read".into());
+            return c;
+        };
+        c.tool = Some(action.action.clone());
+        let params = Value::Object(action.parameters.clone());
+        let refused = match self.deliverable_write(asked) {
+            Err(why) => Some(why),
+            Ok(tool) if tool == WRITE_JSON => self.write_json_refusal(&params),
+            Ok(_) => None,
+        };
+        if let Some(why) = refused {
+            c.skipped = Some(why);
+            return c;
+        }
+        let call = ToolCall {
+            id: format!("run{}-step{n}-draw{draw}", self.env.run),
+            tool: action.action.clone(),
+            arguments: params,
+        };
+        match self.executor.preview(&call) {
+            Err(why) => c.skipped = Some(why),
+            Ok(proposal) => {
+                let v = judge_candidate(
+                    self.env.contract,
+                    self.env.world,
+                    &st.trace,
+                    &action.action,
+                    &proposal,
+                );
+                c.passed_checks = score(&v);
+                c.failed = v
+                    .checks
+                    .iter()
+                    .filter(|r| !r.passed && !r.advisory)
+                    .map(|r| r.id.clone())
+                    .collect();
+                c.passed = v.passed;
+            }
+        }
+        c
+    }
+
     /// Runs to the end, emitting events as it goes, and finishes the run in the journal.
     pub fn run(mut self, on_event: &mut dyn FnMut(&AgentEvent)) -> Result<RunOutcome, AgentError> {
         let c = self.env.contract;
@@ -460,8 +634,10 @@ impl<'a> Agent<'a> {
         self.env.journal.append_event(
             Some(self.env.run),
             "levers",
-            &json!({"levers": self.options.levers.to_json(), "tools": self.tools()}),
+            &json!({"levers": self.options.levers.to_json(), "tools": self.tools(),
+                    "samples": self.samples()}),
         )?;
+        st.figures.samples = self.samples();
         let (end, verdict, accepted) = match self.refusal_before_start() {
             Some(end) => (end, None, false),
             None => self.attempts(&mut st, on_event)?,
@@ -875,6 +1051,7 @@ impl<'a> Agent<'a> {
             } else {
                 asked
             };
+            let asked = self.sample_write(st, n, asked, schema.as_ref(), on_event)?;
             match self.step(st, n, &asked, started, on_event)? {
                 StepEnd::Continue => {}
                 StepEnd::FinishAccepted => return Ok(None),

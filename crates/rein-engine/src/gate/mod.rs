@@ -62,6 +62,18 @@ pub trait CallExecutor {
             "change {change} cannot be undone here: this executor keeps no journal of changes"
         ))
     }
+
+    /// What a change would do, computed as the gate computes it before asking (validated,
+    /// under policy, nothing written, asked, journaled or counted against a budget): verified
+    /// sampling judges candidate writes on it. Refused for a read, a call policy denies, a file
+    /// whose content policy protects (its post-image shows that content), and any executor
+    /// that cannot compute one.
+    fn preview(&self, call: &ToolCall) -> Result<Proposal, String> {
+        Err(format!(
+            "{} cannot be previewed here: this executor computes no changes ahead",
+            call.tool
+        ))
+    }
 }
 
 /// What the tools act on.
@@ -442,6 +454,50 @@ impl CallExecutor for Gate<'_> {
             outcome: decision.outcome,
             reason: decision.reason,
             result: decision.result,
+        }
+    }
+
+    fn preview(&self, call: &ToolCall) -> Result<Proposal, String> {
+        self.registry.validate(&call.tool, &call.arguments)?;
+        let Some(tool) = self.registry.get(&call.tool) else {
+            return Err(format!("unknown tool \"{}\"", call.tool));
+        };
+        if !tool.mutates() {
+            return Err(format!(
+                "{} changes nothing, so it has no preview",
+                call.tool
+            ));
+        }
+        let path = call.arguments.get("path").and_then(Value::as_str);
+        if self.policy.decide(&call.tool, true, path).action == PolicyAction::Deny {
+            return Err(format!("policy denies {}", call.tool));
+        }
+        if path.is_some_and(|p| {
+            self.policy.decide("read_file", false, Some(p)).action != PolicyAction::Allow
+        }) {
+            return Err(format!(
+                "policy protects the content of the file {} names, so it is not previewed",
+                call.tool
+            ));
+        }
+        let GateTarget::Desk(workspace) = &self.target else {
+            return Err("the bench sandbox's changes are not previewed".to_string());
+        };
+        let filter = self.policy.path_filter(&call.tool);
+        let output = self
+            .registry
+            .call(
+                &mut ToolContext::FilteredDesk {
+                    workspace,
+                    filter: &filter,
+                },
+                &call.tool,
+                &call.arguments,
+            )
+            .map_err(|e| e.to_string())?;
+        match output {
+            ToolOutput::Proposal(p) => Ok(p),
+            ToolOutput::Data(_) => Err(format!("{} proposed no change", call.tool)),
         }
     }
 

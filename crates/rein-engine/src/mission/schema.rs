@@ -31,6 +31,10 @@ pub struct Budgets {
     pub max_seconds: u64,
     pub max_plan_steps: u32,
     pub attempts_per_strategy: u32,
+    /// Candidate writes of the deliverable drawn and judged on a scratch view before one is
+    /// proposed (verified sampling); absent means one, the ordinary draw. `--samples` overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
 }
 
 impl Budgets {
@@ -47,6 +51,7 @@ impl Default for Budgets {
             max_seconds: Self::DEFAULT_MAX_SECONDS,
             max_plan_steps: Self::DEFAULT_MAX_PLAN_STEPS,
             attempts_per_strategy: Self::DEFAULT_ATTEMPTS_PER_STRATEGY,
+            samples: None,
         }
     }
 }

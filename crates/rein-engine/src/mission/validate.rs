@@ -185,6 +185,18 @@ pub(crate) fn validate(
         }
     }
 
+    if let Some(k) = b.samples {
+        if !(1..=crate::agent::MAX_SAMPLES).contains(&k) {
+            return Err(cx.err(
+                "budgets.samples",
+                format!(
+                    "{k} candidates per write is outside 1 to {}",
+                    crate::agent::MAX_SAMPLES
+                ),
+            ));
+        }
+    }
+
     if m.checks.is_empty() {
         return Err(cx.err("checks", "a contract needs at least one check"));
     }

@@ -1,0 +1,165 @@
+//! Verified sampling: at the step that writes the deliverable, K candidate writes are drawn,
+//! each is judged on a scratch view of the workspace (the workspace as it is, with that one
+//! candidate's change laid over it) by the contract's deterministic checks, and the best is the
+//! one proposed through the gate. The person still sees one diff; the model never sees the
+//! scores.
+
+use std::collections::BTreeSet;
+
+use rein_workspace::Proposal;
+use serde::Serialize;
+
+use crate::checks::{evaluate, normalize_rel, TraceEntry, Verdict, World, WorldError};
+use crate::mission::FrozenContract;
+
+/// The most candidates one write may draw (`--samples`, a mission's `budgets.samples`).
+pub const MAX_SAMPLES: u32 = 8;
+
+/// The temperature of the extra draws: the first draw keeps the actor's own (it is what a run
+/// without sampling would have written), the others need to differ from it.
+pub const SAMPLE_TEMPERATURE: f32 = 0.7;
+
+/// The workspace as it would be after one proposed change, nothing written: reads of the
+/// changed file give its post-image, every other read goes to the workspace.
+pub struct OverlayWorld<'a> {
+    base: &'a dyn World,
+    path: String,
+    after: Option<Vec<u8>>,
+}
+
+impl<'a> OverlayWorld<'a> {
+    pub fn new(base: &'a dyn World, proposal: &Proposal) -> Self {
+        OverlayWorld {
+            base,
+            path: proposal.path.as_str().to_string(),
+            after: proposal.after.clone(),
+        }
+    }
+
+    fn is_changed(&self, path: &str) -> bool {
+        normalize_rel(path).is_ok_and(|p| p == self.path)
+    }
+}
+
+impl World for OverlayWorld<'_> {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, WorldError> {
+        if self.is_changed(path) {
+            return Ok(self.after.clone());
+        }
+        self.base.read(path)
+    }
+
+    fn variable(&self, name: &str) -> Option<serde_json::Value> {
+        self.base.variable(name)
+    }
+
+    fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
+        let Some(files) = self.base.files()? else {
+            return Ok(None);
+        };
+        let mut set: BTreeSet<String> = files.into_iter().collect();
+        if self.after.is_some() {
+            set.insert(self.path.clone());
+        } else {
+            set.remove(&self.path);
+        }
+        Ok(Some(set.into_iter().collect()))
+    }
+}
+
+/// One candidate of a sampled write, as journaled and reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// 1 is the ordinary draw; the others are the extra ones.
+    pub draw: u32,
+    pub seed: u32,
+    pub temperature: f32,
+    /// The tool it called (`None` for an unreadable reply).
+    pub tool: Option<String>,
+    /// Deciding checks the scratch view passed, and the ids of those it failed (empty when
+    /// the candidate could not be judged).
+    pub passed_checks: u32,
+    pub failed: Vec<String>,
+    /// Whether every check passed on the scratch view (decision checks fail closed there).
+    pub passed: bool,
+    /// Why the candidate was not judged: not a write of the deliverable, or its change could
+    /// not be computed.
+    pub skipped: Option<String>,
+}
+
+/// The deciding-check score of a verdict: how many deciding checks passed.
+pub fn score(verdict: &Verdict) -> u32 {
+    verdict
+        .checks
+        .iter()
+        .filter(|c| c.passed && !c.advisory)
+        .count() as u32
+}
+
+/// Judges one proposed change on a scratch view: the trace so far plus this write (as the
+/// trace would record it once applied), with no decision model (semantic checks fail closed,
+/// the same for every candidate).
+pub fn judge_candidate(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+    tool: &str,
+    proposal: &Proposal,
+) -> Verdict {
+    let overlay = OverlayWorld::new(world, proposal);
+    let mut trace = trace.to_vec();
+    trace.push(
+        TraceEntry::from_gate(
+            tool,
+            Some(proposal.path.as_str()),
+            rein_protocol::GateOutcome::Executed,
+            true,
+        )
+        .with_written(proposal.after_sha256()),
+    );
+    evaluate(contract, &overlay, &trace, None)
+}
+
+/// The candidate to propose: the highest score, the earliest draw on a tie (so the ordinary
+/// draw stands unless another is strictly better). `None` when no candidate was judged.
+pub fn best(candidates: &[Candidate]) -> Option<usize> {
+    candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.skipped.is_none())
+        .fold(None, |best: Option<(usize, u32)>, (i, c)| match best {
+            Some((_, s)) if s >= c.passed_checks => best,
+            _ => Some((i, c.passed_checks)),
+        })
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(draw: u32, passed_checks: u32, skipped: bool) -> Candidate {
+        Candidate {
+            draw,
+            seed: draw,
+            temperature: 0.1,
+            tool: Some("create_file".into()),
+            passed_checks,
+            failed: vec![],
+            passed: false,
+            skipped: skipped.then(|| "not a write".to_string()),
+        }
+    }
+
+    #[test]
+    fn the_first_draw_stands_on_a_tie_and_a_strictly_better_one_wins() {
+        assert_eq!(best(&[cand(1, 3, false), cand(2, 3, false)]), Some(0));
+        assert_eq!(best(&[cand(1, 3, false), cand(2, 4, false)]), Some(1));
+        assert_eq!(
+            best(&[cand(1, 9, true), cand(2, 1, false), cand(3, 0, false)]),
+            Some(1)
+        );
+        assert_eq!(best(&[cand(1, 9, true)]), None);
+        assert_eq!(best(&[]), None);
+    }
+}

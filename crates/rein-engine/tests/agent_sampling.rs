@@ -1,0 +1,286 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Verified sampling through the real execution gate and journal: at the write of the
+//! deliverable, K candidates are drawn (a scripted model replays them in order), each is judged
+//! on a scratch view, the best is proposed as the one change a person sees; the losers write
+//! nothing, leave no change in the journal and never reach the model's transcript. Pass@1 (the
+//! first draw) and best-of-K (the proposed draw) are reported apart.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentEvent, Candidate, RunOutcome};
+use rein_engine::gate::AllowAll;
+use rein_models::{Model, ScriptedModel};
+use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use rein_workspace::Workspace;
+use serde_json::{json, Value};
+use support::{fixture, Harness};
+
+const SUMMARY: &str = "out/summary.md";
+
+/// A scripted model that keeps every prompt it was sent.
+struct Recorder {
+    inner: ScriptedModel,
+    prompts: Vec<String>,
+}
+
+impl Model for Recorder {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.prompts.push(format!("{:?}", request.prompt));
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+}
+
+fn line(action: &str, parameters: Value) -> String {
+    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
+}
+
+fn gold() -> String {
+    std::fs::read_to_string(fixture("report.md")).unwrap()
+}
+
+fn reads() -> String {
+    [
+        "notes/overview.md",
+        "notes/meeting-notes.md",
+        "data/tasks.csv",
+    ]
+    .iter()
+    .map(|p| line("read_file", json!({"path": p})))
+    .collect()
+}
+
+fn create(content: &str) -> String {
+    line("create_file", json!({"path": SUMMARY, "content": content}))
+}
+
+fn read_back_and_finish() -> String {
+    line("read_file", json!({"path": SUMMARY})) + &line("finish", json!({"summary": "done"}))
+}
+
+fn run(h: &Harness, script: &str, samples: u32) -> (RunOutcome, Vec<AgentEvent>, Vec<String>) {
+    let mut model = Recorder {
+        inner: ScriptedModel::from_str_named(script, std::path::Path::new("sampling.jsonl"))
+            .unwrap(),
+        prompts: Vec::new(),
+    };
+    let (outcome, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.samples = samples;
+        o.limits.attempts = 1;
+    });
+    (outcome, events, model.prompts)
+}
+
+fn sampled(events: &[AgentEvent]) -> Vec<(Vec<Candidate>, usize)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Sampled {
+                candidates, chosen, ..
+            } => Some((candidates.clone(), *chosen)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn on_disk(h: &Harness, path: &str) -> Option<String> {
+    std::fs::read_to_string(h.workspace.join(path)).ok()
+}
+
+fn changes(h: &Harness) -> Vec<String> {
+    let ws = Workspace::open(&h.workspace).unwrap();
+    h.journal
+        .changes(&ws.display_root())
+        .unwrap()
+        .iter()
+        .map(|c| c.path.clone())
+        .collect()
+}
+
+#[test]
+fn the_passing_candidate_is_proposed_and_the_losers_leave_no_trace() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let placeholder = "# Summary\n\nfill-me-in later\n";
+    let script = reads()
+        + &create(&wrong_total)
+        + &create(&gold())
+        + &create(placeholder)
+        + &read_back_and_finish();
+    let (out, events, prompts) = run(&h, &script, 3);
+
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), gold());
+    let s = sampled(&events);
+    assert_eq!(s.len(), 1, "one write of the deliverable was sampled");
+    let (candidates, chosen) = &s[0];
+    assert_eq!(candidates.len(), 3);
+    assert_eq!(*chosen, 1, "{candidates:?}");
+    assert!(!candidates[0].passed);
+    assert_eq!(candidates[0].failed, vec!["total-hours"]);
+    assert!(candidates[1].passed);
+    assert!(candidates[2].passed_checks < candidates[0].passed_checks);
+    assert!(candidates[1].temperature > candidates[0].temperature);
+    assert_ne!(candidates[1].seed, candidates[2].seed);
+
+    // Pass@1 and best-of-K apart, in the figures and the verdict document.
+    let f = &out.figures;
+    assert_eq!(f.samples, 3);
+    assert_eq!(f.sampled_writes, 1);
+    assert_eq!(f.first_draw_passed, Some(false));
+    assert_eq!(f.chosen_draw_passed, Some(true));
+    let doc = out.document();
+    assert_eq!(doc["figures"]["first_draw_passed"], false);
+    assert_eq!(doc["figures"]["chosen_draw_passed"], true);
+
+    // One change in the journal: the proposed one. The losers wrote nothing.
+    assert_eq!(changes(&h), vec![SUMMARY.to_string()]);
+    // The model never saw a losing candidate (nor its score): only the proposed reply.
+    let after = prompts.last().unwrap();
+    let at = after.find("Total hours: 72");
+    assert!(
+        at.is_none(),
+        "a loser reached the model: {}",
+        &after[at.unwrap_or(0).saturating_sub(600)..(at.unwrap_or(0) + 200).min(after.len())]
+    );
+    assert!(!after.contains("fill-me-in"), "a loser reached the model");
+    assert!(!after.contains("total-hours"), "a score reached the model");
+
+    // The journal keeps every candidate and which was proposed.
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let ev: Vec<_> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == "verified_sampling")
+        .collect();
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].payload["chosen"], 1);
+    assert_eq!(ev[0].payload["candidates"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn on_a_tie_the_first_draw_stands() {
+    let h = Harness::new("desk_task");
+    let a = gold().replace("Total hours: 64", "Total hours: 60");
+    let b = gold().replace("Total hours: 64", "Total hours: 61");
+    let script = reads() + &create(&a) + &create(&b) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    assert!(!out.passed());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), a, "the ordinary draw stands");
+    assert_eq!(sampled(&events)[0].1, 0);
+    assert_eq!(out.figures.first_draw_passed, Some(false));
+    assert_eq!(out.figures.chosen_draw_passed, Some(false));
+}
+
+#[test]
+fn a_candidate_that_writes_elsewhere_or_cannot_apply_is_not_judged_and_writes_nothing() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads()
+        + &create(&wrong_total)
+        // Another file: not the deliverable, never judged, never written.
+        + &line("create_file", json!({"path": "out/other.md", "content": gold()}))
+        // An edit whose old text is not in the (absent) file: its change cannot be computed.
+        + &line(
+            "edit_file",
+            json!({"path": SUMMARY, "old_text": "nothing like this", "new_text": "x"}),
+        )
+        // Not an action at all.
+        + &(json!("not an action").to_string() + "\n")
+        + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 4);
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 0, "{candidates:?}");
+    assert!(candidates[0].skipped.is_none());
+    for c in &candidates[1..] {
+        assert!(c.skipped.is_some(), "{c:?}");
+        assert_eq!(c.passed_checks, 0);
+    }
+    assert!(candidates[1]
+        .skipped
+        .as_deref()
+        .unwrap()
+        .contains("deliverable"));
+    assert_eq!(on_disk(&h, "out/other.md"), None);
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), wrong_total);
+    assert_eq!(changes(&h), vec![SUMMARY.to_string()]);
+    assert!(!out.passed());
+}
+
+#[test]
+fn without_samples_nothing_is_drawn_twice() {
+    let h = Harness::new("desk_task");
+    let script = reads() + &create(&gold()) + &read_back_and_finish();
+    let (out, events, prompts) = run(&h, &script, 1);
+    assert!(out.passed(), "{}", out.reason());
+    assert!(sampled(&events).is_empty());
+    assert_eq!(out.figures.samples, 1);
+    assert_eq!(out.figures.sampled_writes, 0);
+    assert_eq!(out.figures.first_draw_passed, None);
+    // Three reads, the write, the read back, finish: one request each.
+    assert_eq!(prompts.len(), 6);
+}
+
+#[test]
+fn reads_are_not_sampled_and_a_later_write_is_sampled_again() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let fix = line(
+        "edit_file",
+        json!({"path": SUMMARY, "old_text": "Total hours: 72", "new_text": "Total hours: 64"}),
+    );
+    let bad_fix = line(
+        "edit_file",
+        json!({"path": SUMMARY, "old_text": "Total hours: 72", "new_text": "Total hours: 70"}),
+    );
+    let script = reads()
+        + &create(&wrong_total)
+        + &create(&wrong_total)
+        + &bad_fix
+        + &fix
+        + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    let s = sampled(&events);
+    assert_eq!(s.len(), 2, "both writes of the deliverable were sampled");
+    assert_eq!(s[1].1, 1, "the edit that fixes the total is proposed");
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(out.figures.sampled_writes, 2);
+    assert_eq!(out.figures.first_draw_passed, Some(false));
+    assert_eq!(out.figures.chosen_draw_passed, Some(true));
+}
+
+#[test]
+fn a_mission_can_ask_for_samples_and_a_bad_count_is_refused() {
+    let h = Harness::with_edit("desk_task", |m| {
+        m["budgets"]["samples"] = json!(3);
+    });
+    let o = rein_engine::agent::AgentOptions::for_mission(
+        &h.contract,
+        ScriptedModel::from_str_named("", std::path::Path::new("x.jsonl"))
+            .unwrap()
+            .identity(),
+    );
+    assert_eq!(o.samples, 3);
+
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&h.mission_file).unwrap()).unwrap();
+    for k in [0, 9] {
+        v["budgets"]["samples"] = json!(k);
+        std::fs::write(&h.mission_file, v.to_string()).unwrap();
+        let err = rein_engine::mission::Mission::load(&h.mission_file)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("budgets.samples"), "{err}");
+    }
+}
