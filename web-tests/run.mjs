@@ -341,6 +341,53 @@ scenarios.runs_viewer_shows_a_run_step_by_step = () => withServer((s) => {
   await shot(page, 'runs');
 });
 
+scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) => {
+  const actor = join(s.root, 'actor.jsonl');
+  writeFileSync(actor, [
+    act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
+    act('edit_file', { path: 'notes.txt', old_text: 'alpha', new_text: `<img src=x onerror=window.__xss=6>${RLO}` }),
+    act('finish', { summary: 'I left alpha alone' }),
+  ].join('\n'));
+  const decision = join(s.root, 'decision.jsonl');
+  writeFileSync(decision, [{ yes: 0.95, no: 0.05 }, { yes: 0.1, no: 0.9 }, { yes: 0.9, no: 0.1 }].map((d) => JSON.stringify(d)).join('\n'));
+  return ['--workspace', s.ws, '--chat-model', `scripted:${actor}`, '--decision-model', `scripted:${decision}`];
+}, async (page, server, s) => {
+  await page.goto(server.url);
+  await page.waitForSelector('#status:has-text("conversation")');
+  await say(page, 'change beta');
+  await card(page, 1).waitFor();
+  await card(page, 1).locator('button.allow').click();
+  await page.waitForSelector('#changes li[data-change]');
+  await say(page, 'change alpha');
+  await page.waitForSelector('.log li.hold');
+  await page.waitForFunction(() => document.querySelector('#status').textContent === 'ready');
+  await page.goto(`${server.base}/runs`);
+  await page.click('#conversations a >> nth=0');
+  await page.waitForSelector('#trace ol.log li');
+  const steps = await page.locator('#trace ol.log li').allTextContents();
+  const order = ['change beta', 'route:', 'tool call: edit_file', 'write gate on "notes.txt": passed', 'approval 1 requested',
+    'approval 1: allowed once', 'approval 1 applied', 'change alpha', 'Held (no approval card', 'turn ended [answered]: I left alpha alone'];
+  let at = -1;
+  for (const want of order) {
+    const found = steps.findIndex((t, i) => i > at && t.includes(want));
+    assert.ok(found > at, `"${want}" after step ${at} in:\n${steps.join('\n')}`);
+    at = found;
+  }
+  const cards = await page.textContent('#trace table');
+  assert.match(cards, /approval 1[\s\S]*applied[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+  const text = await page.textContent('#trace');
+  assert.ok(text.includes('<img src=x onerror=window.__xss=6>\\u{202e}'), 'the hostile edit is shown as text');
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator('#trace img, #trace script').count(), 0);
+  const missing = await page.goto(`${server.base}/runs?conversation=999`);
+  assert.equal(missing.status(), 200);
+  await page.waitForSelector('#notice:not([hidden])');
+  assert.match(await page.textContent('#notice'), /no conversation 999/);
+  await page.goto(`${server.base}/runs?conversation=1`);
+  await page.waitForSelector('#trace ol.log li');
+  await shot(page, 'runs-conversation');
+});
+
 scenarios.real_model_bench = () => withServer(() => ['--model', 'qwen2.5-coder-0.5b'], async (page, server) => {
   await page.goto(server.url.replace('/?', '/bench?'));
   await page.waitForSelector('.chips button');

@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use rein_journal::{ChangeId, RunId, RunStatus};
+use rein_journal::{ChangeId, ChatStore, ConversationId, RunId, RunStatus, TurnRole};
 use rein_models::{Catalog, DataDir};
 use rein_protocol::chat::{ChatEvent, ChatRequest, EventKind};
 use rein_web::{ChatSink, Config, Engine, RunSink};
@@ -148,6 +148,63 @@ fn compare_runs(runs: &[rein_journal::RunSummary]) -> Value {
     )
 }
 
+/// `<REIN_HOME>/chat.db`, where `rein chat` and the cowork page keep conversations.
+fn open_chat_store() -> Result<ChatStore, String> {
+    let home = DataDir::from_env().map_err(|e| format!("{e:#}"))?;
+    ChatStore::open(home.root().join("chat.db")).map_err(|e| e.to_string())
+}
+
+/// One conversation step by step, for the run viewer: the conversation, its turns (messages),
+/// turn runs, approval cards as they stand now (state, decided_at), and one `timeline` in the
+/// order things happened: each recorded event (route, tool call, gate outcome, hold, card,
+/// decision, caution, turn end, error), with the person's message put just before the start
+/// of the turn it opened. A conversation recorded before chat.db kept events has only its
+/// messages in the timeline.
+fn conversation_view(store: &ChatStore, id: ConversationId) -> Result<Option<Value>, String> {
+    let Some(conversation) = store.conversation(id).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let turns = store.turns(id).map_err(|e| e.to_string())?;
+    let runs = store.turn_runs(id).map_err(|e| e.to_string())?;
+    let approvals = store
+        .conversation_approvals(id)
+        .map_err(|e| e.to_string())?;
+    let events = store.events(id).map_err(|e| e.to_string())?;
+    let message = |t: &rein_journal::Turn| {
+        json!({"kind": "message", "role": t.role, "content": t.content, "at": t.created_at,
+               "turn_run": t.meta.get("turn_run")})
+    };
+    let mut timeline = Vec::new();
+    if events.is_empty() {
+        timeline.extend(turns.iter().map(message));
+    } else {
+        let mut asked: std::collections::BTreeMap<i64, Vec<&rein_journal::Turn>> =
+            Default::default();
+        for t in turns.iter().filter(|t| t.role == TurnRole::User) {
+            if let Some(run) = t.meta.get("turn_run").and_then(Value::as_i64) {
+                asked.entry(run).or_default().push(t);
+            }
+        }
+        for e in &events {
+            if e.kind == "turn_started" {
+                if let Some(said) = e.turn_run.and_then(|run| asked.remove(&run)) {
+                    timeline.extend(said.into_iter().map(message));
+                }
+            }
+            timeline.push(json!({"kind": "event", "event": e.event, "at": e.at}));
+        }
+        // A message whose turn start was not kept still shows, at the end.
+        timeline.extend(asked.into_values().flatten().map(message));
+    }
+    Ok(Some(json!({
+        "conversation": conversation,
+        "turns": turns,
+        "turn_runs": runs,
+        "approvals": approvals,
+        "timeline": timeline,
+    })))
+}
+
 struct CliEngine {
     models: Vec<String>,
     chat_model: Option<String>,
@@ -244,6 +301,17 @@ impl Engine for CliEngine {
             .map_err(|e| e.to_string())
     }
 
+    fn conversations(&self) -> Result<Value, String> {
+        let store = open_chat_store()?;
+        let all = store.all_conversations().map_err(|e| e.to_string())?;
+        serde_json::to_value(all).map_err(|e| e.to_string())
+    }
+
+    fn conversation(&self, id: i64) -> Result<Option<Value>, String> {
+        let store = open_chat_store()?;
+        conversation_view(&store, ConversationId(id))
+    }
+
     fn compare(&self) -> Result<Value, String> {
         let journal = crate::run_cmd::open_journal().map_err(|e| format!("{e:#}"))?;
         let runs = journal.list_runs().map_err(|e| e.to_string())?;
@@ -258,5 +326,101 @@ impl Engine for CliEngine {
 
     fn undo(&self, workspace: PathBuf, change: i64) -> Result<Value, String> {
         crate::changes_cmd::undo_in(&workspace, ChangeId(change)).map_err(|e| format!("{e:#}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use rein_journal::ChatEventRecord;
+
+    fn event(seq: i64, turn: Option<i64>, kind: &str) -> ChatEventRecord {
+        ChatEventRecord {
+            seq,
+            turn_run: turn,
+            kind: kind.into(),
+            event: json!({"type": kind, "seq": seq}),
+            at: seq,
+        }
+    }
+
+    #[test]
+    fn a_conversation_reads_in_the_order_it_happened_with_each_message_before_its_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ChatStore::open(dir.path().join("chat.db")).unwrap();
+        let id = store.create_conversation("/ws", "chat", None, 0).unwrap();
+        assert!(conversation_view(&store, ConversationId(id.0 + 1))
+            .unwrap()
+            .is_none());
+        store
+            .record_event(id, &event(1, None, "session_started"))
+            .unwrap();
+        store
+            .append_turn(id, TurnRole::User, "first", &json!({"turn_run": 1}), 2)
+            .unwrap();
+        store
+            .record_event(id, &event(2, Some(1), "turn_started"))
+            .unwrap();
+        store.record_event(id, &event(3, Some(1), "route")).unwrap();
+        store
+            .record_event(id, &event(4, Some(1), "turn_ended"))
+            .unwrap();
+        store
+            .append_turn(
+                id,
+                TurnRole::Assistant,
+                "answer",
+                &json!({"turn_run": 1}),
+                5,
+            )
+            .unwrap();
+        store
+            .append_turn(id, TurnRole::User, "second", &json!({"turn_run": 2}), 6)
+            .unwrap();
+        store
+            .record_event(id, &event(5, Some(2), "turn_started"))
+            .unwrap();
+        store.record_event(id, &event(6, Some(2), "hold")).unwrap();
+        let view = conversation_view(&store, id).unwrap().unwrap();
+        let order: Vec<String> = view["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| match item["kind"].as_str() {
+                Some("message") => format!("{}:{}", item["role"], item["content"]),
+                _ => item["event"]["type"].as_str().unwrap_or("?").to_string(),
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "session_started",
+                "\"user\":\"first\"",
+                "turn_started",
+                "route",
+                "turn_ended",
+                "\"user\":\"second\"",
+                "turn_started",
+                "hold"
+            ]
+        );
+        assert_eq!(view["turns"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_conversation_without_kept_events_shows_its_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ChatStore::open(dir.path().join("chat.db")).unwrap();
+        let id = store.create_conversation("/ws", "chat", None, 0).unwrap();
+        store
+            .append_turn(id, TurnRole::User, "hi", &json!({}), 1)
+            .unwrap();
+        store
+            .append_turn(id, TurnRole::Assistant, "hello", &json!({}), 2)
+            .unwrap();
+        let view = conversation_view(&store, id).unwrap().unwrap();
+        assert_eq!(view["timeline"].as_array().unwrap().len(), 2);
+        assert_eq!(view["timeline"][1]["content"], "hello");
     }
 }

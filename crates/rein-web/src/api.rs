@@ -40,6 +40,8 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/api/journal", get(journal_list))
         .route("/api/journal/{run}", get(journal_show))
         .route("/api/compare", get(compare))
+        .route("/api/conversations", get(conversations))
+        .route("/api/conversations/{id}", get(conversation))
 }
 
 /// Reads a JSON body, or refuses with 400 and what was wrong.
@@ -465,6 +467,32 @@ async fn compare(AxState(state): St) -> Response {
     let engine = state.config.engine.clone();
     match blocking(move || engine.compare()).await {
         Ok(v) => Json(json!({"models": v, "shown": crate::shown(&v)})).into_response(),
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn conversations(AxState(state): St) -> Response {
+    let engine = state.config.engine.clone();
+    match blocking(move || engine.conversations()).await {
+        Ok(v) => Json(json!({"conversations": v, "shown": crate::shown(&v)})).into_response(),
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn conversation(AxState(state): St, Path(id): Path<String>) -> Response {
+    let Ok(id) = id.parse::<i64>() else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!("{id:?} is not a conversation id; the runs page lists them"),
+        );
+    };
+    let engine = state.config.engine.clone();
+    match blocking(move || engine.conversation(id)).await {
+        Ok(Some(v)) => Json(json!({"conversation": v, "shown": crate::shown(&v)})).into_response(),
+        Ok(None) => refuse(
+            StatusCode::NOT_FOUND,
+            format!("there is no conversation {id} in chat.db"),
+        ),
         Err(r) => r.into_response(),
     }
 }

@@ -75,6 +75,12 @@ pub trait Engine: Send + Sync + 'static {
     fn journal_list(&self) -> Result<Value, String>;
     /// One run step by step (`rein journal show RUN --json`); `None` when there is no such run.
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String>;
+    /// Every chat conversation in chat.db: `[{"id", "workspace", "title", "model",
+    /// "created_at"}]`, oldest first.
+    fn conversations(&self) -> Result<Value, String>;
+    /// One conversation step by step: `{"conversation", "turns", "turn_runs", "approvals",
+    /// "timeline"}` (docs/web-api.md); `None` when there is no such conversation.
+    fn conversation(&self, id: i64) -> Result<Option<Value>, String>;
     /// Pass rates per mission and model over the journal's finished runs, each with its Wilson
     /// 95 % interval: `[{"mission", "model", "runs", "passes", "rate", "low", "high"}]`.
     fn compare(&self) -> Result<Value, String>;

@@ -81,6 +81,16 @@ impl Engine for FakeEngine {
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String> {
         Ok((run == 1).then(|| json!({"run": {"id": 1}, "steps": []})))
     }
+    fn conversations(&self) -> Result<Value, String> {
+        Ok(json!([{"id": 3, "workspace": "/ws", "title": "chat"}]))
+    }
+    fn conversation(&self, id: i64) -> Result<Option<Value>, String> {
+        Ok((id == 3).then(|| {
+            json!({"conversation": {"id": 3}, "timeline": [
+                {"kind": "message", "role": "user", "content": "<img src=x>\u{202e}"}
+            ]})
+        }))
+    }
     fn compare(&self) -> Result<Value, String> {
         Ok(
             json!([{"model": "m\u{202e}", "runs": 2, "passes": 1, "rate": 0.5, "low": 0.1, "high": 0.9}]),
@@ -482,6 +492,9 @@ async fn unknown_session_run_and_journal_ids_are_404_with_a_message() {
         ("GET", "/api/runs/-1/events"),
         ("GET", "/api/journal/2"),
         ("GET", "/api/journal/x"),
+        ("GET", "/api/conversations/4"),
+        ("GET", "/api/conversations/x"),
+        ("GET", "/api/conversations/-"),
         ("GET", "/no-such-page"),
     ] {
         let request = if method == "POST" {
@@ -708,4 +721,32 @@ async fn runs_past_the_cap_are_refused_until_one_finishes() {
         }
     }
     assert!(started, "a run starts again once the others finished");
+}
+
+#[tokio::test]
+async fn conversations_are_listed_and_shown_with_model_text_made_visible() {
+    let app = app();
+    let (status, _, b) = send(&app, get("/api/conversations").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    assert_eq!(b["conversations"][0]["id"], 3);
+    assert_eq!(b["shown"][0]["workspace"], "/ws");
+    let (status, _, b) = send(
+        &app,
+        get("/api/conversations/3").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    assert_eq!(
+        b["conversation"]["timeline"][0]["content"],
+        "<img src=x>\u{202e}"
+    );
+    assert_eq!(b["shown"]["timeline"][0]["content"], "<img src=x>\\u{202e}");
+    // Without the token: refused, no data.
+    let request = Request::get("/api/conversations/3")
+        .header(header::HOST, HOST)
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, b) = send(&app, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(b.get("conversation").is_none(), "{b}");
 }
