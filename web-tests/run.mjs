@@ -167,7 +167,7 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.match(await page.textContent('.result .end'), /note\.txt[\s\S]*hello world/);
   await page.waitForSelector('#past a');
   await page.waitForSelector('#compare .barrow');
-  assert.match(await page.textContent('#compare'), /adhoc · scripted:.*note\.jsonl.*1\/1 100%/);
+  assert.match(await page.textContent('#compare'), /adhoc:[0-9a-f]{12} · scripted:.*note\.jsonl.*1\/1 100%/);
   await shot(page, 'bench-pass');
 
   // The evil model: thought, file name and content shown as text, never run.
@@ -186,6 +186,44 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.equal(await page.locator('.result img').count(), 0);
   assert.equal(await page.locator('.result script').count(), 0);
   await shot(page, 'bench-xss');
+});
+
+scenarios.bench_suite_task_shows_progress_verdict_and_a_per_task_bar = () => withServer((s) => {
+  const model = join(s.root, 'note.jsonl');
+  writeFileSync(model, [
+    act('create_file', { path: 'note.txt', content: 'hello world' }, 'I create the note'),
+    act('read_file', { path: 'note.txt' }),
+    act('final_answer', { answer: 'done' }),
+  ].join('\n'));
+  return ['--model', `scripted:${model}`, '--suite', join(here, '..', 'suites', 'toy')];
+}, async (page, server) => {
+  await page.goto(server.url.replace('/?', '/bench?'));
+  await page.waitForSelector('#suite option[value="toy"]', { state: 'attached' });
+  await page.check('#kind-suite');
+  assert.equal(await page.isVisible('#task'), false, 'the ad-hoc task box hides in suite mode');
+  await page.selectOption('#suite-task', 'note-hello');
+  assert.equal(await page.isDisabled('#split'), true, 'one task: no split');
+  await page.click('#run');
+  await page.waitForSelector('.result .progress:has-text("FINISHED")', { timeout: TIMEOUT });
+  assert.match(await page.textContent('.result .progress'), /1 of 1 tasks done · 1 passed/);
+  assert.match(await page.textContent('.taskrun h4'), /Task 1 of 1: note-hello/);
+  assert.match(await page.textContent('.taskrun .verdict'), /^PASS/);
+  assert.equal(await page.locator('.taskrun .step').count(), 3);
+  assert.match(await page.textContent('.taskrun .end'), /note\.txt[\s\S]*hello world/);
+  await page.waitForSelector('#compare .barrow');
+  assert.match(await page.textContent('#compare'), /toy\/note-hello · scripted:.*note\.jsonl.*1\/1 100%/);
+  assert.doesNotMatch(await page.textContent('#compare'), /adhoc/);
+  await shot(page, 'bench-suite');
+  // A split of the suite: progress counts every task; Stop ends it early and says so.
+  await page.selectOption('#suite-task', '');
+  await page.selectOption('#split', 'all');
+  await page.click('#run');
+  await page.waitForSelector('.result .progress:has-text("tasks done")', { timeout: TIMEOUT });
+  await page.click('#stop');
+  await page.waitForSelector('.result .progress:has-text("STOPPED"), .result .progress:has-text("FINISHED")', { timeout: TIMEOUT });
+  const progress = await page.textContent('.result .progress');
+  assert.match(progress, /of 20 tasks done/, progress);
+  await shot(page, 'bench-suite-stopped');
 });
 
 /** A cowork server: a scripted actor and a scripted decision model that allows every write. */

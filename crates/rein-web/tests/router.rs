@@ -75,6 +75,25 @@ impl Engine for FakeEngine {
         sink(json!({"event": "step", "thought": "<script>alert(1)</script>\u{202e}"}));
         Ok(json!({"task": task, "model": model, "verdict": "pass"}))
     }
+    fn suites(&self) -> Value {
+        json!([{"name": "toy", "description": "", "tasks": [{"id": "note-hello", "split": "dev"}]}])
+    }
+    fn run_suite(
+        &self,
+        request: &rein_web::SuiteRequest,
+        stop: &std::sync::atomic::AtomicBool,
+        sink: RunSink<'_>,
+    ) -> Result<Value, String> {
+        sink(json!({"event": "suite_started", "total": 1}));
+        // Runs until stopped (at most 5 s).
+        for _ in 0..500 {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(json!({"suite": request.suite, "stopped": true}));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(json!({"suite": request.suite, "stopped": false}))
+    }
     fn journal_list(&self) -> Result<Value, String> {
         Ok(json!([{"id": 1}]))
     }
@@ -749,4 +768,75 @@ async fn conversations_are_listed_and_shown_with_model_text_made_visible() {
     let (status, _, b) = send(&app, request).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(b.get("conversation").is_none(), "{b}");
+}
+
+#[tokio::test]
+async fn a_suite_run_is_checked_started_and_stopped() {
+    let app = app();
+    for (body, why) in [
+        (
+            r#"{"suite":"desk","model":"scripted:/tmp/x.jsonl"}"#,
+            "not a suite",
+        ),
+        (
+            r#"{"suite":"toy","model":"other"}"#,
+            "not one of the models",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"nope"}"#,
+            "no task",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":"train"}"#,
+            "dev, heldout or all",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"note-hello","split":"dev"}"#,
+            "not both",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","tasks":[]}"#,
+            "request body",
+        ),
+        (r#"{"suite":"toy"}"#, "request body"),
+    ] {
+        let (status, b) = post_json(&app, "/api/suite-runs", body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {b}");
+        assert!(message(&b).contains(why), "{body}: {b}");
+    }
+    let (status, b) = post_json(
+        &app,
+        "/api/suite-runs",
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"note-hello"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    let run = b["run"].as_u64().unwrap();
+    let (status, b) = post_json(&app, &format!("/api/runs/{run}/stop"), "{\"now\":1}").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{b}");
+    let (status, b) = post_json(&app, &format!("/api/runs/{run}/stop"), "{}").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{b}");
+    let (status, b) = post_json(&app, "/api/runs/999/stop", "{}").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{b}");
+    // The run ends stopped: its log says so.
+    let events = sse_events(&app, &format!("/api/runs/{run}/events")).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"]["event"] == "result" && e["event"]["result"]["stopped"] == true),
+        "{events:?}"
+    );
+    // An ad-hoc run has nothing to stop.
+    let (status, b) = post_json(
+        &app,
+        "/api/runs",
+        r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    let adhoc = b["run"].as_u64().unwrap();
+    let (status, b) = post_json(&app, &format!("/api/runs/{adhoc}/stop"), "{}").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{b}");
+    let (_, _, b) = send(&app, get("/api/config").body(Body::empty()).unwrap()).await;
+    assert_eq!(b["suites"][0]["name"], "toy");
 }

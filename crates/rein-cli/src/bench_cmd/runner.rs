@@ -178,7 +178,15 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let dir = base.join(format!("w{id}-{n}"));
             let seed = args.seed.wrapping_add(item.repeat);
             job.start(item.id)?;
-            let result = run_one(&item, model.as_mut(), &journal, &dir, seed, levers);
+            let result = run_one(
+                &item,
+                model.as_mut(),
+                &journal,
+                &dir,
+                seed,
+                levers,
+                Watch::quiet(),
+            );
             let _ = std::fs::remove_dir_all(&dir);
             let (result, journal_run) = match result {
                 Ok(r) => r,
@@ -265,6 +273,131 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Who watches a run: the agent's events and the model's streamed pieces.
+pub(crate) struct Watch<'a> {
+    pub printer: Printer,
+    pub tap: Option<&'a mut (dyn FnMut(&str) + Send)>,
+}
+
+impl Watch<'_> {
+    fn quiet() -> Self {
+        Watch {
+            printer: Printer::quiet(),
+            tap: None,
+        }
+    }
+}
+
+/// Most characters of one final file the web UI's bench page is shown (it says when it cut).
+const SHOWN_FILE_CHARS: usize = 4_000;
+/// Most final files of one run the bench page is shown (it says when there were more).
+const SHOWN_FILES: usize = 50;
+
+/// One suite task, for the web UI's bench page: the same fresh sandbox, loop, judge and journal
+/// as `rein bench` (a fresh temp workspace for a directory task, a fresh memory sandbox for a
+/// memory task; no results.jsonl). Returns the record, the journal run, and the final files of
+/// a directory task (a memory task's are in the record), each clipped to say what was cut.
+pub(crate) fn run_single(
+    suite: &str,
+    task: &Task,
+    model_spec: &str,
+    model: &mut dyn Model,
+    seed: u32,
+    watch: Watch<'_>,
+) -> anyhow::Result<(
+    RunResult,
+    Option<RunId>,
+    std::collections::BTreeMap<String, String>,
+)> {
+    let journal = open_journal()?;
+    let item = Item {
+        suite,
+        task,
+        model: model_spec,
+        repeat: 0,
+        id: BenchItemId(0),
+    };
+    let base = std::env::temp_dir().join(format!(
+        "rein-serve-bench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let dir = base.join("ws");
+    std::fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
+    let levers = Levers::from_settings::<&str>(&[])?;
+    let result = run_one(&item, model, &journal, &dir, seed, levers, watch);
+    let files = if result.is_ok() && task.sandbox == Sandbox::Dir {
+        final_files(&dir)
+    } else {
+        Default::default()
+    };
+    let _ = std::fs::remove_dir_all(&base);
+    let (result, run) = result?;
+    Ok((result, run, files))
+}
+
+/// The files under `dir` (relative names), each at most [`SHOWN_FILE_CHARS`] characters, at
+/// most [`SHOWN_FILES`] of them; a cut says so in the text.
+fn final_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut more = 0usize;
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            if out.len() >= SHOWN_FILES {
+                more += 1;
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            let text = match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let total = text.chars().count();
+                    if total > SHOWN_FILE_CHARS {
+                        let kept: String = text.chars().take(SHOWN_FILE_CHARS).collect();
+                        format!(
+                            "{kept}\n[... {} more characters not shown]",
+                            total - SHOWN_FILE_CHARS
+                        )
+                    } else {
+                        text.into_owned()
+                    }
+                }
+                Err(e) => format!("[cannot read it: {e}]"),
+            };
+            out.insert(name, text);
+        }
+    }
+    if more > 0 {
+        out.insert(
+            "[more files]".to_string(),
+            format!("{more} more files are not shown (at most {SHOWN_FILES})"),
+        );
+    }
+    out
+}
+
 /// One run in a fresh workspace `dir` (created here, empty), judged; the record of it, and the
 /// journal run that holds its whole trace.
 fn run_one(
@@ -274,9 +407,14 @@ fn run_one(
     dir: &Path,
     seed: u32,
     levers: Levers,
+    watch: Watch<'_>,
 ) -> anyhow::Result<(RunResult, Option<RunId>)> {
     let started = Instant::now();
-    let mut model = Recording::new(model);
+    let Watch { mut printer, tap } = watch;
+    let mut model = match tap {
+        Some(tap) => Recording::tapped(model, tap),
+        None => Recording::new(model),
+    };
     let model = &mut model;
     if item.task.sandbox == Sandbox::Memory {
         let (mut result, run) = super::memory::run_task(
@@ -290,6 +428,7 @@ fn run_one(
                 repeat: item.repeat,
                 levers,
             },
+            &mut printer,
         )?;
         result.trace = Some(record_stream(journal, run, model)?);
         result.model_ms = model.model_ms.round() as u64;
@@ -327,7 +466,7 @@ fn run_one(
         None,
         options,
         meta,
-        &mut Printer::quiet(),
+        &mut printer,
     )?;
     let mut result = RunResult::from_outcome(
         item.suite,
