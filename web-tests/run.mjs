@@ -384,7 +384,7 @@ scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) =
   writeFileSync(actor, [
     act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
     act('edit_file', { path: 'notes.txt', old_text: 'alpha', new_text: `<img src=x onerror=window.__xss=6>${RLO}` }),
-    act('finish', { summary: 'I left alpha alone' }),
+    act('finish', { summary: `I left alpha alone\n${SCRIPT}${RLO}` }, 'alpha is held'),
   ].join('\n'));
   const decision = join(s.root, 'decision.jsonl');
   writeFileSync(decision, [{ yes: 0.95, no: 0.05 }, { yes: 0.1, no: 0.9 }, { yes: 0.9, no: 0.1 }].map((d) => JSON.stringify(d)).join('\n'));
@@ -399,6 +399,14 @@ scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) =
   await say(page, 'change alpha');
   await page.waitForSelector('.log li.hold');
   await page.waitForFunction(() => document.querySelector('#status').textContent === 'ready');
+  // The answer is prose, not the reply's JSON; hostile text in it is shown, not run.
+  const chat = await page.textContent('#log');
+  assert.ok(!chat.includes('"thought"') && !chat.includes('"action"'), chat);
+  const answers = await page.locator('#log li.answer').allTextContents();
+  assert.ok(answers.some((a) => a === `I left alpha alone\n${SCRIPT}\\u{202e}`), answers.join(' | '));
+  assert.match(chat, /thinking: next/, 'each tool round shows its thought as prose');
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  await shot(page, 'cowork-prose');
   await page.goto(`${server.base}/runs`);
   await page.click('#conversations a >> nth=0');
   await page.waitForSelector('#trace ol.log li');

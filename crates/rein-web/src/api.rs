@@ -159,9 +159,20 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
     let engine = state.config.engine.clone();
     let sink_hub = hub.clone();
     std::thread::spawn(move || {
+        let mut prose = crate::prose::Prose::default();
         let sink = Box::new(move |event: rein_protocol::chat::ChatEvent| {
+            let token = match &event.kind {
+                rein_protocol::chat::EventKind::Token { text } => Some(prose.push(text)),
+                _ => {
+                    prose.reset();
+                    None
+                }
+            };
             if let Ok(value) = serde_json::to_value(&event) {
-                sink_hub.push(value);
+                match token {
+                    Some(p) => sink_hub.push_token(value, p),
+                    None => sink_hub.push(value),
+                }
             }
         });
         engine.run_chat(workspace, rx, sink);

@@ -14,12 +14,14 @@
 //! | `hub` | an append-only event log per session or run, streamed as server-sent events |
 //! | `api` | the JSON commands and reads |
 //! | `assets` | the embedded pages, scripts and styles |
+//! | `prose` | the actor's streamed reply as prose (thought, answer), not raw JSON |
 //! | `shown` | model text made visible (controls, bidi) with the terminal's display helper |
 
 mod api;
 mod assets;
 mod guard;
 mod hub;
+mod prose;
 mod shown;
 
 use std::collections::HashMap;
