@@ -125,7 +125,10 @@ const scenarios = {};
 scenarios.no_token_is_refused = () => withServer(() => [], async (page, server) => {
   const response = await page.goto(`${server.base}/cowork`);
   assert.equal(response.status(), 401);
+  assert.match(response.headers()['content-type'], /^text\/html/);
+  assert.match(await page.textContent('h1'), /^Refused \(401\)/);
   assert.match(await page.textContent('body'), /launch token/);
+  assert.equal(await page.locator('#log, #cards, textarea').count(), 0, 'no page content');
   await shot(page, 'no-token');
   // A forged origin (a page on another site posting to the server) is refused too.
   const status = await page.evaluate(async () => (await fetch('/api/sessions', { method: 'POST', body: '{}' })).status);

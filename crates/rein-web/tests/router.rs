@@ -840,3 +840,54 @@ async fn a_suite_run_is_checked_started_and_stopped() {
     let (_, _, b) = send(&app, get("/api/config").body(Body::empty()).unwrap()).await;
     assert_eq!(b["suites"][0]["name"], "toy");
 }
+
+#[tokio::test]
+async fn a_refused_page_visit_gets_a_short_page_and_a_script_gets_json() {
+    let app = app();
+    let html = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for (host, cookie, status) in [
+        (HOST, false, StatusCode::UNAUTHORIZED),
+        ("evil<script>.example:4321", true, StatusCode::FORBIDDEN),
+    ] {
+        let mut request = Request::get("/cowork")
+            .header(header::HOST, host)
+            .header(header::ACCEPT, html);
+        if cookie {
+            request = request.header(header::COOKIE, format!("rein_token={TOKEN}"));
+        }
+        let response = app
+            .router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        assert!(response
+            .headers()
+            .contains_key(header::CONTENT_SECURITY_POLICY));
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let page = String::from_utf8_lossy(&bytes);
+        assert!(page.contains("<h1>Refused"), "{page}");
+        assert!(!page.contains("<script"), "the host is escaped: {page}");
+        assert!(!page.contains("Approvals"), "no page content leaks: {page}");
+        if cookie {
+            assert!(page.contains("evil&lt;script&gt;.example"), "{page}");
+        } else {
+            assert!(page.contains("launch token"), "{page}");
+        }
+    }
+    // A script (fetch sends */*) still gets JSON.
+    let request = Request::get("/api/config")
+        .header(header::HOST, HOST)
+        .header(header::ACCEPT, "*/*")
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, b) = send(&app, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    assert!(message(&b).contains("launch token"));
+}
