@@ -437,6 +437,134 @@ scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) =
   await shot(page, 'runs-conversation');
 });
 
+/** What has focus: a short description, whether its focus ring shows, and its box. */
+async function focused(page) {
+  return page.evaluate(() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return { what: 'body', ring: false };
+    const style = getComputedStyle(e);
+    const ring = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
+    const what = e.id ? `#${e.id}` : `${e.tagName.toLowerCase()}:${(e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 30)}`;
+    return { what, ring };
+  });
+}
+
+/** Presses Tab until `want` (a description from `focused`) has focus; returns what it passed. */
+async function tabTo(page, want, most = 40) {
+  const seen = [];
+  for (let i = 0; i < most; i += 1) {
+    await page.keyboard.press('Tab');
+    const f = await focused(page);
+    assert.ok(f.what === 'body' || f.ring, `${f.what} has focus without a visible focus ring`);
+    seen.push(f.what);
+    if (f.what === want || f.what.startsWith(want)) return seen;
+  }
+  throw new Error(`Tab never reached ${want}; it went: ${seen.join(' → ')}`);
+}
+
+/** Every control of the page has an accessible name (Chromium's own accessibility tree). */
+async function namedControls(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const roles = ['button', 'link', 'textbox', 'combobox', 'checkbox', 'radio', 'listbox'];
+  const controls = nodes.filter((n) => !n.ignored && roles.includes(n.role && n.role.value));
+  const nameless = controls.filter((n) => !(n.name && String(n.name.value).trim()));
+  assert.deepEqual(nameless.map((n) => `${n.role.value} (node ${n.backendDOMNodeId})`), [], 'every control has an accessible name');
+  await cdp.detach();
+  return controls.length;
+}
+
+/** No horizontal scrolling at 1280x800 and 390x800; a screenshot of each. */
+async function fits(page, name) {
+  for (const [w, h] of [[1280, 800], [390, 800]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.waitForTimeout(100);
+    const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    assert.ok(scroll <= inner, `${name} at ${w}x${h} scrolls sideways: ${scroll} > ${inner}`);
+    await shot(page, `a11y-${name}-${w}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+scenarios.accessibility_keyboard_names_and_widths = () => withServer((s) => {
+  const model = join(s.root, 'note.jsonl');
+  writeFileSync(model, [
+    act('create_file', { path: 'note.txt', content: 'hello world' }, 'I create the note'),
+    act('read_file', { path: 'note.txt' }),
+    act('final_answer', { answer: 'done' }),
+  ].join('\n'));
+  return [...coworkArgs([
+    act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
+    act('edit_file', { path: 'notes.txt', old_text: 'alpha', new_text: 'ALPHA' }),
+  ], 2)(s), '--model', `scripted:${model}`, '--suite', join(here, '..', 'suites', 'toy')];
+}, async (page, server, s) => {
+  // Cowork, keyboard only: nav, workspace, Open, message, Send, Interrupt, Refresh, in order.
+  await page.goto(server.url);
+  await page.waitForSelector('#status:has-text("conversation")');
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  const order = await tabTo(page, '#refresh');
+  const want = ['a:Cowork', 'a:Bench', 'a:Runs', '#workspace', '#start', '#text', '#send', '#interrupt', '#refresh'];
+  assert.deepEqual(order.filter((w) => want.includes(w)), want, `Tab order: ${order.join(' → ')}`);
+  assert.ok(await namedControls(page) >= want.length);
+  // Type, then Send with Enter; the card takes focus; Space allows once.
+  await page.focus('#text');
+  await page.keyboard.type('change beta');
+  await tabTo(page, '#send');
+  await page.keyboard.press('Enter');
+  await card(page, 1).waitFor();
+  assert.equal((await focused(page)).what, 'button:Allow once', 'the new card\'s Allow once has focus');
+  await namedControls(page);
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('article.card[data-approval="1"]').textContent.includes('applied as change'));
+  assert.equal(readFileSync(join(s.ws, 'notes.txt'), 'utf8'), 'alpha\ngamma\n');
+  // Deny with Tab and Enter.
+  await page.focus('#text');
+  await page.keyboard.type('change alpha');
+  await page.keyboard.press('Control+Enter');
+  await card(page, 2).waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal((await focused(page)).what, 'button:Deny');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('article.card[data-approval="2"]').textContent.includes('denied'));
+  assert.equal(readFileSync(join(s.ws, 'notes.txt'), 'utf8'), 'alpha\ngamma\n');
+  // Readable without colour: states are words.
+  assert.match(await card(page, 1).locator('.state').textContent(), /applied as change/);
+  assert.match(await card(page, 2).locator('.state').textContent(), /denied; nothing was written/);
+  await page.waitForSelector('#changes li[data-change]');
+  await fits(page, 'cowork');
+
+  // Bench, keyboard only: a Try chip with Enter, then Run with Space.
+  await page.goto(`${server.base}/bench`);
+  await page.waitForSelector('.chips button');
+  const benchOrder = await tabTo(page, 'button:Try: Create a file called note');
+  assert.ok(benchOrder.includes('#model-0') && benchOrder.includes('#kind-task') && benchOrder.indexOf('#task') < benchOrder.length - 1, benchOrder.join(' → '));
+  await page.keyboard.press('Enter');
+  assert.match(await page.inputValue('#task'), /note\.txt/);
+  await tabTo(page, '#run');
+  await page.keyboard.press('Space');
+  await page.waitForSelector('.result .end h4', { timeout: TIMEOUT });
+  assert.match(await page.textContent('.result .verdict'), /^PASS/, 'the verdict is a word, not a colour');
+  await page.waitForSelector('#compare .barrow');
+  assert.ok(await namedControls(page) >= 6);
+  await fits(page, 'bench');
+  // The suite controls are reachable and named too.
+  await page.focus('#kind-suite');
+  await page.keyboard.press('Space');
+  assert.equal(await page.isVisible('#suite'), true);
+  await tabTo(page, '#suite');
+  await tabTo(page, '#suite-task');
+  await namedControls(page);
+
+  // The run viewer: a run step by step, and a conversation.
+  await page.goto(`${server.base}/runs?run=1`);
+  await page.waitForSelector('#trace .step');
+  await namedControls(page);
+  await fits(page, 'runs');
+  await page.goto(`${server.base}/runs?conversation=1`);
+  await page.waitForSelector('#trace ol.log li');
+  await fits(page, 'conversation');
+});
+
 scenarios.real_model_bench = () => withServer(() => ['--model', 'qwen2.5-coder-0.5b'], async (page, server) => {
   await page.goto(server.url.replace('/?', '/bench?'));
   await page.waitForSelector('.chips button');
