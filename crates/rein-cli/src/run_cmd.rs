@@ -276,8 +276,11 @@ pub(crate) struct Printer {
     json: bool,
     quiet: bool,
     /// Where each event also goes (the web UI's bench page), printed or not.
-    tap: Option<Box<dyn FnMut(&AgentEvent) + Send>>,
+    tap: Option<EventTap>,
 }
+
+/// Where a [`Printer`] also hands each event.
+pub(crate) type EventTap = Box<dyn FnMut(&AgentEvent) + Send>;
 
 impl Printer {
     pub fn new(json: bool) -> Printer {
@@ -298,7 +301,7 @@ impl Printer {
     }
 
     /// Prints nothing and hands every event to `tap`.
-    pub fn tapped(tap: Box<dyn FnMut(&AgentEvent) + Send>) -> Printer {
+    pub fn tapped(tap: EventTap) -> Printer {
         Printer {
             tap: Some(tap),
             ..Printer::quiet()
