@@ -422,6 +422,7 @@ scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) =
     assert.ok(found > at, `"${want}" after step ${at} in:\n${steps.join('\n')}`);
     at = found;
   }
+  assert.ok(!steps.some((t) => t.startsWith('token:')), 'streamed pieces are not kept, the answer is');
   const cards = await page.textContent('#trace table');
   assert.match(cards, /approval 1[\s\S]*applied[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
   const text = await page.textContent('#trace');
