@@ -756,4 +756,16 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn a_router_suite_is_refused_as_a_bench_page_suite() {
+        let suites = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+        let error = load_suites(&[suites.join("router")]).err().unwrap();
+        assert!(
+            format!("{error:#}").contains("not an agent suite"),
+            "{error:#}"
+        );
+        let toy = load_suites(&[suites.join("toy")]).unwrap();
+        assert_eq!(toy[0].name, "toy");
+    }
 }

@@ -499,3 +499,38 @@ fn record_stream(
     )?;
     trace(journal, run, stream)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn final_files_are_capped_and_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(
+            dir.path().join("sub/long.txt"),
+            "x".repeat(SHOWN_FILE_CHARS + 7),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("short.txt"), "hi").unwrap();
+        let files = final_files(dir.path());
+        assert_eq!(files["short.txt"], "hi");
+        let long = &files["sub/long.txt"];
+        assert!(long.starts_with(&"x".repeat(SHOWN_FILE_CHARS)));
+        assert!(
+            long.ends_with("[... 7 more characters not shown]"),
+            "{long}"
+        );
+        for i in 0..SHOWN_FILES {
+            std::fs::write(dir.path().join(format!("f{i}.txt")), "y").unwrap();
+        }
+        let files = final_files(dir.path());
+        assert_eq!(files.len(), SHOWN_FILES + 1);
+        assert_eq!(
+            files["[more files]"],
+            format!("2 more files are not shown (at most {SHOWN_FILES})")
+        );
+    }
+}
