@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use rein_bench::suite::{Suite, Task};
@@ -297,6 +297,20 @@ impl Model for Stoppable<'_> {
     }
 }
 
+/// Characters of model output a suite run sends in one `token` event (at least).
+const TOKEN_BATCH_CHARS: usize = 48;
+
+/// Sends the pending model output as one `token` event once it holds at least `least`
+/// characters (0: whatever there is).
+fn flush_pieces(tx: &mpsc::Sender<Value>, pending: &Mutex<String>, least: usize) {
+    let Ok(mut p) = pending.lock() else {
+        return;
+    };
+    if !p.is_empty() && p.chars().count() >= least {
+        let _ = tx.send(json!({"event": "token", "text": std::mem::take(&mut *p)}));
+    }
+}
+
 /// The document of one finished suite task, shaped like `rein bench --task --json`'s so the
 /// page shows both the same way: verdict and reason, final files, variables, action log.
 fn task_document(
@@ -509,15 +523,24 @@ impl Engine for CliEngine {
                         inner: model.as_mut(),
                         stop,
                     };
+                    // The model's pieces go out in batches, so a long suite stays far below
+                    // the page log's event cap; an agent event sends what is pending first.
+                    let pending = Arc::new(Mutex::new(String::new()));
                     let events = tx.clone();
+                    let before = pending.clone();
                     let printer = crate::run_cmd::Printer::tapped(Box::new(move |e| {
+                        flush_pieces(&events, &before, 0);
                         if let Ok(v) = serde_json::to_value(e) {
                             let _ = events.send(v);
                         }
                     }));
                     let pieces = tx.clone();
+                    let batch = pending.clone();
                     let mut tap = move |piece: &str| {
-                        let _ = pieces.send(json!({"event": "token", "text": piece}));
+                        if let Ok(mut p) = batch.lock() {
+                            p.push_str(piece);
+                        }
+                        flush_pieces(&pieces, &batch, TOKEN_BATCH_CHARS);
                     };
                     let watch = crate::bench_cmd::runner::Watch {
                         printer,
@@ -531,6 +554,7 @@ impl Engine for CliEngine {
                         0,
                         watch,
                     );
+                    flush_pieces(&tx, &pending, 0);
                     let (result, run, files) = match done {
                         Ok(done) => done,
                         Err(_) if stop.load(Ordering::SeqCst) => {
@@ -767,5 +791,33 @@ mod tests {
         );
         let toy = load_suites(&[suites.join("toy")]).unwrap();
         assert_eq!(toy[0].name, "toy");
+    }
+
+    #[test]
+    fn model_output_of_a_suite_run_goes_out_in_batches_and_nothing_is_lost() {
+        let (tx, rx) = mpsc::channel();
+        let pending = Mutex::new(String::new());
+        let mut all = String::new();
+        for piece in [
+            "{\"thought\"",
+            ": \"a ",
+            "long ",
+            "thought ",
+            "é\u{202e}",
+            "x",
+        ]
+        .repeat(5)
+        {
+            all.push_str(piece);
+            pending.lock().unwrap().push_str(piece);
+            flush_pieces(&tx, &pending, TOKEN_BATCH_CHARS);
+        }
+        flush_pieces(&tx, &pending, 0);
+        drop(tx);
+        let sent: Vec<Value> = rx.iter().collect();
+        assert!(sent.len() < 10, "{} events for 30 pieces", sent.len());
+        let joined: String = sent.iter().map(|e| e["text"].as_str().unwrap()).collect();
+        assert_eq!(joined, all);
+        assert!(sent.iter().all(|e| e["event"] == "token"));
     }
 }
