@@ -125,7 +125,10 @@ const scenarios = {};
 scenarios.no_token_is_refused = () => withServer(() => [], async (page, server) => {
   const response = await page.goto(`${server.base}/cowork`);
   assert.equal(response.status(), 401);
+  assert.match(response.headers()['content-type'], /^text\/html/);
+  assert.match(await page.textContent('h1'), /^Refused \(401\)/);
   assert.match(await page.textContent('body'), /launch token/);
+  assert.equal(await page.locator('#log, #cards, textarea').count(), 0, 'no page content');
   await shot(page, 'no-token');
   // A forged origin (a page on another site posting to the server) is refused too.
   const status = await page.evaluate(async () => (await fetch('/api/sessions', { method: 'POST', body: '{}' })).status);
@@ -167,7 +170,7 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.match(await page.textContent('.result .end'), /note\.txt[\s\S]*hello world/);
   await page.waitForSelector('#past a');
   await page.waitForSelector('#compare .barrow');
-  assert.match(await page.textContent('#compare'), /adhoc · scripted:.*note\.jsonl.*1\/1 100%/);
+  assert.match(await page.textContent('#compare'), /adhoc:[0-9a-f]{12} · scripted:.*note\.jsonl.*1\/1 100%/);
   await shot(page, 'bench-pass');
 
   // The evil model: thought, file name and content shown as text, never run.
@@ -186,6 +189,44 @@ scenarios.bench_toy_task_shows_verdict_and_trace_cards = () => withServer((s) =>
   assert.equal(await page.locator('.result img').count(), 0);
   assert.equal(await page.locator('.result script').count(), 0);
   await shot(page, 'bench-xss');
+});
+
+scenarios.bench_suite_task_shows_progress_verdict_and_a_per_task_bar = () => withServer((s) => {
+  const model = join(s.root, 'note.jsonl');
+  writeFileSync(model, [
+    act('create_file', { path: 'note.txt', content: 'hello world' }, 'I create the note'),
+    act('read_file', { path: 'note.txt' }),
+    act('final_answer', { answer: 'done' }),
+  ].join('\n'));
+  return ['--model', `scripted:${model}`, '--suite', join(here, '..', 'suites', 'toy')];
+}, async (page, server) => {
+  await page.goto(server.url.replace('/?', '/bench?'));
+  await page.waitForSelector('#suite option[value="toy"]', { state: 'attached' });
+  await page.check('#kind-suite');
+  assert.equal(await page.isVisible('#task'), false, 'the ad-hoc task box hides in suite mode');
+  await page.selectOption('#suite-task', 'note-hello');
+  assert.equal(await page.isDisabled('#split'), true, 'one task: no split');
+  await page.click('#run');
+  await page.waitForSelector('.result .progress:has-text("FINISHED")', { timeout: TIMEOUT });
+  assert.match(await page.textContent('.result .progress'), /1 of 1 tasks done · 1 passed/);
+  assert.match(await page.textContent('.taskrun h4'), /Task 1 of 1: note-hello/);
+  assert.match(await page.textContent('.taskrun .verdict'), /^PASS/);
+  assert.equal(await page.locator('.taskrun .step').count(), 3);
+  assert.match(await page.textContent('.taskrun .end'), /note\.txt[\s\S]*hello world/);
+  await page.waitForSelector('#compare .barrow');
+  assert.match(await page.textContent('#compare'), /toy\/note-hello · scripted:.*note\.jsonl.*1\/1 100%/);
+  assert.doesNotMatch(await page.textContent('#compare'), /adhoc/);
+  await shot(page, 'bench-suite');
+  // A split of the suite: progress counts every task; Stop ends it early and says so.
+  await page.selectOption('#suite-task', '');
+  await page.selectOption('#split', 'all');
+  await page.click('#run');
+  await page.waitForSelector('.result .progress:has-text("tasks done")', { timeout: TIMEOUT });
+  await page.click('#stop');
+  await page.waitForSelector('.result .progress:has-text("STOPPED"), .result .progress:has-text("FINISHED")', { timeout: TIMEOUT });
+  const progress = await page.textContent('.result .progress');
+  assert.match(progress, /of 20 tasks done/, progress);
+  await shot(page, 'bench-suite-stopped');
 });
 
 /** A cowork server: a scripted actor and a scripted decision model that allows every write. */
@@ -339,6 +380,190 @@ scenarios.runs_viewer_shows_a_run_step_by_step = () => withServer((s) => {
   await page.goto(`${server.base}/runs?run=1`);
   await page.waitForSelector('#trace .step');
   await shot(page, 'runs');
+});
+
+scenarios.runs_viewer_shows_a_conversation_step_by_step = () => withServer((s) => {
+  const actor = join(s.root, 'actor.jsonl');
+  writeFileSync(actor, [
+    act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
+    act('edit_file', { path: 'notes.txt', old_text: 'alpha', new_text: `<img src=x onerror=window.__xss=6>${RLO}` }),
+    act('finish', { summary: `I left alpha alone\n${SCRIPT}${RLO}` }, 'alpha is held'),
+  ].join('\n'));
+  const decision = join(s.root, 'decision.jsonl');
+  writeFileSync(decision, [{ yes: 0.95, no: 0.05 }, { yes: 0.1, no: 0.9 }, { yes: 0.9, no: 0.1 }].map((d) => JSON.stringify(d)).join('\n'));
+  return ['--workspace', s.ws, '--chat-model', `scripted:${actor}`, '--decision-model', `scripted:${decision}`];
+}, async (page, server, s) => {
+  await page.goto(server.url);
+  await page.waitForSelector('#status:has-text("conversation")');
+  await say(page, 'change beta');
+  await card(page, 1).waitFor();
+  await card(page, 1).locator('button.allow').click();
+  await page.waitForSelector('#changes li[data-change]');
+  await say(page, 'change alpha');
+  await page.waitForSelector('.log li.hold');
+  await page.waitForFunction(() => document.querySelector('#status').textContent === 'ready');
+  // The answer is prose, not the reply's JSON; hostile text in it is shown, not run.
+  const chat = await page.textContent('#log');
+  assert.ok(!chat.includes('"thought"') && !chat.includes('"action"'), chat);
+  const answers = await page.locator('#log li.answer').allTextContents();
+  assert.ok(answers.some((a) => a === `I left alpha alone\n${SCRIPT}\\u{202e}`), answers.join(' | '));
+  assert.match(chat, /thinking: next/, 'each tool round shows its thought as prose');
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  await shot(page, 'cowork-prose');
+  await page.goto(`${server.base}/runs`);
+  await page.click('#conversations a >> nth=0');
+  await page.waitForSelector('#trace ol.log li');
+  const steps = await page.locator('#trace ol.log li').allTextContents();
+  const order = ['change beta', 'route:', 'tool call: edit_file', 'write gate on "notes.txt": passed', 'approval 1 requested',
+    'approval 1: allowed once', 'approval 1 applied', 'change alpha', 'Held (no approval card', 'turn ended [answered]: I left alpha alone'];
+  let at = -1;
+  for (const want of order) {
+    const found = steps.findIndex((t, i) => i > at && t.includes(want));
+    assert.ok(found > at, `"${want}" after step ${at} in:\n${steps.join('\n')}`);
+    at = found;
+  }
+  assert.ok(!steps.some((t) => t.startsWith('token:')), 'streamed pieces are not kept, the answer is');
+  const cards = await page.textContent('#trace table');
+  assert.match(cards, /approval 1[\s\S]*applied[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+  const text = await page.textContent('#trace');
+  assert.ok(text.includes('<img src=x onerror=window.__xss=6>\\u{202e}'), 'the hostile edit is shown as text');
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator('#trace img, #trace script').count(), 0);
+  const missing = await page.goto(`${server.base}/runs?conversation=999`);
+  assert.equal(missing.status(), 200);
+  await page.waitForSelector('#notice:not([hidden])');
+  assert.match(await page.textContent('#notice'), /no conversation 999/);
+  await page.goto(`${server.base}/runs?conversation=1`);
+  await page.waitForSelector('#trace ol.log li');
+  await shot(page, 'runs-conversation');
+});
+
+/** What has focus: a short description, whether its focus ring shows, and its box. */
+async function focused(page) {
+  return page.evaluate(() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return { what: 'body', ring: false };
+    const style = getComputedStyle(e);
+    const ring = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
+    const what = e.id ? `#${e.id}` : `${e.tagName.toLowerCase()}:${(e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 30)}`;
+    return { what, ring };
+  });
+}
+
+/** Presses Tab until `want` (a description from `focused`) has focus; returns what it passed. */
+async function tabTo(page, want, most = 40) {
+  const seen = [];
+  for (let i = 0; i < most; i += 1) {
+    await page.keyboard.press('Tab');
+    const f = await focused(page);
+    assert.ok(f.what === 'body' || f.ring, `${f.what} has focus without a visible focus ring`);
+    seen.push(f.what);
+    if (f.what === want || f.what.startsWith(want)) return seen;
+  }
+  throw new Error(`Tab never reached ${want}; it went: ${seen.join(' → ')}`);
+}
+
+/** Every control of the page has an accessible name (Chromium's own accessibility tree). */
+async function namedControls(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const roles = ['button', 'link', 'textbox', 'combobox', 'checkbox', 'radio', 'listbox'];
+  const controls = nodes.filter((n) => !n.ignored && roles.includes(n.role && n.role.value));
+  const nameless = controls.filter((n) => !(n.name && String(n.name.value).trim()));
+  assert.deepEqual(nameless.map((n) => `${n.role.value} (node ${n.backendDOMNodeId})`), [], 'every control has an accessible name');
+  await cdp.detach();
+  return controls.length;
+}
+
+/** No horizontal scrolling at 1280x800 and 390x800; a screenshot of each. */
+async function fits(page, name) {
+  for (const [w, h] of [[1280, 800], [390, 800]]) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.waitForTimeout(100);
+    const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    assert.ok(scroll <= inner, `${name} at ${w}x${h} scrolls sideways: ${scroll} > ${inner}`);
+    await shot(page, `a11y-${name}-${w}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+scenarios.accessibility_keyboard_names_and_widths = () => withServer((s) => {
+  const model = join(s.root, 'note.jsonl');
+  writeFileSync(model, [
+    act('create_file', { path: 'note.txt', content: 'hello world' }, 'I create the note'),
+    act('read_file', { path: 'note.txt' }),
+    act('final_answer', { answer: 'done' }),
+  ].join('\n'));
+  return [...coworkArgs([
+    act('edit_file', { path: 'notes.txt', old_text: 'beta', new_text: 'gamma' }),
+    act('edit_file', { path: 'notes.txt', old_text: 'alpha', new_text: 'ALPHA' }),
+  ], 2)(s), '--model', `scripted:${model}`, '--suite', join(here, '..', 'suites', 'toy')];
+}, async (page, server, s) => {
+  // Cowork, keyboard only: nav, workspace, Open, message, Send, Interrupt, Refresh, in order.
+  await page.goto(server.url);
+  await page.waitForSelector('#status:has-text("conversation")');
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  const order = await tabTo(page, '#refresh');
+  const want = ['a:Cowork', 'a:Bench', 'a:Runs', '#workspace', '#start', '#text', '#send', '#interrupt', '#refresh'];
+  assert.deepEqual(order.filter((w) => want.includes(w)), want, `Tab order: ${order.join(' → ')}`);
+  assert.ok(await namedControls(page) >= want.length);
+  // Type, then Send with Enter; the card takes focus; Space allows once.
+  await page.focus('#text');
+  await page.keyboard.type('change beta');
+  await tabTo(page, '#send');
+  await page.keyboard.press('Enter');
+  await card(page, 1).waitFor();
+  assert.equal((await focused(page)).what, 'button:Allow once', 'the new card\'s Allow once has focus');
+  await namedControls(page);
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('article.card[data-approval="1"]').textContent.includes('applied as change'));
+  assert.equal(readFileSync(join(s.ws, 'notes.txt'), 'utf8'), 'alpha\ngamma\n');
+  // Deny with Tab and Enter.
+  await page.focus('#text');
+  await page.keyboard.type('change alpha');
+  await page.keyboard.press('Control+Enter');
+  await card(page, 2).waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal((await focused(page)).what, 'button:Deny');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('article.card[data-approval="2"]').textContent.includes('denied'));
+  assert.equal(readFileSync(join(s.ws, 'notes.txt'), 'utf8'), 'alpha\ngamma\n');
+  // Readable without colour: states are words.
+  assert.match(await card(page, 1).locator('.state').textContent(), /applied as change/);
+  assert.match(await card(page, 2).locator('.state').textContent(), /denied; nothing was written/);
+  await page.waitForSelector('#changes li[data-change]');
+  await fits(page, 'cowork');
+
+  // Bench, keyboard only: a Try chip with Enter, then Run with Space.
+  await page.goto(`${server.base}/bench`);
+  await page.waitForSelector('.chips button');
+  const benchOrder = await tabTo(page, 'button:Try: Create a file called note');
+  assert.ok(benchOrder.includes('#model-0') && benchOrder.includes('#kind-task') && benchOrder.indexOf('#task') < benchOrder.length - 1, benchOrder.join(' → '));
+  await page.keyboard.press('Enter');
+  assert.match(await page.inputValue('#task'), /note\.txt/);
+  await tabTo(page, '#run');
+  await page.keyboard.press('Space');
+  await page.waitForSelector('.result .end h4', { timeout: TIMEOUT });
+  assert.match(await page.textContent('.result .verdict'), /^PASS/, 'the verdict is a word, not a colour');
+  await page.waitForSelector('#compare .barrow');
+  assert.ok(await namedControls(page) >= 6);
+  await fits(page, 'bench');
+  // The suite controls are reachable and named too.
+  await page.focus('#kind-suite');
+  await page.keyboard.press('Space');
+  assert.equal(await page.isVisible('#suite'), true);
+  await tabTo(page, '#suite');
+  await tabTo(page, '#suite-task');
+  await namedControls(page);
+
+  // The run viewer: a run step by step, and a conversation.
+  await page.goto(`${server.base}/runs?run=1`);
+  await page.waitForSelector('#trace .step');
+  await namedControls(page);
+  await fits(page, 'runs');
+  await page.goto(`${server.base}/runs?conversation=1`);
+  await page.waitForSelector('#trace ol.log li');
+  await fits(page, 'conversation');
 });
 
 scenarios.real_model_bench = () => withServer(() => ['--model', 'qwen2.5-coder-0.5b'], async (page, server) => {

@@ -887,3 +887,36 @@ fn the_same_held_change_again_stops_the_turn_without_asking_the_gate_again() {
         "alpha\nbeta\n"
     );
 }
+
+#[test]
+fn every_event_but_tokens_is_kept_in_chat_db_in_the_order_it_was_shown() {
+    let env = env();
+    let mut model = actor(&[
+        act("read_file", json!({"path": "notes.txt"})),
+        edit_notes(),
+        act("finish", json!({"summary": "I could not change it."})),
+    ]);
+    let mut reviewers = Scripted::new(WRITE_FLOOR_BPS - 1, 9_000);
+    let clock = FakeClock::at(T0);
+    let events = drive(
+        &env,
+        &mut model,
+        &mut reviewers,
+        &clock,
+        vec![(message("m1", "rename beta to gamma in notes.txt"), vec![])],
+        &none,
+    );
+    let shown: Vec<&str> = kinds(&events)
+        .into_iter()
+        .filter(|k| *k != "token")
+        .collect();
+    let kept = env.store.events(env.conversation).unwrap();
+    let kept_kinds: Vec<&str> = kept.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kept_kinds, shown);
+    assert!(kept_kinds.contains(&"hold") && kept_kinds.contains(&"turn_ended"));
+    let seqs: Vec<i64> = kept.iter().map(|e| e.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    let hold = kept.iter().find(|e| e.kind == "hold").unwrap();
+    assert_eq!(hold.event["path"], "notes.txt");
+    assert!(hold.turn_run.is_some());
+}

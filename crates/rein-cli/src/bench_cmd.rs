@@ -10,7 +10,7 @@ pub(crate) mod memory;
 mod progress;
 pub(crate) mod recording;
 mod router;
-mod runner;
+pub(crate) mod runner;
 
 use clap::{Args, Subcommand};
 use rein_bench::check::{check_suite, SuiteCheck};

@@ -295,11 +295,20 @@ pub(crate) fn open_journal() -> anyhow::Result<Journal> {
 pub(crate) struct Printer {
     json: bool,
     quiet: bool,
+    /// Where each event also goes (the web UI's bench page), printed or not.
+    tap: Option<EventTap>,
 }
+
+/// Where a [`Printer`] also hands each event.
+pub(crate) type EventTap = Box<dyn FnMut(&AgentEvent) + Send>;
 
 impl Printer {
     pub fn new(json: bool) -> Printer {
-        Printer { json, quiet: false }
+        Printer {
+            json,
+            quiet: false,
+            tap: None,
+        }
     }
 
     /// Prints nothing (qualification prints its own summary).
@@ -307,10 +316,22 @@ impl Printer {
         Printer {
             json: false,
             quiet: true,
+            tap: None,
+        }
+    }
+
+    /// Prints nothing and hands every event to `tap`.
+    pub fn tapped(tap: EventTap) -> Printer {
+        Printer {
+            tap: Some(tap),
+            ..Printer::quiet()
         }
     }
 
     pub fn event(&mut self, e: &AgentEvent) {
+        if let Some(tap) = self.tap.as_mut() {
+            tap(e);
+        }
         if self.quiet {
             return;
         }

@@ -138,6 +138,22 @@ impl History {
     }
 }
 
+/// One recorded event of a conversation (`chat_events`): what the person was shown, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatEventRecord {
+    /// The event's number in its session.
+    pub seq: i64,
+    /// The turn run it belongs to, if any.
+    pub turn_run: Option<i64>,
+    /// The event's `type` (`route`, `tool_call`, `hold`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The protocol's `ChatEvent`, as JSON.
+    pub event: Value,
+    /// When it happened (unix ms).
+    pub at: i64,
+}
+
 /// What [`ChatStore::request_approval`] records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewApproval {
@@ -623,6 +639,88 @@ impl ChatStore {
             Err(Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Every conversation of every workspace, oldest first (the run viewer lists them).
+    pub fn all_conversations(&self) -> Result<Vec<Conversation>> {
+        self.db.rows(
+            "list conversations",
+            "SELECT id, workspace, title, model, created_at FROM conversations ORDER BY id",
+            [],
+            conversation_row,
+        )
+    }
+
+    /// Every turn of a conversation, oldest first.
+    pub fn turns(&self, conversation: ConversationId) -> Result<Vec<Turn>> {
+        self.recent_turns(conversation, usize::MAX)
+    }
+
+    /// Keeps one event of a conversation as the person saw it (`event` is the protocol's
+    /// `ChatEvent` as JSON; `kind` its `type`). Append-only.
+    pub fn record_event(
+        &self,
+        conversation: ConversationId,
+        event: &ChatEventRecord,
+    ) -> Result<()> {
+        if event.kind.is_empty() || event.seq <= 0 {
+            return Err(invalid(
+                self.path(),
+                "a chat event needs a type and a sequence number above 0",
+            ));
+        }
+        let body = self.db.to_json("chat event", &event.event)?;
+        self.db
+            .conn
+            .execute(
+                "INSERT INTO chat_events (conversation_id, seq, turn_run, type, event, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    conversation,
+                    event.seq,
+                    event.turn_run,
+                    event.kind,
+                    body,
+                    event.at
+                ],
+            )
+            .map_err(self.db.err("record a chat event"))?;
+        Ok(())
+    }
+
+    /// The recorded events of a conversation, in the order they happened.
+    pub fn events(&self, conversation: ConversationId) -> Result<Vec<ChatEventRecord>> {
+        self.db.rows_with_json(
+            "read chat events",
+            "SELECT seq, turn_run, type, event, at FROM chat_events
+             WHERE conversation_id = ?1 ORDER BY id",
+            [conversation],
+            |r| {
+                Ok((
+                    ChatEventRecord {
+                        seq: r.get(0)?,
+                        turn_run: r.get(1)?,
+                        kind: r.get(2)?,
+                        event: Value::Null,
+                        at: r.get(4)?,
+                    },
+                    r.get(3)?,
+                ))
+            },
+            |e| format!("chat event {}", e.seq),
+            |e, event| e.event = event,
+        )
+    }
+
+    /// The approval cards of a conversation, oldest first, as they stand now.
+    pub fn conversation_approvals(&self, conversation: ConversationId) -> Result<Vec<Approval>> {
+        let sql = format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE conversation_id = ?1 ORDER BY id"
+        );
+        let rows = self
+            .db
+            .rows("list approvals", &sql, [conversation], approval_row)?;
+        rows.into_iter().map(|row| row.decode(&self.db)).collect()
     }
 
     /// The pending cards of a workspace, oldest first (some may be past their deadline until the

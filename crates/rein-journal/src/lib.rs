@@ -24,8 +24,9 @@ pub mod migrate;
 
 pub use bench_items::{BenchItem, BenchItemId, BenchItemState, NewBenchItem};
 pub use chat::{
-    Approval, ApprovalId, ApprovalStatus, ChatStore, Conversation, ConversationId, History,
-    NewApproval, Turn, TurnId, TurnRole, TurnRun, TurnRunId, TurnRunStatus, APPROVAL_LIFETIME_MS,
+    Approval, ApprovalId, ApprovalStatus, ChatEventRecord, ChatStore, Conversation, ConversationId,
+    History, NewApproval, Turn, TurnId, TurnRole, TurnRun, TurnRunId, TurnRunStatus,
+    APPROVAL_LIFETIME_MS,
 };
 pub use error::{Error, Result};
 pub use jobs::{Job, JobId, JobOwner, JobState, JobStore, NewJob};

@@ -46,6 +46,11 @@ const CHAT: &[Migration] = &[
         name: "0002_turn_runs",
         sql: include_str!("../migrations/chat/0002_turn_runs.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_events",
+        sql: include_str!("../migrations/chat/0003_events.sql"),
+    },
 ];
 
 const JOBS: &[Migration] = &[

@@ -297,3 +297,54 @@ fn the_schema_refuses_a_second_running_turn_and_rewriting_an_ended_one() {
     );
     assert!(second.is_err(), "two running turns in one conversation");
 }
+
+#[test]
+fn chat_events_are_kept_in_order_append_only_and_per_conversation() {
+    let (_dir, chat) = store();
+    let one = chat.create_conversation("/ws", "chat", None, T0).unwrap();
+    let two = chat
+        .create_conversation("/other", "chat", None, T0)
+        .unwrap();
+    let event = |seq: i64, kind: &str| rein_journal::ChatEventRecord {
+        seq,
+        turn_run: Some(1),
+        kind: kind.into(),
+        event: json!({"type": kind, "seq": seq, "text": "<b>\u{202e}"}),
+        at: T0 + seq,
+    };
+    chat.record_event(one, &event(1, "route")).unwrap();
+    chat.record_event(two, &event(1, "hold")).unwrap();
+    chat.record_event(one, &event(2, "tool_call")).unwrap();
+    let kept = chat.events(one).unwrap();
+    assert_eq!(
+        kept.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        ["route", "tool_call"]
+    );
+    assert_eq!(kept[0].event["text"], "<b>\u{202e}", "kept exactly");
+    assert_eq!(chat.events(two).unwrap().len(), 1);
+    // A nameless or unnumbered event is refused; an unknown conversation too.
+    assert!(chat.record_event(one, &event(0, "route")).is_err());
+    assert!(chat.record_event(one, &event(3, "")).is_err());
+    assert!(chat
+        .record_event(rein_journal::ConversationId(99), &event(4, "route"))
+        .is_err());
+    let conn = raw(chat.path());
+    assert!(conn
+        .execute("UPDATE chat_events SET type = 'x'", [])
+        .is_err());
+    assert!(conn.execute("DELETE FROM chat_events", []).is_err());
+    assert_eq!(
+        chat.all_conversations()
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>(),
+        [one, two]
+    );
+    let mut mine = card("c1");
+    mine.conversation = Some(one);
+    let a = chat.request_approval(&mine, T0).unwrap();
+    chat.request_approval(&card("c2"), T0).unwrap();
+    let cards = chat.conversation_approvals(one).unwrap();
+    assert_eq!(cards.iter().map(|c| c.id).collect::<Vec<_>>(), [a]);
+}

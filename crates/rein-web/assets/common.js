@@ -56,7 +56,8 @@ export function errorOf(result) {
   return (result.data && result.data.error) || `the server answered ${result.status}`;
 }
 
-/** Listens to a server-sent event stream of {event, shown} documents; stops at stream_end. */
+/** Listens to a server-sent event stream of {event, shown} documents (a chat token also
+ * carries `prose`: the reply so far as thought and answer, escaped); stops at stream_end. */
 export function listen(path, onEvent) {
   const source = new EventSource(path);
   source.onmessage = (message) => {
@@ -67,7 +68,7 @@ export function listen(path, onEvent) {
       onEvent(doc.event, doc.shown, true);
       return;
     }
-    onEvent(doc.event, doc.shown, false);
+    onEvent(doc.event, doc.shown, false, doc.prose);
   };
   return source;
 }

@@ -7,7 +7,8 @@ const $ = (id) => document.getElementById(id);
 const log = $('log');
 let session = null;
 let source = null;
-let stream = null; // the <li> the actor's reply streams into
+let stream = null; // the <li> the actor's reply streams into (as prose: thought, then answer)
+let lastStream = null; // the last one, which the turn's answer replaces
 const cards = new Map(); // approval id -> {node, state, buttons, timer, deadline, open}
 const requestCard = new Map(); // request id -> approval id
 
@@ -41,7 +42,7 @@ async function start() {
   refreshChanges();
 }
 
-function onEvent(ev, sh, ended) {
+function onEvent(ev, sh, ended, prose) {
   if (ended) { setStatus('the session ended; choose Open to start another'); return; }
   if (ev.type !== 'token') stream = null;
   switch (ev.type) {
@@ -50,6 +51,7 @@ function onEvent(ev, sh, ended) {
         (sh.decision ? ` · decision ${sh.decision}` : ''));
       break;
     case 'turn_started':
+      lastStream = null;
       setStatus('working… (Interrupt stops before the next model call)');
       break;
     case 'route': {
@@ -58,10 +60,19 @@ function onEvent(ev, sh, ended) {
       line('route', `route: ${r.intent} (source: ${r.source}, confidence ${pct}%)` + (r.note ? ` — ${r.note}` : ''));
       break;
     }
-    case 'token':
-      if (!stream) stream = line('stream', '');
-      stream.textContent += sh.text;
+    case 'token': {
+      // The reply is one JSON action; the page shows its thought and its answer as prose.
+      if (!stream) { stream = line('stream', ''); lastStream = stream; }
+      const p = prose || {};
+      if (p.answer) {
+        stream.className = 'answer streaming';
+        stream.textContent = p.answer;
+      } else {
+        stream.className = 'stream';
+        stream.textContent = p.thought ? `thinking: ${p.thought}` : 'thinking…';
+      }
       break;
+    }
     case 'tool_call':
       line('tool', `· ${sh.tool} ${args(sh.arguments)} → ${sh.outcome}: ${sh.summary}`);
       break;
@@ -97,7 +108,11 @@ function onEvent(ev, sh, ended) {
       line('caution', `Caution: this answer is not well supported by what was read (${ev.review.confidence_bps} bps, below ${ev.review.floor_bps}): ${sh.review.reason}`);
       break;
     case 'turn_ended':
-      if (ev.status === 'answered') line('answer', sh.message);
+      if (ev.status === 'answered' && lastStream && lastStream.classList.contains('streaming')) {
+        lastStream.classList.remove('streaming');
+        lastStream.textContent = sh.message;
+        log.append(lastStream); // after any caution about it
+      } else if (ev.status === 'answered') line('answer', sh.message);
       else line(ev.status === 'proposed' ? 'tool' : 'stop', `[${ev.status}] ${sh.message}`);
       setStatus('ready');
       break;

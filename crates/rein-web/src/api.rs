@@ -4,6 +4,7 @@
 //! its outcome (including a refusal, such as a double approve) arrives as events.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use axum::body::Bytes;
@@ -20,7 +21,7 @@ use serde_json::{json, Value};
 
 use crate::guard::{refuse, Refusal};
 use crate::hub::Hub;
-use crate::{ChatHandle, State};
+use crate::{ChatHandle, State, SuiteRequest};
 
 type St = AxState<Arc<State>>;
 
@@ -37,9 +38,13 @@ pub(crate) fn routes() -> Router<Arc<State>> {
         .route("/api/sessions/{id}/undo", post(undo))
         .route("/api/runs", post(start_run))
         .route("/api/runs/{id}/events", get(run_events))
+        .route("/api/runs/{id}/stop", post(stop_run))
+        .route("/api/suite-runs", post(start_suite_run))
         .route("/api/journal", get(journal_list))
         .route("/api/journal/{run}", get(journal_show))
         .route("/api/compare", get(compare))
+        .route("/api/conversations", get(conversations))
+        .route("/api/conversations/{id}", get(conversation))
 }
 
 /// Reads a JSON body, or refuses with 400 and what was wrong.
@@ -88,6 +93,7 @@ async fn config(AxState(state): St) -> Response {
         "workspaces": c.workspaces.iter().map(|w| w.display().to_string()).collect::<Vec<_>>(),
         "models": c.engine.models(),
         "examples": c.engine.examples(),
+        "suites": c.engine.suites(),
         "max_message_chars": MAX_MESSAGE_CHARS,
     }))
     .into_response()
@@ -153,9 +159,20 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
     let engine = state.config.engine.clone();
     let sink_hub = hub.clone();
     std::thread::spawn(move || {
+        let mut prose = crate::prose::Prose::default();
         let sink = Box::new(move |event: rein_protocol::chat::ChatEvent| {
+            let token = match &event.kind {
+                rein_protocol::chat::EventKind::Token { text } => Some(prose.push(text)),
+                _ => {
+                    prose.reset();
+                    None
+                }
+            };
             if let Ok(value) = serde_json::to_value(&event) {
-                sink_hub.push(value);
+                match token {
+                    Some(p) => sink_hub.push_token(value, p),
+                    None => sink_hub.push(value),
+                }
             }
         });
         engine.run_chat(workspace, rx, sink);
@@ -384,13 +401,21 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
             ),
         );
     }
-    let running = state
-        .running
-        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    spawn_run(&state, None, move |hub| {
+        engine.run_task(&r.task, &r.model, &mut |event| hub.push(event))
+    })
+}
+
+/// Starts one bench run on its own thread (refused with 429 past [`crate::MAX_LIVE_RUNS`]):
+/// its events go to a new log, then `result` or `error`, then `stream_end`. 201 `{"run": N}`.
+fn spawn_run(
+    state: &Arc<State>,
+    stop: Option<Arc<AtomicBool>>,
+    work: impl FnOnce(&Hub) -> Result<Value, String> + Send + 'static,
+) -> Response {
+    let running = state.running.fetch_add(1, Ordering::SeqCst);
     if running >= crate::MAX_LIVE_RUNS {
-        state
-            .running
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        state.running.fetch_sub(1, Ordering::SeqCst);
         return refuse(
             StatusCode::TOO_MANY_REQUESTS,
             format!(
@@ -405,19 +430,115 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
     if let Ok(mut runs) = state.runs.lock() {
         runs.insert(id, hub.clone());
     }
+    if let (Some(stop), Ok(mut stops)) = (stop, state.stops.lock()) {
+        stops.insert(id, stop);
+    }
     let state = state.clone();
     std::thread::spawn(move || {
-        let result = engine.run_task(&r.task, &r.model, &mut |event| hub.push(event));
-        match result {
+        match work(&hub) {
             Ok(doc) => hub.push(json!({"event": "result", "result": doc})),
             Err(message) => hub.push(json!({"event": "error", "message": message})),
         }
-        state
-            .running
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        state.running.fetch_sub(1, Ordering::SeqCst);
         hub.close();
     });
     (StatusCode::CREATED, Json(json!({ "run": id }))).into_response()
+}
+
+async fn start_suite_run(AxState(state): St, bytes: Bytes) -> Response {
+    let r: SuiteRequest = match body(
+        &bytes,
+        "{\"suite\": NAME, \"model\": STRING, \"task\": ID?, \"split\": \"dev\"|\"heldout\"|\"all\"?}",
+    ) {
+        Ok(r) => r,
+        Err(r) => return r.into_response(),
+    };
+    let engine = state.config.engine.clone();
+    if let Err(refusal) = check_suite_request(&r, &engine.suites(), &engine.models()) {
+        return refusal.into_response();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    spawn_run(&state, Some(stop), move |hub| {
+        engine.run_suite(&r, &flag, &mut |event| hub.push(event))
+    })
+}
+
+/// A suite request names a suite, model, task and split the server offers, else 400 with what
+/// to pick instead (nothing is started).
+fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> Result<(), Refusal> {
+    let bad = |m: String| Err(Refusal::new(StatusCode::BAD_REQUEST, m));
+    let list = suites.as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = list.iter().filter_map(|s| s["name"].as_str()).collect();
+    let Some(suite) = list.iter().find(|s| s["name"] == r.suite.as_str()) else {
+        return bad(format!(
+            "refused: {:?} is not a suite this server offers ({}); nothing was run",
+            r.suite,
+            names.join(", ")
+        ));
+    };
+    if !models.contains(&r.model) {
+        return bad(format!(
+            "refused: {:?} is not one of the models this server offers ({}); nothing was run",
+            r.model,
+            models.join(", ")
+        ));
+    }
+    if r.task.is_some() && r.split.is_some() {
+        return bad("give a task or a split, not both; nothing was run".into());
+    }
+    if let Some(split) = &r.split {
+        if !["dev", "heldout", "all"].contains(&split.as_str()) {
+            return bad(format!(
+                "refused: the split is dev, heldout or all, not {split:?}; nothing was run"
+            ));
+        }
+    }
+    if let Some(task) = &r.task {
+        let tasks = suite["tasks"].as_array().cloned().unwrap_or_default();
+        if !tasks.iter().any(|t| t["id"] == task.as_str()) {
+            return bad(format!(
+                "refused: suite {} has no task {task:?}; nothing was run",
+                r.suite
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> Response {
+    let id = match id_of(&id, "run") {
+        Ok(id) => id,
+        Err(r) => return r.into_response(),
+    };
+    match body::<serde_json::Map<String, Value>>(&bytes, "{}") {
+        Ok(map) if map.is_empty() => {}
+        Ok(_) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "the request body is not {} (stop takes no fields)",
+            )
+        }
+        Err(r) => return r.into_response(),
+    }
+    let known = state.runs.lock().ok().is_some_and(|r| r.contains_key(&id));
+    if !known {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!("there is no run {id} on this server"),
+        );
+    }
+    let flag = state.stops.lock().ok().and_then(|s| s.get(&id).cloned());
+    match flag {
+        Some(flag) => {
+            flag.store(true, Ordering::SeqCst);
+            (StatusCode::ACCEPTED, Json(json!({"stopping": id}))).into_response()
+        }
+        None => refuse(
+            StatusCode::CONFLICT,
+            format!("run {id} is one ad-hoc task and cannot be stopped; it ends by itself"),
+        ),
+    }
 }
 
 async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -465,6 +586,32 @@ async fn compare(AxState(state): St) -> Response {
     let engine = state.config.engine.clone();
     match blocking(move || engine.compare()).await {
         Ok(v) => Json(json!({"models": v, "shown": crate::shown(&v)})).into_response(),
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn conversations(AxState(state): St) -> Response {
+    let engine = state.config.engine.clone();
+    match blocking(move || engine.conversations()).await {
+        Ok(v) => Json(json!({"conversations": v, "shown": crate::shown(&v)})).into_response(),
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn conversation(AxState(state): St, Path(id): Path<String>) -> Response {
+    let Ok(id) = id.parse::<i64>() else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!("{id:?} is not a conversation id; the runs page lists them"),
+        );
+    };
+    let engine = state.config.engine.clone();
+    match blocking(move || engine.conversation(id)).await {
+        Ok(Some(v)) => Json(json!({"conversation": v, "shown": crate::shown(&v)})).into_response(),
+        Ok(None) => refuse(
+            StatusCode::NOT_FOUND,
+            format!("there is no conversation {id} in chat.db"),
+        ),
         Err(r) => r.into_response(),
     }
 }

@@ -37,9 +37,12 @@ pub(crate) fn wrap(app: Router, state: Arc<State>) -> Router {
 }
 
 async fn guard(AxState(state): AxState<Arc<State>>, request: Request, next: Next) -> Response {
+    let wants_html = accepts_html(request.headers());
     let mut response = match check(&state, &request) {
         Ok(Some(redirect)) => *redirect,
         Ok(None) => next.run(request).await,
+        // A person who opened a page gets a short page; a script gets JSON. Neither gets data.
+        Err(refusal) if wants_html => refusal.into_page(),
         Err(refusal) => refusal.into_response(),
     };
     let headers = response.headers_mut();
@@ -74,6 +77,53 @@ impl Refusal {
             message: message.into(),
         }
     }
+}
+
+impl Refusal {
+    /// The refusal as a short HTML page for a person (same status, no data, no script, no
+    /// outside request; the message is escaped).
+    pub(crate) fn into_page(self) -> Response {
+        let page = format!(
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>Rein: refused</title>\n</head>\n<body>\n<main>\n<h1>Refused ({})</h1>\n\
+             <p>{}</p>\n<p>Nothing was read or changed.</p>\n</main>\n</body>\n</html>\n",
+            self.status.as_u16(),
+            html_escape(&self.message)
+        );
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            page,
+        )
+            .into_response()
+    }
+}
+
+/// `s` safe inside HTML text or a quoted attribute.
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether the request is a page visit (a browser's `Accept` names `text/html`).
+fn accepts_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| item.split(';').next().map(str::trim) == Some("text/html"))
 }
 
 impl IntoResponse for Refusal {

@@ -37,7 +37,16 @@ impl Default for Hub {
 impl Hub {
     /// Appends one event: `{"event": EVENT, "shown": EVENT with model text made visible}`.
     pub fn push(&self, event: Value) {
-        let doc = json!({ "shown": shown(&event), "event": event });
+        self.push_doc(json!({ "shown": shown(&event), "event": event }));
+    }
+
+    /// Appends one chat token with `prose`: the reply so far as the page shows it (the thought
+    /// and the answer, already escaped; see `prose`).
+    pub(crate) fn push_token(&self, event: Value, prose: Value) {
+        self.push_doc(json!({ "shown": shown(&event), "event": event, "prose": prose }));
+    }
+
+    fn push_doc(&self, doc: Value) {
         let Ok(mut log) = self.log.lock() else {
             return;
         };

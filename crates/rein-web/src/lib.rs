@@ -14,18 +14,20 @@
 //! | `hub` | an append-only event log per session or run, streamed as server-sent events |
 //! | `api` | the JSON commands and reads |
 //! | `assets` | the embedded pages, scripts and styles |
+//! | `prose` | the actor's streamed reply as prose (thought, answer), not raw JSON |
 //! | `shown` | model text made visible (controls, bidi) with the terminal's display helper |
 
 mod api;
 mod assets;
 mod guard;
 mod hub;
+mod prose;
 mod shown;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -71,10 +73,30 @@ pub trait Engine: Send + Sync + 'static {
     /// and the result document (verdict, reason, sandbox files, variables, actions) is
     /// returned. Blocks.
     fn run_task(&self, task: &str, model: &str, sink: RunSink<'_>) -> Result<Value, String>;
+    /// The agent suites the bench page offers: `[{"name", "description", "tasks": [{"id",
+    /// "category", "split", "sandbox"}]}]`.
+    fn suites(&self) -> Value;
+    /// Runs the chosen tasks of a suite with one model through `rein bench`'s engine (a fresh
+    /// sandbox per task, every run journaled). Events go to `sink` as they happen:
+    /// `suite_started`, then per task `task_started`, the agent's events, `token`s and
+    /// `task_result`; it stops before the next task (and at the current run's next model call)
+    /// once `stop` is set. Returns the summary. Blocks.
+    fn run_suite(
+        &self,
+        request: &SuiteRequest,
+        stop: &AtomicBool,
+        sink: RunSink<'_>,
+    ) -> Result<Value, String>;
     /// Every run in the journal (`rein journal list --json`).
     fn journal_list(&self) -> Result<Value, String>;
     /// One run step by step (`rein journal show RUN --json`); `None` when there is no such run.
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String>;
+    /// Every chat conversation in chat.db: `[{"id", "workspace", "title", "model",
+    /// "created_at"}]`, oldest first.
+    fn conversations(&self) -> Result<Value, String>;
+    /// One conversation step by step: `{"conversation", "turns", "turn_runs", "approvals",
+    /// "timeline"}` (docs/web-api.md); `None` when there is no such conversation.
+    fn conversation(&self, id: i64) -> Result<Option<Value>, String>;
     /// Pass rates per mission and model over the journal's finished runs, each with its Wilson
     /// 95 % interval: `[{"mission", "model", "runs", "passes", "rate", "low", "high"}]`.
     fn compare(&self) -> Result<Value, String>;
@@ -82,6 +104,19 @@ pub trait Engine: Send + Sync + 'static {
     fn changes(&self, workspace: PathBuf) -> Result<Value, String>;
     /// Reverts one applied change of a workspace (`rein undo`).
     fn undo(&self, workspace: PathBuf, change: i64) -> Result<Value, String>;
+}
+
+/// A suite run the bench page asks for (`POST /api/suite-runs`): one task of the suite, or
+/// every task of a split (`dev` when neither is given, as `rein bench`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteRequest {
+    pub suite: String,
+    pub model: String,
+    #[serde(default)]
+    pub task: Option<String>,
+    #[serde(default)]
+    pub split: Option<String>,
 }
 
 /// What `rein serve` was started with.
@@ -108,6 +143,8 @@ pub(crate) struct State {
     pub config: Config,
     pub sessions: Mutex<HashMap<u64, Arc<ChatHandle>>>,
     pub runs: Mutex<HashMap<u64, Arc<Hub>>>,
+    /// The stop flag of each suite run (an ad-hoc task is one short run and has none).
+    pub stops: Mutex<HashMap<u64, Arc<AtomicBool>>>,
     /// Bench runs still working (each holds a model).
     pub running: std::sync::atomic::AtomicUsize,
     pub next_id: AtomicU64,
@@ -131,6 +168,7 @@ pub fn router(config: Config) -> Router {
         config,
         sessions: Mutex::new(HashMap::new()),
         runs: Mutex::new(HashMap::new()),
+        stops: Mutex::new(HashMap::new()),
         running: std::sync::atomic::AtomicUsize::new(0),
         next_id: AtomicU64::new(0),
     });

@@ -75,11 +75,40 @@ impl Engine for FakeEngine {
         sink(json!({"event": "step", "thought": "<script>alert(1)</script>\u{202e}"}));
         Ok(json!({"task": task, "model": model, "verdict": "pass"}))
     }
+    fn suites(&self) -> Value {
+        json!([{"name": "toy", "description": "", "tasks": [{"id": "note-hello", "split": "dev"}]}])
+    }
+    fn run_suite(
+        &self,
+        request: &rein_web::SuiteRequest,
+        stop: &std::sync::atomic::AtomicBool,
+        sink: RunSink<'_>,
+    ) -> Result<Value, String> {
+        sink(json!({"event": "suite_started", "total": 1}));
+        // Runs until stopped (at most 5 s).
+        for _ in 0..500 {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(json!({"suite": request.suite, "stopped": true}));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(json!({"suite": request.suite, "stopped": false}))
+    }
     fn journal_list(&self) -> Result<Value, String> {
         Ok(json!([{"id": 1}]))
     }
     fn journal_show(&self, run: i64) -> Result<Option<Value>, String> {
         Ok((run == 1).then(|| json!({"run": {"id": 1}, "steps": []})))
+    }
+    fn conversations(&self) -> Result<Value, String> {
+        Ok(json!([{"id": 3, "workspace": "/ws", "title": "chat"}]))
+    }
+    fn conversation(&self, id: i64) -> Result<Option<Value>, String> {
+        Ok((id == 3).then(|| {
+            json!({"conversation": {"id": 3}, "timeline": [
+                {"kind": "message", "role": "user", "content": "<img src=x>\u{202e}"}
+            ]})
+        }))
     }
     fn compare(&self) -> Result<Value, String> {
         Ok(
@@ -482,6 +511,9 @@ async fn unknown_session_run_and_journal_ids_are_404_with_a_message() {
         ("GET", "/api/runs/-1/events"),
         ("GET", "/api/journal/2"),
         ("GET", "/api/journal/x"),
+        ("GET", "/api/conversations/4"),
+        ("GET", "/api/conversations/x"),
+        ("GET", "/api/conversations/-"),
         ("GET", "/no-such-page"),
     ] {
         let request = if method == "POST" {
@@ -708,4 +740,154 @@ async fn runs_past_the_cap_are_refused_until_one_finishes() {
         }
     }
     assert!(started, "a run starts again once the others finished");
+}
+
+#[tokio::test]
+async fn conversations_are_listed_and_shown_with_model_text_made_visible() {
+    let app = app();
+    let (status, _, b) = send(&app, get("/api/conversations").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    assert_eq!(b["conversations"][0]["id"], 3);
+    assert_eq!(b["shown"][0]["workspace"], "/ws");
+    let (status, _, b) = send(
+        &app,
+        get("/api/conversations/3").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{b}");
+    assert_eq!(
+        b["conversation"]["timeline"][0]["content"],
+        "<img src=x>\u{202e}"
+    );
+    assert_eq!(b["shown"]["timeline"][0]["content"], "<img src=x>\\u{202e}");
+    // Without the token: refused, no data.
+    let request = Request::get("/api/conversations/3")
+        .header(header::HOST, HOST)
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, b) = send(&app, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(b.get("conversation").is_none(), "{b}");
+}
+
+#[tokio::test]
+async fn a_suite_run_is_checked_started_and_stopped() {
+    let app = app();
+    for (body, why) in [
+        (
+            r#"{"suite":"desk","model":"scripted:/tmp/x.jsonl"}"#,
+            "not a suite",
+        ),
+        (
+            r#"{"suite":"toy","model":"other"}"#,
+            "not one of the models",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"nope"}"#,
+            "no task",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":"train"}"#,
+            "dev, heldout or all",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"note-hello","split":"dev"}"#,
+            "not both",
+        ),
+        (
+            r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","tasks":[]}"#,
+            "request body",
+        ),
+        (r#"{"suite":"toy"}"#, "request body"),
+    ] {
+        let (status, b) = post_json(&app, "/api/suite-runs", body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {b}");
+        assert!(message(&b).contains(why), "{body}: {b}");
+    }
+    let (status, b) = post_json(
+        &app,
+        "/api/suite-runs",
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"note-hello"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    let run = b["run"].as_u64().unwrap();
+    let (status, b) = post_json(&app, &format!("/api/runs/{run}/stop"), "{\"now\":1}").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{b}");
+    let (status, b) = post_json(&app, &format!("/api/runs/{run}/stop"), "{}").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{b}");
+    let (status, b) = post_json(&app, "/api/runs/999/stop", "{}").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{b}");
+    // The run ends stopped: its log says so.
+    let events = sse_events(&app, &format!("/api/runs/{run}/events")).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"]["event"] == "result" && e["event"]["result"]["stopped"] == true),
+        "{events:?}"
+    );
+    // An ad-hoc run has nothing to stop.
+    let (status, b) = post_json(
+        &app,
+        "/api/runs",
+        r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    let adhoc = b["run"].as_u64().unwrap();
+    let (status, b) = post_json(&app, &format!("/api/runs/{adhoc}/stop"), "{}").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{b}");
+    let (_, _, b) = send(&app, get("/api/config").body(Body::empty()).unwrap()).await;
+    assert_eq!(b["suites"][0]["name"], "toy");
+}
+
+#[tokio::test]
+async fn a_refused_page_visit_gets_a_short_page_and_a_script_gets_json() {
+    let app = app();
+    let html = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for (host, cookie, status) in [
+        (HOST, false, StatusCode::UNAUTHORIZED),
+        ("evil<script>.example:4321", true, StatusCode::FORBIDDEN),
+    ] {
+        let mut request = Request::get("/cowork")
+            .header(header::HOST, host)
+            .header(header::ACCEPT, html);
+        if cookie {
+            request = request.header(header::COOKIE, format!("rein_token={TOKEN}"));
+        }
+        let response = app
+            .router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        assert!(response
+            .headers()
+            .contains_key(header::CONTENT_SECURITY_POLICY));
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let page = String::from_utf8_lossy(&bytes);
+        assert!(page.contains("<h1>Refused"), "{page}");
+        assert!(!page.contains("<script"), "the host is escaped: {page}");
+        assert!(!page.contains("Approvals"), "no page content leaks: {page}");
+        if cookie {
+            assert!(page.contains("evil&lt;script&gt;.example"), "{page}");
+        } else {
+            assert!(page.contains("launch token"), "{page}");
+        }
+    }
+    // A script (fetch sends */*) still gets JSON.
+    let request = Request::get("/api/config")
+        .header(header::HOST, HOST)
+        .header(header::ACCEPT, "*/*")
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, b) = send(&app, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    assert!(message(&b).contains("launch token"));
 }

@@ -6,8 +6,8 @@ use rein_engine::agent::{ask_action, mission_action_schema, Reply};
 use rein_engine::apply::{apply, ApplyRequest};
 use rein_engine::gate::fingerprint;
 use rein_journal::{
-    ApprovalId, ApprovalStatus, CallScope, ChatStore, ConversationId, Journal, NewApproval,
-    TurnRole, TurnRunId, TurnRunStatus,
+    ApprovalId, ApprovalStatus, CallScope, ChatEventRecord, ChatStore, ConversationId, Journal,
+    NewApproval, TurnRole, TurnRunId, TurnRunStatus,
 };
 use rein_models::Model;
 use rein_protocol::chat::{ChatEvent, ChatRequest, Decision, EventKind, TurnEnd};
@@ -859,13 +859,54 @@ impl<'a> Session<'a> {
         kind: EventKind,
     ) {
         self.seq += 1;
-        sink(ChatEvent {
+        let event = ChatEvent {
             seq: self.seq,
             request: request.map(str::to_string),
             turn,
             at: self.clock.now_ms(),
             kind,
-        });
+        };
+        // Kept in chat.db so the run viewer can show the conversation step by step; streamed
+        // pieces are not (the answer is a turn). A failure to keep one is told, not hidden.
+        if !matches!(event.kind, EventKind::Token { .. }) {
+            let kept = serde_json::to_value(&event)
+                .map_err(|e| e.to_string())
+                .and_then(|value| {
+                    let kind = value
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("event")
+                        .to_string();
+                    let record = ChatEventRecord {
+                        seq: i64::try_from(event.seq).unwrap_or(i64::MAX),
+                        turn_run: event.turn,
+                        kind,
+                        event: value,
+                        at: event.at,
+                    };
+                    self.store
+                        .record_event(self.conversation, &record)
+                        .map_err(|e| e.to_string())
+                });
+            sink(event);
+            if let Err(e) = kept {
+                self.seq += 1;
+                sink(ChatEvent {
+                    seq: self.seq,
+                    request: request.map(str::to_string),
+                    turn,
+                    at: self.clock.now_ms(),
+                    kind: EventKind::Error {
+                        message: format!(
+                            "this event was shown but could not be kept in chat.db ({e}); the \
+                             run viewer will miss it"
+                        ),
+                    },
+                });
+            }
+            return;
+        }
+        sink(event);
     }
 }
 

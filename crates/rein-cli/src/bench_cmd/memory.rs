@@ -39,6 +39,7 @@ pub(super) fn run_task(
     model: &mut dyn Model,
     journal: &Journal,
     how: RunSettings,
+    printer: &mut Printer,
 ) -> anyhow::Result<(RunResult, rein_journal::RunId)> {
     let RunSettings {
         seed,
@@ -67,7 +68,6 @@ pub(super) fn run_task(
         journal,
         meta,
     };
-    let mut printer = Printer::quiet();
     let run = run_memory(env, start, model, &mut AllowAll, options, &mut |e| {
         printer.event(e)
     })?;

@@ -189,6 +189,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                     levers,
                     samples: args.samples,
                 },
+                Watch::quiet(),
             );
             let _ = std::fs::remove_dir_all(&dir);
             let (result, journal_run) = match result {
@@ -284,6 +285,136 @@ struct RunSettings {
     samples: Option<u32>,
 }
 
+/// Who watches a run: the agent's events and the model's streamed pieces.
+pub(crate) struct Watch<'a> {
+    pub printer: Printer,
+    pub tap: Option<&'a mut (dyn FnMut(&str) + Send)>,
+}
+
+impl Watch<'_> {
+    fn quiet() -> Self {
+        Watch {
+            printer: Printer::quiet(),
+            tap: None,
+        }
+    }
+}
+
+/// Most characters of one final file the web UI's bench page is shown (it says when it cut).
+const SHOWN_FILE_CHARS: usize = 4_000;
+/// Most final files of one run the bench page is shown (it says when there were more).
+const SHOWN_FILES: usize = 50;
+
+/// One suite task, for the web UI's bench page: the same fresh sandbox, loop, judge and journal
+/// as `rein bench` (a fresh temp workspace for a directory task, a fresh memory sandbox for a
+/// memory task; no results.jsonl). Returns the record, the journal run, and the final files of
+/// a directory task (a memory task's are in the record), each clipped to say what was cut.
+pub(crate) fn run_single(
+    suite: &str,
+    task: &Task,
+    model_spec: &str,
+    model: &mut dyn Model,
+    seed: u32,
+    watch: Watch<'_>,
+) -> anyhow::Result<(
+    RunResult,
+    Option<RunId>,
+    std::collections::BTreeMap<String, String>,
+)> {
+    let journal = open_journal()?;
+    let item = Item {
+        suite,
+        task,
+        model: model_spec,
+        repeat: 0,
+        id: BenchItemId(0),
+    };
+    let base = std::env::temp_dir().join(format!(
+        "rein-serve-bench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let dir = base.join("ws");
+    std::fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
+    let levers = Levers::from_settings::<&str>(&[])?;
+    let settings = RunSettings {
+        seed,
+        levers,
+        samples: None,
+    };
+    let result = run_one(&item, model, &journal, &dir, settings, watch);
+    let files = if result.is_ok() && task.sandbox == Sandbox::Dir {
+        final_files(&dir)
+    } else {
+        Default::default()
+    };
+    let _ = std::fs::remove_dir_all(&base);
+    let (result, run) = result?;
+    Ok((result, run, files))
+}
+
+/// The files under `dir` (relative names), each at most [`SHOWN_FILE_CHARS`] characters, at
+/// most [`SHOWN_FILES`] of them; a cut says so in the text.
+fn final_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut more = 0usize;
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            if out.len() >= SHOWN_FILES {
+                more += 1;
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            let text = match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let total = text.chars().count();
+                    if total > SHOWN_FILE_CHARS {
+                        let kept: String = text.chars().take(SHOWN_FILE_CHARS).collect();
+                        format!(
+                            "{kept}\n[... {} more characters not shown]",
+                            total - SHOWN_FILE_CHARS
+                        )
+                    } else {
+                        text.into_owned()
+                    }
+                }
+                Err(e) => format!("[cannot read it: {e}]"),
+            };
+            out.insert(name, text);
+        }
+    }
+    if more > 0 {
+        out.insert(
+            "[more files]".to_string(),
+            format!("{more} more files are not shown (at most {SHOWN_FILES})"),
+        );
+    }
+    out
+}
+
 /// One run in a fresh workspace `dir` (created here, empty), judged; the record of it, and the
 /// journal run that holds its whole trace.
 fn run_one(
@@ -292,6 +423,7 @@ fn run_one(
     journal: &rein_journal::Journal,
     dir: &Path,
     settings: RunSettings,
+    watch: Watch<'_>,
 ) -> anyhow::Result<(RunResult, Option<RunId>)> {
     let RunSettings {
         seed,
@@ -299,7 +431,11 @@ fn run_one(
         samples,
     } = settings;
     let started = Instant::now();
-    let mut model = Recording::new(model);
+    let Watch { mut printer, tap } = watch;
+    let mut model = match tap {
+        Some(tap) => Recording::tapped(model, tap),
+        None => Recording::new(model),
+    };
     let model = &mut model;
     if item.task.sandbox == Sandbox::Memory {
         let (mut result, run) = super::memory::run_task(
@@ -313,6 +449,7 @@ fn run_one(
                 repeat: item.repeat,
                 levers,
             },
+            &mut printer,
         )?;
         result.trace = Some(record_stream(journal, run, model)?);
         result.model_ms = model.model_ms.round() as u64;
@@ -354,7 +491,7 @@ fn run_one(
         None,
         options,
         meta,
-        &mut Printer::quiet(),
+        &mut printer,
     )?;
     let mut result = RunResult::from_outcome(
         item.suite,
@@ -386,4 +523,39 @@ fn record_stream(
         &json!({ "replies": stream }),
     )?;
     trace(journal, run, stream)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn final_files_are_capped_and_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(
+            dir.path().join("sub/long.txt"),
+            "x".repeat(SHOWN_FILE_CHARS + 7),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("short.txt"), "hi").unwrap();
+        let files = final_files(dir.path());
+        assert_eq!(files["short.txt"], "hi");
+        let long = &files["sub/long.txt"];
+        assert!(long.starts_with(&"x".repeat(SHOWN_FILE_CHARS)));
+        assert!(
+            long.ends_with("[... 7 more characters not shown]"),
+            "{long}"
+        );
+        for i in 0..SHOWN_FILES {
+            std::fs::write(dir.path().join(format!("f{i}.txt")), "y").unwrap();
+        }
+        let files = final_files(dir.path());
+        assert_eq!(files.len(), SHOWN_FILES + 1);
+        assert_eq!(
+            files["[more files]"],
+            format!("2 more files are not shown (at most {SHOWN_FILES})")
+        );
+    }
 }
