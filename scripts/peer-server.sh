@@ -224,12 +224,15 @@ fi
 run_line() { # label, step name, file
   local rc
   rc=$(code_of "$2")
-  if [ "$rc" -le 1 ] && jq -se 'any(.[]; .event == "verdict")' "$3" >/dev/null 2>&1; then
-    jq -rs --arg label "$1" --arg rc "$rc" --arg s "$(secs_of "$2")" '
-      (map(select(.event == "step")) | length) as $n
-      | (map(select(.event == "step" and .repaired)) | length) as $rep
+  # Exit 0, 1 and 2 are verdicts (pass, fail, refusal: the harness at work); 3 is a model
+  # failure, which is what this script is here to catch.
+  if [ "$rc" -le 2 ] && jq -se 'any(.[]; .event == "verdict")' "$3" >/dev/null 2>&1; then
+    jq -rs --arg who "$1" --arg rc "$rc" --arg s "$(secs_of "$2")" '
+      (map(select(.event == "step" and .repaired)) | length) as $rep
+      | (map(select(.event == "attempt_finished") | .outcome) | join("; ")) as $attempts
       | (map(select(.event == "verdict")) | last | .verdict) as $v
-      | "\($label) \($v.status | ascii_upcase) (\($v.end): \($v.reason)) exit \($rc) in \($s) s; \($n) steps, \($v.figures.format_errors) format error(s), \($rep) repaired repl(ies)"' "$3"
+      | "\($who) \($v.status | ascii_upcase) (\($v["end"])) exit \($rc) in \($s) s; \($v.figures.steps) steps, \($v.figures.attempts) attempt(s) [\($attempts)], \($v.figures.format_errors) format error(s), \($rep) repaired repl(ies), \($v.figures.prompt_tokens) + \($v.figures.completion_tokens) tokens"
+        + "\n          reason: \($v.reason | .[0:300])"' "$3"
   else
     failed=1
     echo "$1 FAILED (exit $rc): $(tail -n1 "${3%.jsonl}.err")"
