@@ -12,6 +12,8 @@
 //! A request with a JSON schema carries it as `response_format: {type: json_schema}`. The
 //! first such request finds out whether the endpoint takes it: a 400 or 422 answer makes the
 //! model send it again without, read replies with repair from then on, and say so in a notice.
+//! An endpoint that takes the field is still held to it: a reply it finished that is not JSON
+//! marks it as ignoring the schema (a notice again), since accepting a field proves nothing.
 
 mod choose;
 mod client;
@@ -115,6 +117,10 @@ pub enum StructuredOutput {
     JsonSchema,
     /// The endpoint refused it (HTTP 400 or 422): replies are read with repair.
     Refused,
+    /// The endpoint took the field but did not follow it: a reply it finished on its own (not
+    /// cut by the token cap or a stop string) was not JSON. The schema is no longer sent and
+    /// replies are read with repair.
+    Ignored,
 }
 
 /// Lists what an endpoint serves (`GET /v1/models`), for `rein models list --endpoint URL`.
@@ -244,7 +250,7 @@ impl OpenAiModel {
             Ok(r) => {
                 self.structured = StructuredOutput::JsonSchema;
                 self.notices.push(format!(
-                    "{} accepted the action schema as response_format json_schema: the server constrains replies to it",
+                    "{} accepted the action schema as response_format json_schema: replies are expected to follow it (a finished reply that is not JSON would show that the server ignores it)",
                     self.client.endpoint.host
                 ));
                 Ok(r)
@@ -262,6 +268,24 @@ impl OpenAiModel {
             }
             Err(e) => Err(self.client.error(&url, e)),
         }
+    }
+
+    /// An endpoint that took the schema is held to it: a reply it finished on its own that is
+    /// not JSON shows that it ignores the field (a server that accepts unknown fields and drops
+    /// them, like Ollama's `/v1/completions`), so the endpoint is marked
+    /// [`StructuredOutput::Ignored`] and a notice says so instead of a claim that never held.
+    fn check_followed_schema(&mut self, text: &str) {
+        if self.structured != StructuredOutput::JsonSchema
+            || serde_json::from_str::<Value>(text.trim()).is_ok()
+        {
+            return;
+        }
+        self.structured = StructuredOutput::Ignored;
+        self.notices.push(format!(
+            "{} took response_format json_schema but did not follow it (a reply it finished, {} characters, was not JSON); the schema is no longer sent and replies are read with repair",
+            self.client.endpoint.host,
+            text.chars().count()
+        ));
     }
 
     /// The request body shared by `complete` and `choose`, and the path it goes to.
@@ -373,16 +397,17 @@ impl Model for OpenAiModel {
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));
         }
-        if let Some(schema) = request
-            .json_schema
-            .as_ref()
-            .filter(|_| self.structured != StructuredOutput::Refused)
-        {
+        let send_schema = matches!(
+            self.structured,
+            StructuredOutput::Unknown | StructuredOutput::JsonSchema
+        );
+        if let Some(schema) = request.json_schema.as_ref().filter(|_| send_schema) {
             body.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {"name": "action", "schema": schema, "strict": true}}),
             );
         }
+        let sent_schema = body.contains_key("response_format");
         let response = self.post_completion(path, body)?;
         let url = self.client.endpoint.url(path);
         let mut events = SseReader::new(BufReader::new(response.into_reader()));
@@ -491,6 +516,9 @@ impl Model for OpenAiModel {
             let first = first_token_ms.unwrap_or(total);
             completion.prompt_ms = first;
             completion.generation_ms = total - first;
+        }
+        if sent_schema && finish == FinishReason::Stop {
+            self.check_followed_schema(&text);
         }
         completion.text = text;
         completion.finish = finish;

@@ -558,3 +558,55 @@ fn a_400_that_is_not_about_the_schema_is_not_taken_for_a_refusal() {
     assert_eq!(m.structured_output(), StructuredOutput::Unknown);
     assert!(m.take_notices().is_empty());
 }
+
+#[test]
+fn an_endpoint_that_takes_the_schema_but_ignores_it_is_found_out() {
+    // A liar: accepts `response_format` (a server that drops unknown fields does) and answers in
+    // prose. Accepting the field proves nothing; the first finished reply that is not JSON does.
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::stream(&[
+        "Sure! I will read ",
+        "the file first.",
+    ]));
+    server.push(FakeReply::stream(&["{'action': 'b'}"]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let c = m.complete(&schema_request(), &mut |_| {}).unwrap();
+    assert_eq!(c.text, "Sure! I will read the file first.");
+    assert_eq!(m.structured_output(), StructuredOutput::Ignored);
+    let notices = m.take_notices();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(notices[0].contains("accepted"), "{notices:?}");
+    assert!(
+        notices[1].contains("did not follow it") && notices[1].contains("repair"),
+        "{notices:?}"
+    );
+    assert!(
+        !notices[1].contains("Sure!"),
+        "model text stays out of notices"
+    );
+    m.complete(&schema_request(), &mut |_| {}).unwrap();
+    let posts = server.posts();
+    assert!(posts[0].body.get("response_format").is_some());
+    assert!(
+        posts[1].body.get("response_format").is_none(),
+        "an ignored schema is not sent again"
+    );
+    assert!(m.take_notices().is_empty(), "said once");
+}
+
+#[test]
+fn a_reply_cut_by_the_token_cap_does_not_count_against_the_schema() {
+    // JSON cut off by max_tokens is not JSON, but the server may well have followed the schema.
+    let server = FakeOpenAi::start().unwrap();
+    server.push(FakeReply::Stream {
+        deltas: vec!["{\"action\": \"read_fi".into()],
+        finish: "length".into(),
+    });
+    server.push(FakeReply::stream(&["{\"action\":\"b\"}"]));
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    m.complete(&schema_request(), &mut |_| {}).unwrap();
+    assert_eq!(m.structured_output(), StructuredOutput::JsonSchema);
+    m.complete(&schema_request(), &mut |_| {}).unwrap();
+    assert_eq!(m.structured_output(), StructuredOutput::JsonSchema);
+    assert_eq!(server.response_formats().len(), 2);
+}
