@@ -21,6 +21,7 @@
 //! | `step` | asking for one action and reading it (strictly, else with repair) |
 //! | `plan` | the optional plan phase |
 //! | `run` | the loop itself |
+//! | `sections` | the `write-sections` lever: a Markdown deliverable's outline as tool fields |
 //! | `outcome` | how a run ended, its figures and verdict document |
 //! | `event` | what fronts render |
 //! | `world` | the judge's view of a confined workspace |
@@ -37,6 +38,7 @@ mod outcome;
 mod plan;
 mod prompt;
 mod run;
+mod sections;
 mod step;
 mod trim;
 mod world;
@@ -59,6 +61,7 @@ pub use run::{
     begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
     MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,
 };
+pub use sections::{Outline, DEFAULT_HEADING_LEVEL, TITLE_FIELD, WRITE_SECTIONS};
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{
     estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,
