@@ -270,7 +270,7 @@ mod tests {
             (None, sec(2, "Goal", "<h1")),
         ] {
             assert!(
-                render_sections(title, &[s.clone()]).is_err(),
+                render_sections(title, std::slice::from_ref(&s)).is_err(),
                 "{title:?} {s:?}"
             );
         }
