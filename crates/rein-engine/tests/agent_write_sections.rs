@@ -420,3 +420,52 @@ fn off_or_without_required_headings_there_is_no_write_sections() {
         assert!(Outline::of(&h.contract).is_none(), "{headings}");
     }
 }
+
+#[test]
+fn the_deliverable_is_written_whole_only_with_write_sections_and_edit_file_still_works() {
+    let h = Harness::new("desk_task");
+    let script = reads()
+        + &line(
+            "create_file",
+            json!({"path": SUMMARY, "content": gold_text()}),
+        )
+        + &line(
+            "create_file",
+            json!({"path": "out/other.md", "content": "# Other\n"}),
+        )
+        + &line("write_sections", gold_fields())
+        + &line(
+            "replace_file",
+            json!({"path": SUMMARY, "content": gold_text()}),
+        )
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    let creates = steps(&events, "create_file");
+    assert_eq!(creates[0].outcome, "invalid", "{}", creates[0].summary);
+    assert_eq!(
+        creates[1].outcome, "executed",
+        "another file is not the lever's"
+    );
+    assert_eq!(steps(&events, "replace_file")[0].outcome, "invalid");
+    let r = reasons(&h, &out, "create_file");
+    assert!(
+        r[0].contains("written whole only with write_sections"),
+        "{r:?}"
+    );
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
+        gold_text()
+    );
+
+    // Off: create_file writes the deliverable as before.
+    let h = Harness::new("desk_task");
+    let script = reads()
+        + &line(
+            "create_file",
+            json!({"path": SUMMARY, "content": gold_text()}),
+        );
+    let (_, events, _) = run(&h, &script, Levers::DEFAULT, false, &mut AllowAll);
+    assert_eq!(steps(&events, "create_file")[0].outcome, "executed");
+}
