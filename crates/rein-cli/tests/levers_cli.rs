@@ -64,9 +64,6 @@ fn a_run_with_levers_passes_and_the_bench_records_them() {
             "all=on",
             "--lever",
             "repeat-penalty=off",
-            // good.jsonl writes the report with create_file, which write-sections refuses.
-            "--lever",
-            "write-sections=off",
         ],
     );
     assert_eq!(

@@ -94,11 +94,7 @@ fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
 fn the_levers_are_journaled_with_the_run() {
     let h = Harness::new("desk_task");
     let mut model = Recorder::fixture("good.jsonl");
-    // good.jsonl writes the report with create_file, which `write-sections` refuses.
-    let on = Levers {
-        write_sections: false,
-        ..Levers::ALL_ON
-    };
+    let on = Levers::ALL_ON;
     let (out, _) = run(&h, &mut model, on);
     assert!(out.passed());
     let ev = events_of(&h, &out, "levers");

@@ -1060,9 +1060,6 @@ impl<'a> Agent<'a> {
                 }
                 Err(reason) => Some(reason),
             }
-        } else if known {
-            self.typed_sections()
-                .and_then(|o| o.whole_write_refusal(&tool, &params))
         } else {
             None
         };

@@ -182,20 +182,6 @@ impl Outline {
         )
     }
 
-    /// Why a call that writes the deliverable whole in another way (`create_file`,
-    /// `replace_file`) is refused before the gate: with the lever, the whole report is written
-    /// only with `write_sections`, so its outline is Rein's (small models given both write
-    /// the report with `create_file` and lose the headings); `edit_file` stays for small fixes.
-    pub fn whole_write_refusal(&self, tool: &str, params: &Value) -> Option<String> {
-        let path = params.get("path").and_then(Value::as_str)?;
-        (matches!(tool, "create_file" | "replace_file") && same_path(path, &self.path)).then(|| {
-            format!(
-                "{} is written whole only with {WRITE_SECTIONS} here (the text under each heading as its own field; Rein writes the headings), so nothing was written; use edit_file for a small change",
-                self.path
-            )
-        })
-    }
-
     /// The gate's arguments of a model's `write_sections` call (`path`, optional `title`,
     /// `sections` of `{heading, level, body}`) and a note for the model when a body line was
     /// written as text; or why it is refused before the gate, nothing written: another path, a
