@@ -38,7 +38,7 @@ fn an_unknown_lever_is_refused_with_the_names_before_anything_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("unknown lever `fact-tools`"), "{err}");
     assert!(
-        err.contains("facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, checklist, gguf-template"),
+        err.contains("facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template"),
         "{err}"
     );
     assert!(!ws.exists(), "nothing was prepared for a refused run");
@@ -184,4 +184,115 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// `--lever write-sections=on` through `rein run`: the scripted model gives the text under
+/// each required heading, Rein writes the report with the headings in order, the judge passes
+/// it, and the journal records the lever, the tool and the change. Off, the same reply names
+/// a tool the mission does not offer, and nothing is written.
+#[test]
+fn write_sections_through_rein_run_writes_the_report_and_is_journaled() {
+    let gold =
+        std::fs::read_to_string(repo().join("missions/desk_task/judge/gold/files/out/summary.md"))
+            .unwrap();
+    // The gold report's bodies, one field per heading.
+    let mut fields = serde_json::Map::new();
+    fields.insert("path".into(), serde_json::json!("out/summary.md"));
+    for part in gold.split("\n## ") {
+        let part = part.trim_start_matches("# ");
+        let (heading, body) = part.split_once("\n\n").unwrap();
+        fields.insert(heading.into(), serde_json::json!(body.trim()));
+    }
+    assert_eq!(fields.len(), 5, "{fields:?}");
+    let call = |action: &str, parameters: serde_json::Value| {
+        serde_json::json!({"thought": "t", "action": action, "parameters": parameters}).to_string()
+    };
+    let mut replies: Vec<String> = [
+        "notes/overview.md",
+        "notes/meeting-notes.md",
+        "data/tasks.csv",
+    ]
+    .iter()
+    .map(|p| call("read_file", serde_json::json!({ "path": p })))
+    .collect();
+    replies.push(call("write_sections", serde_json::Value::Object(fields)));
+    replies.push(call(
+        "read_file",
+        serde_json::json!({"path": "out/summary.md"}),
+    ));
+    replies.push(call("finish", serde_json::json!({"summary": "done"})));
+    let scratch = tempfile::tempdir().unwrap();
+    let script = scratch.path().join("model.jsonl");
+    std::fs::write(&script, replies.join("\n")).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let mission = repo().join("missions/desk_task");
+
+    let home = tempfile::tempdir().unwrap();
+    let ws = scratch.path().join("ws");
+    let o = rein(
+        home.path(),
+        &[
+            "run",
+            mission.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--model",
+            &model,
+            "--approve=all",
+            "--lever",
+            "write-sections=on",
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("write_sections"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out/summary.md")).unwrap(),
+        gold
+    );
+    let show = rein(home.path(), &["journal", "show", "1", "--json"]);
+    let trace: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let levers = trace["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "levers")
+        .expect("the levers event");
+    assert_eq!(
+        levers["payload"]["levers"]["write-sections"], true,
+        "{levers}"
+    );
+    assert!(levers["payload"]["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("write_sections")));
+    let step = trace["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["action"] == "write_sections")
+        .unwrap();
+    assert_eq!(step["call"]["outcome"], "executed", "{step}");
+    assert_eq!(trace["changes"].as_array().unwrap().len(), 1);
+
+    // Off (the default): no such tool, nothing written.
+    let home = tempfile::tempdir().unwrap();
+    let ws = scratch.path().join("ws-off");
+    let o = rein(
+        home.path(),
+        &[
+            "run",
+            mission.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--model",
+            &model,
+            "--approve=all",
+        ],
+    );
+    // The scripted model runs out of replies after the refused call: a model failure (3).
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{text}");
+    assert!(text.contains("unknown tool \"write_sections\""), "{text}");
+    assert!(!ws.join("out/summary.md").exists());
 }

@@ -490,10 +490,11 @@ fn check_hide_names(
 
 /// Tools that return or derive the content of the files they are given or walk: a file's
 /// text (`search_text` lines, `find_related` terms), its hash and line count (`file_info`), or
-/// a diff of its current content (`edit_file`, `replace_file`, `delete_file`, `write_json`; `edit_file`'s
+/// a diff of its current content (`edit_file`, `replace_file`, `delete_file`, `write_json`,
+/// `write_sections`; `edit_file`'s
 /// refusals also tell whether a guessed text is in the file), or figures of its columns
 /// (`table_stats`). A deny or ask rule naming `read_file` covers each of them.
-pub const CONTENT_READERS: [&str; 8] = [
+pub const CONTENT_READERS: [&str; 9] = [
     "search_text",
     "table_stats",
     "find_related",
@@ -502,6 +503,7 @@ pub const CONTENT_READERS: [&str; 8] = [
     "replace_file",
     "delete_file",
     "write_json",
+    "write_sections",
 ];
 
 /// Tools that name the files below a folder (or say whether a name exists there): a deny or

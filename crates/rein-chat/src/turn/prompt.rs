@@ -5,9 +5,10 @@ use rein_engine::agent::signature;
 use rein_protocol::cowork::{Intent, Route, WriteReview, MAX_TOOL_ROUNDS};
 use rein_workspace::ToolRegistry;
 
-/// Desk tools a chat turn does not offer: `write_json` is typed by a mission's contract (the
-/// `write-json` lever of a verified run); a chat has no contract to type it with.
-pub const CHAT_HIDDEN_TOOLS: &[&str] = &["write_json"];
+/// Desk tools a chat turn does not offer: `write_json` and `write_sections` are typed by a
+/// mission's contract (the `write-json` and `write-sections` levers of a verified run); a chat
+/// has no contract to type them with.
+pub const CHAT_HIDDEN_TOOLS: &[&str] = &["write_json", "write_sections"];
 
 /// The desk tools a chat turn offers, in the registry's order.
 pub fn chat_tools(registry: &ToolRegistry) -> Vec<&str> {

@@ -26,6 +26,9 @@ pub enum Lever {
     /// A `write_json` tool for a JSON deliverable with a schema: its `document` is the JSON
     /// itself, constrained by the contract's schema during decoding; Rein serialises it.
     WriteJson,
+    /// A `write_sections` tool for a Markdown deliverable with required headings: one text
+    /// field per heading, in order, all required; Rein writes the heading lines itself.
+    WriteSections,
     /// After each step the contract's deterministic checks run on the files as they are, and
     /// the model is told which are not met yet (the facts a model may be told, never an
     /// expected value), so it knows what is left instead of repeating what is done.
@@ -38,13 +41,14 @@ pub enum Lever {
 }
 
 impl Lever {
-    pub const ALL: [Lever; 8] = [
+    pub const ALL: [Lever; 9] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
         Lever::RepeatPenalty,
         Lever::MonotoneAttempts,
         Lever::WriteJson,
+        Lever::WriteSections,
         Lever::Checklist,
         Lever::GgufTemplate,
     ];
@@ -57,6 +61,7 @@ impl Lever {
             Lever::RepeatPenalty => "repeat-penalty",
             Lever::MonotoneAttempts => "monotone-attempts",
             Lever::WriteJson => "write-json",
+            Lever::WriteSections => "write-sections",
             Lever::Checklist => "checklist",
             Lever::GgufTemplate => "gguf-template",
         }
@@ -90,6 +95,7 @@ pub struct Levers {
     pub repeat_penalty: bool,
     pub monotone_attempts: bool,
     pub write_json: bool,
+    pub write_sections: bool,
     pub checklist: bool,
     pub gguf_template: bool,
 }
@@ -110,6 +116,7 @@ impl Levers {
         repeat_penalty: true,
         monotone_attempts: false,
         write_json: false,
+        write_sections: false,
         checklist: false,
         gguf_template: false,
     };
@@ -121,6 +128,7 @@ impl Levers {
         repeat_penalty: true,
         monotone_attempts: true,
         write_json: true,
+        write_sections: true,
         checklist: true,
         gguf_template: true,
     };
@@ -133,6 +141,7 @@ impl Levers {
             Lever::RepeatPenalty => self.repeat_penalty,
             Lever::MonotoneAttempts => self.monotone_attempts,
             Lever::WriteJson => self.write_json,
+            Lever::WriteSections => self.write_sections,
             Lever::Checklist => self.checklist,
             Lever::GgufTemplate => self.gguf_template,
         }
@@ -146,6 +155,7 @@ impl Levers {
             Lever::RepeatPenalty => self.repeat_penalty = on,
             Lever::MonotoneAttempts => self.monotone_attempts = on,
             Lever::WriteJson => self.write_json = on,
+            Lever::WriteSections => self.write_sections = on,
             Lever::Checklist => self.checklist = on,
             Lever::GgufTemplate => self.gguf_template = on,
         }
@@ -220,7 +230,7 @@ mod tests {
         assert!(e
             .to_string()
             .contains(
-            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, checklist, gguf-template"
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template"
         ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();

@@ -21,6 +21,7 @@
 //! | `step` | asking for one action and reading it (strictly, else with repair) |
 //! | `plan` | the optional plan phase |
 //! | `run` | the loop itself |
+//! | `sections` | the `write-sections` lever: a Markdown deliverable's outline as tool fields |
 //! | `outcome` | how a run ended, its figures and verdict document |
 //! | `event` | what fronts render |
 //! | `world` | the judge's view of a confined workspace |
@@ -38,6 +39,7 @@ mod plan;
 mod prompt;
 mod run;
 mod sampling;
+mod sections;
 mod step;
 mod trim;
 mod world;
@@ -63,6 +65,7 @@ pub use run::{
 pub use sampling::{
     best, judge_candidate, score, Candidate, OverlayWorld, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
+pub use sections::{Outline, DEFAULT_HEADING_LEVEL, TITLE_FIELD, WRITE_SECTIONS};
 pub use step::{ask_action, read_reply, Asked, Reply};
 pub use trim::{
     estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,

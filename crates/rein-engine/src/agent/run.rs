@@ -26,6 +26,7 @@ use super::prompt::{
     progress_note, result_message, summarize, system_prompt, task_message, type_document,
 };
 use super::sampling::{best, judge_candidate, score, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
+use super::sections::{Outline, WRITE_SECTIONS};
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -273,7 +274,35 @@ impl<'a> Agent<'a> {
         if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
             tools.push(WRITE_JSON.to_string());
         }
+        if self.typed_sections().is_some() && !tools.iter().any(|t| t == WRITE_SECTIONS) {
+            tools.push(WRITE_SECTIONS.to_string());
+        }
         tools
+    }
+
+    /// With `write-sections`, for a desk mission whose Markdown deliverable must have
+    /// headings: the outline `write_sections` writes.
+    fn typed_sections(&self) -> Option<Outline> {
+        if !self.options.levers.write_sections
+            || self.options.memory
+            || self.env.registry.get(WRITE_SECTIONS).is_none()
+        {
+            return None;
+        }
+        Outline::of(self.env.contract)
+    }
+
+    /// The system prompt of a desk run: `write_sections`'s line names the outline's fields.
+    fn desk_system_prompt(&self) -> String {
+        let Some(outline) = self.typed_sections() else {
+            return system_prompt(self.env.registry, &self.tools());
+        };
+        let others: Vec<String> = self
+            .tools()
+            .into_iter()
+            .filter(|t| t != WRITE_SECTIONS)
+            .collect();
+        system_prompt(self.env.registry, &others) + &outline.tool_line()
     }
 
     /// The action schema for constrained decoding over `tools`, with `write_json`'s document
@@ -282,6 +311,9 @@ impl<'a> Agent<'a> {
         let mut s = mission_action_schema(self.env.registry, tools);
         if let Some((path, document)) = self.typed_json() {
             type_document(&mut s, WRITE_JSON, &path, &document);
+        }
+        if let Some(outline) = self.typed_sections() {
+            outline.type_action_schema(&mut s);
         }
         s
     }
@@ -354,6 +386,9 @@ impl<'a> Agent<'a> {
             s.push_str(&format!(
                 "Write {path} with write_json: give the JSON document itself as `document` (not a string holding JSON); it must follow the deliverable's schema, and Rein writes the file.\n"
             ));
+        }
+        if let Some(outline) = self.typed_sections() {
+            s.push_str(&outline.task_note());
         }
         s
     }
@@ -560,19 +595,31 @@ impl<'a> Agent<'a> {
         };
         c.tool = Some(action.action.clone());
         let params = Value::Object(action.parameters.clone());
-        let refused = match self.deliverable_write(asked) {
-            Err(why) => Some(why),
-            Ok(tool) if tool == WRITE_JSON => self.write_json_refusal(&params),
-            Ok(_) => None,
+        // The arguments the gate would get: a typed tool's are checked (and, for
+        // `write_sections`, composed) first, as the step does.
+        let arguments = match self.deliverable_write(asked) {
+            Err(why) => Err(why),
+            Ok(tool) if tool == WRITE_JSON => match self.write_json_refusal(&params) {
+                Some(why) => Err(why),
+                None => Ok(params),
+            },
+            Ok(tool) if tool == WRITE_SECTIONS => match self.typed_sections() {
+                Some(outline) => outline.gate_arguments(&params).map(|(args, _)| args),
+                None => Err(format!("{WRITE_SECTIONS} is not offered in this run")),
+            },
+            Ok(_) => Ok(params),
         };
-        if let Some(why) = refused {
-            c.skipped = Some(why);
-            return c;
-        }
+        let arguments = match arguments {
+            Ok(a) => a,
+            Err(why) => {
+                c.skipped = Some(why);
+                return c;
+            }
+        };
         let call = ToolCall {
             id: format!("run{}-step{n}-draw{draw}", self.env.run),
             tool: action.action.clone(),
-            arguments: params,
+            arguments,
         };
         match self.executor.preview(&call) {
             Err(why) => c.skipped = Some(why),
@@ -618,7 +665,7 @@ impl<'a> Agent<'a> {
                 ]
             } else {
                 vec![
-                    ChatMessage::system(system_prompt(self.env.registry, &self.tools())),
+                    ChatMessage::system(self.desk_system_prompt()),
                     ChatMessage::user(self.task(c)),
                 ]
             }),
@@ -1187,8 +1234,21 @@ impl<'a> Agent<'a> {
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
+        // `write_sections`: the model's fields become the tool's sections (or a refusal).
+        let mut gate_args: Option<(Value, Option<String>)> = None;
         let typed_refusal = if known && tool == WRITE_JSON {
             self.write_json_refusal(&params)
+        } else if let Some(outline) = self
+            .typed_sections()
+            .filter(|_| known && tool == WRITE_SECTIONS)
+        {
+            match outline.gate_arguments(&params) {
+                Ok(args) => {
+                    gate_args = Some(args);
+                    None
+                }
+                Err(reason) => Some(reason),
+            }
         } else {
             None
         };
@@ -1281,6 +1341,17 @@ impl<'a> Agent<'a> {
             if report.outcome == GateOutcome::Executed || report.outcome == GateOutcome::Replayed {
                 accepted = true;
                 on_event(&AgentEvent::FinishAccepted { step: n });
+            }
+            report
+        } else if let Some((args, note)) = gate_args {
+            let mut report = self.submit(&call_id, &tool, &args);
+            if let Some(note) = note.filter(|_| report.outcome == GateOutcome::Executed) {
+                report.reason = [report.reason.as_str(), &note]
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("; ");
             }
             report
         } else {

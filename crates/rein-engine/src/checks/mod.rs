@@ -118,6 +118,24 @@ pub fn schema_violations(
     }
 }
 
+/// The headings of a Markdown document as the judge reads them, in order, as (level, key:
+/// compared as `report_complete` compares them); `Err` when an element may restyle the page,
+/// so what shows cannot be told (the checks that read prose fail closed on it).
+pub(crate) fn markdown_headings(path: &str, text: &str) -> Result<Vec<(u8, String)>, String> {
+    let p = prose::Prose::of(path, text.as_bytes(), false);
+    if let Some(by) = &p.restyled_by {
+        return Err(format!(
+            "{path} would hold a {by} element, which can hide any of its text from a person; remove it"
+        ));
+    }
+    Ok(p.headings()
+        .into_iter()
+        .map(|(level, h)| (level, prose::heading_key(h)))
+        .collect())
+}
+
+pub(crate) use prose::{heading_key, is_markdown};
+
 /// What every check may read: the frozen contract, the world and the trace.
 pub(crate) struct Ctx<'a> {
     pub contract: &'a FrozenContract,

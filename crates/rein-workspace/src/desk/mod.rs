@@ -7,6 +7,7 @@ mod propose;
 mod read;
 mod related;
 mod search;
+mod sections;
 mod table;
 
 use std::fmt;
@@ -27,6 +28,7 @@ pub use search::{
     FIND_FILES_MAX_RESULTS, SEARCH_DFA_MAX_BYTES, SEARCH_MAX_FILE_BYTES, SEARCH_MAX_LINE_CHARS,
     SEARCH_MAX_MATCHES, SEARCH_REGEX_MAX_BYTES, SEARCH_TIME_BUDGET,
 };
+pub use sections::{render_sections, Rendered, Section, HEADING_MAX_CHARS, SECTIONS_MAX};
 pub use table::{parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES, TABLE_MAX_DISTINCT};
 
 /// How many leading bytes are sniffed for a NUL, the classic binary marker.
@@ -48,6 +50,7 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(propose::ReplaceFile),
         Box::new(propose::DeleteFile),
         Box::new(propose::WriteJson),
+        Box::new(sections::WriteSections),
         Box::new(read::Finish),
     ])
 }

@@ -231,36 +231,48 @@ impl Tool for WriteJson {
             tool: self.name().to_string(),
             message: e,
         })?;
-        let chars = text.chars().count();
-        if chars > crate::MAX_INPUT_CHARS {
-            return Err(ToolError::Refused(format!(
-                "the document is {} characters once written; one input may be at most {} characters, so nothing was written: write a smaller document",
-                thousands(chars),
-                thousands(crate::MAX_INPUT_CHARS)
-            )));
-        }
-        let before = match ws.info(&path)? {
-            None => {
-                check_parents(ws, &path)?;
-                None
-            }
-            Some(info) if info.kind == EntryKind::File => Some(existing(ws, &path, "")?),
-            Some(info) => {
-                return Err(ToolError::Refused(format!(
-                    "\"{path}\" is a {}, not a file; write_json writes a file",
-                    info.kind.as_str()
-                )))
-            }
-        };
-        if before.as_deref() == Some(text.as_bytes()) {
-            return Err(unchanged(&path));
-        }
-        Ok(ToolOutput::Proposal(Proposal::new(
-            path,
-            before,
-            Some(text.into_bytes()),
-        )))
+        propose_whole_file(ws, path, text, self.name())
     }
+}
+
+/// The proposal of a tool that writes a whole file from text Rein composed (`write_json`,
+/// `write_sections`): refused over one input's cap, creates the file or replaces its content,
+/// refused when nothing would change.
+pub(super) fn propose_whole_file(
+    ws: &Workspace,
+    path: RelPath,
+    text: String,
+    tool: &str,
+) -> Result<ToolOutput, ToolError> {
+    let chars = text.chars().count();
+    if chars > crate::MAX_INPUT_CHARS {
+        return Err(ToolError::Refused(format!(
+            "the document is {} characters once written; one input may be at most {} characters, so nothing was written: write a smaller document",
+            thousands(chars),
+            thousands(crate::MAX_INPUT_CHARS)
+        )));
+    }
+    let before = match ws.info(&path)? {
+        None => {
+            check_parents(ws, &path)?;
+            None
+        }
+        Some(info) if info.kind == EntryKind::File => Some(existing(ws, &path, "")?),
+        Some(info) => {
+            return Err(ToolError::Refused(format!(
+                "\"{path}\" is a {}, not a file; {tool} writes a file",
+                info.kind.as_str()
+            )))
+        }
+    };
+    if before.as_deref() == Some(text.as_bytes()) {
+        return Err(unchanged(&path));
+    }
+    Ok(ToolOutput::Proposal(Proposal::new(
+        path,
+        before,
+        Some(text.into_bytes()),
+    )))
 }
 
 /// A JSON document as `write_json` writes it: pretty-printed (two spaces), one final newline.

@@ -1,0 +1,353 @@
+//! The `write-sections` lever: for a Markdown deliverable whose contract requires headings (a
+//! `report_complete` check with `headings`), a `write_sections` tool whose parameters are the
+//! deliverable's `path` and one text field per required heading, in the contract's order, all
+//! required, so constrained decoding writes every section. Rein writes the heading lines itself
+//! (the level the mission's prompt gives each one, `'## Goal'`, else level 2), and the model's
+//! text under each; the call goes through the same gate, diff and approval as any change.
+//!
+//! A body cannot make a heading: a line starting with `#` is written as text (`\#`), and the
+//! composed file is read with the judge's own Markdown reader before the gate: unless its
+//! headings are exactly the required ones (plus the title, when the prompt asks for one), in
+//! order, the call is refused and nothing is written. The checks are the contract's,
+//! unchanged.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use rein_workspace::desk::{render_sections, Section, HEADING_MAX_CHARS};
+use serde_json::{json, Map, Value};
+
+use super::prompt::signature;
+use crate::checks::{heading_key, is_markdown, markdown_headings, same_path, CheckSpec};
+use crate::mission::FrozenContract;
+
+/// The tool the `write-sections` lever adds for a Markdown deliverable with required headings.
+pub const WRITE_SECTIONS: &str = "write_sections";
+/// The field of the title, offered when the prompt asks for a level-1 title that is not one of
+/// the required headings (`'# Release <version>'`): its text is the model's to write.
+pub const TITLE_FIELD: &str = "title";
+/// The level of a required heading that the prompt does not write with its `#`s.
+pub const DEFAULT_HEADING_LEVEL: u8 = 2;
+
+/// A heading as a prompt quotes it: `'## Goal'`, `"# Project summary"`, `` `## Risks` ``.
+static QUOTED_HEADING: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"['"`‘“](#{1,6})[ \t]+([^'"`’”\n]+?)[ \t]*['"`’”]"#).ok());
+
+/// The outline `write_sections` writes for a mission's deliverable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outline {
+    /// The deliverable, as the contract names it.
+    pub path: String,
+    /// A level-1 title comes first, its text the model's.
+    pub title: bool,
+    /// The required headings, in the contract's order, with the level Rein writes each at.
+    pub headings: Vec<(u8, String)>,
+}
+
+impl Outline {
+    /// The outline of a contract whose Markdown deliverable must have headings, or `None`
+    /// (no such check; or headings that cannot be fields: empty, not one line, starting with
+    /// `#`, repeated, or named `path` or `title`).
+    pub fn of(contract: &FrozenContract) -> Option<Outline> {
+        let m = &contract.mission;
+        if !is_markdown(&m.required_artifact) {
+            return None;
+        }
+        let (path, required) = m.checks.iter().find_map(|c| match &c.spec {
+            CheckSpec::ReportComplete { path, headings, .. }
+                if !headings.is_empty() && same_path(path, &m.required_artifact) =>
+            {
+                Some((path.clone(), headings.clone()))
+            }
+            _ => None,
+        })?;
+        let quoted = quoted_headings(&m.prompt);
+        let mut headings: Vec<(u8, String)> = Vec::new();
+        for h in &required {
+            let text = h.trim();
+            let key = heading_key(text);
+            let usable = !key.is_empty()
+                && !text.starts_with('#')
+                && !text.contains(['\n', '\r'])
+                && text.chars().count() <= HEADING_MAX_CHARS
+                && text != "path"
+                && text != TITLE_FIELD
+                && !headings.iter().any(|(_, o)| heading_key(o) == key);
+            if !usable {
+                return None;
+            }
+            let level = quoted
+                .iter()
+                .find(|(_, k)| *k == key)
+                .map_or(DEFAULT_HEADING_LEVEL, |(l, _)| *l);
+            headings.push((level, text.to_string()));
+        }
+        let title = !headings.iter().any(|(l, _)| *l == 1)
+            && quoted
+                .iter()
+                .any(|(l, k)| *l == 1 && !headings.iter().any(|(_, h)| heading_key(h) == *k));
+        Some(Outline {
+            path,
+            title,
+            headings,
+        })
+    }
+
+    /// The field names, in order: the title's (when offered), then one per heading.
+    fn fields(&self) -> Vec<&str> {
+        let title = self.title.then_some(TITLE_FIELD);
+        title
+            .into_iter()
+            .chain(self.headings.iter().map(|(_, h)| h.as_str()))
+            .collect()
+    }
+
+    /// `write_sections`'s parameters for constrained decoding: `path` fixed to the deliverable,
+    /// then a non-empty text per field, in order, all required, nothing else.
+    pub fn parameters_schema(&self) -> Value {
+        let mut props = Map::new();
+        props.insert(
+            "path".into(),
+            json!({ "type": "string", "const": self.path }),
+        );
+        if self.title {
+            props.insert(
+                TITLE_FIELD.into(),
+                json!({ "type": "string", "minLength": 1, "maxLength": HEADING_MAX_CHARS }),
+            );
+        }
+        for (_, h) in &self.headings {
+            props.insert(
+                h.clone(),
+                json!({ "type": "string", "minLength": 1, "maxLength": rein_workspace::MAX_INPUT_CHARS }),
+            );
+        }
+        let mut required = vec!["path"];
+        required.extend(self.fields());
+        json!({
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        })
+    }
+
+    /// Types `write_sections`'s parameters in an action schema.
+    pub fn type_action_schema(&self, action_schema: &mut Value) {
+        let Some(branches) = action_schema["anyOf"].as_array_mut() else {
+            return;
+        };
+        for branch in branches {
+            if branch["properties"]["action"]["const"].as_str() == Some(WRITE_SECTIONS) {
+                branch["properties"]["parameters"] = self.parameters_schema();
+            }
+        }
+    }
+
+    /// The headings as Rein writes them: `'# Project summary', '## Goal'`.
+    fn heading_lines(&self) -> String {
+        let title = self.title.then(|| "'# <title>'".to_string());
+        title
+            .into_iter()
+            .chain(
+                self.headings
+                    .iter()
+                    .map(|(l, h)| format!("'{} {h}'", "#".repeat(usize::from(*l)))),
+            )
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The tool's line in the system prompt (in place of the registry's generic one).
+    pub fn tool_line(&self) -> String {
+        format!(
+            "- {WRITE_SECTIONS} {}: Propose writing {} from the text under each heading, one field per heading: Rein writes the headings {} itself, in that order, and your text under each. A person approves the change.\n",
+            signature(&self.parameters_schema()),
+            self.path,
+            self.heading_lines()
+        )
+    }
+
+    /// What the task message adds.
+    pub fn task_note(&self) -> String {
+        let title = if self.title {
+            " and `title` is the report's title as the task asks for it"
+        } else {
+            ""
+        };
+        format!(
+            "Write {} with {WRITE_SECTIONS}: each field is the text under the heading of its name{title}; Rein writes the headings {} itself, in order, so no line of your text starts with '#'. To fix the report later, use edit_file.\n",
+            self.path,
+            self.heading_lines()
+        )
+    }
+
+    /// The gate's arguments of a model's `write_sections` call (`path`, optional `title`,
+    /// `sections` of `{heading, level, body}`) and a note for the model when a body line was
+    /// written as text; or why it is refused before the gate, nothing written: another path, a
+    /// field missing, empty, not text or unknown, or a composed file whose headings, read as
+    /// the judge reads them, are not exactly the outline's.
+    pub fn gate_arguments(&self, params: &Value) -> Result<(Value, Option<String>), String> {
+        let given = params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !same_path(given, &self.path) {
+            return Err(format!(
+                "{WRITE_SECTIONS} writes only the deliverable \"{}\", not \"{given}\"; nothing was written",
+                self.path
+            ));
+        }
+        let fields = self.fields();
+        let text = |f: &str| params.get(f).and_then(Value::as_str);
+        let quote = |v: Vec<&str>| {
+            v.iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut problems = Vec::new();
+        let missing: Vec<&str> = fields
+            .iter()
+            .copied()
+            .filter(|f| params.get(f).is_none())
+            .collect();
+        let not_text: Vec<&str> = fields
+            .iter()
+            .copied()
+            .filter(|f| params.get(f).is_some() && text(f).is_none())
+            .collect();
+        let empty: Vec<&str> = fields
+            .iter()
+            .copied()
+            .filter(|f| text(f).is_some_and(|t| t.trim().is_empty()))
+            .collect();
+        let unknown: Vec<&str> = params
+            .as_object()
+            .map(|o| {
+                o.keys()
+                    .map(String::as_str)
+                    .filter(|k| *k != "path" && !fields.contains(k))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !missing.is_empty() {
+            problems.push(format!("missing {}", quote(missing)));
+        }
+        if !not_text.is_empty() {
+            problems.push(format!("not text: {}", quote(not_text)));
+        }
+        if !empty.is_empty() {
+            problems.push(format!("empty {}", quote(empty)));
+        }
+        if !unknown.is_empty() {
+            problems.push(format!("unknown fields {}", quote(unknown)));
+        }
+        if !problems.is_empty() {
+            let mut all = vec!["path"];
+            all.extend(&fields);
+            return Err(format!(
+                "{WRITE_SECTIONS} needs the text under every required heading, each as its own field ({}), so nothing was written: {}",
+                quote(all),
+                problems.join("; ")
+            ));
+        }
+        let title = if self.title { text(TITLE_FIELD) } else { None };
+        if let Some(t) = title {
+            let key = heading_key(t);
+            if let Some((_, h)) = self.headings.iter().find(|(_, h)| heading_key(h) == key) {
+                return Err(format!(
+                    "the title repeats the required heading `{h}`; give the report its own title. Nothing was written"
+                ));
+            }
+        }
+        let sections: Vec<Section> = self
+            .headings
+            .iter()
+            .map(|(level, h)| Section {
+                level: *level,
+                heading: h.clone(),
+                body: text(h).unwrap_or_default().to_string(),
+            })
+            .collect();
+        let rendered =
+            render_sections(title, &sections).map_err(|e| format!("{e}; nothing was written"))?;
+        let found = markdown_headings(&self.path, &rendered.text)
+            .map_err(|e| format!("{e}; nothing was written"))?;
+        let expected: Vec<(u8, String)> = title
+            .map(|t| (1, heading_key(t)))
+            .into_iter()
+            .chain(self.headings.iter().map(|(l, h)| (*l, heading_key(h))))
+            .collect();
+        if found != expected {
+            let show = |hs: &[(u8, String)]| {
+                hs.iter()
+                    .map(|(l, h)| format!("`{} {h}`", "#".repeat(usize::from(*l))))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(format!(
+                "the file would have the headings {} instead of exactly {}: a text made a heading of its own (a line of only `=` or `-` right under a line of text) or hid the next one (an unclosed code fence or HTML comment). Change that text; nothing was written",
+                show(&found),
+                show(&expected)
+            ));
+        }
+        let note = (!rendered.escaped.is_empty()).then(|| {
+            let lines: Vec<String> = rendered
+                .escaped
+                .iter()
+                .map(|(h, n)| format!("{n} in `{h}`"))
+                .collect();
+            format!(
+                "lines of your text that started with '#' ({}) were written as text (`\\#`), not as headings: Rein writes the headings",
+                lines.join(", ")
+            )
+        });
+        let mut args = json!({
+            "path": given,
+            "sections": sections
+                .iter()
+                .map(|s| json!({"heading": s.heading, "level": s.level, "body": s.body}))
+                .collect::<Vec<_>>(),
+        });
+        if let Some(t) = title {
+            args[TITLE_FIELD] = json!(t);
+        }
+        Ok((args, note))
+    }
+}
+
+/// The headings a prompt quotes with their `#`s, as (level, key), in order.
+fn quoted_headings(prompt: &str) -> Vec<(u8, String)> {
+    let Some(re) = QUOTED_HEADING.as_ref() else {
+        return Vec::new();
+    };
+    re.captures_iter(prompt)
+        .map(|c| {
+            let level = u8::try_from(c[1].len()).unwrap_or(DEFAULT_HEADING_LEVEL);
+            (level, heading_key(&c[2]))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_headings_give_levels() {
+        let p = "exactly these headings: '# Project summary', '## Goal', \"### Deep\" and `## Risks`; the title '# Release <version>'.";
+        assert_eq!(
+            quoted_headings(p),
+            vec![
+                (1, "project summary".to_string()),
+                (2, "goal".to_string()),
+                (3, "deep".to_string()),
+                (2, "risks".to_string()),
+                (1, "release <version>".to_string()),
+            ]
+        );
+        assert!(quoted_headings("a '#1 priority', '#Goal' and #64").is_empty());
+    }
+}

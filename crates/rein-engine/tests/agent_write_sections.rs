@@ -1,0 +1,422 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `write-sections` lever on desk_task (a Markdown deliverable whose `report_complete`
+//! check lists headings in order): a `write_sections` tool with one text field per required
+//! heading, Rein writing the heading lines itself, no body able to make or hide a heading,
+//! held to the deliverable's path and to every field before the gate, and applied through the
+//! same gate, diff and approval as any change.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentEvent, Levers, Outline, RunOutcome, StepEvent};
+use rein_engine::gate::{AllowAll, DenyAll};
+use rein_models::{Model, ScriptedModel};
+use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use serde_json::{json, Value};
+use support::{missions_dir, Harness};
+
+const SUMMARY: &str = "out/summary.md";
+
+struct Recorder {
+    inner: ScriptedModel,
+    requests: Vec<CompletionRequest>,
+}
+
+impl Model for Recorder {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.requests.push(request.clone());
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.inner.choose(request)
+    }
+}
+
+fn line(action: &str, parameters: Value) -> String {
+    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
+}
+
+fn gold_text() -> String {
+    std::fs::read_to_string(missions_dir().join("desk_task/judge/gold/files/out/summary.md"))
+        .unwrap()
+}
+
+/// The gold report cut into its sections' bodies, as the tool's fields.
+fn gold_fields() -> Value {
+    let text = gold_text();
+    let mut fields = serde_json::Map::new();
+    fields.insert("path".into(), json!(SUMMARY));
+    let mut current: Option<(String, Vec<&str>)> = None;
+    for l in text.lines() {
+        if let Some(h) = l.strip_prefix("## ").or_else(|| l.strip_prefix("# ")) {
+            if let Some((name, body)) = current.take() {
+                fields.insert(name, json!(body.join("\n").trim()));
+            }
+            current = Some((h.to_string(), Vec::new()));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push(l);
+        }
+    }
+    let (name, body) = current.unwrap();
+    fields.insert(name, json!(body.join("\n").trim()));
+    Value::Object(fields)
+}
+
+fn reads() -> String {
+    [
+        "notes/overview.md",
+        "notes/meeting-notes.md",
+        "data/tasks.csv",
+    ]
+    .iter()
+    .map(|p| line("read_file", json!({ "path": p })))
+    .collect()
+}
+
+fn on() -> Levers {
+    Levers {
+        write_sections: true,
+        ..Levers::DEFAULT
+    }
+}
+
+fn run(
+    h: &Harness,
+    script: &str,
+    levers: Levers,
+    constrained: bool,
+    approver: &mut dyn rein_engine::gate::Approver,
+) -> (RunOutcome, Vec<AgentEvent>, Vec<CompletionRequest>) {
+    let mut model = Recorder {
+        inner: ScriptedModel::from_str_named(script, std::path::Path::new("write_sections.jsonl"))
+            .unwrap(),
+        requests: Vec::new(),
+    };
+    let (out, events) = h.run_gated(&mut model, approver, |o| {
+        o.levers = levers;
+        o.constrained = constrained;
+        o.limits.attempts = 1;
+    });
+    (out, events, model.requests)
+}
+
+fn steps<'e>(events: &'e [AgentEvent], action: &str) -> Vec<&'e StepEvent> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Step(s) if s.action.as_deref() == Some(action) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reasons(h: &Harness, out: &RunOutcome, action: &str) -> Vec<String> {
+    h.journal
+        .run_trace(out.run)
+        .unwrap()
+        .steps
+        .iter()
+        .filter(|s| s.step.action.as_deref() == Some(action))
+        .map(|s| {
+            s.step.detail["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+fn write_sections_branch(request: &CompletionRequest) -> Option<Value> {
+    request.json_schema.as_ref().unwrap()["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_sections")
+        .map(|b| b["properties"]["parameters"].clone())
+}
+
+#[test]
+fn the_schema_has_one_required_field_per_heading_in_the_contracts_order() {
+    // Three required headings, quoted in the prompt at level 2 (and a level-1 title that is
+    // not one of them, so its text is the model's).
+    let h = Harness::with_edit("desk_task", |v| {
+        v["prompt"] = json!("Write out/summary.md with the title '# Harbor Library' and the sections '## Risks', '## Goal' and '## Tasks', in that order.");
+        for c in v["checks"].as_array_mut().unwrap() {
+            if c["kind"] == "report_complete" {
+                c["headings"] = json!(["Risks", "Goal", "Tasks"]);
+            }
+        }
+    });
+    let outline = Outline::of(&h.contract).unwrap();
+    assert_eq!(
+        outline.headings,
+        vec![
+            (2, "Risks".to_string()),
+            (2, "Goal".to_string()),
+            (2, "Tasks".to_string())
+        ]
+    );
+    assert!(outline.title);
+    let (_, _, requests) = run(&h, &reads(), on(), true, &mut AllowAll);
+    let params = write_sections_branch(&requests[0]).expect("write_sections is offered");
+    let names: Vec<&String> = params["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["path", "title", "Risks", "Goal", "Tasks"]);
+    assert_eq!(
+        params["required"],
+        json!(["path", "title", "Risks", "Goal", "Tasks"])
+    );
+    assert_eq!(params["additionalProperties"], json!(false));
+    assert_eq!(params["properties"]["path"]["const"], SUMMARY);
+    assert_eq!(params["properties"]["Goal"]["type"], "string");
+    assert_eq!(params["properties"]["Goal"]["minLength"], 1);
+    // The model reads the same fields, and how the headings are written.
+    let prompt = format!("{:?}", requests[0].prompt);
+    assert!(
+        prompt.contains(r#"write_sections {\"path\": string, \"title\": string, \"Risks\": string, \"Goal\": string, \"Tasks\": string}"#),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("'# <title>', '## Risks', '## Goal', '## Tasks'"),
+        "{prompt}"
+    );
+
+    // desk_task itself: the prompt quotes '# Project summary', so it is level 1 and no title.
+    let o = Outline::of(&Harness::new("desk_task").contract).unwrap();
+    assert!(!o.title);
+    assert_eq!(
+        o.headings.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+        [1, 2, 2, 2]
+    );
+}
+
+#[test]
+fn a_reply_with_every_section_writes_the_report_and_passes() {
+    let h = Harness::new("desk_task");
+    let script = reads()
+        + &line("write_sections", gold_fields())
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
+        gold_text(),
+        "Rein writes the headings in order, each body under its own"
+    );
+    assert_eq!(steps(&events, "write_sections")[0].outcome, "executed");
+    // The lever and the tool are in the journal.
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let levers: Vec<&Value> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == "levers")
+        .map(|e| &e.payload)
+        .collect();
+    assert_eq!(levers[0]["levers"]["write-sections"], true);
+    assert!(levers[0]["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("write_sections")));
+}
+
+#[test]
+fn a_smuggled_heading_line_is_written_as_text_and_the_outline_stands() {
+    let h = Harness::new("desk_task");
+    let mut fields = gold_fields();
+    // The Tasks body ends with its own `## Risks` and a denial: as a heading, it would open a
+    // second Risks section the risk checks read.
+    let tasks = fields["Tasks"].as_str().unwrap().to_string();
+    fields["Tasks"] = json!(format!("## Tasks\n{tasks}\n## Risks\nThere are no risks."));
+    let script = reads()
+        + &line("write_sections", fields)
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert_eq!(steps(&events, "write_sections")[0].outcome, "executed");
+    let written = std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap();
+    assert!(written.contains("\n\\## Tasks\n"), "{written}");
+    assert!(
+        written.contains("\n\\## Risks\nThere are no risks."),
+        "{written}"
+    );
+    assert_eq!(written.matches("\n## ").count(), 3, "{written}");
+    let r = reasons(&h, &out, "write_sections");
+    assert!(r[0].contains("were written as text"), "{r:?}");
+    assert!(r[0].contains("2 in `Tasks`"), "{r:?}");
+    // The judge reads the escaped line as text: the denial is still caught where it stands.
+    assert!(!out.passed());
+    let failed: Vec<String> = out
+        .verdict
+        .as_ref()
+        .unwrap()
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.id.clone())
+        .collect();
+    assert!(
+        failed.contains(&"risk-not-denied-anywhere".to_string()),
+        "{failed:?}"
+    );
+    assert!(
+        !failed.contains(&"summary-complete".to_string()),
+        "{failed:?}"
+    );
+    assert!(
+        !failed.contains(&"risk-not-denied".to_string()),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn a_body_that_would_make_or_hide_a_heading_is_refused_and_nothing_is_written() {
+    let h = Harness::new("desk_task");
+    let base = gold_fields();
+    let tricks = [
+        // A setext heading: text with a line of `-` under it.
+        ("Tasks", "Risks\n-----\nThere are no risks."),
+        ("Goal", "Summary\n=====\nText."),
+        // An HTML heading.
+        ("Goal", "<h2>Risks</h2>\n\nThere are no risks."),
+        // An unclosed fence swallows the headings after it.
+        ("Goal", "```\nThe goal."),
+        // An unclosed comment hides them.
+        ("Goal", "The goal.\n\n<!--"),
+    ];
+    let script: String = reads()
+        + &tricks
+            .iter()
+            .map(|(field, body)| {
+                let mut f = base.clone();
+                f[*field] = json!(body);
+                line("write_sections", f)
+            })
+            .collect::<String>();
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    let w = steps(&events, "write_sections");
+    assert_eq!(w.len(), tricks.len());
+    let got: Vec<&str> = w.iter().map(|s| s.outcome.as_str()).collect();
+    assert_eq!(
+        got,
+        vec!["invalid"; tricks.len()],
+        "{:?}",
+        reasons(&h, &out, "write_sections")
+    );
+    assert!(!h.workspace.join(SUMMARY).exists(), "nothing was written");
+    for r in reasons(&h, &out, "write_sections") {
+        assert!(r.contains("nothing was written"), "{r}");
+    }
+}
+
+#[test]
+fn a_missing_empty_or_unknown_field_or_another_path_is_refused_before_the_gate() {
+    let h = Harness::new("desk_task");
+    let mut missing = gold_fields();
+    missing.as_object_mut().unwrap().remove("Risks");
+    let mut empty = gold_fields();
+    empty["Goal"] = json!("  \n");
+    let mut number = gold_fields();
+    number["Tasks"] = json!(64);
+    let mut extra = gold_fields();
+    extra["Notes"] = json!("more");
+    let mut elsewhere = gold_fields();
+    elsewhere["path"] = json!("notes/overview.md");
+    let mut escape = gold_fields();
+    escape["path"] = json!("../summary.md");
+    let bad = [missing, empty, number, extra, elsewhere, escape];
+    let script: String = reads()
+        + &bad
+            .iter()
+            .map(|f| line("write_sections", f.clone()))
+            .collect::<String>();
+    let overview = std::fs::read(h.workspace.join("notes/overview.md")).unwrap();
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    for s in steps(&events, "write_sections") {
+        assert_eq!(s.outcome, "invalid", "{}", s.summary);
+    }
+    assert!(!h.workspace.join(SUMMARY).exists(), "nothing was written");
+    assert_eq!(
+        std::fs::read(h.workspace.join("notes/overview.md")).unwrap(),
+        overview
+    );
+    let r = reasons(&h, &out, "write_sections");
+    assert!(r[0].contains("missing `Risks`"), "{r:?}");
+    assert!(r[1].contains("empty `Goal`"), "{r:?}");
+    assert!(r[2].contains("not text: `Tasks`"), "{r:?}");
+    assert!(r[3].contains("unknown fields `Notes`"), "{r:?}");
+    assert!(r[4].contains("writes only the deliverable"), "{r:?}");
+    assert!(r[5].contains("writes only the deliverable"), "{r:?}");
+}
+
+#[test]
+fn write_sections_goes_through_approval_like_any_change() {
+    let h = Harness::new("desk_task");
+    let script = reads() + &line("write_sections", gold_fields());
+    let (_, events, _) = run(&h, &script, on(), false, &mut DenyAll);
+    assert_eq!(
+        steps(&events, "write_sections")[0].outcome,
+        "approval-required"
+    );
+    assert!(!h.workspace.join(SUMMARY).exists());
+}
+
+#[test]
+fn an_edit_after_write_sections_works_and_the_fixed_report_passes() {
+    let h = Harness::new("desk_task");
+    let mut wrong = gold_fields();
+    let tasks = wrong["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("Total hours: 64", "Total hours: 72");
+    wrong["Tasks"] = json!(tasks);
+    let script = reads()
+        + &line("write_sections", wrong)
+        + &line(
+            "edit_file",
+            json!({"path": SUMMARY, "old_text": "Total hours: 72", "new_text": "Total hours: 64"}),
+        )
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert_eq!(steps(&events, "edit_file")[0].outcome, "executed");
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
+        gold_text()
+    );
+}
+
+#[test]
+fn off_or_without_required_headings_there_is_no_write_sections() {
+    let h = Harness::new("desk_task");
+    let (_, _, requests) = run(&h, &reads(), Levers::DEFAULT, true, &mut AllowAll);
+    assert!(write_sections_branch(&requests[0]).is_none());
+    assert!(!format!("{:?}", requests[0].prompt).contains("write_sections"));
+
+    // doc_extract's deliverable is JSON: no outline, no tool.
+    let h = Harness::new("doc_extract");
+    assert!(Outline::of(&h.contract).is_none());
+    let (_, _, requests) = run(&h, &reads(), on(), true, &mut AllowAll);
+    assert!(write_sections_branch(&requests[0]).is_none());
+
+    // A heading that cannot be a field (`path`) or repeats another: no tool rather than a
+    // tool that cannot write the outline.
+    for headings in [json!(["Goal", "path"]), json!(["Goal", "goal"])] {
+        let h = Harness::with_edit("desk_task", |v| {
+            for c in v["checks"].as_array_mut().unwrap() {
+                if c["kind"] == "report_complete" {
+                    c["headings"] = headings.clone();
+                }
+            }
+        });
+        assert!(Outline::of(&h.contract).is_none(), "{headings}");
+    }
+}
