@@ -284,3 +284,50 @@ fn a_mission_can_ask_for_samples_and_a_bad_count_is_refused() {
         assert!(err.contains("budgets.samples"), "{err}");
     }
 }
+
+#[test]
+fn a_model_that_fails_mid_sampling_leaves_the_drawn_candidates_to_compete() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    // Two replies where four candidates were asked for, and nothing after them.
+    let script = reads() + &create(&wrong_total) + &create(&gold());
+    let (out, events, _) = run(&h, &script, 4);
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(candidates.len(), 2, "{candidates:?}");
+    assert_eq!(*chosen, 1);
+    assert_eq!(
+        on_disk(&h, SUMMARY).unwrap(),
+        gold(),
+        "the proposed one went through the gate"
+    );
+    assert!(
+        !out.passed(),
+        "a run whose model then fails is no pass: {}",
+        out.reason()
+    );
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let ev = trace
+        .events
+        .iter()
+        .find(|e| e.kind == "verified_sampling")
+        .unwrap();
+    assert!(ev.payload["model_failure"].is_string(), "{}", ev.payload);
+}
+
+#[test]
+fn a_candidate_that_passes_on_its_scratch_view_but_is_denied_is_no_pass() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads() + &create(&wrong_total) + &create(&gold()) + &read_back_and_finish();
+    let mut model =
+        ScriptedModel::from_str_named(&script, std::path::Path::new("deny.jsonl")).unwrap();
+    let (out, events) = h.run_gated(&mut model, &mut rein_engine::gate::DenyAll, |o| {
+        o.samples = 2;
+        o.limits.attempts = 1;
+    });
+    assert_eq!(sampled(&events)[0].1, 1);
+    assert_eq!(out.figures.chosen_draw_passed, Some(true));
+    assert!(!out.passed(), "the person said no: {}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY), None, "nothing was written");
+    assert!(changes(&h).is_empty());
+}
