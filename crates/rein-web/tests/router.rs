@@ -318,15 +318,23 @@ async fn a_state_changing_request_needs_the_servers_own_origin() {
         Some("http://localhost:4321"),
         Some("https://127.0.0.1:4321"),
     ] {
-        let mut request = Request::post("/api/sessions")
-            .header(header::HOST, HOST)
-            .header(header::COOKIE, format!("rein_token={TOKEN}"));
-        if let Some(o) = origin {
-            request = request.header(header::ORIGIN, o);
+        // The session command, and this round's suite run and stop: a cross-site page can
+        // neither start a bench nor stop one.
+        for (uri, payload) in [
+            ("/api/sessions", "{}"),
+            ("/api/suite-runs", r#"{"suite":"toy","model":"scripted:x"}"#),
+            ("/api/runs/1/stop", "{}"),
+        ] {
+            let mut request = Request::post(uri)
+                .header(header::HOST, HOST)
+                .header(header::COOKIE, format!("rein_token={TOKEN}"));
+            if let Some(o) = origin {
+                request = request.header(header::ORIGIN, o);
+            }
+            let (status, _, body) = send(&app, request.body(Body::from(payload)).unwrap()).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{uri} {origin:?}");
+            assert!(message(&body).contains("Origin"), "{body}");
         }
-        let (status, _, body) = send(&app, request.body(Body::from("{}")).unwrap()).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{origin:?}");
-        assert!(message(&body).contains("Origin"), "{body}");
     }
     assert!(app.engine.seen.lock().unwrap().is_empty());
 }
