@@ -10,36 +10,11 @@ mod support;
 
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
-use rein_models::{Model, ScriptedModel};
-use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
 use rein_workspace::Workspace;
 use serde_json::{json, Value};
-use support::{fixture, Harness};
+use support::{fixture, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-/// A scripted model that keeps every prompt it was sent.
-struct Recorder {
-    inner: ScriptedModel,
-    prompts: Vec<String>,
-}
-
-impl Model for Recorder {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.prompts.push(format!("{:?}", request.prompt));
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
 
 fn line(thought: &str, action: &str, parameters: Value) -> String {
     json!({"thought": thought, "action": action, "parameters": parameters}).to_string() + "\n"
@@ -86,11 +61,7 @@ fn run(
     levers: Levers,
     attempts: u32,
 ) -> (RunOutcome, Vec<AgentEvent>, Vec<String>) {
-    let mut model = Recorder {
-        inner: ScriptedModel::from_str_named(script, std::path::Path::new("monotone.jsonl"))
-            .unwrap(),
-        prompts: Vec::new(),
-    };
+    let mut model = PromptRecorder::new(script, "monotone.jsonl");
     let (outcome, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.levers = levers;
         o.limits.attempts = attempts;

@@ -12,35 +12,11 @@ mod support;
 use rein_engine::agent::{AgentEvent, Candidate, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_models::{Model, ScriptedModel};
-use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
 use rein_workspace::Workspace;
 use serde_json::{json, Value};
-use support::{fixture, Harness};
+use support::{fixture, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-/// A scripted model that keeps every prompt it was sent.
-struct Recorder {
-    inner: ScriptedModel,
-    prompts: Vec<String>,
-}
-
-impl Model for Recorder {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.prompts.push(format!("{:?}", request.prompt));
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
 
 fn line(action: &str, parameters: Value) -> String {
     json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
@@ -70,11 +46,7 @@ fn read_back_and_finish() -> String {
 }
 
 fn run(h: &Harness, script: &str, samples: u32) -> (RunOutcome, Vec<AgentEvent>, Vec<String>) {
-    let mut model = Recorder {
-        inner: ScriptedModel::from_str_named(script, std::path::Path::new("sampling.jsonl"))
-            .unwrap(),
-        prompts: Vec::new(),
-    };
+    let mut model = PromptRecorder::new(script, "sampling.jsonl");
     let (outcome, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.samples = samples;
         o.limits.attempts = 1;

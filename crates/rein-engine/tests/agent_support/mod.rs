@@ -315,3 +315,39 @@ pub fn caps(events: &[AgentEvent]) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// A scripted model that keeps every prompt it was sent, as text.
+pub struct PromptRecorder {
+    pub inner: ScriptedModel,
+    pub prompts: Vec<String>,
+}
+
+impl PromptRecorder {
+    /// Replays `script` (JSON lines), named `name` in its errors.
+    pub fn new(script: &str, name: &str) -> PromptRecorder {
+        PromptRecorder {
+            inner: ScriptedModel::from_str_named(script, Path::new(name)).unwrap(),
+            prompts: Vec::new(),
+        }
+    }
+}
+
+impl Model for PromptRecorder {
+    fn identity(&self) -> &rein_protocol::ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &rein_protocol::CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<rein_protocol::Completion> {
+        self.prompts.push(format!("{:?}", request.prompt));
+        self.inner.complete(request, on_text)
+    }
+    fn choose(
+        &mut self,
+        request: &rein_protocol::ChooseRequest,
+    ) -> rein_models::Result<rein_protocol::ChooseReply> {
+        self.inner.choose(request)
+    }
+}
