@@ -63,7 +63,7 @@ pub use run::{
     MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,
 };
 pub use sampling::{
-    best, judge_candidate, score, Candidate, OverlayWorld, MAX_SAMPLES, SAMPLE_TEMPERATURE,
+    best, judge_candidate, Candidate, OverlayWorld, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
 pub use sections::{Outline, DEFAULT_HEADING_LEVEL, TITLE_FIELD, WRITE_SECTIONS};
 pub use step::{ask_action, read_reply, Asked, Reply};

@@ -25,7 +25,7 @@ use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
     progress_note, result_message, summarize, system_prompt, task_message, type_document,
 };
-use super::sampling::{best, judge_candidate, score, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
+use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
@@ -361,6 +361,28 @@ impl<'a> Agent<'a> {
         })
     }
 
+    /// What the gate gets for a call of a typed tool: `write_json`'s document checked against
+    /// the deliverable's schema, `write_sections`'s fields composed into sections (with a note
+    /// for the model when a body line was written as text). `Err` says why the call is refused
+    /// before the gate, nothing written; `None` for any other tool, whose parameters go as
+    /// they are.
+    fn typed_arguments(
+        &self,
+        tool: &str,
+        params: &Value,
+    ) -> Option<Result<(Value, Option<String>), String>> {
+        if tool == WRITE_JSON {
+            return Some(match self.write_json_refusal(params) {
+                Some(why) => Err(why),
+                None => Ok((params.clone(), None)),
+            });
+        }
+        if tool == WRITE_SECTIONS {
+            return self.typed_sections().map(|o| o.gate_arguments(params));
+        }
+        None
+    }
+
     /// The sampling of an action: the actor profile, without its repeat penalty when the
     /// `repeat-penalty` lever is off (JSON repeats brackets, keys and paths by nature, and at
     /// temperature 0.1 a penalty of 1.1 flips the top token when two choices are close).
@@ -595,20 +617,13 @@ impl<'a> Agent<'a> {
         };
         c.tool = Some(action.action.clone());
         let params = Value::Object(action.parameters.clone());
-        // The arguments the gate would get: a typed tool's are checked (and, for
-        // `write_sections`, composed) first, as the step does.
-        let arguments = match self.deliverable_write(asked) {
-            Err(why) => Err(why),
-            Ok(tool) if tool == WRITE_JSON => match self.write_json_refusal(&params) {
-                Some(why) => Err(why),
+        // The arguments the gate would get, as the step gives them.
+        let arguments = self.deliverable_write(asked).and_then(|tool| {
+            match self.typed_arguments(&tool, &params) {
+                Some(typed) => typed.map(|(args, _)| args),
                 None => Ok(params),
-            },
-            Ok(tool) if tool == WRITE_SECTIONS => match self.typed_sections() {
-                Some(outline) => outline.gate_arguments(&params).map(|(args, _)| args),
-                None => Err(format!("{WRITE_SECTIONS} is not offered in this run")),
-            },
-            Ok(_) => Ok(params),
-        };
+            }
+        });
         let arguments = match arguments {
             Ok(a) => a,
             Err(why) => {
@@ -631,14 +646,7 @@ impl<'a> Agent<'a> {
                     &action.action,
                     &proposal,
                 );
-                c.passed_checks = score(&v);
-                c.failed = v
-                    .checks
-                    .iter()
-                    .filter(|r| !r.passed && !r.advisory)
-                    .map(|r| r.id.clone())
-                    .collect();
-                c.passed = v.passed;
+                c.record(&v);
             }
         }
         c
@@ -1234,23 +1242,13 @@ impl<'a> Agent<'a> {
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
-        // `write_sections`: the model's fields become the tool's sections (or a refusal).
-        let mut gate_args: Option<(Value, Option<String>)> = None;
-        let typed_refusal = if known && tool == WRITE_JSON {
-            self.write_json_refusal(&params)
-        } else if let Some(outline) = self
-            .typed_sections()
-            .filter(|_| known && tool == WRITE_SECTIONS)
+        let (typed_refusal, gate_args) = match known
+            .then(|| self.typed_arguments(&tool, &params))
+            .flatten()
         {
-            match outline.gate_arguments(&params) {
-                Ok(args) => {
-                    gate_args = Some(args);
-                    None
-                }
-                Err(reason) => Some(reason),
-            }
-        } else {
-            None
+            Some(Err(reason)) => (Some(reason), None),
+            Some(Ok(args)) => (None, Some(args)),
+            None => (None, None),
         };
         let report = if !known {
             st.figures.unknown_tools += 1;

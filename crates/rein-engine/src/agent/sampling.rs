@@ -87,13 +87,18 @@ pub struct Candidate {
     pub skipped: Option<String>,
 }
 
-/// The deciding-check score of a verdict: how many deciding checks passed.
-pub fn score(verdict: &Verdict) -> u32 {
-    verdict
-        .checks
-        .iter()
-        .filter(|c| c.passed && !c.advisory)
-        .count() as u32
+impl Candidate {
+    /// Keeps a scratch verdict: the deciding checks passed (the score), those failed, and
+    /// whether every check passed.
+    pub fn record(&mut self, verdict: &Verdict) {
+        let deciding = verdict.checks.iter().filter(|c| !c.advisory);
+        self.passed_checks = deciding.clone().filter(|c| c.passed).count() as u32;
+        self.failed = deciding
+            .filter(|c| !c.passed)
+            .map(|c| c.id.clone())
+            .collect();
+        self.passed = verdict.passed;
+    }
 }
 
 /// Judges one proposed change on a scratch view: the trace so far plus this write (as the
