@@ -13,12 +13,13 @@ use rein_bench::render::{terminal, write_outputs};
 use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Sandbox, Split, Suite, Task};
-use rein_engine::agent::{AgentOptions, Levers, RunOutcome};
+use rein_engine::agent::{clip, AgentOptions, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::mission::materialise_inputs;
 use rein_journal::{BenchItemId, RunId};
 use rein_models::Model;
 use rein_protocol::display::escape_line;
+use rein_workspace::{RelPath, WalkOptions, Walker, Workspace, MAX_WALK_ENTRIES};
 use serde_json::json;
 
 use super::endpoints::group_models;
@@ -356,60 +357,46 @@ pub(crate) fn run_single(
     Ok((result, run, files))
 }
 
-/// The files under `dir` (relative names), each at most [`SHOWN_FILE_CHARS`] characters, at
-/// most [`SHOWN_FILES`] of them; a cut says so in the text.
+/// The files under `dir` (relative names, in the workspace walker's order), each at most
+/// [`SHOWN_FILE_CHARS`] characters, at most [`SHOWN_FILES`] of them; a cut says so in the text.
 fn final_files(dir: &Path) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    let mut more = 0usize;
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
+    let listed = Workspace::open(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|ws| {
+            let options = WalkOptions {
+                respect_ignore_files: false,
+                include_temps: false,
+                max_entries: MAX_WALK_ENTRIES,
             };
-            if kind.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if !kind.is_file() {
-                continue;
-            }
-            if out.len() >= SHOWN_FILES {
-                more += 1;
-                continue;
-            }
-            let name = path
-                .strip_prefix(dir)
-                .unwrap_or(&path)
-                .display()
-                .to_string();
-            let text = match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let text = String::from_utf8_lossy(&bytes);
-                    let total = text.chars().count();
-                    if total > SHOWN_FILE_CHARS {
-                        let kept: String = text.chars().take(SHOWN_FILE_CHARS).collect();
-                        format!(
-                            "{kept}\n[... {} more characters not shown]",
-                            total - SHOWN_FILE_CHARS
-                        )
-                    } else {
-                        text.into_owned()
-                    }
-                }
-                Err(e) => format!("[cannot read it: {e}]"),
-            };
-            out.insert(name, text);
+            let walked = Walker::new(&ws, options)
+                .walk(&RelPath::root())
+                .map_err(|e| e.to_string())?;
+            Ok((walked, ws))
+        });
+    let (walked, ws) = match listed {
+        Ok(listed) => listed,
+        Err(e) => {
+            out.insert("[files]".to_string(), format!("[cannot list them: {e}]"));
+            return out;
         }
+    };
+    for f in walked.files.iter().take(SHOWN_FILES) {
+        let text = match ws.read_bytes(&f.path) {
+            Ok(Some(bytes)) => clip(&String::from_utf8_lossy(&bytes), SHOWN_FILE_CHARS),
+            Ok(None) => "[gone]".to_string(),
+            Err(e) => format!("[cannot read it: {e}]"),
+        };
+        out.insert(f.path.as_str().to_string(), text);
     }
-    if more > 0 {
+    let more = walked.files.len().saturating_sub(SHOWN_FILES);
+    if more > 0 || walked.truncated {
         out.insert(
             "[more files]".to_string(),
-            format!("{more} more files are not shown (at most {SHOWN_FILES})"),
+            format!(
+                "{more}{} more files are not shown (at most {SHOWN_FILES})",
+                if walked.truncated { "+" } else { "" }
+            ),
         );
     }
     out
@@ -545,7 +532,7 @@ mod tests {
         let long = &files["sub/long.txt"];
         assert!(long.starts_with(&"x".repeat(SHOWN_FILE_CHARS)));
         assert!(
-            long.ends_with("[... 7 more characters not shown]"),
+            long.ends_with("... [7 more characters not shown]"),
             "{long}"
         );
         for i in 0..SHOWN_FILES {

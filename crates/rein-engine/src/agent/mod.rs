@@ -55,8 +55,8 @@ pub use levers::{Lever, LeverError, Levers};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
 pub use prompt::{
-    mission_action_schema, signature, system_prompt, task_message, type_document, MAX_RESULT_CHARS,
-    MAX_THOUGHT_CHARS,
+    clip, mission_action_schema, signature, system_prompt, task_message, type_document,
+    MAX_RESULT_CHARS, MAX_THOUGHT_CHARS,
 };
 pub use run::{
     begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
