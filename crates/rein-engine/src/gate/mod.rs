@@ -203,6 +203,20 @@ impl<'a> Gate<'a> {
         }
     }
 
+    /// Whether the content of the file a call names may reach the caller without a person's
+    /// approval (policy allows reading it); a call that names no file is open.
+    fn content_access(&self, path: Option<&str>) -> ContentAccess {
+        match path {
+            Some(path)
+                if self.policy.decide("read_file", false, Some(path)).action
+                    != PolicyAction::Allow =>
+            {
+                ContentAccess::Protected
+            }
+            _ => ContentAccess::Open,
+        }
+    }
+
     fn decide(&mut self, call: &ToolCall, fp: &str, approver: &mut dyn Approver) -> Decision {
         if !valid_call_id(&call.id) {
             let shown: String = call.id.chars().take(64).collect();
@@ -241,15 +255,7 @@ impl<'a> Gate<'a> {
         // Whether the content of the named file may reach the caller without a person's
         // approval: otherwise a change's diff (which shows it) is withheld from the result,
         // and a change that asks is asked about before its tool reads the file.
-        let content = match path {
-            Some(path)
-                if self.policy.decide("read_file", false, Some(path)).action
-                    != PolicyAction::Allow =>
-            {
-                ContentAccess::Protected
-            }
-            _ => ContentAccess::Open,
-        };
+        let content = self.content_access(path);
         if let Some(mut decision) = self.replay(call, fp) {
             if decision.outcome != GateOutcome::Replayed {
                 return decision;
@@ -472,9 +478,7 @@ impl CallExecutor for Gate<'_> {
         if self.policy.decide(&call.tool, true, path).action == PolicyAction::Deny {
             return Err(format!("policy denies {}", call.tool));
         }
-        if path.is_some_and(|p| {
-            self.policy.decide("read_file", false, Some(p)).action != PolicyAction::Allow
-        }) {
+        if self.content_access(path) == ContentAccess::Protected {
             return Err(format!(
                 "policy protects the content of the file {} names, so it is not previewed",
                 call.tool
