@@ -685,3 +685,42 @@ fn an_approval_without_a_pre_image_only_creates_new_files() {
         assert!(PreImage::parse(bad).is_err(), "{bad:?}");
     }
 }
+
+/// Verified sampling's preview: the change as the gate would compute it, and nothing else:
+/// no write, no journal record, no budget; refused for a read, a call policy denies, a file
+/// whose content policy protects, and an argument the tool's schema refuses.
+#[test]
+fn a_preview_computes_the_change_and_records_nothing() {
+    let env = Env::new();
+    let ws = env.workspace();
+    let journal = env.journal();
+    let g = gate(&env, &ws, &journal, Policy::safe_default(), Some(1));
+    let p = g.preview(&edit("p-1", "gamma")).unwrap();
+    assert_eq!(p.after.as_deref(), Some(&b"alpha\ngamma\n"[..]));
+    assert_eq!(env.read("notes.txt").unwrap(), "alpha\nbeta\n");
+    assert!(
+        history(&journal, &ws, "p-1").is_empty(),
+        "a preview is not a gate record"
+    );
+    assert_eq!(committed_changes(&journal, &ws), 0);
+    let read = g.preview(&call("p-2", "read_file", json!({"path": "notes.txt"})));
+    assert!(read.unwrap_err().contains("changes nothing"));
+    let bad = g.preview(&call("p-3", "edit_file", json!({"path": "notes.txt"})));
+    assert!(bad.is_err());
+
+    let deny = Policy::from_rules(vec![
+        Rule::new("edit_file", &[], PolicyAction::Deny).unwrap()
+    ]);
+    let g = gate(&env, &ws, &journal, deny, None);
+    assert!(g.preview(&edit("p-4", "x")).unwrap_err().contains("denies"));
+
+    let protect = Policy::from_rules(vec![
+        Rule::new("edit_file", &[], PolicyAction::Allow).unwrap(),
+        Rule::new("read_file", &["notes.txt"], PolicyAction::Ask).unwrap(),
+    ]);
+    let g = gate(&env, &ws, &journal, protect, None);
+    assert!(g
+        .preview(&edit("p-5", "x"))
+        .unwrap_err()
+        .contains("protects"));
+}
