@@ -138,14 +138,16 @@ fn real_model_keeps_serving_after_its_file_is_deleted() {
     if skip() {
         return;
     }
-    // A second name for the verified file, in a data dir of our own, that we then delete.
+    // A copy of the verified file, in a data dir of our own, that we then delete. Not a hard
+    // link: linking and unlinking change the shared file's ctime, which the tests running
+    // beside this one rightly read as "changed between its hash check and its loading".
     let catalog = Catalog::builtin().unwrap();
     let entry = catalog.get(MODEL).unwrap();
     let source = DataDir::from_env().unwrap().model_path(entry);
     let home = tempfile::tempdir().unwrap();
     let dir = DataDir::at(home.path());
     std::fs::create_dir_all(dir.models_dir()).unwrap();
-    std::fs::hard_link(&source, dir.model_path(entry)).unwrap();
+    std::fs::copy(&source, dir.model_path(entry)).unwrap();
     let launch = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into()).unwrap();
     let mut model = EmbeddedModel::start(launch).unwrap();
     std::fs::remove_file(dir.model_path(entry)).unwrap();
