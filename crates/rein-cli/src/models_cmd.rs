@@ -299,7 +299,8 @@ impl PullProgress {
                 packages_done,
                 ..
             } => {
-                self.bar.set_position(done);
+                // Running downloads may already have moved the bar further.
+                self.bar.set_position(done.max(self.bar.position()));
                 self.bar.set_message(format!(
                     "{}: downloaded {packages_done}/{} packages",
                     self.name, self.fetching
@@ -310,7 +311,9 @@ impl PullProgress {
                 self.bar
                     .set_message(format!("{}: assembling and hashing", self.name));
             }
-            PullEvent::Bytes { done, .. } => self.bar.set_position(done),
+            PullEvent::Downloading { done, .. } | PullEvent::Bytes { done, .. } => {
+                self.bar.set_position(done)
+            }
             PullEvent::Done { .. } => self.bar.finish_and_clear(),
         }
     }

