@@ -126,7 +126,16 @@ fn facts_tools_adds_table_stats_and_calculate_only_when_on() {
     let steps = outcomes(&events);
     assert_eq!(steps[0], ("table_stats".into(), "executed".into()));
     assert_eq!(steps[1], ("calculate".into(), "executed".into()));
-    assert!(model.first_prompt().contains("- table_stats {"));
+    let prompt = model.first_prompt();
+    assert!(prompt.contains("- table_stats {"));
+    // The task names the call that gives the total, never the total.
+    assert!(
+        prompt.contains(
+            r#"call table_stats with {\"path\":\"data/tasks.csv\",\"column\":\"hours\"} and copy the \"sum\""#
+        ),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("64"), "{prompt}");
     // The judge is the same contract: the tool list is the run's, the contract's hash is not.
     assert_eq!(out.contract_sha256, h.contract.sha256);
 

@@ -31,7 +31,7 @@ use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
-    CheckSpec, Decider, TraceEntry, Verdict, World,
+    table_stats_hint, CheckSpec, Decider, TraceEntry, Verdict, World,
 };
 use crate::finish::check_finish;
 use crate::gate::{Approver, CallExecutor};
@@ -404,6 +404,12 @@ impl<'a> Agent<'a> {
                 s.push_str(&reqs);
             }
         }
+        for check in &c.mission.checks {
+            if let Some(hint) = self.table_stats_hint(&check.spec) {
+                s.push_str(&hint);
+                s.push('\n');
+            }
+        }
         if let Some((path, _)) = self.typed_json() {
             s.push_str(&format!(
                 "Write {path} with write_json: give the JSON document itself as `document` (not a string holding JSON); it must follow the deliverable's schema, and Rein writes the file.\n"
@@ -413,6 +419,12 @@ impl<'a> Agent<'a> {
             s.push_str(&outline.task_note());
         }
         s
+    }
+
+    /// How to get a check's number with `table_stats`, when this run offers that tool.
+    fn table_stats_hint(&self, spec: &CheckSpec) -> Option<String> {
+        let offered = self.tools().iter().any(|t| t == "table_stats");
+        offered.then(|| table_stats_hint(spec)).flatten()
     }
 
     /// The `repeat-escape` lever: while a reply repeats an earlier call of this run exactly
@@ -950,7 +962,10 @@ impl<'a> Agent<'a> {
                 .checks
                 .iter()
                 .find(|k| k.id == chk.id)
-                .map(|k| requirement(&k.spec))
+                .map(|k| match self.table_stats_hint(&k.spec) {
+                    Some(hint) => format!("{} {hint}", requirement(&k.spec)),
+                    None => requirement(&k.spec),
+                })
                 .unwrap_or_default();
             let found = super::prompt::clip(&chk.feedback.join("; "), 300);
             s.push_str(&format!(

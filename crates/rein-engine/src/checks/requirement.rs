@@ -438,6 +438,44 @@ fn computed(c: &Computed) -> String {
     }
 }
 
+/// For a run that offers `table_stats`: how to get the number a `numeric_consistency` check on
+/// a CSV column wants with that tool, as the call itself. The 1.5B, told only to "compute it
+/// from the input", added a column by hand and got it wrong on every draw while the tool was
+/// there; naming the call costs nothing the requirement does not already say (the file, the
+/// column, the rows and the operation).
+pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
+    use super::spec::Aggregate;
+    let CheckSpec::NumericConsistency { expected, .. } = spec else {
+        return None;
+    };
+    let Computed::Csv {
+        path,
+        op,
+        column: Some(column),
+        filter,
+    } = expected
+    else {
+        return None;
+    };
+    let mut call = serde_json::json!({ "path": path, "column": column });
+    if let Some(f) = filter {
+        call["filter_column"] = f.column.clone().into();
+        call["filter_value"] = f.equals.clone().into();
+    }
+    // The field of table_stats's answer that holds this figure.
+    let field = match op {
+        Aggregate::Count => "rows",
+        Aggregate::Sum => "sum",
+        Aggregate::Mean => "mean",
+        Aggregate::Min => "min",
+        Aggregate::Max => "max",
+    };
+    Some(format!(
+        "To get {}, call table_stats with {call} and copy the \"{field}\" of its answer; do not add the numbers yourself.",
+        computed(expected)
+    ))
+}
+
 fn op_word(op: super::spec::Aggregate) -> &'static str {
     use super::spec::Aggregate;
     match op {
@@ -636,5 +674,33 @@ mod tests {
             // desk_task's hours sum to 64; no rendering may state it.
             assert!(!text.contains("64"), "{text}");
         }
+    }
+
+    #[test]
+    fn a_table_stats_hint_names_the_call_for_a_csv_column_and_nothing_else() {
+        let spec = |v: serde_json::Value| -> CheckSpec {
+            let c: Check = serde_json::from_value(v).unwrap();
+            c.spec
+        };
+        let sum = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Total: (.*)"}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "sum", "column": "hours",
+                         "filter": {"column": "owner", "equals": "Ana"}}}));
+        let hint = table_stats_hint(&sum).unwrap();
+        assert!(
+            hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana"} and copy the "sum""#),
+            "{hint}"
+        );
+        let count = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Rows: (.*)"}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "count", "column": "hours"}}));
+        assert!(table_stats_hint(&count).unwrap().contains(r#"copy the "rows""#));
+        // Where the number comes from is the task's answer for lines and matches: no hint.
+        let lines = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Errors: (.*)"}, "tolerance": 0,
+            "expected": {"from": "lines", "path": "logs/app.log", "pattern": "ERROR"}}));
+        assert_eq!(table_stats_hint(&lines), None);
+        let exists = spec(json!({"id": "x", "kind": "file_exists", "path": "out/a.md"}));
+        assert_eq!(table_stats_hint(&exists), None);
     }
 }
