@@ -421,3 +421,33 @@ fn repeat_escape_last_draw_may_not_name_the_repeated_tool() {
     assert_eq!(escapes.last().unwrap()["excluded"], "read_file");
     assert!(escapes[0]["excluded"].is_null());
 }
+
+#[test]
+fn task_reminder_repeats_the_task_after_the_calls_that_ran() {
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    let levers = Levers {
+        task_reminder: true,
+        ..Levers::DEFAULT
+    };
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    let prompt = |i: usize| format!("{:?}", model.requests[i].prompt);
+    assert!(!prompt(0).contains("Reminder."), "nothing ran before step 1");
+    let second = prompt(1);
+    assert!(
+        second.contains("Reminder. The calls of yours that ran, in order: read_file notes/overview.md.\\nThe task: Read notes/overview.md"),
+        "{second}"
+    );
+    assert!(second.contains("once all of it is done, call finish."));
+    let third = prompt(2);
+    assert!(
+        third.contains("in order: read_file notes/overview.md, read_file notes/meeting-notes.md."),
+        "{third}"
+    );
+
+    let h = Harness::new("desk_task");
+    let mut model = Recorder::fixture("good.jsonl");
+    run(&h, &mut model, Levers::DEFAULT);
+    assert!(!format!("{:?}", model.requests[1].prompt).contains("Reminder."));
+}

@@ -38,10 +38,13 @@ pub enum Lever {
     /// messages as tool responses) instead of llama.cpp's built-in matcher. Applies to
     /// embedded models; for a prompt that starts with a system message the two agree.
     GgufTemplate,
+    /// After each step the model reads the calls of the run that ran so far and the task
+    /// again, at the end of its prompt, where a small model attends most.
+    TaskReminder,
 }
 
 impl Lever {
-    pub const ALL: [Lever; 9] = [
+    pub const ALL: [Lever; 10] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -51,6 +54,7 @@ impl Lever {
         Lever::WriteSections,
         Lever::Checklist,
         Lever::GgufTemplate,
+        Lever::TaskReminder,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Lever {
             Lever::WriteSections => "write-sections",
             Lever::Checklist => "checklist",
             Lever::GgufTemplate => "gguf-template",
+            Lever::TaskReminder => "task-reminder",
         }
     }
 
@@ -98,6 +103,7 @@ pub struct Levers {
     pub write_sections: bool,
     pub checklist: bool,
     pub gguf_template: bool,
+    pub task_reminder: bool,
 }
 
 impl Default for Levers {
@@ -119,6 +125,7 @@ impl Levers {
         write_sections: false,
         checklist: false,
         gguf_template: false,
+        task_reminder: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -131,6 +138,7 @@ impl Levers {
         write_sections: true,
         checklist: true,
         gguf_template: true,
+        task_reminder: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -144,6 +152,7 @@ impl Levers {
             Lever::WriteSections => self.write_sections,
             Lever::Checklist => self.checklist,
             Lever::GgufTemplate => self.gguf_template,
+            Lever::TaskReminder => self.task_reminder,
         }
     }
 
@@ -158,6 +167,7 @@ impl Levers {
             Lever::WriteSections => self.write_sections = on,
             Lever::Checklist => self.checklist = on,
             Lever::GgufTemplate => self.gguf_template = on,
+            Lever::TaskReminder => self.task_reminder = on,
         }
     }
 
@@ -230,7 +240,7 @@ mod tests {
         assert!(e
             .to_string()
             .contains(
-            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template"
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder"
         ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();

@@ -281,6 +281,45 @@ pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
 }
 
 /// At most `max` characters of `text`, saying how much was cut.
+/// Characters of the task that a `task-reminder` repeats.
+pub const REMINDER_TASK_CHARS: usize = 1_200;
+/// Most calls a `task-reminder` lists (the latest ones).
+pub const REMINDER_CALLS: usize = 24;
+
+/// The `task-reminder` lever's note after a step: the calls of this run that ran, then the
+/// task again. A small model reads the newest lines of its prompt most; the 0.5B, its task
+/// far above, went on calling tools in the order of the tool list ("Create the files." as the
+/// thought of all twelve steps) after it had done what was asked.
+pub fn task_reminder(contract: &FrozenContract, trace: &[crate::checks::TraceEntry]) -> String {
+    let m = &contract.mission;
+    let ran: Vec<String> = trace
+        .iter()
+        .filter(|e| e.executed())
+        .map(|e| match &e.path {
+            Some(p) => format!("{} {p}", e.tool),
+            None => e.tool.clone(),
+        })
+        .collect();
+    let calls = match ran.len() {
+        0 => "none yet".to_string(),
+        n if n > REMINDER_CALLS => format!(
+            "{} earlier, then {}",
+            n - REMINDER_CALLS,
+            ran[n - REMINDER_CALLS..].join(", ")
+        ),
+        _ => ran.join(", "),
+    };
+    let finish = if m.tools.iter().any(|t| t == "final_answer") {
+        "final_answer"
+    } else {
+        "finish"
+    };
+    format!(
+        "Reminder. The calls of yours that ran, in order: {calls}.\nThe task: {}\nDo the next thing the task asks that is not done yet; once all of it is done, call {finish}.",
+        clip(m.prompt.trim(), REMINDER_TASK_CHARS)
+    )
+}
+
 pub fn clip(text: &str, max: usize) -> String {
     let n = text.chars().count();
     if n <= max {
@@ -357,6 +396,34 @@ mod tests {
             .filter_map(|b| b["properties"]["action"]["const"].as_str())
             .collect();
         assert_eq!(names, vec!["read_file", "finish"]);
+    }
+
+    #[test]
+    fn a_task_reminder_lists_what_ran_latest_last_and_names_the_run_s_finish() {
+        use crate::checks::TraceEntry;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions/desk_task");
+        let contract = crate::mission::Mission::load(&dir).unwrap();
+        let mut trace = vec![
+            TraceEntry::new("read_file", Some("a.md"), "executed", false),
+            TraceEntry::new("create_file", Some("../x"), "refused", true),
+        ];
+        let note = task_reminder(&contract, &trace);
+        assert!(note.contains("in order: read_file a.md.\n"), "{note}");
+        assert!(!note.contains("../x"), "a refused call did not run: {note}");
+        assert!(note.ends_with("call finish."), "{note}");
+        for i in 0..30 {
+            trace.push(TraceEntry::new("read_file", Some(&format!("f{i}.md")), "executed", false));
+        }
+        let note = task_reminder(&contract, &trace);
+        assert!(note.contains("in order: 7 earlier, then read_file f6.md,"), "{note}");
+        assert!(note.contains("read_file f29.md.\n"), "{note}");
+        let mut memory = contract.clone();
+        memory.mission.tools.push("final_answer".into());
+        memory.mission.prompt = "x".repeat(REMINDER_TASK_CHARS + 5);
+        let note = task_reminder(&memory, &[]);
+        assert!(note.contains("in order: none yet."), "{note}");
+        assert!(note.contains("[5 more characters not shown]"), "{note}");
+        assert!(note.ends_with("call final_answer."), "{note}");
     }
 
     #[test]

@@ -23,7 +23,8 @@ use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, summarize, system_prompt, task_message, type_document,
+    progress_note, result_message, summarize, system_prompt, task_message, task_reminder,
+    type_document,
 };
 use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::sections::{Outline, WRITE_SECTIONS};
@@ -1446,6 +1447,10 @@ impl<'a> Agent<'a> {
                 self.env.world,
                 &st.trace,
             ));
+        }
+        if self.options.levers.task_reminder {
+            feedback.push('\n');
+            feedback.push_str(&task_reminder(self.env.contract, &st.trace));
         }
         st.transcript.push(
             vec![
