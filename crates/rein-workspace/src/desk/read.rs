@@ -133,8 +133,11 @@ impl Tool for ReadFile {
         object_schema(
             json!({
                 "path": path_schema("file to read, relative to the workspace root"),
-                "start_line": { "type": "integer", "minimum": 1, "description": "first line to read (default 1)" },
-                "end_line": { "type": "integer", "minimum": 1, "description": "last line to read (default: the end)" },
+                // A file read_file takes has at most READ_FILE_MAX_BYTES lines; the bound also
+                // keeps constrained decoding from spending a reply on digits (the 1.5B, its
+                // repeat penalty off, wrote end_line as "1000..." for 384 tokens).
+                "start_line": { "type": "integer", "minimum": 1, "maximum": READ_FILE_MAX_BYTES, "description": "first line to read (default 1)" },
+                "end_line": { "type": "integer", "minimum": 1, "maximum": READ_FILE_MAX_BYTES, "description": "last line to read (default: the end)" },
             }),
             &["path"],
         )

@@ -244,3 +244,48 @@ fn registration_rejects_duplicates_bad_names_and_bad_schemas() {
     // Default: a tool that does not say is treated as mutating.
     assert!(r.get("mine").unwrap().mutates());
 }
+
+/// Every number a tool takes is bounded above, and every string too: under constrained
+/// decoding an unbounded integer lets a small model spend its whole reply on digits (seen:
+/// `"end_line": 1000…` for 384 tokens), and the gate then refuses what it cannot parse.
+#[test]
+fn every_tool_parameter_is_bounded_so_a_reply_cannot_run_on() {
+    fn unbounded(schema: &Value, at: &str, found: &mut Vec<String>) {
+        match schema {
+            Value::Object(map) => {
+                let kind = map.get("type").and_then(Value::as_str);
+                match kind {
+                    Some("integer") | Some("number") if !map.contains_key("maximum") => {
+                        found.push(format!("{at}: no maximum"))
+                    }
+                    Some("string")
+                        if !map.contains_key("maxLength")
+                            && !map.contains_key("enum")
+                            && !map.contains_key("const") =>
+                    {
+                        found.push(format!("{at}: no maxLength"))
+                    }
+                    _ => {}
+                }
+                for (k, v) in map {
+                    unbounded(v, &format!("{at}/{k}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    unbounded(v, &format!("{at}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    for registry in [desk_registry(), sandbox_registry()] {
+        for name in registry.names() {
+            let tool = registry.get(name).unwrap();
+            // write_json's document follows the contract's own schema, given per run.
+            unbounded(&tool.schema(), name, &mut found);
+        }
+    }
+    assert!(found.is_empty(), "unbounded parameters: {found:#?}");
+}
