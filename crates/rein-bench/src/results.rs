@@ -329,7 +329,8 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
         if first != k {
             return Err(BenchError::Merge(format!(
                 "task {}/{} was run with {} and with {} candidates per write (--samples): its \
-                 verdicts would mix {} and {}; re-run the shards with one --samples",
+                 verdicts would mix {} and {}; re-run them with \
+                 one --samples",
                 r.suite,
                 r.task,
                 first.min(k),

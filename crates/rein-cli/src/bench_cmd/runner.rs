@@ -87,8 +87,10 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         "samples": args.samples, "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
     let seed = args.seed;
+    let samples = args.samples;
     let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
-        same_seeds(judged, seed)
+        same_seeds(judged, seed)?;
+        same_samples(judged, samples)
     })?;
     let kept = job.judged.len();
     let done_keys: std::collections::BTreeSet<RunKey> =
@@ -273,6 +275,23 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
             r.seed,
             r.repeat,
             seed.wrapping_add(r.repeat)
+        );
+    }
+    Ok(())
+}
+
+/// A resume with `--samples K` keeps only runs that drew K candidates per write: best-of-K
+/// and pass@1 verdicts would mix in one pass rate. (Without the flag a task's own
+/// `budgets.samples` decides, and the report refuses a task run both ways.)
+fn same_samples(judged: &[RunResult], samples: Option<u32>) -> anyhow::Result<()> {
+    let Some(k) = samples else { return Ok(()) };
+    if let Some(r) = judged.iter().find(|r| r.samples.unwrap_or(1) != k) {
+        bail!(
+            "{} was run with {} candidate(s) per write, but --samples {k} asks for {k}: \
+             best-of-K and pass@1 verdicts do not mix in one report; resume with the --samples \
+             of the first run, or give another --out",
+            escape_line(&r.key().to_string()),
+            r.samples.unwrap_or(1)
         );
     }
     Ok(())
