@@ -464,6 +464,14 @@ async fn start_suite_run(AxState(state): St, bytes: Bytes) -> Response {
     })
 }
 
+/// Most characters of a refused name a refusal repeats (clipped with `...`, escaped).
+const ECHO_CHARS: usize = 120;
+
+/// A name from a request as a refusal repeats it: quoted, escaped, clipped.
+fn echo(s: &str) -> String {
+    format!("\"{}\"", rein_protocol::display::clip_line(s, ECHO_CHARS))
+}
+
 /// A suite request names a suite, model, task and split the server offers, else 400 with what
 /// to pick instead (nothing is started).
 fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> Result<(), Refusal> {
@@ -472,15 +480,15 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
     let names: Vec<&str> = list.iter().filter_map(|s| s["name"].as_str()).collect();
     let Some(suite) = list.iter().find(|s| s["name"] == r.suite.as_str()) else {
         return bad(format!(
-            "refused: {:?} is not a suite this server offers ({}); nothing was run",
-            r.suite,
+            "refused: {} is not a suite this server offers ({}); nothing was run",
+            echo(&r.suite),
             names.join(", ")
         ));
     };
     if !models.contains(&r.model) {
         return bad(format!(
-            "refused: {:?} is not one of the models this server offers ({}); nothing was run",
-            r.model,
+            "refused: {} is not one of the models this server offers ({}); nothing was run",
+            echo(&r.model),
             models.join(", ")
         ));
     }
@@ -490,7 +498,8 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
     if let Some(split) = &r.split {
         if !["dev", "heldout", "all"].contains(&split.as_str()) {
             return bad(format!(
-                "refused: the split is dev, heldout or all, not {split:?}; nothing was run"
+                "refused: the split is dev, heldout or all, not {}; nothing was run",
+                echo(split)
             ));
         }
     }
@@ -498,8 +507,9 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
         let tasks = suite["tasks"].as_array().cloned().unwrap_or_default();
         if !tasks.iter().any(|t| t["id"] == task.as_str()) {
             return bad(format!(
-                "refused: suite {} has no task {task:?}; nothing was run",
-                r.suite
+                "refused: suite {} has no task {}; nothing was run",
+                echo(&r.suite),
+                echo(task)
             ));
         }
     }
@@ -526,6 +536,18 @@ async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> R
         return refuse(
             StatusCode::NOT_FOUND,
             format!("there is no run {id} on this server"),
+        );
+    }
+    let ended = state
+        .runs
+        .lock()
+        .ok()
+        .and_then(|r| r.get(&id).map(|h| h.is_closed()))
+        .unwrap_or(false);
+    if ended {
+        return refuse(
+            StatusCode::CONFLICT,
+            format!("run {id} has already ended; there is nothing to stop"),
         );
     }
     let flag = state.stops.lock().ok().and_then(|s| s.get(&id).cloned());
