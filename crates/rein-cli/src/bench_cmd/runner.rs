@@ -281,11 +281,15 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
 }
 
 /// A resume with `--samples K` keeps only runs that drew K candidates per write: best-of-K
-/// and pass@1 verdicts would mix in one pass rate. (Without the flag a task's own
-/// `budgets.samples` decides, and the report refuses a task run both ways.)
+/// and pass@1 verdicts would mix in one pass rate. A memory-sandbox run never samples (it has
+/// no deliverable file). (Without the flag a task's own `budgets.samples` decides, and the
+/// report refuses a task run both ways.)
 fn same_samples(judged: &[RunResult], samples: Option<u32>) -> anyhow::Result<()> {
     let Some(k) = samples else { return Ok(()) };
-    if let Some(r) = judged.iter().find(|r| r.samples.unwrap_or(1) != k) {
+    if let Some(r) = judged
+        .iter()
+        .find(|r| r.memory.is_none() && r.samples.unwrap_or(1) != k)
+    {
         bail!(
             "{} was run with {} candidate(s) per write, but --samples {k} asks for {k}: \
              best-of-K and pass@1 verdicts do not mix in one report; resume with the --samples \
@@ -535,6 +539,31 @@ fn record_stream(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_resume_with_another_samples_is_refused_but_memory_runs_never_sample() {
+        let line = r#"{"suite":"s","task":"t","category":"c","split":"dev","model":"m","seed":5,"repeat":0,"passed":true,"reason":"ok","contract_sha256":"x","model_identity":"m","steps":1,"wall_ms":1,"prompt_tokens":0,"completion_tokens":0,"format_errors":0,"repairs":0,"cap_hit":false,"finish_accepted":true}"#;
+        let plain: RunResult = serde_json::from_str(line).unwrap();
+        let mut sampled = plain.clone();
+        sampled.samples = Some(3);
+        assert!(same_samples(std::slice::from_ref(&plain), None).is_ok());
+        assert!(same_samples(std::slice::from_ref(&sampled), Some(3)).is_ok());
+        let e = same_samples(std::slice::from_ref(&plain), Some(3))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1 candidate(s)") && e.contains("--samples 3"),
+            "{e}"
+        );
+        assert!(same_samples(std::slice::from_ref(&sampled), Some(2)).is_err());
+        let mut memory = plain.clone();
+        memory.memory = Some(rein_bench::results::MemoryRecord {
+            files: Default::default(),
+            variables: Default::default(),
+            actions: Vec::new(),
+        });
+        assert!(same_samples(&[memory, sampled], Some(3)).is_ok());
+    }
 
     #[test]
     fn final_files_are_capped_and_say_so() {
