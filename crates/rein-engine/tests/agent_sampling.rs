@@ -383,7 +383,7 @@ fn a_symlinked_output_folder_is_never_written_through_nor_judged() {
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     assert!(changes(&h).is_empty());
     assert!(!out.passed());
-    assert_eq!(out.figures.chosen_draw_passed, Some(false));
+    assert_eq!(out.figures.chosen_draw_passed, None, "nothing was judged");
 }
 
 #[test]
@@ -507,4 +507,37 @@ fn sampling_stops_drawing_when_the_run_time_is_up() {
         "the sampling event does not say why it drew fewer: {}",
         ev.payload
     );
+}
+
+#[test]
+fn when_no_candidate_could_be_judged_no_scratch_verdict_is_reported() {
+    // Reading out/ asks the person: no preview shows that content, so no draw is judged; the
+    // first draw goes to the gate as without sampling, and the person allows it.
+    let h = Harness::new("desk_task");
+    let policy = rein_engine::policy::Policy::from_toml_str(
+        "[[rule]]\ntool = \"read_file\"\npaths = [\"out/**\"]\naction = \"ask\"\n",
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads() + &create(&gold()) + &create(&wrong_total) + &read_back_and_finish();
+    let mut model =
+        ScriptedModel::from_str_named(&script, std::path::Path::new("p.jsonl")).unwrap();
+    let (out, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy, |o| {
+        o.samples = 2;
+        o.limits.attempts = 1;
+    });
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 0);
+    assert!(
+        candidates.iter().all(|c| c.skipped.is_some()),
+        "{candidates:?}"
+    );
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), gold());
+    // Nothing was judged, so there is no pass@1 or best-of-K estimate to report: a
+    // "first draw failed" here would be a claim nobody checked (the run passed).
+    assert_eq!(out.figures.first_draw_passed, None);
+    assert_eq!(out.figures.chosen_draw_passed, None);
 }

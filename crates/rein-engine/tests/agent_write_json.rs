@@ -267,8 +267,14 @@ fn sampled_write_json_candidates_are_held_to_the_schema_before_they_are_judged()
     let script = reads()
         + &line("write_json", json!({"path": FIELDS, "document": wrong}))
         + &line("write_json", json!({"path": FIELDS, "document": extra}))
-        + &line("write_json", json!({"path": "out/other.json", "document": gold()}))
-        + &line("write_json", json!({"path": "./out//fields.json", "document": gold()}))
+        + &line(
+            "write_json",
+            json!({"path": "out/other.json", "document": gold()}),
+        )
+        + &line(
+            "write_json",
+            json!({"path": "./out//fields.json", "document": gold()}),
+        )
         + &line("read_file", json!({"path": FIELDS}))
         + &line("finish", json!({"summary": "done"}));
     let mut model =
@@ -289,7 +295,10 @@ fn sampled_write_json_candidates_are_held_to_the_schema_before_they_are_judged()
         .expect("the write was sampled");
     assert_eq!(chosen, 3, "{candidates:?}");
     assert!(candidates[0].skipped.is_none() && !candidates[0].passed);
-    assert!(candidates[1].skipped.as_deref().unwrap().contains("schema"), "{candidates:?}");
+    assert!(
+        candidates[1].skipped.as_deref().unwrap().contains("schema"),
+        "{candidates:?}"
+    );
     assert!(candidates[2].skipped.is_some(), "{candidates:?}");
     assert!(candidates[3].passed, "{candidates:?}");
     assert!(out.passed(), "{}", out.reason());

@@ -585,9 +585,17 @@ impl<'a> Agent<'a> {
             .enumerate()
             .map(|(i, (a, seed, t))| self.judge_draw(st, n, i as u32 + 1, a, *seed, *t))
             .collect();
-        let chosen = best(&candidates).unwrap_or(0);
-        st.figures.first_draw_passed = Some(candidates[0].passed);
-        st.figures.chosen_draw_passed = Some(candidates[chosen].passed);
+        // With no candidate judged (no preview could be computed, e.g. policy keeps the
+        // deliverable's content) there is no scratch verdict to report: the first draw goes on
+        // as without sampling.
+        let chosen = match best(&candidates) {
+            Some(chosen) => {
+                st.figures.first_draw_passed = Some(candidates[0].passed);
+                st.figures.chosen_draw_passed = Some(candidates[chosen].passed);
+                chosen
+            }
+            None => 0,
+        };
         self.env.journal.append_event(
             Some(self.env.run),
             "verified_sampling",
