@@ -429,6 +429,20 @@ fn spawn_run(
     let hub = Arc::new(Hub::default());
     if let Ok(mut runs) = state.runs.lock() {
         runs.insert(id, hub.clone());
+        while runs.len() > crate::MAX_KEPT_RUNS {
+            let Some(oldest) = runs
+                .iter()
+                .filter(|(_, h)| h.is_closed())
+                .map(|(id, _)| *id)
+                .min()
+            else {
+                break;
+            };
+            runs.remove(&oldest);
+            if let Ok(mut stops) = state.stops.lock() {
+                stops.remove(&oldest);
+            }
+        }
     }
     if let (Some(stop), Ok(mut stops)) = (stop, state.stops.lock()) {
         stops.insert(id, stop);
@@ -535,7 +549,7 @@ async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> R
     if !known {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("there is no run {id} on this server"),
+            format!("there is no run {id} on this server{}", kept_note()),
         );
     }
     let ended = state
@@ -563,6 +577,14 @@ async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> R
     }
 }
 
+/// Why a run id may be unknown although it was started here.
+fn kept_note() -> String {
+    format!(
+        " (it keeps the last {} run logs; the runs page shows every run from the journal)",
+        crate::MAX_KEPT_RUNS
+    )
+}
+
 async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let id = match id_of(&id, "run") {
         Ok(id) => id,
@@ -573,7 +595,10 @@ async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderM
         Some(hub) => hub.sse(&headers).into_response(),
         None => refuse(
             StatusCode::NOT_FOUND,
-            format!("there is no run {id} on this server; start one from the bench page"),
+            format!(
+                "there is no run {id} on this server{}; start one from the bench page",
+                kept_note()
+            ),
         ),
     }
 }

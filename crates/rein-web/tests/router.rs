@@ -1015,3 +1015,31 @@ async fn the_first_visit_never_redirects_off_the_server() {
         );
     }
 }
+
+#[tokio::test]
+async fn ended_run_logs_are_kept_up_to_a_cap_and_a_dropped_one_says_so() {
+    let app = app();
+    let body = r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#;
+    let mut ids = Vec::new();
+    for _ in 0..rein_web::MAX_KEPT_RUNS + 2 {
+        let (status, b) = post_json(&app, "/api/runs", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{b}");
+        let id = b["run"].as_u64().unwrap();
+        let _ = sse_events(&app, &format!("/api/runs/{id}/events")).await;
+        ids.push(id);
+    }
+    // The oldest ended logs are dropped (each holds up to 100,000 events), and a page that asks
+    // for one is told why.
+    let (status, _, b) = send(
+        &app,
+        get(&format!("/api/runs/{}/events", ids[0]))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{b}");
+    assert!(message(&b).contains("keeps the last"), "{b}");
+    let last = ids.last().unwrap();
+    let events = sse_events(&app, &format!("/api/runs/{last}/events")).await;
+    assert!(!events.is_empty());
+}
