@@ -121,7 +121,7 @@ impl SamplingFigures {
             "{model}: verified sampling, {k} candidates per deliverable write: its pass rate is \
              best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs judged candidates of a write, \
              where the first draw passed on its scratch view in {first} and the proposed draw in \
-             {chosen} (run without --samples for pass@1)",
+             {chosen} (run with --samples 1 for pass@1: a mission's budgets.samples also samples)",
             k = self.samples,
             passes = self.passes,
             runs = self.runs,
