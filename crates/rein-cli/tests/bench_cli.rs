@@ -107,7 +107,7 @@ fn a_scripted_bench_runs_resumes_shards_and_merges() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--samples 2 asks for 2"),
+        String::from_utf8_lossy(&o.stderr).contains("this bench would draw 2"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
