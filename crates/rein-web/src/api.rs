@@ -58,8 +58,12 @@ fn body<T: DeserializeOwned>(bytes: &Bytes, expected: &str) -> Result<T, Refusal
 }
 
 fn id_of(raw: &str, what: &str) -> Result<u64, Refusal> {
-    raw.parse::<u64>()
-        .map_err(|_| Refusal::new(StatusCode::NOT_FOUND, format!("{raw:?} is not a {what} id")))
+    raw.parse::<u64>().map_err(|_| {
+        Refusal::new(
+            StatusCode::NOT_FOUND,
+            format!("{} is not a {what} id", echo(raw)),
+        )
+    })
 }
 
 /// `value`'s fields, plus `shown`: the same with model text made visible (what pages render).
@@ -125,8 +129,10 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
             None => "no workspace was given to `rein serve`; restart it with --workspace DIR"
                 .to_string(),
             Some(w) => format!(
-                "refused: {w:?} is not a folder `rein serve` was given (the page cannot widen \
-                 them; restart with --workspace {w:?} to add it)"
+                "refused: {} is not a folder `rein serve` was given (the page cannot widen \
+                 them; restart with --workspace {} to add it)",
+                echo(w),
+                echo(w)
             ),
         };
         return refuse(StatusCode::FORBIDDEN, message);
@@ -395,8 +401,8 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
         return refuse(
             StatusCode::BAD_REQUEST,
             format!(
-                "refused: {:?} is not one of the models this server offers ({})",
-                r.model,
+                "refused: {} is not one of the models this server offers ({})",
+                echo(&r.model),
                 engine.models().join(", ")
             ),
         );
@@ -479,7 +485,7 @@ async fn start_suite_run(AxState(state): St, bytes: Bytes) -> Response {
 }
 
 /// Most characters of a refused name a refusal repeats (clipped with `...`, escaped).
-const ECHO_CHARS: usize = 120;
+const ECHO_CHARS: usize = 300;
 
 /// A name from a request as a refusal repeats it: quoted, escaped, clipped.
 fn echo(s: &str) -> String {
@@ -615,7 +621,7 @@ async fn journal_show(AxState(state): St, Path(run): Path<String>) -> Response {
     let Ok(run) = run.parse::<i64>() else {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("{run:?} is not a run id; the runs page lists them"),
+            format!("{} is not a run id; the runs page lists them", echo(&run)),
         );
     };
     let engine = state.config.engine.clone();
@@ -649,7 +655,10 @@ async fn conversation(AxState(state): St, Path(id): Path<String>) -> Response {
     let Ok(id) = id.parse::<i64>() else {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("{id:?} is not a conversation id; the runs page lists them"),
+            format!(
+                "{} is not a conversation id; the runs page lists them",
+                echo(&id)
+            ),
         );
     };
     let engine = state.config.engine.clone();

@@ -937,6 +937,18 @@ async fn a_suite_name_or_task_that_is_not_offered_verbatim_is_refused() {
         "{} bytes echoed",
         message(&b).len()
     );
+    assert!(message(&b).contains("..."), "the clip says so: {b}");
+    let long = "x".repeat(100_000);
+    for (uri, body) in [
+        ("/api/sessions", json!({ "workspace": long })),
+        ("/api/runs", json!({"task": "t", "model": long})),
+        ("/api/suite-runs", json!({"suite": long, "model": "m"})),
+    ] {
+        let (status, b) = post_json(&app, uri, &body.to_string()).await;
+        assert!(status.is_client_error(), "{uri}: {status}");
+        let n = message(&b).len();
+        assert!(n > 0 && n < 2_000, "{uri}: {n} bytes echoed");
+    }
     // Nothing was started by any of them.
     let (status, _) = post_json(&app, "/api/runs/1/stop", "{}").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
