@@ -541,3 +541,19 @@ fn when_no_candidate_could_be_judged_no_scratch_verdict_is_reported() {
     assert_eq!(out.figures.first_draw_passed, None);
     assert_eq!(out.figures.chosen_draw_passed, None);
 }
+
+#[test]
+fn a_candidate_the_step_would_refuse_for_its_size_is_not_judged_and_cannot_win() {
+    // The gold report padded past the input cap would pass every check on a scratch view, but
+    // the step refuses a parameter over 32,000 characters: it must not beat the ordinary draw.
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let padded = gold() + &" ".repeat(rein_engine::agent::MAX_INPUT_CHARS);
+    let script = reads() + &create(&wrong_total) + &create(&padded) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 0, "{candidates:?}");
+    assert!(candidates[1].skipped.is_some(), "{candidates:?}");
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), wrong_total);
+    assert!(!out.passed());
+}
