@@ -76,7 +76,8 @@ pub struct ModelReport {
 pub struct SamplingFigures {
     /// The largest K its runs used.
     pub samples: u32,
-    /// Runs with K > 1, and those of them that sampled at least one write.
+    /// Runs with K > 1, and those of them where the candidates of at least one sampled write
+    /// were judged.
     pub runs: u64,
     pub sampled_runs: u64,
     /// Of the sampled runs: the last sampled write's first draw, and the proposed draw, passed
@@ -118,9 +119,9 @@ impl SamplingFigures {
     pub fn sentence(&self, model: &str) -> String {
         format!(
             "{model}: verified sampling, {k} candidates per deliverable write: its pass rate is \
-             best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs sampled a write, \
+             best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs judged candidates of a write, \
              where the first draw passed on its scratch view in {first} and the proposed draw in \
-             {chosen} (run without --samples for pass@1)",
+             {chosen} (run with --samples 1 for pass@1: a mission's budgets.samples also samples)",
             k = self.samples,
             passes = self.passes,
             runs = self.runs,

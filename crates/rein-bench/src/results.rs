@@ -307,11 +307,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     std::fs::rename(&tmp, path).map_err(|e| BenchError::io(path, "replace", e))
 }
 
-/// Checks that no run appears twice and that every task was judged against one contract.
+/// Checks that no run appears twice, that every task was judged against one contract and that
+/// every run of a task drew the same number of candidates per write (best-of-K and pass@1
+/// verdicts never mix in one pass rate or comparison).
 pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
     let mut seen: BTreeMap<RunKey, ()> = BTreeMap::new();
     let mut contracts: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut samples: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let verdict = |k: u32| {
+        if k > 1 {
+            format!("best-of-{k}")
+        } else {
+            "pass@1".to_string()
+        }
+    };
     for r in results {
+        let k = r.samples.unwrap_or(1);
+        let first = *samples
+            .entry((r.suite.clone(), r.task.clone()))
+            .or_insert(k);
+        if first != k {
+            return Err(BenchError::Merge(format!(
+                "task {}/{} was run with {} and with {} candidates per write (--samples): its \
+                 verdicts would mix {} and {}; re-run them with \
+                 one --samples",
+                r.suite,
+                r.task,
+                first.min(k),
+                first.max(k),
+                verdict(first.min(k)),
+                verdict(first.max(k))
+            )));
+        }
         if seen.insert(r.key(), ()).is_some() {
             return Err(BenchError::Merge(format!(
                 "the run {} appears more than once; each run must come from exactly one shard",

@@ -332,6 +332,9 @@ fn verified_sampling_is_reported_as_best_of_k_never_as_pass_at_one() {
     for text in [terminal(&report), markdown(&report), html(&report)] {
         assert!(text.contains("best-of-4"), "{text}");
         assert!(text.contains("not pass@1"), "{text}");
+        // Without the flag a mission's own budgets.samples still samples: only `--samples 1`
+        // gives pass@1.
+        assert!(text.contains("--samples 1 for pass@1"), "{text}");
     }
     // A results line written with sampling reads back the same; one without has no fields.
     let line = serde_json::to_string(&runs[0]).unwrap();

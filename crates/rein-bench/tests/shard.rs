@@ -175,3 +175,45 @@ fn merge_refuses_duplicates_mixed_contracts_and_missing_results() {
         .to_string();
     assert!(e.contains("no results.jsonl here"), "{e}");
 }
+
+#[test]
+fn merge_refuses_shards_that_drew_a_different_number_of_samples() {
+    // Shard 1 ran with --samples 3 (its verdicts are best-of-3), shard 2 without (pass@1):
+    // merged, one model's pass rate and every paired comparison would mix the two.
+    let results = all_results();
+    let (tmp, dirs) = shard_dirs(2, &results);
+    let sampled: Vec<RunResult> = rein_bench::results::read_results(&dirs[0].join(RESULTS_FILE))
+        .unwrap()
+        .into_iter()
+        .map(|mut r| {
+            r.samples = Some(3);
+            r.first_draw_passed = Some(false);
+            r.chosen_draw_passed = Some(r.passed);
+            r
+        })
+        .collect();
+    std::fs::remove_file(dirs[0].join(RESULTS_FILE)).unwrap();
+    for r in &sampled {
+        append_result(&dirs[0].join(RESULTS_FILE), r).unwrap();
+    }
+    let e = merge_results(&dirs).unwrap_err().to_string();
+    assert!(
+        e.contains("samples") && e.contains("pass@1") && e.contains("best-of-3"),
+        "{e}"
+    );
+    // The same K on both sides merges.
+    let s2: Vec<RunResult> = rein_bench::results::read_results(&dirs[1].join(RESULTS_FILE))
+        .unwrap()
+        .into_iter()
+        .map(|mut r| {
+            r.samples = Some(3);
+            r
+        })
+        .collect();
+    std::fs::remove_file(dirs[1].join(RESULTS_FILE)).unwrap();
+    for r in &s2 {
+        append_result(&dirs[1].join(RESULTS_FILE), r).unwrap();
+    }
+    assert_eq!(merge_results(&dirs).unwrap().len(), results.len());
+    drop(tmp);
+}

@@ -81,6 +81,37 @@ fn a_scripted_bench_runs_resumes_shards_and_merges() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("was run with seed 5"));
     assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
+    // A resume that draws another number of samples would mix pass@1 and best-of-K verdicts.
+    let o = rein(
+        home.path(),
+        &[
+            "bench",
+            suite,
+            "--models",
+            &model,
+            "--repeats",
+            "3",
+            "--seed",
+            "5",
+            "--samples",
+            "2",
+            "--resume",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("this bench would draw 2"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(lines(&out.join("results.jsonl")).len(), 4);
     let o = rein(
         home.path(),
         &[

@@ -303,3 +303,257 @@ fn a_candidate_that_passes_on_its_scratch_view_but_is_denied_is_no_pass() {
     assert_eq!(on_disk(&h, SUMMARY), None, "nothing was written");
     assert!(changes(&h).is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Red team: hostile candidates and hostile circumstances around verified sampling.
+
+use rein_engine::gate::{ApprovalDecision, ApprovalRequest, Approver};
+use rein_journal::CallScope;
+
+fn line_to(action: &str, path: &str, content: &str) -> String {
+    line(action, json!({"path": path, "content": content}))
+}
+
+/// No gate record exists for any draw's preview id: a candidate is never a call.
+fn assert_no_draw_was_a_call(h: &Harness, out: &RunOutcome) {
+    for n in 1..=20 {
+        for d in 1..=8 {
+            let id = format!("run{}-step{n}-draw{d}", out.run);
+            assert!(
+                h.journal
+                    .find_tool_call(&CallScope::Run(out.run), &id)
+                    .unwrap()
+                    .is_none(),
+                "a preview left a gate record: {id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn odd_spellings_of_the_deliverable_are_judged_as_it_and_other_names_are_not() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads()
+        + &line_to("create_file", "./out//summary.md", &wrong_total)
+        // Another file on a case-sensitive file system: never judged, never written.
+        + &line_to("create_file", "OUT/Summary.md", &gold())
+        // A traversal that lands on the deliverable: refused, never judged.
+        + &line_to("create_file", "out/../out/summary.md", &gold())
+        + &line_to("create_file", "../ws/out/summary.md", &gold())
+        + &line_to("create_file", "./out//summary.md", &gold())
+        + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 5);
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 4, "{candidates:?}");
+    for c in &candidates[1..4] {
+        assert!(c.skipped.is_some(), "{c:?}");
+    }
+    assert!(candidates[4].passed, "{candidates:?}");
+    // The scratch view and the real judge agree on the odd spelling.
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), gold());
+    assert!(!h.workspace.join("OUT").exists());
+    assert!(
+        !h.dir.path().join("out").exists(),
+        "written outside the workspace"
+    );
+    assert_eq!(changes(&h), vec![SUMMARY.to_string()]);
+    assert_no_draw_was_a_call(&h, &out);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_output_folder_is_never_written_through_nor_judged() {
+    let h = Harness::new("desk_task");
+    let elsewhere = h.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, h.workspace.join("out")).unwrap();
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads() + &create(&wrong_total) + &create(&gold()) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    let (candidates, _) = &sampled(&events)[0];
+    for c in candidates {
+        assert!(
+            c.skipped.is_some(),
+            "a candidate was judged through a link: {c:?}"
+        );
+        assert!(!c.passed);
+    }
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert!(changes(&h).is_empty());
+    assert!(!out.passed());
+    assert_eq!(out.figures.chosen_draw_passed, None, "nothing was judged");
+}
+
+#[test]
+fn a_deletion_candidate_is_judged_as_the_file_gone_and_loses() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let fix = line(
+        "edit_file",
+        json!({"path": SUMMARY, "old_text": "Total hours: 72", "new_text": "Total hours: 64"}),
+    );
+    let script = reads()
+        + &create(&wrong_total)
+        + &create(&wrong_total)
+        + &line("delete_file", json!({"path": "./out/summary.md"}))
+        + &fix
+        + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    let s = sampled(&events);
+    assert_eq!(s.len(), 2);
+    let (candidates, chosen) = &s[1];
+    assert_eq!(*chosen, 1, "{candidates:?}");
+    assert!(candidates[0].skipped.is_none(), "{candidates:?}");
+    assert!(
+        candidates[0].failed.contains(&"summary-exists".to_string()),
+        "{candidates:?}"
+    );
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), gold());
+    assert_no_draw_was_a_call(&h, &out);
+}
+
+/// Denies everything and keeps what it was asked.
+struct Refuser(Vec<ApprovalRequest>);
+
+impl Approver for Refuser {
+    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.0.push(request.clone());
+        ApprovalDecision::Deny {
+            reason: "no".into(),
+        }
+    }
+}
+
+#[test]
+fn the_person_is_asked_once_and_only_about_the_proposed_draw() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let placeholder = "# Summary\n\nfill-me-in later\n";
+    let script = reads()
+        + &create(&wrong_total)
+        + &create(&gold())
+        + &create(placeholder)
+        + &read_back_and_finish();
+    let mut model =
+        ScriptedModel::from_str_named(&script, std::path::Path::new("r.jsonl")).unwrap();
+    let mut person = Refuser(Vec::new());
+    let (out, events) = h.run_gated(&mut model, &mut person, |o| {
+        o.samples = 3;
+        o.limits.attempts = 1;
+    });
+    assert_eq!(sampled(&events)[0].1, 1);
+    assert_eq!(person.0.len(), 1, "asked about more than one draw");
+    let asked = &person.0[0];
+    assert_eq!(
+        asked.after_sha256.as_deref(),
+        Some(rein_engine::mission::sha256_hex(gold().as_bytes()).as_str())
+    );
+    assert!(!asked.diff.contains("Total hours: 72"));
+    assert!(!asked.diff.contains("fill-me-in"));
+    assert!(!out.passed(), "denied is no pass: {}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY), None);
+    assert!(changes(&h).is_empty());
+    assert_no_draw_was_a_call(&h, &out);
+}
+
+#[test]
+fn sampling_stops_drawing_when_the_run_time_is_up() {
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let mut script = reads();
+    for _ in 0..8 {
+        script += &create(&wrong_total);
+    }
+    script += &read_back_and_finish();
+    let mut model = PromptRecorder::new(&script, "slow.jsonl");
+    // One second per reading of the clock: the reads take 0, 1 and 2 s, the write starts at
+    // 3 s, and the run may last 6 s; eight draws must not all be made.
+    let (out, events) = h.run_model(
+        &mut model,
+        &mut AllowAll,
+        |o| {
+            o.samples = 8;
+            o.limits.attempts = 1;
+            o.limits.timeout = std::time::Duration::from_secs(6);
+        },
+        Some(support::FakeClock::ticking()),
+        &mut |_| {},
+    );
+    let (candidates, _) = &sampled(&events)[0];
+    assert!(
+        candidates.len() < 8,
+        "all {} draws were made past the run timeout",
+        candidates.len()
+    );
+    let caps = support::caps(&events);
+    assert!(
+        caps.iter().any(|(c, _)| c == "run_timeout"),
+        "the timeout was not reported: {caps:?}"
+    );
+    assert!(!out.passed());
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let ev = trace
+        .events
+        .iter()
+        .find(|e| e.kind == "verified_sampling")
+        .unwrap();
+    assert!(
+        ev.payload["stopped"]
+            .as_str()
+            .is_some_and(|s| s.contains("timeout")),
+        "the sampling event does not say why it drew fewer: {}",
+        ev.payload
+    );
+}
+
+#[test]
+fn when_no_candidate_could_be_judged_no_scratch_verdict_is_reported() {
+    // Reading out/ asks the person: no preview shows that content, so no draw is judged; the
+    // first draw goes to the gate as without sampling, and the person allows it.
+    let h = Harness::new("desk_task");
+    let policy = rein_engine::policy::Policy::from_toml_str(
+        "[[rule]]\ntool = \"read_file\"\npaths = [\"out/**\"]\naction = \"ask\"\n",
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let script = reads() + &create(&gold()) + &create(&wrong_total) + &read_back_and_finish();
+    let mut model =
+        ScriptedModel::from_str_named(&script, std::path::Path::new("p.jsonl")).unwrap();
+    let (out, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy, |o| {
+        o.samples = 2;
+        o.limits.attempts = 1;
+    });
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 0);
+    assert!(
+        candidates.iter().all(|c| c.skipped.is_some()),
+        "{candidates:?}"
+    );
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), gold());
+    // Nothing was judged, so there is no pass@1 or best-of-K estimate to report: a
+    // "first draw failed" here would be a claim nobody checked (the run passed).
+    assert_eq!(out.figures.first_draw_passed, None);
+    assert_eq!(out.figures.chosen_draw_passed, None);
+}
+
+#[test]
+fn a_candidate_the_step_would_refuse_for_its_size_is_not_judged_and_cannot_win() {
+    // The gold report padded past the input cap would pass every check on a scratch view, but
+    // the step refuses a parameter over 32,000 characters: it must not beat the ordinary draw.
+    let h = Harness::new("desk_task");
+    let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
+    let padded = gold() + &" ".repeat(rein_engine::agent::MAX_INPUT_CHARS);
+    let script = reads() + &create(&wrong_total) + &create(&padded) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 2);
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(*chosen, 0, "{candidates:?}");
+    assert!(candidates[1].skipped.is_some(), "{candidates:?}");
+    assert_eq!(on_disk(&h, SUMMARY).unwrap(), wrong_total);
+    assert!(!out.passed());
+}

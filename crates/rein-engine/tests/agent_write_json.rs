@@ -252,3 +252,57 @@ fn a_mission_without_a_json_schema_gets_no_write_json() {
         .to_string()
         .contains("write_json"));
 }
+
+/// Red team: verified sampling over `write_json` candidates. One breaks the deliverable's
+/// schema (refused before the gate, so never judged and never proposed), one states a wrong
+/// grand total, one names the deliverable with an odd spelling and is right: it is proposed
+/// and the real judge agrees with its scratch verdict. Nothing else is written.
+#[test]
+fn sampled_write_json_candidates_are_held_to_the_schema_before_they_are_judged() {
+    let h = Harness::new("doc_extract");
+    let mut wrong = gold();
+    wrong["grand_total"] = json!(1000.0);
+    let mut extra = gold();
+    extra["note"] = json!("an extra field");
+    let script = reads()
+        + &line("write_json", json!({"path": FIELDS, "document": wrong}))
+        + &line("write_json", json!({"path": FIELDS, "document": extra}))
+        + &line(
+            "write_json",
+            json!({"path": "out/other.json", "document": gold()}),
+        )
+        + &line(
+            "write_json",
+            json!({"path": "./out//fields.json", "document": gold()}),
+        )
+        + &line("read_file", json!({"path": FIELDS}))
+        + &line("finish", json!({"summary": "done"}));
+    let mut model =
+        ScriptedModel::from_str_named(&script, std::path::Path::new("sampled.jsonl")).unwrap();
+    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = write_json();
+        o.samples = 4;
+        o.limits.attempts = 1;
+    });
+    let (candidates, chosen) = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Sampled {
+                candidates, chosen, ..
+            } => Some((candidates.clone(), *chosen)),
+            _ => None,
+        })
+        .expect("the write was sampled");
+    assert_eq!(chosen, 3, "{candidates:?}");
+    assert!(candidates[0].skipped.is_none() && !candidates[0].passed);
+    assert!(
+        candidates[1].skipped.as_deref().unwrap().contains("schema"),
+        "{candidates:?}"
+    );
+    assert!(candidates[2].skipped.is_some(), "{candidates:?}");
+    assert!(candidates[3].passed, "{candidates:?}");
+    assert!(out.passed(), "{}", out.reason());
+    assert!(!h.workspace.join("out/other.json").exists());
+    assert_eq!(out.figures.first_draw_passed, Some(false));
+    assert_eq!(out.figures.chosen_draw_passed, Some(true));
+}

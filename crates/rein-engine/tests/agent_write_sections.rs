@@ -420,3 +420,115 @@ fn off_or_without_required_headings_there_is_no_write_sections() {
         assert!(Outline::of(&h.contract).is_none(), "{headings}");
     }
 }
+
+/// Red team: a Risks section that leaves out the main risk, and the risk stated under a fake
+/// `Risks` heading hidden in another body by a look-alike, an invisible character, another
+/// line break or a container block. Whatever the judge's reader takes for a heading the gate
+/// refuses (the outline would differ), and whatever it does not stays in its own section: the
+/// report never passes on the hidden statement.
+#[test]
+fn a_heading_hidden_by_lookalikes_invisibles_or_containers_never_carries_a_section() {
+    let planted = "The supplier has not yet delivered the API keys, which blocks the work.";
+    let tricks = [
+        format!("\u{200b}## Risks\n{planted}"),
+        format!("\u{feff}## Risks\n{planted}"),
+        format!("\u{ff03}\u{ff03} Risks\n{planted}"),
+        format!("\u{a0}## Risks\n{planted}"),
+        format!("\u{2060}## Risks\n{planted}"),
+        format!("Text.\r## Risks\r{planted}"),
+        format!("Text.\u{2028}## Risks\u{2028}{planted}"),
+        format!("Text.\u{85}## Risks\u{85}{planted}"),
+        format!("> ## Risks\n> {planted}"),
+        format!("- ## Risks\n  {planted}"),
+        format!("\t## Risks\n{planted}"),
+        format!("Risks\n\u{2014}\u{2014}\u{2014}\n{planted}"),
+        format!("<h2\u{200b}>Risks</h2>\n{planted}"),
+        format!("## Risks {{#risks}}\n{planted}"),
+    ];
+    // The control: the same report with the statement under the real Risks heading passes,
+    // so a trick that carried it would pass too.
+    let h = Harness::new("desk_task");
+    let mut fields = gold_fields();
+    fields["Risks"] = json!(planted);
+    let script = reads()
+        + &line("write_sections", fields)
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, _, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert!(out.passed(), "the control fails: {}", out.reason());
+    for trick in &tricks {
+        let h = Harness::new("desk_task");
+        let mut fields = gold_fields();
+        let tasks = fields["Tasks"].as_str().unwrap().to_string();
+        fields["Tasks"] = json!(format!("{tasks}\n\n{trick}"));
+        fields["Risks"] =
+            json!("Scope may grow if new feature requests arrive late in the project.");
+        let script = reads()
+            + &line("write_sections", fields)
+            + &line("read_file", json!({ "path": SUMMARY }))
+            + &line("finish", json!({"summary": "done"}));
+        let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+        let outcome = steps(&events, "write_sections")[0].outcome.clone();
+        eprintln!("{trick:?}: {outcome}");
+        assert!(!out.passed(), "{trick:?} passed ({outcome})");
+        if outcome == "executed" {
+            let failed: Vec<String> = out
+                .verdict
+                .as_ref()
+                .map(|v| {
+                    v.checks
+                        .iter()
+                        .filter(|c| !c.passed)
+                        .map(|c| c.id.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert!(
+                failed.contains(&"risk-stated".to_string()),
+                "{trick:?}: the hidden statement counted for Risks: {failed:?}"
+            );
+        } else {
+            assert_eq!(outcome, "invalid", "{trick:?}");
+            assert!(!h.workspace.join(SUMMARY).exists(), "{trick:?}");
+        }
+    }
+}
+
+/// Red team: bodies that are empty in every way a reader sees (blank, invisible, a lone
+/// escape, only a comment) are refused or fail the section's word floor; a CRLF body is
+/// written with plain line ends.
+#[test]
+fn empty_looking_bodies_do_not_fill_a_section_and_crlf_is_normalised() {
+    for empty in [
+        "\u{200b}",
+        "\u{feff}\u{200b}\u{2060}",
+        "<!-- -->",
+        "\\",
+        "&nbsp;",
+        "\u{3000}",
+    ] {
+        let h = Harness::new("desk_task");
+        let mut fields = gold_fields();
+        fields["Goal"] = json!(empty);
+        let script = reads()
+            + &line("write_sections", fields)
+            + &line("read_file", json!({ "path": SUMMARY }))
+            + &line("finish", json!({"summary": "done"}));
+        let (out, _, _) = run(&h, &script, on(), false, &mut AllowAll);
+        assert!(!out.passed(), "an empty-looking Goal {empty:?} passed");
+    }
+    let h = Harness::new("desk_task");
+    let mut fields = gold_fields();
+    for f in ["Goal", "Tasks", "Risks"] {
+        let body = fields[f].as_str().unwrap().replace('\n', "\r\n");
+        fields[f] = json!(body);
+    }
+    let script = reads()
+        + &line("write_sections", fields)
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, _, _) = run(&h, &script, on(), false, &mut AllowAll);
+    let written = std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap();
+    assert!(!written.contains('\r'), "{written:?}");
+    assert!(out.passed(), "{}", out.reason());
+}

@@ -241,6 +241,19 @@ fn artifact_that_is_an_input_is_refused() {
 }
 
 #[test]
+fn artifact_that_is_an_input_in_another_letter_case_is_refused() {
+    // On a case-insensitive file system (macOS, Windows) `NOTES.md` opens `notes.md`: the
+    // deliverable would overwrite a frozen input.
+    let mut v = base();
+    v["required_artifact"] = json!("NOTES.md");
+    let e = invalid(&v);
+    assert!(
+        e.contains("required_artifact") && e.contains("letter case"),
+        "{e}"
+    );
+}
+
+#[test]
 fn other_invalid_contracts_are_refused() {
     let cases: Vec<(Edit, &str)> = vec![
         (Box::new(|v| v["checks"] = json!([])), "checks"),

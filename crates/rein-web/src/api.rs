@@ -58,8 +58,12 @@ fn body<T: DeserializeOwned>(bytes: &Bytes, expected: &str) -> Result<T, Refusal
 }
 
 fn id_of(raw: &str, what: &str) -> Result<u64, Refusal> {
-    raw.parse::<u64>()
-        .map_err(|_| Refusal::new(StatusCode::NOT_FOUND, format!("{raw:?} is not a {what} id")))
+    raw.parse::<u64>().map_err(|_| {
+        Refusal::new(
+            StatusCode::NOT_FOUND,
+            format!("{} is not a {what} id", echo(raw)),
+        )
+    })
 }
 
 /// `value`'s fields, plus `shown`: the same with model text made visible (what pages render).
@@ -125,8 +129,10 @@ async fn start_session(AxState(state): St, bytes: Bytes) -> Response {
             None => "no workspace was given to `rein serve`; restart it with --workspace DIR"
                 .to_string(),
             Some(w) => format!(
-                "refused: {w:?} is not a folder `rein serve` was given (the page cannot widen \
-                 them; restart with --workspace {w:?} to add it)"
+                "refused: {} is not a folder `rein serve` was given (the page cannot widen \
+                 them; restart with --workspace {} to add it)",
+                echo(w),
+                echo(w)
             ),
         };
         return refuse(StatusCode::FORBIDDEN, message);
@@ -395,8 +401,8 @@ async fn start_run(AxState(state): St, bytes: Bytes) -> Response {
         return refuse(
             StatusCode::BAD_REQUEST,
             format!(
-                "refused: {:?} is not one of the models this server offers ({})",
-                r.model,
+                "refused: {} is not one of the models this server offers ({})",
+                echo(&r.model),
                 engine.models().join(", ")
             ),
         );
@@ -429,6 +435,20 @@ fn spawn_run(
     let hub = Arc::new(Hub::default());
     if let Ok(mut runs) = state.runs.lock() {
         runs.insert(id, hub.clone());
+        while runs.len() > crate::MAX_KEPT_RUNS {
+            let Some(oldest) = runs
+                .iter()
+                .filter(|(_, h)| h.is_closed())
+                .map(|(id, _)| *id)
+                .min()
+            else {
+                break;
+            };
+            runs.remove(&oldest);
+            if let Ok(mut stops) = state.stops.lock() {
+                stops.remove(&oldest);
+            }
+        }
     }
     if let (Some(stop), Ok(mut stops)) = (stop, state.stops.lock()) {
         stops.insert(id, stop);
@@ -464,6 +484,14 @@ async fn start_suite_run(AxState(state): St, bytes: Bytes) -> Response {
     })
 }
 
+/// Most characters of a refused name a refusal repeats (clipped with `...`, escaped).
+const ECHO_CHARS: usize = 300;
+
+/// A name from a request as a refusal repeats it: quoted, escaped, clipped.
+fn echo(s: &str) -> String {
+    format!("\"{}\"", rein_protocol::display::clip_line(s, ECHO_CHARS))
+}
+
 /// A suite request names a suite, model, task and split the server offers, else 400 with what
 /// to pick instead (nothing is started).
 fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> Result<(), Refusal> {
@@ -472,15 +500,15 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
     let names: Vec<&str> = list.iter().filter_map(|s| s["name"].as_str()).collect();
     let Some(suite) = list.iter().find(|s| s["name"] == r.suite.as_str()) else {
         return bad(format!(
-            "refused: {:?} is not a suite this server offers ({}); nothing was run",
-            r.suite,
+            "refused: {} is not a suite this server offers ({}); nothing was run",
+            echo(&r.suite),
             names.join(", ")
         ));
     };
     if !models.contains(&r.model) {
         return bad(format!(
-            "refused: {:?} is not one of the models this server offers ({}); nothing was run",
-            r.model,
+            "refused: {} is not one of the models this server offers ({}); nothing was run",
+            echo(&r.model),
             models.join(", ")
         ));
     }
@@ -490,7 +518,8 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
     if let Some(split) = &r.split {
         if !["dev", "heldout", "all"].contains(&split.as_str()) {
             return bad(format!(
-                "refused: the split is dev, heldout or all, not {split:?}; nothing was run"
+                "refused: the split is dev, heldout or all, not {}; nothing was run",
+                echo(split)
             ));
         }
     }
@@ -498,8 +527,9 @@ fn check_suite_request(r: &SuiteRequest, suites: &Value, models: &[String]) -> R
         let tasks = suite["tasks"].as_array().cloned().unwrap_or_default();
         if !tasks.iter().any(|t| t["id"] == task.as_str()) {
             return bad(format!(
-                "refused: suite {} has no task {task:?}; nothing was run",
-                r.suite
+                "refused: suite {} has no task {}; nothing was run",
+                echo(&r.suite),
+                echo(task)
             ));
         }
     }
@@ -525,7 +555,19 @@ async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> R
     if !known {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("there is no run {id} on this server"),
+            format!("there is no run {id} on this server{}", kept_note()),
+        );
+    }
+    let ended = state
+        .runs
+        .lock()
+        .ok()
+        .and_then(|r| r.get(&id).map(|h| h.is_closed()))
+        .unwrap_or(false);
+    if ended {
+        return refuse(
+            StatusCode::CONFLICT,
+            format!("run {id} has already ended; there is nothing to stop"),
         );
     }
     let flag = state.stops.lock().ok().and_then(|s| s.get(&id).cloned());
@@ -541,6 +583,14 @@ async fn stop_run(AxState(state): St, Path(id): Path<String>, bytes: Bytes) -> R
     }
 }
 
+/// Why a run id may be unknown although it was started here.
+fn kept_note() -> String {
+    format!(
+        " (it keeps the last {} run logs; the runs page shows every run from the journal)",
+        crate::MAX_KEPT_RUNS
+    )
+}
+
 async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let id = match id_of(&id, "run") {
         Ok(id) => id,
@@ -551,7 +601,10 @@ async fn run_events(AxState(state): St, Path(id): Path<String>, headers: HeaderM
         Some(hub) => hub.sse(&headers).into_response(),
         None => refuse(
             StatusCode::NOT_FOUND,
-            format!("there is no run {id} on this server; start one from the bench page"),
+            format!(
+                "there is no run {id} on this server{}; start one from the bench page",
+                kept_note()
+            ),
         ),
     }
 }
@@ -568,7 +621,7 @@ async fn journal_show(AxState(state): St, Path(run): Path<String>) -> Response {
     let Ok(run) = run.parse::<i64>() else {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("{run:?} is not a run id; the runs page lists them"),
+            format!("{} is not a run id; the runs page lists them", echo(&run)),
         );
     };
     let engine = state.config.engine.clone();
@@ -602,7 +655,10 @@ async fn conversation(AxState(state): St, Path(id): Path<String>) -> Response {
     let Ok(id) = id.parse::<i64>() else {
         return refuse(
             StatusCode::NOT_FOUND,
-            format!("{id:?} is not a conversation id; the runs page lists them"),
+            format!(
+                "{} is not a conversation id; the runs page lists them",
+                echo(&id)
+            ),
         );
     };
     let engine = state.config.engine.clone();

@@ -181,7 +181,8 @@ fn check(state: &State, request: &Request) -> Result<Option<Box<Response>>, Refu
             // First visit: set the cookie and send the browser to the same path without the
             // token, so it stays out of the address bar, the history and any Referer.
             let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/");
-            let location = request.uri().path().to_string();
+            // One leading `/`: `//host/...` would send the browser to another server.
+            let location = format!("/{}", request.uri().path().trim_start_matches(['/', '\\']));
             let mut response = Response::new(Body::empty());
             *response.status_mut() = StatusCode::SEE_OTHER;
             let headers = response.headers_mut();

@@ -73,6 +73,11 @@ impl Hub {
         self.count.send_replace(None);
     }
 
+    /// Whether the log is closed (its session or run is over).
+    pub fn is_closed(&self) -> bool {
+        self.count.borrow().is_none()
+    }
+
     /// A snapshot of every event so far, as JSON values (for tests and replays).
     pub fn events(&self) -> Vec<Value> {
         self.log

@@ -155,6 +155,9 @@ pub(crate) struct State {
 pub const MAX_LIVE_SESSIONS: usize = 3;
 /// Bench runs working at once; one more is refused (429) until one finishes.
 pub const MAX_LIVE_RUNS: usize = 4;
+/// Run logs kept for the pages (each holds up to [`hub::MAX_EVENTS`] events): starting one more
+/// drops the oldest that has ended. The journal keeps every run.
+pub const MAX_KEPT_RUNS: usize = 32;
 
 impl State {
     pub fn fresh_id(&self) -> u64 {

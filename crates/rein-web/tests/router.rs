@@ -899,3 +899,159 @@ async fn a_refused_page_visit_gets_a_short_page_and_a_script_gets_json() {
     assert_eq!(headers[header::CONTENT_TYPE], "application/json");
     assert!(message(&b).contains("launch token"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Red team: suite runs, stop, the first visit's redirect.
+
+#[tokio::test]
+async fn a_suite_name_or_task_that_is_not_offered_verbatim_is_refused() {
+    let app = app();
+    for body in [
+        r#"{"suite":"../toy","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"/toy","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"toy/","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"TOY","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"toy\u0000","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"/etc/passwd","model":"scripted:/tmp/x.jsonl"}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"../note-hello"}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","task":"note-hello/"}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":"ALL"}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":""}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/../tmp/x.jsonl"}"#,
+        r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":null,"task":null,"x":1}"#,
+        r#"{"suite":["toy"],"model":"scripted:/tmp/x.jsonl"}"#,
+    ] {
+        let (status, b) = post_json(&app, "/api/suite-runs", body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {b}");
+        assert!(!message(&b).is_empty(), "{body}");
+    }
+    // A huge split is refused without being echoed whole.
+    let huge = format!(
+        r#"{{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":"{}"}}"#,
+        "x".repeat(100_000)
+    );
+    let (status, b) = post_json(&app, "/api/suite-runs", &huge).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{b}");
+    assert!(
+        message(&b).len() < 2_000,
+        "{} bytes echoed",
+        message(&b).len()
+    );
+    assert!(message(&b).contains("..."), "the clip says so: {b}");
+    let long = "x".repeat(100_000);
+    for (uri, body) in [
+        ("/api/sessions", json!({ "workspace": long })),
+        ("/api/runs", json!({"task": "t", "model": long})),
+        ("/api/suite-runs", json!({"suite": long, "model": "m"})),
+    ] {
+        let (status, b) = post_json(&app, uri, &body.to_string()).await;
+        assert!(status.is_client_error(), "{uri}: {status}");
+        let n = message(&b).len();
+        assert!(n > 0 && n < 2_000, "{uri}: {n} bytes echoed");
+    }
+    // Nothing was started by any of them.
+    let (status, _) = post_json(&app, "/api/runs/1/stop", "{}").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn suite_runs_share_the_cap_on_live_runs_and_stopping_an_ended_run_says_so() {
+    let app = app();
+    let body = r#"{"suite":"toy","model":"scripted:/tmp/x.jsonl","split":"all"}"#;
+    let mut runs = Vec::new();
+    for _ in 0..rein_web::MAX_LIVE_RUNS {
+        let (status, b) = post_json(&app, "/api/suite-runs", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{b}");
+        runs.push(b["run"].as_u64().unwrap());
+    }
+    let (status, b) = post_json(&app, "/api/suite-runs", body).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{b}");
+    assert!(message(&b).contains("at most 4 at once"), "{b}");
+    let (status, _) = post_json(
+        &app,
+        "/api/runs",
+        r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    for run in &runs {
+        let (status, b) = post_json(&app, &format!("/api/runs/{run}/stop"), "{}").await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{b}");
+    }
+    for run in &runs {
+        let _ = sse_events(&app, &format!("/api/runs/{run}/events")).await;
+    }
+    // The run is over: a stop now is no "stopping".
+    let (status, b) = post_json(&app, &format!("/api/runs/{}/stop", runs[0]), "{}").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{b}");
+    assert!(message(&b).contains("already ended"), "{b}");
+    // Bogus ids.
+    for id in ["-1", "18446744073709551616", "1%2F..", "abc"] {
+        let (status, b) = post_json(&app, &format!("/api/runs/{id}/stop"), "{}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{id}: {b}");
+    }
+    // Without the Origin, or with the token only in the URL, a stop is refused.
+    let request = Request::post(format!("/api/runs/{}/stop", runs[1]))
+        .header(header::HOST, HOST)
+        .header(header::COOKIE, format!("rein_token={TOKEN}"))
+        .body(Body::from("{}"))
+        .unwrap();
+    assert_eq!(send(&app, request).await.0, StatusCode::FORBIDDEN);
+    let request = Request::post(format!("/api/runs/{}/stop?token={TOKEN}", runs[1]))
+        .header(header::HOST, HOST)
+        .header(header::ORIGIN, ORIGIN)
+        .body(Body::from("{}"))
+        .unwrap();
+    assert_eq!(send(&app, request).await.0, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_first_visit_never_redirects_off_the_server() {
+    let app = app();
+    for path in ["//evil.example/x", "///evil.example", "/\\evil.example"] {
+        let request = match Request::get(format!("{path}?token={TOKEN}"))
+            .header(header::HOST, HOST)
+            .body(Body::empty())
+        {
+            Ok(r) => r,
+            Err(_) => continue,
+        };
+        let (status, headers, _) = send(&app, request).await;
+        if status != StatusCode::SEE_OTHER {
+            continue;
+        }
+        let location = headers[header::LOCATION].to_str().unwrap();
+        assert!(
+            location.starts_with('/') && !location.starts_with("//") && !location.contains('\\'),
+            "{path}: redirected to {location}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ended_run_logs_are_kept_up_to_a_cap_and_a_dropped_one_says_so() {
+    let app = app();
+    let body = r#"{"task":"Set the variable x to 1.","model":"scripted:/tmp/x.jsonl"}"#;
+    let mut ids = Vec::new();
+    for _ in 0..rein_web::MAX_KEPT_RUNS + 2 {
+        let (status, b) = post_json(&app, "/api/runs", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{b}");
+        let id = b["run"].as_u64().unwrap();
+        let _ = sse_events(&app, &format!("/api/runs/{id}/events")).await;
+        ids.push(id);
+    }
+    // The oldest ended logs are dropped (each holds up to 100,000 events), and a page that asks
+    // for one is told why.
+    let (status, _, b) = send(
+        &app,
+        get(&format!("/api/runs/{}/events", ids[0]))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{b}");
+    assert!(message(&b).contains("keeps the last"), "{b}");
+    let last = ids.last().unwrap();
+    let events = sse_events(&app, &format!("/api/runs/{last}/events")).await;
+    assert!(!events.is_empty());
+}

@@ -3,6 +3,7 @@
 //! Each finished run is recorded in jobs.db ([`super::job`]) and appended to OUT/results.jsonl
 //! at once, so `--resume` keeps it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -87,8 +88,10 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         "samples": args.samples, "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
     let seed = args.seed;
+    let expected = expected_samples(&suites, args.samples);
     let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
-        same_seeds(judged, seed)
+        same_seeds(judged, seed)?;
+        same_samples(judged, &expected)
     })?;
     let kept = job.judged.len();
     let done_keys: std::collections::BTreeSet<RunKey> =
@@ -274,6 +277,49 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
             r.repeat,
             seed.wrapping_add(r.repeat)
         );
+    }
+    Ok(())
+}
+
+/// The candidates per write each task of `suites` draws in this bench: 1 for a memory-sandbox
+/// task (it has no deliverable file), else `--samples`, else the mission's `budgets.samples`.
+fn expected_samples(suites: &[Suite], samples: Option<u32>) -> BTreeMap<(String, String), u32> {
+    let mut out = BTreeMap::new();
+    for suite in suites {
+        for task in &suite.tasks {
+            let k = match task.sandbox {
+                Sandbox::Memory => 1,
+                Sandbox::Dir => samples
+                    .or(task.contract.mission.budgets.samples)
+                    .unwrap_or(1)
+                    .clamp(1, rein_engine::agent::MAX_SAMPLES),
+            };
+            out.insert((suite.name.clone(), task.id.clone()), k);
+        }
+    }
+    out
+}
+
+/// A resume keeps only runs that drew as many candidates per write as this bench will:
+/// best-of-K and pass@1 verdicts would mix in one pass rate (the report refuses a task run
+/// both ways, but only after every run is done).
+fn same_samples(
+    judged: &[RunResult],
+    expected: &BTreeMap<(String, String), u32>,
+) -> anyhow::Result<()> {
+    for r in judged {
+        let Some(&k) = expected.get(&(r.suite.clone(), r.task.clone())) else {
+            continue;
+        };
+        let had = r.samples.unwrap_or(1);
+        if had != k {
+            bail!(
+                "{} was run with {had} candidate(s) per write, and this bench would draw {k}: \
+                 best-of-K and pass@1 verdicts do not mix in one report; resume with the \
+                 --samples of the first run, or give another --out",
+                escape_line(&r.key().to_string()),
+            );
+        }
     }
     Ok(())
 }
@@ -516,6 +562,52 @@ fn record_stream(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_resume_with_another_samples_is_refused() {
+        let line = r#"{"suite":"s","task":"t","category":"c","split":"dev","model":"m","seed":5,"repeat":0,"passed":true,"reason":"ok","contract_sha256":"x","model_identity":"m","steps":1,"wall_ms":1,"prompt_tokens":0,"completion_tokens":0,"format_errors":0,"repairs":0,"cap_hit":false,"finish_accepted":true}"#;
+        let plain: RunResult = serde_json::from_str(line).unwrap();
+        let mut sampled = plain.clone();
+        sampled.samples = Some(3);
+        let expect = |k: u32| BTreeMap::from([(("s".to_string(), "t".to_string()), k)]);
+        assert!(same_samples(std::slice::from_ref(&plain), &expect(1)).is_ok());
+        assert!(same_samples(std::slice::from_ref(&sampled), &expect(3)).is_ok());
+        let e = same_samples(std::slice::from_ref(&plain), &expect(3))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("1 candidate(s)") && e.contains("would draw 3"),
+            "{e}"
+        );
+        // A first run with --samples 3 resumed without it (the mission asks for none).
+        assert!(same_samples(std::slice::from_ref(&sampled), &expect(1)).is_err());
+        // A task this bench does not run is left to the report's check.
+        assert!(same_samples(&[sampled], &BTreeMap::new()).is_ok());
+    }
+
+    #[test]
+    fn memory_tasks_never_sample_and_a_missions_budget_counts_without_the_flag() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+        let suites = [
+            Suite::load(root.join("toy")).unwrap(),
+            Suite::load(root.join("missions")).unwrap(),
+        ];
+        let k = expected_samples(&suites, Some(3));
+        let mut memory = 0;
+        for s in &suites {
+            for t in &s.tasks {
+                let want = if t.sandbox == Sandbox::Memory {
+                    memory += 1;
+                    1
+                } else {
+                    3
+                };
+                assert_eq!(k[&(s.name.clone(), t.id.clone())], want, "{}", t.id);
+            }
+        }
+        assert!(memory > 0, "the toy suite has memory tasks");
+        assert!(expected_samples(&suites, None).values().all(|k| *k == 1));
+    }
 
     #[test]
     fn final_files_are_capped_and_say_so() {

@@ -77,7 +77,7 @@ pub struct RunFigures {
     pub samples: u32,
     /// Writes of the deliverable that were sampled.
     pub sampled_writes: u32,
-    /// At the last sampled write: whether the first draw (what the run would have proposed
+    /// At the last sampled write where a candidate was judged: whether the first draw (what the run would have proposed
     /// without sampling) passed every check on its scratch view, and whether the one proposed
     /// did. The first is a pass@1 estimate, the second best-of-K; neither is the verdict.
     pub first_draw_passed: Option<bool>,

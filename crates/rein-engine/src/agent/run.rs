@@ -553,7 +553,19 @@ impl<'a> Agent<'a> {
         let narrowed = schema.map(|_| self.action_schema(std::slice::from_ref(&tool)));
         let mut draws = vec![(asked, self.options.seed, own.temperature)];
         let mut failure = None;
+        let mut stopped = None;
         for draw in 2..=k {
+            // The run's timeout holds between draws too: K slow draws must not run past it.
+            // The draws made so far compete; the cap fires before the next step.
+            let timeout = self.options.limits.timeout;
+            if self.clock.elapsed() >= timeout {
+                stopped = Some(format!(
+                    "the run timeout of {} s was reached after {} of {k} draws",
+                    timeout.as_secs(),
+                    draw - 1
+                ));
+                break;
+            }
             let mut sampling = own;
             sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
             let seed = self
@@ -586,14 +598,22 @@ impl<'a> Agent<'a> {
             .enumerate()
             .map(|(i, (a, seed, t))| self.judge_draw(st, n, i as u32 + 1, a, *seed, *t))
             .collect();
-        let chosen = best(&candidates).unwrap_or(0);
-        st.figures.first_draw_passed = Some(candidates[0].passed);
-        st.figures.chosen_draw_passed = Some(candidates[chosen].passed);
+        // With no candidate judged (no preview could be computed, e.g. policy keeps the
+        // deliverable's content) there is no scratch verdict to report: the first draw goes on
+        // as without sampling.
+        let chosen = match best(&candidates) {
+            Some(chosen) => {
+                st.figures.first_draw_passed = Some(candidates[0].passed);
+                st.figures.chosen_draw_passed = Some(candidates[chosen].passed);
+                chosen
+            }
+            None => 0,
+        };
         self.env.journal.append_event(
             Some(self.env.run),
             "verified_sampling",
             &json!({"step": n, "samples": k, "candidates": candidates, "chosen": chosen,
-                    "model_failure": failure}),
+                    "model_failure": failure, "stopped": stopped}),
         )?;
         on_event(&AgentEvent::Sampled {
             step: n,

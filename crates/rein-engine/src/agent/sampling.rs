@@ -156,6 +156,71 @@ mod tests {
         }
     }
 
+    fn proposal(path: &str, after: Option<&str>) -> Proposal {
+        Proposal::new(
+            rein_workspace::RelPath::parse(path).unwrap(),
+            Some(b"before".to_vec()),
+            after.map(|a| a.as_bytes().to_vec()),
+        )
+    }
+
+    /// The scratch view shows the candidate's post-image under every spelling of its path,
+    /// and only there: a look-alike name, another case, a prefix, a traversal or a folder of
+    /// the same name read the workspace as it is.
+    #[test]
+    fn the_overlay_changes_exactly_the_candidates_file() {
+        let base = crate::checks::MemWorld::new()
+            .with_file("out/summary.md", "old")
+            .with_file("out/summary.md.bak", "bak")
+            .with_file("OUT/Summary.md", "other")
+            .with_file("notes/a.md", "input");
+        let p = proposal("./out//summary.md", Some("new"));
+        let o = OverlayWorld::new(&base, &p);
+        for same in [
+            "out/summary.md",
+            "./out/summary.md",
+            "out//summary.md",
+            "out/./summary.md",
+        ] {
+            assert_eq!(
+                o.read(same).unwrap().as_deref(),
+                Some(&b"new"[..]),
+                "{same}"
+            );
+        }
+        for (other, bytes) in [
+            ("out/summary.md.bak", Some(&b"bak"[..])),
+            ("OUT/Summary.md", Some(&b"other"[..])),
+            ("notes/a.md", Some(&b"input"[..])),
+            ("out/summary.m", None),
+            ("out/summary.md\u{200b}", None),
+        ] {
+            assert_eq!(o.read(other).unwrap().as_deref(), bytes, "{other}");
+        }
+        for refused in [
+            "out/../out/summary.md",
+            "/out/summary.md",
+            "out\\summary.md",
+        ] {
+            assert!(o.read(refused).is_err(), "{refused}");
+        }
+        let files = o.files().unwrap().unwrap();
+        assert_eq!(files.iter().filter(|f| *f == "out/summary.md").count(), 1);
+        assert_eq!(files.len(), 4, "{files:?}");
+
+        // A deletion: the file is gone from reads and from the listing, nothing else is.
+        let d = proposal("out/summary.md", None);
+        let o = OverlayWorld::new(&base, &d);
+        assert_eq!(o.read("out/summary.md").unwrap(), None);
+        assert_eq!(
+            o.read("out/summary.md.bak").unwrap().as_deref(),
+            Some(&b"bak"[..])
+        );
+        let files = o.files().unwrap().unwrap();
+        assert!(!files.contains(&"out/summary.md".to_string()), "{files:?}");
+        assert_eq!(files.len(), 3, "{files:?}");
+    }
+
     #[test]
     fn the_first_draw_stands_on_a_tie_and_a_strictly_better_one_wins() {
         assert_eq!(best(&[cand(1, 3, false), cand(2, 3, false)]), Some(0));

@@ -169,6 +169,22 @@ pub(crate) fn validate(
             ),
         ));
     }
+    // A case-insensitive file system opens `NOTES.md` for `notes.md`.
+    if let Some(input) = inputs.iter().find(|i| {
+        !m.required_artifact.is_empty()
+            && **i != m.required_artifact
+            && i.to_lowercase() == m.required_artifact.to_lowercase()
+    }) {
+        return Err(cx.err(
+            "required_artifact",
+            format!(
+                "`{}` differs from the input `{input}` only in letter case; on a case-insensitive \
+                 file system it is the same file, and the deliverable must never overwrite a \
+                 frozen input: give it another name",
+                m.required_artifact
+            ),
+        ));
+    }
 
     let b = &m.budgets;
     for (name, v) in [

@@ -254,6 +254,22 @@ impl Harness {
         approver: &mut dyn Approver,
         tweak: impl FnOnce(&mut AgentOptions),
     ) -> (RunOutcome, Vec<AgentEvent>) {
+        self.run_gated_with_policy(
+            model,
+            approver,
+            rein_engine::policy::Policy::safe_default(),
+            tweak,
+        )
+    }
+
+    /// [`Harness::run_gated`] under another policy.
+    pub fn run_gated_with_policy(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
         let registry = desk_registry();
         let ws = Workspace::open(&self.workspace).unwrap();
         let run = begin_mission_run(
@@ -269,7 +285,7 @@ impl Harness {
             target: rein_engine::gate::GateTarget::Desk(&ws),
             journal: &self.journal,
             scope: rein_journal::CallScope::Run(run),
-            policy: rein_engine::policy::Policy::safe_default(),
+            policy,
             budget: None,
         });
         let world = WorkspaceWorld::new(&ws);
