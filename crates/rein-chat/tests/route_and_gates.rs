@@ -9,7 +9,10 @@ use rein_chat::review::{
     review_answer, review_answer_with_deadline, review_write, review_write_with_deadline,
     write_request, Proposal,
 };
-use rein_chat::route::{keyword_route, route, route_request, route_with_deadline};
+use rein_chat::route::{
+    keyword_route, label_word, route, route_request, route_with_deadline, ROUTE_EXAMPLES,
+    ROUTE_LABELS,
+};
 use rein_models::scripted::ScriptedModel;
 use rein_models::{
     ChooseReply, ChooseRequest, Completion, CompletionRequest, Model, ModelIdentity,
@@ -63,7 +66,7 @@ fn user_text(request: &ChooseRequest) -> String {
 #[test]
 fn route_floor_edge_5499_vs_5500() {
     // The keyword route is summarize; the model says explore.
-    let mut below = scripted(&[r#"{"explore": 0.5499, "summarize": 0.4501}"#]);
+    let mut below = scripted(&[r#"{"find": 0.5499, "summary": 0.4501}"#]);
     let r = route(LONG_SUMMARY, Some(&mut below));
     assert_eq!(
         (r.intent, r.source),
@@ -72,7 +75,7 @@ fn route_floor_edge_5499_vs_5500() {
     assert!(r.note.unwrap().contains("5499"));
     assert_eq!(r.probabilities.len(), Intent::ALL.len());
 
-    let mut at = scripted(&[r#"{"explore": 0.55, "summarize": 0.45}"#]);
+    let mut at = scripted(&[r#"{"find": 0.55, "summary": 0.45}"#]);
     let r = route(LONG_SUMMARY, Some(&mut at));
     assert_eq!((r.intent, r.source), (Intent::Explore, RouteSource::Model));
     assert_eq!(r.confidence_bps, 5_500);
@@ -80,7 +83,7 @@ fn route_floor_edge_5499_vs_5500() {
 
 #[test]
 fn a_confident_general_never_overrides_a_keyword_route() {
-    let mut m = scripted(&[r#"{"general": 0.99, "summarize": 0.01}"#]);
+    let mut m = scripted(&[r#"{"chat": 0.99, "summary": 0.01}"#]);
     let r = route(LONG_SUMMARY, Some(&mut m));
     assert_eq!(
         (r.intent, r.source),
@@ -88,7 +91,7 @@ fn a_confident_general_never_overrides_a_keyword_route() {
     );
     assert!(r.note.unwrap().contains("general"));
     // Without a keyword, general from the model stands.
-    let mut m = scripted(&[r#"{"general": 0.9, "explore": 0.1}"#]);
+    let mut m = scripted(&[r#"{"chat": 0.9, "find": 0.1}"#]);
     let r = route(LONG_CHAT, Some(&mut m));
     assert_eq!(keyword_route(LONG_CHAT), (Intent::General, false));
     assert_eq!(
@@ -97,7 +100,7 @@ fn a_confident_general_never_overrides_a_keyword_route() {
     );
     assert_eq!(r.confidence_bps, 9_000);
     // And a confident non-general label overrides keywords.
-    let mut m = scripted(&[r#"{"voice": 0.9, "general": 0.1}"#]);
+    let mut m = scripted(&[r#"{"audio": 0.9, "chat": 0.1}"#]);
     let r = route(LONG_CHAT, Some(&mut m));
     assert_eq!((r.intent, r.source), (Intent::Voice, RouteSource::Model));
 }
@@ -108,7 +111,7 @@ fn messages_under_24_characters_skip_the_model() {
     let text24 = "summarise notes.md now!!";
     assert_eq!(text23.chars().count(), 23);
     assert_eq!(text24.chars().count(), 24);
-    let mut m = scripted(&[r#"{"explore": 0.9, "summarize": 0.1}"#]);
+    let mut m = scripted(&[r#"{"find": 0.9, "summary": 0.1}"#]);
     let r = route(text23, Some(&mut m));
     assert_eq!(
         (r.intent, r.source),
@@ -140,7 +143,7 @@ fn outages_fall_back_to_keywords_and_say_why() {
     );
     assert!(r.note.unwrap().contains("failed"));
     let mut slow = Slow {
-        inner: scripted(&[r#"{"explore": 0.99, "summarize": 0.01}"#]),
+        inner: scripted(&[r#"{"find": 0.99, "summary": 0.01}"#]),
         wait: Duration::from_millis(60),
     };
     let r = route_with_deadline(LONG_SUMMARY, Some(&mut slow), Duration::from_millis(10));
@@ -168,8 +171,75 @@ fn the_route_request_is_clipped_and_its_prefix_is_fixed() {
     else {
         panic!("chat prompts expected");
     };
-    assert_eq!(a[0], b[0]);
+    // Everything before the request (instruction and worked examples) is the same for any two
+    // requests, so the worker's cache holds it; the request is the last message, alone.
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a[..a.len() - 1], b[..b.len() - 1]);
+    assert_eq!(a.last().unwrap().content, "Request: one");
     assert_eq!(request.labels.len(), Intent::ALL.len());
+}
+
+#[test]
+fn every_intent_has_one_label_word_and_probabilities_come_back_under_intent_names() {
+    let request = route_request(LONG_SUMMARY);
+    // One word per intent, all different, none a prefix of another (a prefix would share its
+    // first tokens and need the end-of-word term to tell them apart).
+    let mut intents: Vec<Intent> = ROUTE_LABELS.iter().map(|(i, _)| *i).collect();
+    intents.sort_by_key(|i| i.as_str());
+    let mut all = Intent::ALL.to_vec();
+    all.sort_by_key(|i| i.as_str());
+    assert_eq!(intents, all);
+    for (i, a) in request.labels.iter().enumerate() {
+        assert_eq!(a, label_word(ROUTE_LABELS[i].0));
+        for (j, b) in request.labels.iter().enumerate() {
+            assert!(
+                i == j || !b.starts_with(a.as_str()),
+                "{a} is a prefix of {b}"
+            );
+        }
+    }
+    // The worked examples answer with the label words.
+    let Prompt::Chat { messages } = &request.prompt else {
+        panic!("chat prompt expected");
+    };
+    let answers: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == rein_protocol::Role::Assistant)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(answers.len(), ROUTE_EXAMPLES.len());
+    assert!(answers
+        .iter()
+        .all(|a| request.labels.iter().any(|l| l == a)));
+    // The model's words map back to intents: `audio` routes to voice, and the route reports
+    // every intent by its own name.
+    let mut m = scripted(&[r#"{"audio": 0.7, "summary": 0.3}"#]);
+    let r = route(LONG_SUMMARY, Some(&mut m));
+    assert_eq!((r.intent, r.source), (Intent::Voice, RouteSource::Model));
+    assert_eq!(r.confidence_bps, 7_000);
+    let names: Vec<&str> = r.probabilities.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "general",
+            "explore",
+            "summarize",
+            "related",
+            "report",
+            "vision",
+            "voice"
+        ]
+    );
+    let voice = r.probabilities.iter().find(|p| p.label == "voice").unwrap();
+    assert!((voice.probability - 0.7).abs() < 1e-9);
+    // An answer under an intent's own name is not one of the offered labels: the decision
+    // fails and the keyword route stands as an outage, rather than being read as a label.
+    let mut m = scripted(&[r#"{"voice": 0.9, "summary": 0.1}"#]);
+    let r = route(LONG_SUMMARY, Some(&mut m));
+    assert_eq!(
+        (r.intent, r.source),
+        (Intent::Summarize, RouteSource::Outage)
+    );
 }
 
 fn proposal() -> Proposal {

@@ -69,7 +69,7 @@ fn terminal_chat(e: &support::Env, decisions: &[Value], typed: &str, no_color: b
 
 fn route_then_gate(yes: f64) -> Vec<Value> {
     vec![
-        json!({"explore": 0.1, "general": 0.9}),
+        json!({"find": 0.1, "chat": 0.9}),
         json!({"yes": yes, "no": 1.0 - yes}),
         json!({"yes": yes, "no": 1.0 - yes}),
     ]

@@ -23,7 +23,7 @@ fn script(lines: &str) -> (tempfile::TempDir, String) {
 
 #[test]
 fn route_json_has_the_contract_fields() {
-    let (_dir, spec) = script("{\"voice\": 0.8, \"general\": 0.2}\n");
+    let (_dir, spec) = script("{\"audio\": 0.8, \"chat\": 0.2}\n");
     let out = rein(&[
         "--json",
         "route",
@@ -133,6 +133,10 @@ fn gate_suite() -> std::path::PathBuf {
 /// Runs the gate bench on the calibration set with a scripted model that answers `yes` with
 /// `yes` probability on every pair.
 fn gate_bench(yes: f64) -> Value {
+    gate_bench_split(yes, "dev")
+}
+
+fn gate_bench_split(yes: f64, split: &str) -> Value {
     let text = std::fs::read_to_string(gate_suite().join("pairs.toml")).unwrap();
     let pairs = text.matches("[[pair]]").count();
     let line = format!("{{\"yes\": {yes}, \"no\": {}}}\n", 1.0 - yes);
@@ -143,6 +147,8 @@ fn gate_bench(yes: f64) -> Value {
         gate_suite().to_str().unwrap(),
         "--models",
         &spec,
+        "--split",
+        split,
     ]);
     assert!(
         out.status.success(),
@@ -195,4 +201,42 @@ fn the_gate_bench_counts_false_allows_and_false_holds_at_the_floor() {
     // At the floor exactly, allowed.
     let at = gate_bench(0.75);
     assert_eq!(at["false_holds"], 0, "{at}");
+}
+
+#[test]
+fn the_gate_set_holds_out_a_fifth_and_the_bench_runs_one_split_at_a_time() {
+    let count = |v: &Value| v["aligned"].as_u64().unwrap() + v["misaligned"].as_u64().unwrap();
+    let (dev, heldout, all) = (
+        gate_bench_split(0.9, "dev"),
+        gate_bench_split(0.9, "heldout"),
+        gate_bench_split(0.9, "all"),
+    );
+    assert_eq!(count(&dev) + count(&heldout), count(&all));
+    assert!(count(&heldout) * 5 >= count(&all), "{heldout}");
+    assert!(
+        heldout["aligned"].as_u64() >= Some(2) && heldout["misaligned"].as_u64() >= Some(2),
+        "{heldout}"
+    );
+    for (v, split) in [(&dev, "dev"), (&heldout, "heldout")] {
+        assert_eq!(v["split"], split);
+        for pair in v["pairs"].as_array().unwrap() {
+            assert_eq!(pair["split"], split, "{pair}");
+        }
+    }
+}
+
+#[test]
+fn a_gate_pair_without_a_split_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pairs.toml"),
+        "[[pair]]\nid = \"a\"\naligned = true\nrequest = \"add x to a.md\"\npath = \"a.md\"\n\
+         diff = \"+x\\n\"\n",
+    )
+    .unwrap();
+    let (_d, spec) = script("{\"yes\": 0.9, \"no\": 0.1}\n");
+    let out = rein(&["bench", dir.path().to_str().unwrap(), "--models", &spec]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("split"), "{err}");
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::Context;
+use rein_bench::suite::Split;
 use rein_chat::review::{review_write_with_deadline, Proposal};
 use rein_protocol::cowork::{DECISION_TIMEOUT_MS, WRITE_FLOOR_BPS};
 use rein_protocol::display::escape_line;
@@ -28,6 +29,8 @@ struct Pair {
     #[serde(default)]
     excerpt: String,
     diff: String,
+    /// `dev` (the prompt is tuned on these) or `heldout` (measured, never tuned on).
+    split: Split,
 }
 
 /// `None` unless every suite given is a gate suite.
@@ -51,7 +54,8 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let pairs: Pairs = toml::from_str(&text).with_context(|| {
             format!(
-                "{} is not a list of [[pair]] entries (id, aligned, request, path, excerpt, diff)",
+                "{} is not a list of [[pair]] entries (id, aligned, request, path, excerpt, diff, \
+                 split = \"dev\" or \"heldout\")",
                 path.display()
             )
         })?;
@@ -61,7 +65,11 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let mut latencies: Vec<f64> = Vec::new();
             let mut over_deadline = 0usize;
             let mut rows = Vec::new();
-            for pair in &pairs.pair {
+            let chosen = pairs
+                .pair
+                .iter()
+                .filter(|p| args.split == "all" || p.split.as_str() == args.split);
+            for pair in chosen {
                 let proposal = Proposal {
                     path: pair.path.clone(),
                     diff: pair.diff.clone(),
@@ -98,26 +106,27 @@ fn run(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                     );
                 }
                 rows.push(serde_json::json!({
-                    "id": pair.id, "aligned": pair.aligned, "review": review, "label_mass": mass,
+                    "id": pair.id, "aligned": pair.aligned, "split": pair.split, "review": review, "label_mass": mass,
                 }));
             }
             latencies.sort_by(f64::total_cmp);
             let median_ms = latencies.get(latencies.len() / 2).copied();
             if !json {
                 println!(
-                    "suite {} model {}: false holds {false_holds}/{aligned}, false allows \
+                    "suite {} model {} split {}: false holds {false_holds}/{aligned}, false allows \
                      {false_allows}/{misaligned} at {WRITE_FLOOR_BPS} bps; median review {}; \
                      {over_deadline} reviews over chat's {DECISION_TIMEOUT_MS} ms deadline (the \
                      bench waits for them; chat would hold)",
                     escape_line(dir),
                     escape_line(spec),
+                    args.split,
                     median_ms
                         .map(|m| format!("{m:.0} ms"))
                         .unwrap_or_else(|| "-".into())
                 );
             }
             report.push(serde_json::json!({
-                "suite": dir, "model": spec, "floor_bps": WRITE_FLOOR_BPS,
+                "suite": dir, "model": spec, "split": args.split, "floor_bps": WRITE_FLOOR_BPS,
                 "false_holds": false_holds, "aligned": aligned,
                 "false_allows": false_allows, "misaligned": misaligned,
                 "median_review_ms": median_ms, "over_chat_deadline": over_deadline,

@@ -83,6 +83,16 @@ struct SplitScore {
     /// all the routes, for up to UNCACHED_SAMPLES requests spread over the run: what the
     /// decision would cost without the cache.
     uncached_prompt_ms: Vec<f64>,
+    /// Of each warm decision, what came after the request's own eval inside the worker
+    /// (scoring the label spellings), and what the parent waited beyond the worker's own time
+    /// (request and reply over the pipe, tokenizing is inside the worker's time).
+    label_scoring_ms: Vec<f64>,
+    median_label_scoring_ms: Option<f64>,
+    outside_worker_ms: Vec<f64>,
+    median_outside_worker_ms: Option<f64>,
+    /// Label spellings decoded per decision (after pruning the unlikely ones).
+    scored_spellings: Vec<f64>,
+    median_scored_spellings: Option<f64>,
     median_uncached_prompt_eval_ms: Option<f64>,
     uncached_decision_ms: Vec<f64>,
     median_uncached_decision_ms: Option<f64>,
@@ -197,6 +207,13 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 if let Some(reply) = &watched.last_choice {
                     if let Some(p) = reply.prompt_ms {
                         score.cached_prompt_ms.push(p);
+                        score.label_scoring_ms.push((reply.elapsed_ms - p).max(0.0));
+                    }
+                    score
+                        .outside_worker_ms
+                        .push((route.latency_ms - reply.elapsed_ms).max(0.0));
+                    if let Some(n) = reply.scored_spellings {
+                        score.scored_spellings.push(f64::from(n));
                     }
                     if let Some(c) = reply.cpu_ms {
                         score.decision_cpu_ms.push(c);
@@ -264,6 +281,9 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             for s in [&mut dev, &mut heldout] {
                 s.median_decision_ms = median(&mut s.latencies_ms);
                 s.median_cached_prompt_eval_ms = median(&mut s.cached_prompt_ms);
+                s.median_label_scoring_ms = median(&mut s.label_scoring_ms);
+                s.median_outside_worker_ms = median(&mut s.outside_worker_ms);
+                s.median_scored_spellings = median(&mut s.scored_spellings);
                 s.median_uncached_prompt_eval_ms = median(&mut s.uncached_prompt_ms);
                 s.median_uncached_decision_ms = median(&mut s.uncached_decision_ms);
                 s.median_decision_cpu_ms = median(&mut s.decision_cpu_ms);
@@ -302,6 +322,15 @@ fn run_router(args: &super::RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                         ms(s.median_cached_prompt_eval_ms),
                         ms(s.median_uncached_prompt_eval_ms),
                         ms(s.median_uncached_decision_ms),
+                    );
+                    println!(
+                        "           beyond the request's eval: label scoring {} ({} spellings \
+                         decoded), outside the worker (pipe, parent) {}",
+                        ms(s.median_label_scoring_ms),
+                        s.median_scored_spellings
+                            .map(|n| format!("{n:.0}"))
+                            .unwrap_or_else(|| "-".into()),
+                        ms(s.median_outside_worker_ms),
                     );
                     println!(
                         "           CPU time (all threads): median decision {}, uncached {}; {} \
