@@ -26,7 +26,8 @@ impl Tool for Calculate {
         "calculate"
     }
     fn description(&self) -> &str {
-        "Evaluate an arithmetic expression, e.g. (12.5 + 7) * 3 / 2: + - * / ^, parentheses, and functions such as sqrt, abs, round. Use it instead of computing numbers yourself."
+        // No sample expression: the 1.5B called calculate with the description's own example.
+        "Evaluate an arithmetic expression written with the numbers you need from the inputs: + - * / ^, parentheses, and functions such as sqrt, abs, round. Use it instead of computing numbers yourself."
     }
     fn schema(&self) -> Value {
         object_schema(
