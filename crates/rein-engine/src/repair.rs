@@ -37,18 +37,47 @@ pub struct Extraction {
 
 /// No action could be read. `Display` is the message fed back to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "Your reply was not one JSON object of the form {{\"thought\": \"...\", \"action\": \"<tool name>\", \
-     \"parameters\": {{...}}}}; {detail}. Reply with exactly one such object and nothing else."
-)]
 pub struct FormatError {
     pub detail: String,
+    /// Set when the reply reached the reply cap of this many tokens before it ended: whatever
+    /// could be read from it is a cut-off action, never run.
+    pub cut_at: Option<u32>,
+}
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cut_at {
+            Some(cap) => write!(
+                f,
+                "Your reply was cut off at {cap} tokens, the most one reply may have, before it \
+                 was complete, so nothing was done. Make the call shorter: one short sentence of \
+                 thought, and a long file written in parts (create it with its first part, then \
+                 add the rest with edit_file)."
+            ),
+            None => write!(
+                f,
+                "Your reply was not one JSON object of the form {{\"thought\": \"...\", \"action\": \
+                 \"<tool name>\", \"parameters\": {{...}}}}; {}. Reply with exactly one such object \
+                 and nothing else.",
+                self.detail
+            ),
+        }
+    }
 }
 
 impl FormatError {
     fn new(detail: impl Into<String>) -> Self {
         Self {
             detail: detail.into(),
+            cut_at: None,
+        }
+    }
+
+    /// A reply that reached the `cap` of tokens before it ended.
+    pub fn cut(cap: u32) -> Self {
+        Self {
+            detail: format!("the reply was cut off at the {cap}-token reply cap before it ended"),
+            cut_at: Some(cap),
         }
     }
 }

@@ -4,10 +4,12 @@
 //! `response_format`) is valid JSON by construction and is read strictly. Any other reply goes
 //! through `repair::extract_action_detailed`; a reply that needed repair is marked so
 //! the figures can show it, and one that cannot be read becomes a format error that costs the
-//! step.
+//! step. So does a reply cut off at the reply cap, however much of it could be read.
 
 use rein_models::{Model, ModelError};
-use rein_protocol::{ChatMessage, Completion, CompletionRequest, Prompt, SamplingProfile};
+use rein_protocol::{
+    ChatMessage, Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile,
+};
 use serde_json::Value;
 
 use super::caps::MAX_REPLY_TOKENS;
@@ -47,8 +49,15 @@ pub fn ask_action(
     request.json_schema = schema.cloned();
     let completion = model.complete(&request, on_text)?;
     let raw = completion.text.clone();
+    // A reply cut at the cap is never repaired into an action: repair would close the JSON
+    // and run a call whose content was cut (a half-written file written as if whole).
+    let reply = if completion.finish == FinishReason::Length {
+        Reply::FormatError(FormatError::cut(request.max_tokens))
+    } else {
+        read_reply(&raw)
+    };
     Ok(Asked {
-        reply: read_reply(&raw),
+        reply,
         raw,
         completion,
     })
