@@ -433,7 +433,10 @@ fn task_reminder_repeats_the_task_after_the_calls_that_ran() {
     let (out, _) = run(&h, &mut model, levers);
     assert!(out.passed(), "{}", out.reason());
     let prompt = |i: usize| format!("{:?}", model.requests[i].prompt);
-    assert!(!prompt(0).contains("Reminder."), "nothing ran before step 1");
+    assert!(
+        !prompt(0).contains("Reminder."),
+        "nothing ran before step 1"
+    );
     let second = prompt(1);
     assert!(
         second.contains("Reminder. The calls of yours that ran, in order: read_file notes/overview.md.\\nThe task: Read notes/overview.md"),

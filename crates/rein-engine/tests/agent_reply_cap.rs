@@ -65,19 +65,13 @@ fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
     };
     let mut after_cut = None;
     let ws = h.workspace.clone();
-    let (out, events) = h.run_model(
-        &mut model,
-        &mut AllowAll,
-        |_| {},
-        None,
-        &mut |e| {
-            if let AgentEvent::Step(s) = e {
-                if s.step == 4 {
-                    after_cut = Some(ws.join("out/summary.md").exists());
-                }
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |e| {
+        if let AgentEvent::Step(s) = e {
+            if s.step == 4 {
+                after_cut = Some(ws.join("out/summary.md").exists());
             }
-        },
-    );
+        }
+    });
     let steps: Vec<(u32, String)> = events
         .iter()
         .filter_map(|e| match e {

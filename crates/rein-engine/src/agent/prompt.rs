@@ -412,10 +412,18 @@ mod tests {
         assert!(!note.contains("../x"), "a refused call did not run: {note}");
         assert!(note.ends_with("call finish."), "{note}");
         for i in 0..30 {
-            trace.push(TraceEntry::new("read_file", Some(&format!("f{i}.md")), "executed", false));
+            trace.push(TraceEntry::new(
+                "read_file",
+                Some(&format!("f{i}.md")),
+                "executed",
+                false,
+            ));
         }
         let note = task_reminder(&contract, &trace);
-        assert!(note.contains("in order: 7 earlier, then read_file f6.md,"), "{note}");
+        assert!(
+            note.contains("in order: 7 earlier, then read_file f6.md,"),
+            "{note}"
+        );
         assert!(note.contains("read_file f29.md.\n"), "{note}");
         let mut memory = contract.clone();
         memory.mission.tools.push("final_answer".into());

@@ -682,23 +682,31 @@ mod tests {
             let c: Check = serde_json::from_value(v).unwrap();
             c.spec
         };
-        let sum = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+        let sum = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
             "stated": {"regex": "Total: (.*)"}, "tolerance": 0,
             "expected": {"from": "csv", "path": "data/t.csv", "op": "sum", "column": "hours",
-                         "filter": {"column": "owner", "equals": "Ana"}}}));
+                         "filter": {"column": "owner", "equals": "Ana"}}}),
+        );
         let hint = table_stats_hint(&sum).unwrap();
         assert!(
             hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana"} and copy the "sum""#),
             "{hint}"
         );
-        let count = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+        let count = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
             "stated": {"regex": "Rows: (.*)"}, "tolerance": 0,
-            "expected": {"from": "csv", "path": "data/t.csv", "op": "count", "column": "hours"}}));
-        assert!(table_stats_hint(&count).unwrap().contains(r#"copy the "rows""#));
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "count", "column": "hours"}}),
+        );
+        assert!(table_stats_hint(&count)
+            .unwrap()
+            .contains(r#"copy the "rows""#));
         // Where the number comes from is the task's answer for lines and matches: no hint.
-        let lines = spec(json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+        let lines = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
             "stated": {"regex": "Errors: (.*)"}, "tolerance": 0,
-            "expected": {"from": "lines", "path": "logs/app.log", "pattern": "ERROR"}}));
+            "expected": {"from": "lines", "path": "logs/app.log", "pattern": "ERROR"}}),
+        );
         assert_eq!(table_stats_hint(&lines), None);
         let exists = spec(json!({"id": "x", "kind": "file_exists", "path": "out/a.md"}));
         assert_eq!(table_stats_hint(&exists), None);
