@@ -8,45 +8,8 @@ mod support;
 
 use rein_engine::agent::{AgentEvent, MAX_REPLY_TOKENS};
 use rein_engine::gate::AllowAll;
-use rein_models::{Model, ScriptedModel};
-use rein_protocol::{
-    ChooseReply, ChooseRequest, Completion, CompletionRequest, FinishReason, ModelIdentity,
-};
-use support::{fixture, Harness};
-
-/// Replays a script; the reply of call `cut` (0-based) comes back as cut at `max_tokens`, with
-/// its text cut in half, as a model stopped by the cap leaves it.
-struct CutsOneReply {
-    inner: ScriptedModel,
-    calls: usize,
-    cut: usize,
-    prompts: Vec<String>,
-}
-
-impl Model for CutsOneReply {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.prompts.push(format!("{:?}", request.prompt));
-        let mut c = self.inner.complete(request, on_text)?;
-        if self.calls == self.cut {
-            let keep = c.text.chars().count() * 2 / 3;
-            c.text = c.text.chars().take(keep).collect();
-            c.finish = FinishReason::Length;
-            c.completion_tokens = request.max_tokens;
-        }
-        self.calls += 1;
-        Ok(c)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
+use rein_protocol::FinishReason;
+use support::{fixture, Harness, PromptRecorder};
 
 #[test]
 fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
@@ -56,13 +19,20 @@ fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
     let mut script: Vec<&str> = lines[..4].to_vec();
     script.extend(&lines[3..]);
     let h = Harness::new("desk_task");
-    let mut model = CutsOneReply {
-        inner: ScriptedModel::from_str_named(&script.join("\n"), std::path::Path::new("cut.jsonl"))
-            .unwrap(),
-        calls: 0,
-        cut: 3,
-        prompts: Vec::new(),
-    };
+    // The fourth call comes back as a model stopped by the cap leaves it: a third of its text
+    // missing, `Length`, max_tokens spent.
+    let mut model = PromptRecorder::tapped(
+        &script.join("\n"),
+        "cut.jsonl",
+        Box::new(|call, request, c| {
+            if call == 3 {
+                let keep = c.text.chars().count() * 2 / 3;
+                c.text = c.text.chars().take(keep).collect();
+                c.finish = FinishReason::Length;
+                c.completion_tokens = request.max_tokens;
+            }
+        }),
+    );
     let mut after_cut = None;
     let ws = h.workspace.clone();
     let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |e| {

@@ -332,10 +332,16 @@ pub fn caps(events: &[AgentEvent]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What a [`PromptRecorder`] may change in a reply before the run sees it: called with the
+/// call's index (from 0), the request and the completion.
+pub type Tap =
+    Box<dyn FnMut(usize, &rein_protocol::CompletionRequest, &mut rein_protocol::Completion) + Send>;
+
 /// A scripted model that keeps every prompt it was sent, as text.
 pub struct PromptRecorder {
     pub inner: ScriptedModel,
     pub prompts: Vec<String>,
+    tap: Option<Tap>,
 }
 
 impl PromptRecorder {
@@ -344,6 +350,15 @@ impl PromptRecorder {
         PromptRecorder {
             inner: ScriptedModel::from_str_named(script, Path::new(name)).unwrap(),
             prompts: Vec::new(),
+            tap: None,
+        }
+    }
+
+    /// The same, with each reply passed through `tap` (a model cut by its cap, say).
+    pub fn tapped(script: &str, name: &str, tap: Tap) -> PromptRecorder {
+        PromptRecorder {
+            tap: Some(tap),
+            ..PromptRecorder::new(script, name)
         }
     }
 }
@@ -357,8 +372,13 @@ impl Model for PromptRecorder {
         request: &rein_protocol::CompletionRequest,
         on_text: &mut dyn FnMut(&str),
     ) -> rein_models::Result<rein_protocol::Completion> {
+        let call = self.prompts.len();
         self.prompts.push(format!("{:?}", request.prompt));
-        self.inner.complete(request, on_text)
+        let mut completion = self.inner.complete(request, on_text)?;
+        if let Some(tap) = self.tap.as_mut() {
+            tap(call, request, &mut completion);
+        }
+        Ok(completion)
     }
     fn choose(
         &mut self,
