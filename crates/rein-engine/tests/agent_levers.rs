@@ -8,54 +8,11 @@ mod support;
 
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, REPEAT_ESCAPE_DRAWS};
 use rein_engine::gate::AllowAll;
-use rein_models::{Model, ScriptedModel};
-use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{fixture, Harness};
+use support::{fixture, Harness, PromptRecorder};
 
-/// A scripted model that keeps every request it was sent (prompt, seed, temperature).
-struct Recorder {
-    inner: ScriptedModel,
-    requests: Vec<CompletionRequest>,
-}
-
-impl Recorder {
-    fn new(script: &str) -> Recorder {
-        Recorder {
-            inner: ScriptedModel::from_str_named(script, std::path::Path::new("levers.jsonl"))
-                .unwrap(),
-            requests: Vec::new(),
-        }
-    }
-
-    fn fixture(name: &str) -> Recorder {
-        Recorder::new(&std::fs::read_to_string(fixture(name)).unwrap())
-    }
-
-    /// The first request's prompt as text.
-    fn first_prompt(&self) -> String {
-        format!("{:?}", self.requests[0].prompt)
-    }
-}
-
-impl Model for Recorder {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.requests.push(request.clone());
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
-
-fn run(h: &Harness, model: &mut Recorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
+fn run(h: &Harness, model: &mut PromptRecorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
     h.run_model(
         model,
         &mut AllowAll,
@@ -93,7 +50,7 @@ fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
 #[test]
 fn the_levers_are_journaled_with_the_run() {
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     let on = Levers::ALL_ON;
     let (out, _) = run(&h, &mut model, on);
     assert!(out.passed());
@@ -116,7 +73,7 @@ fn facts_tools_adds_table_stats_and_calculate_only_when_on() {
     let script = format!("{stats}{calc}{good}");
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let levers = Levers {
         facts_tools: true,
         ..Levers::DEFAULT
@@ -126,7 +83,7 @@ fn facts_tools_adds_table_stats_and_calculate_only_when_on() {
     let steps = outcomes(&events);
     assert_eq!(steps[0], ("table_stats".into(), "executed".into()));
     assert_eq!(steps[1], ("calculate".into(), "executed".into()));
-    let prompt = model.first_prompt();
+    let prompt = model.prompt(0);
     assert!(prompt.contains("- table_stats {"));
     // The task names the call that gives the total, never the total.
     assert!(
@@ -140,27 +97,27 @@ fn facts_tools_adds_table_stats_and_calculate_only_when_on() {
     assert_eq!(out.contract_sha256, h.contract.sha256);
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let (_, events) = run(&h, &mut model, Levers::DEFAULT);
     let steps = outcomes(&events);
     assert_eq!(
         steps[0].1, "invalid",
         "table_stats is not a tool of desk_task without the lever"
     );
-    assert!(!model.first_prompt().contains("table_stats"));
+    assert!(!model.prompt(0).contains("table_stats"));
 }
 
 #[test]
 fn requirements_put_the_checks_in_the_task_without_computed_values() {
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     let levers = Levers {
         requirements: true,
         ..Levers::DEFAULT
     };
     let (out, _) = run(&h, &mut model, levers);
     assert!(out.passed());
-    let prompt = model.first_prompt();
+    let prompt = model.prompt(0);
     assert!(
         prompt.contains("Requirements (the harness checks"),
         "{prompt}"
@@ -174,11 +131,9 @@ fn requirements_put_the_checks_in_the_task_without_computed_values() {
     assert!(!prompt.contains("64"), "{prompt}");
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     run(&h, &mut model, Levers::DEFAULT);
-    assert!(!model
-        .first_prompt()
-        .contains("Requirements (the harness checks"));
+    assert!(!model.prompt(0).contains("Requirements (the harness checks"));
 }
 
 #[test]
@@ -195,7 +150,7 @@ fn repeat_escape_redraws_a_repeated_call_with_another_seed_and_temperature() {
     );
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let levers = Levers {
         repeat_escape: true,
         ..Levers::DEFAULT
@@ -219,7 +174,7 @@ fn repeat_escape_redraws_a_repeated_call_with_another_seed_and_temperature() {
 
     // Off: the same script runs the repeat as a step.
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let (out_off, events) = run(&h, &mut model, Levers::DEFAULT);
     assert!(out_off.passed());
     let overview_reads = events
@@ -237,7 +192,7 @@ fn repeat_escape_gives_up_after_its_draws_and_the_repeat_counts() {
     );
     let script = read.repeat(12);
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let levers = Levers {
         repeat_escape: true,
         ..Levers::DEFAULT
@@ -264,7 +219,7 @@ fn repeat_escape_gives_up_after_its_draws_and_the_repeat_counts() {
 #[test]
 fn repeat_penalty_off_samples_actions_without_the_penalty() {
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     let (out, _) = run(&h, &mut model, Levers::DEFAULT);
     assert!(out.passed());
     let actor = rein_protocol::SamplingProfile::ACTOR.repeat_penalty;
@@ -275,7 +230,7 @@ fn repeat_penalty_off_samples_actions_without_the_penalty() {
         .all(|r| r.sampling.repeat_penalty == actor));
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     let levers = Levers {
         repeat_penalty: false,
         ..Levers::DEFAULT
@@ -291,15 +246,6 @@ fn repeat_penalty_off_samples_actions_without_the_penalty() {
         .requests
         .iter()
         .all(|r| r.sampling.temperature == rein_protocol::SamplingProfile::ACTOR.temperature));
-}
-
-/// Every prompt of a run as text, in order.
-fn prompts(model: &Recorder) -> Vec<String> {
-    model
-        .requests
-        .iter()
-        .map(|r| format!("{:?}", r.prompt))
-        .collect()
 }
 
 #[test]
@@ -319,14 +265,14 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     let script = lines.join("\n") + "\n";
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     let levers = Levers {
         checklist: true,
         ..Levers::DEFAULT
     };
     let (out, _) = run(&h, &mut model, levers);
     assert!(out.passed(), "{}", out.reason());
-    let asked = prompts(&model);
+    let asked = model.prompts();
     // Before anything is written, the deliverable is missing.
     assert!(asked[1].contains("Checklist: "), "{}", asked[1]);
     assert!(asked[1].contains("out/summary.md"), "{}", asked[1]);
@@ -359,9 +305,9 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     );
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&script);
+    let mut model = PromptRecorder::new(&script, "levers.jsonl");
     run(&h, &mut model, Levers::DEFAULT);
-    assert!(prompts(&model).iter().all(|p| !p.contains("Checklist:")));
+    assert!(model.prompts().iter().all(|p| !p.contains("Checklist:")));
 }
 
 /// The tools a constrained request lets the model name.
@@ -387,7 +333,7 @@ fn repeat_escape_last_draw_may_not_name_the_repeated_tool() {
         json!({"thought": "read", "action": "read_file", "parameters": {"path": "notes/overview.md"}}),
     );
     let h = Harness::new("desk_task");
-    let mut model = Recorder::new(&read.repeat(12));
+    let mut model = PromptRecorder::new(&read.repeat(12), "levers.jsonl");
     let levers = Levers {
         repeat_escape: true,
         ..Levers::DEFAULT
@@ -425,14 +371,14 @@ fn repeat_escape_last_draw_may_not_name_the_repeated_tool() {
 #[test]
 fn task_reminder_repeats_the_task_after_the_calls_that_ran() {
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     let levers = Levers {
         task_reminder: true,
         ..Levers::DEFAULT
     };
     let (out, _) = run(&h, &mut model, levers);
     assert!(out.passed(), "{}", out.reason());
-    let prompt = |i: usize| format!("{:?}", model.requests[i].prompt);
+    let prompt = |i: usize| model.prompt(i);
     assert!(
         !prompt(0).contains("Reminder."),
         "nothing ran before step 1"
@@ -450,7 +396,7 @@ fn task_reminder_repeats_the_task_after_the_calls_that_ran() {
     );
 
     let h = Harness::new("desk_task");
-    let mut model = Recorder::fixture("good.jsonl");
+    let mut model = PromptRecorder::fixture("good.jsonl");
     run(&h, &mut model, Levers::DEFAULT);
-    assert!(!format!("{:?}", model.requests[1].prompt).contains("Reminder."));
+    assert!(!model.prompt(1).contains("Reminder."));
 }

@@ -66,7 +66,7 @@ fn run(
         o.levers = levers;
         o.limits.attempts = attempts;
     });
-    (outcome, events, model.prompts)
+    (outcome, events, model.prompts())
 }
 
 fn monotone() -> Levers {

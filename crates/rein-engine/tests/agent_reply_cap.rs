@@ -52,11 +52,11 @@ fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
     assert_eq!(steps[3], (4, "format-error".to_string()), "{steps:?}");
     assert_eq!(after_cut, Some(false), "the cut reply wrote nothing");
     assert!(
-        model.prompts[4].contains(&format!(
+        model.prompt(4).contains(&format!(
             "Your reply was cut off at {MAX_REPLY_TOKENS} tokens, the most one reply may have"
         )),
         "{}",
-        model.prompts[4]
+        model.prompt(4)
     );
     // The whole reply, sent again, is written and the run goes on to pass.
     assert_eq!(steps[4], (5, "executed".to_string()), "{steps:?}");

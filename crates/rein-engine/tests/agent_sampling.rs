@@ -51,7 +51,7 @@ fn run(h: &Harness, script: &str, samples: u32) -> (RunOutcome, Vec<AgentEvent>,
         o.samples = samples;
         o.limits.attempts = 1;
     });
-    (outcome, events, model.prompts)
+    (outcome, events, model.prompts())
 }
 
 fn sampled(events: &[AgentEvent]) -> Vec<(Vec<Candidate>, usize)> {

@@ -11,34 +11,12 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, StepEvent};
 use rein_engine::checks::CheckSpec;
 use rein_engine::gate::{AllowAll, DenyAll};
-use rein_models::{Model, ScriptedModel};
-use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use rein_models::ScriptedModel;
+use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{missions_dir, Harness};
+use support::{missions_dir, Harness, PromptRecorder};
 
 const FIELDS: &str = "out/fields.json";
-
-struct Recorder {
-    inner: ScriptedModel,
-    requests: Vec<CompletionRequest>,
-}
-
-impl Model for Recorder {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.requests.push(request.clone());
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
 
 fn line(action: &str, parameters: Value) -> String {
     json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
@@ -77,11 +55,7 @@ fn run(
     constrained: bool,
     approver: &mut dyn rein_engine::gate::Approver,
 ) -> (RunOutcome, Vec<AgentEvent>, Vec<CompletionRequest>) {
-    let mut model = Recorder {
-        inner: ScriptedModel::from_str_named(script, std::path::Path::new("write_json.jsonl"))
-            .unwrap(),
-        requests: Vec::new(),
-    };
+    let mut model = PromptRecorder::new(script, "write_json.jsonl");
     let (out, events) = h.run_gated(&mut model, approver, |o| {
         o.levers = levers;
         o.constrained = constrained;

@@ -11,34 +11,11 @@ mod support;
 
 use rein_engine::agent::{AgentEvent, Levers, Outline, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, DenyAll};
-use rein_models::{Model, ScriptedModel};
-use rein_protocol::{ChooseReply, ChooseRequest, Completion, CompletionRequest, ModelIdentity};
+use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{missions_dir, Harness};
+use support::{missions_dir, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-struct Recorder {
-    inner: ScriptedModel,
-    requests: Vec<CompletionRequest>,
-}
-
-impl Model for Recorder {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.requests.push(request.clone());
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.inner.choose(request)
-    }
-}
 
 fn line(action: &str, parameters: Value) -> String {
     json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
@@ -95,11 +72,7 @@ fn run(
     constrained: bool,
     approver: &mut dyn rein_engine::gate::Approver,
 ) -> (RunOutcome, Vec<AgentEvent>, Vec<CompletionRequest>) {
-    let mut model = Recorder {
-        inner: ScriptedModel::from_str_named(script, std::path::Path::new("write_sections.jsonl"))
-            .unwrap(),
-        requests: Vec::new(),
-    };
+    let mut model = PromptRecorder::new(script, "write_sections.jsonl");
     let (out, events) = h.run_gated(&mut model, approver, |o| {
         o.levers = levers;
         o.constrained = constrained;

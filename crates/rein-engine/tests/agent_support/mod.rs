@@ -337,10 +337,10 @@ pub fn caps(events: &[AgentEvent]) -> Vec<(String, String)> {
 pub type Tap =
     Box<dyn FnMut(usize, &rein_protocol::CompletionRequest, &mut rein_protocol::Completion) + Send>;
 
-/// A scripted model that keeps every prompt it was sent, as text.
+/// A scripted model that keeps every request it was sent (prompt, seed, schema, sampling).
 pub struct PromptRecorder {
     pub inner: ScriptedModel,
-    pub prompts: Vec<String>,
+    pub requests: Vec<rein_protocol::CompletionRequest>,
     tap: Option<Tap>,
 }
 
@@ -349,9 +349,14 @@ impl PromptRecorder {
     pub fn new(script: &str, name: &str) -> PromptRecorder {
         PromptRecorder {
             inner: ScriptedModel::from_str_named(script, Path::new(name)).unwrap(),
-            prompts: Vec::new(),
+            requests: Vec::new(),
             tap: None,
         }
+    }
+
+    /// Replays the fixture file `name`.
+    pub fn fixture(name: &str) -> PromptRecorder {
+        PromptRecorder::new(&std::fs::read_to_string(fixture(name)).unwrap(), name)
     }
 
     /// The same, with each reply passed through `tap` (a model cut by its cap, say).
@@ -360,6 +365,16 @@ impl PromptRecorder {
             tap: Some(tap),
             ..PromptRecorder::new(script, name)
         }
+    }
+
+    /// The prompt of call `i` (from 0), as text.
+    pub fn prompt(&self, i: usize) -> String {
+        format!("{:?}", self.requests[i].prompt)
+    }
+
+    /// Every prompt sent, as text.
+    pub fn prompts(&self) -> Vec<String> {
+        (0..self.requests.len()).map(|i| self.prompt(i)).collect()
     }
 }
 
@@ -372,8 +387,8 @@ impl Model for PromptRecorder {
         request: &rein_protocol::CompletionRequest,
         on_text: &mut dyn FnMut(&str),
     ) -> rein_models::Result<rein_protocol::Completion> {
-        let call = self.prompts.len();
-        self.prompts.push(format!("{:?}", request.prompt));
+        let call = self.requests.len();
+        self.requests.push(request.clone());
         let mut completion = self.inner.complete(request, on_text)?;
         if let Some(tap) = self.tap.as_mut() {
             tap(call, request, &mut completion);
