@@ -405,8 +405,13 @@ impl<'a> Agent<'a> {
                 s.push_str(&reqs);
             }
         }
-        for check in &c.mission.checks {
-            if let Some(hint) = self.table_stats_hint(&check.spec) {
+        if self.offers_table_stats() {
+            for hint in c
+                .mission
+                .checks
+                .iter()
+                .filter_map(|k| table_stats_hint(&k.spec))
+            {
                 s.push_str(&hint);
                 s.push('\n');
             }
@@ -422,10 +427,10 @@ impl<'a> Agent<'a> {
         s
     }
 
-    /// How to get a check's number with `table_stats`, when this run offers that tool.
-    fn table_stats_hint(&self, spec: &CheckSpec) -> Option<String> {
-        let offered = self.tools().iter().any(|t| t == "table_stats");
-        offered.then(|| table_stats_hint(spec)).flatten()
+    /// Whether this run's tools include `table_stats` (with `facts-tools`), so the task may
+    /// name the call that gives a check's number.
+    fn offers_table_stats(&self) -> bool {
+        self.tools().iter().any(|t| t == "table_stats")
     }
 
     /// The `repeat-escape` lever: while a reply repeats an earlier call of this run exactly
@@ -977,16 +982,19 @@ impl<'a> Agent<'a> {
             "The harness checked the deliverable on disk. These checks fail (what each requires, \
              and what it found):\n",
         );
+        let hints = self.offers_table_stats();
         for chk in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
             let wants = c
                 .mission
                 .checks
                 .iter()
                 .find(|k| k.id == chk.id)
-                .map(|k| match self.table_stats_hint(&k.spec) {
-                    Some(hint) => format!("{} {hint}", requirement(&k.spec)),
-                    None => requirement(&k.spec),
-                })
+                .map(
+                    |k| match hints.then(|| table_stats_hint(&k.spec)).flatten() {
+                        Some(hint) => format!("{} {hint}", requirement(&k.spec)),
+                        None => requirement(&k.spec),
+                    },
+                )
                 .unwrap_or_default();
             let found = super::prompt::clip(&chk.feedback.join("; "), 300);
             s.push_str(&format!(
