@@ -400,3 +400,56 @@ fn task_reminder_repeats_the_task_after_the_calls_that_ran() {
     run(&h, &mut model, Levers::DEFAULT);
     assert!(!model.prompt(1).contains("Reminder."));
 }
+
+#[test]
+fn table_facts_add_the_column_totals_to_a_read_of_a_table_only_when_on() {
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file",
+            "parameters": {"path": path}}))
+    };
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let script = format!(
+        "{}{}{good}",
+        read("data/tasks.csv"),
+        read("notes/overview.md")
+    );
+    let levers = Levers {
+        table_facts: true,
+        ..Levers::DEFAULT
+    };
+
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "table_facts.jsonl");
+    let (out, _) = run(&h, &mut model, levers);
+    // The judge reads the same contract and the same files either way.
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(out.contract_sha256, h.contract.sha256);
+    assert!(!model.prompt(0).contains("column_totals"));
+    let after_csv = model.prompt(1);
+    assert!(after_csv.contains("column_totals"), "{after_csv}");
+    // The hours column of the whole file; the text columns (task, owner, status) have none.
+    assert!(after_csv.contains(r#"\"column\":\"hours\""#), "{after_csv}");
+    assert!(after_csv.contains(r#"\"sum\":\"64\""#), "{after_csv}");
+    assert!(
+        !after_csv.contains(r#"\"column\":\"owner\""#),
+        "{after_csv}"
+    );
+    // A Markdown file is no table: its read is unchanged.
+    let after_md = model.prompt(2);
+    assert_eq!(after_md.matches("column_totals").count(), 1, "{after_md}");
+    // What the model read is what the journal keeps.
+    let trace = h.journal.run_trace(out.run).unwrap();
+    assert!(
+        trace
+            .steps
+            .iter()
+            .any(|s| s.step.detail.to_string().contains("column_totals")),
+        "the journal's step keeps the totals the model saw"
+    );
+
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "table_facts.jsonl");
+    let (out, _) = run(&h, &mut model, Levers::DEFAULT);
+    assert!(out.passed(), "{}", out.reason());
+    assert!(model.prompts().iter().all(|p| !p.contains("column_totals")));
+}

@@ -33,6 +33,7 @@ pub use checklist::checklist_note;
 mod decide;
 mod error;
 mod event;
+mod facts;
 mod levers;
 mod outcome;
 mod plan;

@@ -18,6 +18,7 @@ use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::checklist_note;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
+use super::facts::add_table_facts;
 use super::levers::Levers;
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -1294,7 +1295,7 @@ impl<'a> Agent<'a> {
             Some(Ok(args)) => (None, Some(args)),
             None => (None, None),
         };
-        let report = if !known {
+        let mut report = if !known {
             st.figures.unknown_tools += 1;
             kind = StepKind::Refusal;
             let reason = format!(
@@ -1399,6 +1400,9 @@ impl<'a> Agent<'a> {
         } else {
             self.submit(&call_id, &tool, &params)
         };
+        if self.options.levers.table_facts && !self.options.memory {
+            add_table_facts(self.env.world, &tool, &mut report);
+        }
         if report.outcome == GateOutcome::ApprovalRequired {
             stop = Some(RunEnd::ApprovalUnavailable {
                 message: format!(

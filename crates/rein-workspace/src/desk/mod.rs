@@ -29,7 +29,10 @@ pub use search::{
     SEARCH_MAX_MATCHES, SEARCH_REGEX_MAX_BYTES, SEARCH_TIME_BUDGET,
 };
 pub use sections::{render_sections, Rendered, Section, HEADING_MAX_CHARS, SECTIONS_MAX};
-pub use table::{parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES, TABLE_MAX_DISTINCT};
+pub use table::{
+    column_totals, parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES, TABLE_MAX_DISTINCT,
+    TOTALS_MAX_COLUMNS,
+};
 
 /// How many leading bytes are sniffed for a NUL, the classic binary marker.
 const BINARY_SNIFF_BYTES: usize = 8192;

@@ -275,6 +275,54 @@ pub fn parse_number(cell: &str) -> Option<Decimal> {
     Some(if negative { -value } else { value })
 }
 
+/// Most columns [`column_totals`] describes.
+pub const TOTALS_MAX_COLUMNS: usize = 20;
+
+/// Count, sum, min and max of every numeric column of a table file (one whose non-empty cells
+/// are all numbers), over all its rows: facts a read of the file can carry, so a small model
+/// copies a total instead of adding up a column it was shown. `None` when the text is not a
+/// table or has no numeric column. Past [`TOTALS_MAX_COLUMNS`] numeric columns the list says it
+/// was cut.
+pub fn column_totals(name: &str, text: &str) -> Option<Value> {
+    let table = Table::parse(name, text).ok()?;
+    let mut totals = Vec::new();
+    let mut numeric_columns = 0usize;
+    for (i, header) in table.header.iter().enumerate() {
+        let figures = Figures::of(table.rows.iter().map(|r| cell(r, i)));
+        if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
+            continue;
+        }
+        numeric_columns += 1;
+        if totals.len() == TOTALS_MAX_COLUMNS {
+            continue;
+        }
+        let sum = figures
+            .numbers
+            .iter()
+            .try_fold(Decimal::ZERO, |acc, n| acc.checked_add(*n));
+        let mut v = json!({ "column": header, "numbers": figures.numbers.len() });
+        match sum {
+            Some(sum) => v["sum"] = json!(sum.normalize().to_string()),
+            None => v["note"] = json!("the sum is too large to compute exactly"),
+        }
+        let min = figures.numbers.iter().min().copied().unwrap_or_default();
+        let max = figures.numbers.iter().max().copied().unwrap_or_default();
+        v["min"] = json!(min.normalize().to_string());
+        v["max"] = json!(max.normalize().to_string());
+        totals.push(v);
+    }
+    if totals.is_empty() {
+        return None;
+    }
+    let mut out = json!({ "rows": table.rows.len(), "columns": totals });
+    if numeric_columns > TOTALS_MAX_COLUMNS {
+        out["columns_truncated"] = json!(format!(
+            "{numeric_columns} numeric columns; only the first {TOTALS_MAX_COLUMNS} are listed"
+        ));
+    }
+    Some(out)
+}
+
 /// The figures of a run of cells.
 struct Figures {
     rows: usize,
@@ -410,5 +458,40 @@ mod tests {
         Figures::of(std::iter::empty()).write_into(&mut empty);
         assert_eq!(empty["rows"], 0);
         assert!(empty.get("sum").is_none());
+    }
+
+    #[test]
+    fn column_totals_cover_numeric_columns_of_the_whole_file() {
+        let text = "task,owner,hours,cost\nA,Priya,12,\"1,200.50\"\nB,Jonas,16,n/a\n\nC,Tom,,3\n";
+        let t = column_totals("data/tasks.csv", text).unwrap_or_else(|| panic!("no totals"));
+        assert_eq!(t["rows"], 3);
+        let columns = t["columns"].as_array().cloned().unwrap_or_default();
+        // `cost` holds a non-number, `task` and `owner` are text: only `hours` is a total.
+        assert_eq!(columns.len(), 1, "{t}");
+        assert_eq!(columns[0]["column"], "hours");
+        assert_eq!(columns[0]["numbers"], 2);
+        assert_eq!(columns[0]["sum"], "28");
+        assert_eq!(columns[0]["min"], "12");
+        assert_eq!(columns[0]["max"], "16");
+        assert!(column_totals("notes.csv", "a,b\nx,y\n").is_none());
+        assert!(column_totals("x.jsonl", "not json\n").is_none());
+        let jl =
+            column_totals("x.jsonl", "{\"n\":1.5}\n{\"n\":2}\n").unwrap_or_else(|| panic!("none"));
+        assert_eq!(jl["columns"][0]["sum"], "3.5");
+    }
+
+    #[test]
+    fn column_totals_say_when_they_stop_listing() {
+        let header: Vec<String> = (0..25).map(|i| format!("c{i}")).collect();
+        let row: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        let text = format!("{}\n{}\n", header.join(","), row.join(","));
+        let t = column_totals("wide.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(
+            t["columns"].as_array().map(Vec::len),
+            Some(TOTALS_MAX_COLUMNS)
+        );
+        assert!(t["columns_truncated"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("25 numeric")));
     }
 }
