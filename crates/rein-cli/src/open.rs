@@ -54,6 +54,20 @@ pub fn open_model(spec: &str, allow_remote: bool) -> anyhow::Result<Box<dyn Mode
     open_model_with(spec, allow_remote, &ModelKnobs::default())
 }
 
+/// The actor of an agent run under `levers`: rendered as lever `gguf-template` says, so what
+/// the journal records as the run's levers is how its prompts were rendered.
+pub fn open_actor(
+    spec: &str,
+    allow_remote: bool,
+    levers: &rein_engine::agent::Levers,
+) -> anyhow::Result<Box<dyn Model>> {
+    let knobs = ModelKnobs {
+        gguf_template: levers.gguf_template,
+        ..ModelKnobs::default()
+    };
+    open_model_with(spec, allow_remote, &knobs)
+}
+
 /// [`open_model`] with runtime knobs; a knob that does not apply to the kind of model named
 /// is refused rather than ignored.
 pub fn open_model_with(

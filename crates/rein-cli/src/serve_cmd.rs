@@ -512,8 +512,12 @@ impl Engine for CliEngine {
                     // A scripted model replays from its start for every run, as in `rein bench`.
                     if open.is_none() || model_spec.starts_with("scripted:") {
                         open = Some(
-                            crate::open::open_model(&model_spec, allow_remote)
-                                .map_err(|e| format!("{e:#}"))?,
+                            crate::open::open_actor(
+                                &model_spec,
+                                allow_remote,
+                                &rein_engine::agent::Levers::DEFAULT,
+                            )
+                            .map_err(|e| format!("{e:#}"))?,
                         );
                     }
                     let Some(model) = open.as_mut() else {

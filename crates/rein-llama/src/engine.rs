@@ -175,8 +175,11 @@ impl LlamaEngine {
             })?;
         let token_text =
             |t| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+        // Parsed only when it will render: a user's GGUF whose template minijinja cannot
+        // read still loads with the built-in matcher.
         let template = header
             .chat_template()
+            .filter(|_| options.gguf_template)
             .map(|source| {
                 ChatTemplate::new(source, &token_text(vocab.bos()), &token_text(vocab.eos()))
             })

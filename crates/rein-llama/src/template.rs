@@ -52,7 +52,9 @@ impl ChatTemplate {
         env.add_function("raise_exception", raise_exception);
         env.add_template_owned(NAME, source.to_string())
             .map_err(|e| {
-                LlamaError::Template(format!("the model's chat template does not parse: {e}"))
+                LlamaError::Template(format!(
+                    "the model's chat template does not parse ({e}); run with `--lever gguf-template=off` to render prompts with llama.cpp's built-in template instead"
+                ))
             })?;
         Ok(ChatTemplate {
             env,

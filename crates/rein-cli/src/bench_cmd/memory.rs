@@ -17,7 +17,7 @@ use rein_models::Model;
 use rein_protocol::display::{escape_line, json_safe};
 use serde_json::{json, Value};
 
-use crate::open::open_model;
+use crate::open::open_actor;
 use crate::run_cmd::{open_journal, Printer};
 
 /// Turns of an ad-hoc task: a few per requirement is plenty for a toy task.
@@ -151,7 +151,7 @@ pub(crate) fn adhoc(
         .with_context(|| format!("cannot write {}", mission_file.display()))?;
     let contract = Mission::load(&mission_file)?;
     let journal = open_journal()?;
-    let mut model = open_model(model_spec, allow_remote)?;
+    let mut model = open_actor(model_spec, allow_remote, &Levers::DEFAULT)?;
     let mut options = AgentOptions::for_mission(&contract, model.identity());
     options.seed = seed;
     let identity = model.identity().clone();

@@ -167,13 +167,9 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             let spec = group.spec_for(id, offset);
             let fresh = spec.starts_with("scripted:");
             if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(spec) {
-                let knobs = crate::open::ModelKnobs {
-                    gguf_template: levers.gguf_template,
-                    ..Default::default()
-                };
                 open = Some((
                     spec.to_string(),
-                    crate::open::open_model_with(spec, args.allow_remote, &knobs)?,
+                    crate::open::open_actor(spec, args.allow_remote, &levers)?,
                 ));
             }
             let Some((_, model)) = open.as_mut() else {
