@@ -416,3 +416,64 @@ fn keywords_start_a_word_except_in_scripts_without_spaces() {
         Intent::Related
     );
 }
+
+/// A decision model that keeps every `choose` request it is asked and waits before answering.
+struct Recording {
+    inner: ScriptedModel,
+    wait: Duration,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<ChooseRequest>>>,
+}
+
+impl Model for Recording {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.seen.lock().unwrap().push(request.clone());
+        std::thread::sleep(self.wait);
+        self.inner.choose(request)
+    }
+}
+
+#[test]
+fn the_warm_up_asks_the_router_prefix_before_the_first_message_which_waits_for_it() {
+    use rein_chat::turn::Reviewers;
+    use rein_chat::wiring::ModelReviewers;
+
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let model = Recording {
+        inner: scripted(&[r#"{"chat": 1.0}"#, r#"{"find": 0.9, "summary": 0.1}"#]),
+        wait: Duration::from_millis(300),
+        seen: seen.clone(),
+    };
+    let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
+    let warm = reviewers.warm().expect("a decision model is warmed");
+    // Asked while the warm-up still runs: it waits, then the model decides (not an outage).
+    let r = reviewers.route(LONG_SUMMARY);
+    warm.join().unwrap();
+    assert_eq!((r.intent, r.source), (Intent::Explore, RouteSource::Model));
+    assert!(r.latency_ms < 12_000.0);
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "one warm-up, one route");
+    let messages = |req: &ChooseRequest| match &req.prompt {
+        Prompt::Chat { messages } => messages.clone(),
+        Prompt::Raw { .. } => panic!("the router asks a chat prompt"),
+    };
+    let (warm_up, first) = (messages(&seen[0]), messages(&seen[1]));
+    // Everything but the request itself is the prefix the first route finds cached.
+    assert_eq!(warm_up.len(), first.len());
+    assert_eq!(warm_up[..warm_up.len() - 1], first[..first.len() - 1]);
+    assert!(user_text(&seen[1]).contains(LONG_SUMMARY));
+    assert!(!user_text(&seen[0]).contains(LONG_SUMMARY));
+    assert_eq!(seen[0].labels, seen[1].labels);
+
+    assert!(ModelReviewers::new(None).warm().is_none());
+}

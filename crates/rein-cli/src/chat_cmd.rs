@@ -143,7 +143,12 @@ fn reviewers_for(decision_model: Option<&str>, allow_remote: bool) -> Box<dyn Re
         },
     };
     match open_model(&spec, allow_remote) {
-        Ok(model) => Box::new(ModelReviewers::new(Some(model))),
+        Ok(model) => {
+            let reviewers = ModelReviewers::new(Some(model));
+            // The router's prefix is evaluated while the person types the first message.
+            drop(reviewers.warm());
+            Box::new(reviewers)
+        }
         Err(e) => {
             eprintln!(
                 "rein: chat: the decision model {spec} could not be opened ({e:#}); every write \

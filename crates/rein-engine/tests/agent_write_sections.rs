@@ -505,3 +505,29 @@ fn empty_looking_bodies_do_not_fill_a_section_and_crlf_is_normalised() {
     assert!(!written.contains('\r'), "{written:?}");
     assert!(out.passed(), "{}", out.reason());
 }
+
+#[test]
+fn the_progress_note_suggests_the_tool_the_lever_offers_for_the_deliverable() {
+    let script = reads()
+        + &line("write_sections", gold_fields())
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let suggested = |requests: &[CompletionRequest]| -> String {
+        // The prompt after the last input was read: the deliverable is not written yet.
+        format!("{:?}", requests[3].prompt)
+    };
+    let h = Harness::new("desk_task");
+    let (out, _, requests) = run(&h, &script, on(), false, &mut AllowAll);
+    assert!(out.passed(), "{}", out.reason());
+    let prompt = suggested(&requests);
+    assert!(
+        prompt.contains("Suggested next step: write the whole of out/summary.md with write_sections"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("with create_file."), "{prompt}");
+
+    let h = Harness::new("desk_task");
+    let (_, _, requests) = run(&h, &script, Levers::DEFAULT, false, &mut AllowAll);
+    assert!(suggested(&requests)
+        .contains("Suggested next step: write the whole of out/summary.md with create_file"));
+}

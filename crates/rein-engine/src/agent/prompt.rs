@@ -223,7 +223,16 @@ pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
 /// Where the work stands, from the trace (not from the model's claims): which inputs were read,
 /// and whether the deliverable was written and read back. Small models lose track of this and
 /// loop; the note is a hint, never authority.
-pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEntry]) -> String {
+///
+/// `writer` is the tool this run writes its deliverable with: `create_file`, or `write_json` /
+/// `write_sections` when a lever offers one. A small model copies the suggested step into its
+/// next call, so the note must name the tool that lever offers (the 1.5B, offered
+/// `write_sections`, wrote with `create_file` as the note said and lost a heading).
+pub fn progress_note(
+    contract: &FrozenContract,
+    trace: &[crate::checks::TraceEntry],
+    writer: &str,
+) -> String {
     let m = &contract.mission;
     let unread: Vec<&str> = m
         .inputs
@@ -249,7 +258,7 @@ pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
         ),
         (None, _) => (
             format!("{artifact} is not written yet"),
-            format!("write the whole of {artifact} with create_file"),
+            format!("write the whole of {artifact} with {writer}"),
         ),
         (Some(w), Some(r)) if r > w => (
             format!("{artifact} is written and was read back"),
@@ -264,9 +273,12 @@ pub fn progress_note(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
         .last()
         .is_some_and(|e| e.tool == "finish" && !e.executed());
     let next = if refused {
-        format!(
-            "fix {artifact} as the refusal says (replace_file with its full content), then read it back"
-        )
+        let how = if writer == "create_file" {
+            "replace_file with its full content"
+        } else {
+            writer
+        };
+        format!("fix {artifact} as the refusal says ({how}), then read it back")
     } else {
         next
     };

@@ -282,6 +282,18 @@ impl<'a> Agent<'a> {
         tools
     }
 
+    /// The tool the progress note names for writing the deliverable: the typed one a lever
+    /// offers for it, else `create_file`.
+    fn deliverable_writer(&self) -> &'static str {
+        if self.typed_json().is_some() {
+            WRITE_JSON
+        } else if self.typed_sections().is_some() {
+            WRITE_SECTIONS
+        } else {
+            "create_file"
+        }
+    }
+
     /// With `write-sections`, for a desk mission whose Markdown deliverable must have
     /// headings: the outline `write_sections` writes.
     fn typed_sections(&self) -> Option<Outline> {
@@ -1470,7 +1482,11 @@ impl<'a> Agent<'a> {
         }
         if !self.options.memory {
             feedback.push('\n');
-            feedback.push_str(&progress_note(self.env.contract, &st.trace));
+            feedback.push_str(&progress_note(
+                self.env.contract,
+                &st.trace,
+                self.deliverable_writer(),
+            ));
         }
         if self.options.levers.checklist {
             feedback.push('\n');
