@@ -521,7 +521,8 @@ fn the_progress_note_suggests_the_tool_the_lever_offers_for_the_deliverable() {
     assert!(out.passed(), "{}", out.reason());
     let prompt = suggested(&requests);
     assert!(
-        prompt.contains("Suggested next step: write the whole of out/summary.md with write_sections"),
+        prompt
+            .contains("Suggested next step: write the whole of out/summary.md with write_sections"),
         "{prompt}"
     );
     assert!(!prompt.contains("with create_file."), "{prompt}");

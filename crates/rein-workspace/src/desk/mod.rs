@@ -22,7 +22,10 @@ use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
 pub use propose::serialise_json;
-pub use read::{HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES, READ_FILE_MAX_CHARS};
+pub use read::{
+    FINISH_SUMMARY_MAX_CHARS, HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES,
+    READ_FILE_MAX_CHARS,
+};
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
 pub use search::{
     FIND_FILES_MAX_RESULTS, SEARCH_DFA_MAX_BYTES, SEARCH_MAX_FILE_BYTES, SEARCH_MAX_LINE_CHARS,

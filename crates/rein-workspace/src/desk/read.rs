@@ -317,6 +317,11 @@ impl Tool for FileInfoTool {
     }
 }
 
+/// Longest `finish` summary. The summary proves nothing (the harness checks the files), and
+/// the 1.5B spent 145 s on a summary that ran into the 384-token reply cap and was thrown away:
+/// under constrained decoding the string now closes here.
+pub const FINISH_SUMMARY_MAX_CHARS: usize = 400;
+
 pub struct Finish;
 
 impl Tool for Finish {
@@ -328,7 +333,11 @@ impl Tool for Finish {
     }
     fn schema(&self) -> Value {
         object_schema(
-            json!({ "summary": text_schema("what was done, in a few sentences") }),
+            json!({ "summary": {
+                "type": "string",
+                "maxLength": FINISH_SUMMARY_MAX_CHARS,
+                "description": "what was done, in a few sentences",
+            } }),
             &[],
         )
     }

@@ -1,5 +1,6 @@
 //! Registry: names, schemas, the action schema, validation and the input cap.
 
+use rein_workspace::desk::FINISH_SUMMARY_MAX_CHARS;
 use rein_workspace::{
     desk_registry, sandbox_registry, RegistryError, Tool, ToolContext, ToolError, ToolOutput,
     ToolRegistry, MAX_INPUT_CHARS,
@@ -101,7 +102,8 @@ fn action_schema_accepts_a_good_action_and_rejects_bad_ones() {
     let good = json!({"thought": "look first", "action": "read_file", "parameters": {"path": "a.txt", "start_line": 1}});
     assert!(v.is_valid(&good));
     assert!(v.is_valid(&json!({"thought": "", "action": "finish", "parameters": {}})));
-    let bad: [Value; 7] = [
+    assert!(v.is_valid(&json!({"thought": "", "action": "finish", "parameters": {"summary": "s".repeat(FINISH_SUMMARY_MAX_CHARS)}})));
+    let bad: [Value; 8] = [
         json!({"thought": "x", "action": "run_shell", "parameters": {"cmd": "rm -rf /"}}),
         json!({"thought": "x", "action": "read_file", "parameters": {}}),
         json!({"thought": "x", "action": "read_file", "parameters": {"path": 5}}),
@@ -109,6 +111,7 @@ fn action_schema_accepts_a_good_action_and_rejects_bad_ones() {
         json!({"action": "read_file", "parameters": {"path": "a"}}),
         json!({"thought": "x", "action": "read_file", "parameters": {"path": "a"}, "more": true}),
         json!({"thought": "x", "action": "list_dir", "parameters": {"path": "x".repeat(5000)}}),
+        json!({"thought": "x", "action": "finish", "parameters": {"summary": "s".repeat(FINISH_SUMMARY_MAX_CHARS + 1)}}),
     ];
     for b in bad {
         assert!(!v.is_valid(&b), "should be rejected: {b}");
