@@ -21,7 +21,7 @@ use rein_journal::{BenchItemId, RunId};
 use rein_models::Model;
 use rein_protocol::display::escape_line;
 use rein_workspace::{RelPath, WalkOptions, Walker, Workspace, MAX_WALK_ENTRIES};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::endpoints::group_models;
 use super::job::BenchJob;
@@ -130,6 +130,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         }
     }
     let total = items.len();
+    let started = std::time::Instant::now();
     eprintln!(
         "rein: bench: {total} run(s) to do{} ({kept} kept from {})",
         if shard == Shard::ALL {
@@ -229,6 +230,15 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             .collect()
     });
     progress.done();
+    let wall_ms = started.elapsed().as_millis() as u64;
+    // The bench's own rate on this machine: the report's tasks/min is one worker's pace, so
+    // under --jobs only this says how many runs the machine finished a minute.
+    let pace = wall_pace(total, wall_ms, args.jobs);
+    if !json {
+        if let Some(line) = &pace.line {
+            eprintln!("rein: bench: {line}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&base);
     if let Some(Err(e)) = outcomes.iter().find(|o| o.is_err()) {
         job.end(Err(format!("{e:#}")))?;
@@ -246,7 +256,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     check_consistent(&all)?;
     let report = write_outputs(&args.out, &all)?;
     if json {
-        let doc = json!({ "out": args.out, "report": report });
+        let doc = json!({ "out": args.out, "report": report, "this_invocation": pace.figures });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", terminal(&report));
@@ -256,6 +266,33 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// What one invocation of the bench did in wall time: a line for the terminal and the same
+/// figures for `--json` (`runs`, `wall_ms`, `jobs`, `runs_per_minute`).
+struct WallPace {
+    line: Option<String>,
+    figures: Value,
+}
+
+fn wall_pace(runs: usize, wall_ms: u64, jobs: usize) -> WallPace {
+    let per_minute = (runs > 0 && wall_ms > 0).then(|| runs as f64 * 60_000.0 / wall_ms as f64);
+    let line = per_minute.map(|rate| {
+        format!(
+            "{runs} run(s) in {:.1} min of wall time: {rate:.2} a minute with --jobs {jobs} (the \
+             report's tasks/min is one worker's pace)",
+            wall_ms as f64 / 60_000.0
+        )
+    });
+    WallPace {
+        line,
+        figures: json!({
+            "runs": runs,
+            "wall_ms": wall_ms,
+            "jobs": jobs,
+            "runs_per_minute": per_minute,
+        }),
+    }
 }
 
 /// Runs pair across models and repeats only if each repeat has its recorded seed; a resume
@@ -558,6 +595,23 @@ fn record_stream(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_wall_pace_counts_the_runs_of_this_invocation_over_its_wall_time() {
+        // 40 runs in 5 minutes with two workers: 8 a minute, whatever one worker's pace was.
+        let p = wall_pace(40, 300_000, 2);
+        assert_eq!(p.figures["runs_per_minute"], json!(8.0));
+        assert_eq!(p.figures["jobs"], json!(2));
+        let line = p.line.unwrap();
+        assert!(
+            line.starts_with("40 run(s) in 5.0 min of wall time: 8.00 a minute with --jobs 2"),
+            "{line}"
+        );
+        // A resume with nothing left to run says nothing about pace.
+        let none = wall_pace(0, 12, 1);
+        assert!(none.line.is_none());
+        assert_eq!(none.figures["runs_per_minute"], Value::Null);
+    }
 
     #[test]
     fn a_resume_with_another_samples_is_refused() {
