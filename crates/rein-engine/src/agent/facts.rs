@@ -45,7 +45,7 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
         return;
     };
     totals["note"] = json!(
-        "Computed by Rein over every row of the file (not only the lines shown): copy these figures rather than adding the column up yourself."
+        "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
     );
     report.result["column_totals"] = totals;
 }

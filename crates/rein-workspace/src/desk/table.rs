@@ -285,10 +285,16 @@ pub const TOTALS_MAX_COLUMNS: usize = 20;
 /// was cut.
 pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let table = Table::parse(name, text).ok()?;
+    // A row that is itself a total ("Total", "Grand total", "Subtotal") would be counted twice.
+    let (total_rows, rows): (Vec<(usize, &Vec<String>)>, Vec<(usize, &Vec<String>)>) = table
+        .rows
+        .iter()
+        .enumerate()
+        .partition(|(_, row)| row.iter().any(|c| is_total_label(c)));
     let mut totals = Vec::new();
     let mut numeric_columns = 0usize;
     for (i, header) in table.header.iter().enumerate() {
-        let figures = Figures::of(table.rows.iter().map(|r| cell(r, i)));
+        let figures = Figures::of(rows.iter().map(|(_, r)| cell(r, i)));
         if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
             continue;
         }
@@ -314,13 +320,45 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     if totals.is_empty() {
         return None;
     }
-    let mut out = json!({ "rows": table.rows.len(), "columns": totals });
+    let mut out = json!({ "rows": rows.len(), "columns": totals });
+    if !total_rows.is_empty() {
+        let left_out: Vec<Value> = total_rows
+            .iter()
+            .map(|(i, row)| {
+                let label = row
+                    .iter()
+                    .find(|c| is_total_label(c))
+                    .map_or("", |c| c.trim());
+                json!({ "data_row": i + 1, "label": label })
+            })
+            .collect();
+        out["left_out_total_rows"] = json!(left_out);
+    }
     if numeric_columns > TOTALS_MAX_COLUMNS {
         out["columns_truncated"] = json!(format!(
             "{numeric_columns} numeric columns; only the first {TOTALS_MAX_COLUMNS} are listed"
         ));
     }
     Some(out)
+}
+
+/// A cell that labels its row as a total of the others: "Total", "TOTAL:", "Grand total",
+/// "Subtotal", "Sum".
+fn is_total_label(cell: &str) -> bool {
+    let words: Vec<String> = cell
+        .trim()
+        .trim_end_matches(':')
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
+    matches!(
+        words
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["total"] | ["totals"] | ["grand", "total"] | ["subtotal"] | ["sub", "total"] | ["sum"]
+    )
 }
 
 /// The figures of a run of cells.
@@ -478,6 +516,25 @@ mod tests {
         let jl =
             column_totals("x.jsonl", "{\"n\":1.5}\n{\"n\":2}\n").unwrap_or_else(|| panic!("none"));
         assert_eq!(jl["columns"][0]["sum"], "3.5");
+    }
+
+    #[test]
+    fn a_total_row_is_left_out_of_the_totals_and_named() {
+        let text = "item,amount\nPaper,10\nInk,5.50\nTotal:,15.50\nTotal hours of work,2\n";
+        let t = column_totals("invoice.csv", text).unwrap_or_else(|| panic!("none"));
+        // "Total hours of work" is a line item, not a total row; "Total:" is.
+        assert_eq!(t["rows"], 3);
+        assert_eq!(t["columns"][0]["sum"], "17.5");
+        assert_eq!(
+            t["left_out_total_rows"],
+            json!([{ "data_row": 3, "label": "Total:" }])
+        );
+        for label in ["TOTAL", "Grand total", "Subtotal", " sum "] {
+            assert!(is_total_label(label), "{label}");
+        }
+        for label in ["Totals due in June", "total hours", "summary", ""] {
+            assert!(!is_total_label(label), "{label}");
+        }
     }
 
     #[test]
