@@ -226,3 +226,34 @@ fn fixing_two_checks_and_breaking_one_is_still_undone() {
     f.sort();
     assert_eq!(f, vec!["names-project", "total-hours"]);
 }
+
+#[test]
+fn a_fresh_retry_repeats_the_table_figures_the_model_was_given_and_only_with_table_facts() {
+    let first = gold().replace("Total hours: 64", "Total hours: 72");
+    let fixed = gold();
+    let script = first_attempt(&first) + &rewrite(&fixed);
+    let attempt_two_prompt = |prompts: &[String]| -> String {
+        // The first prompt of attempt 2: the one after attempt 1's six steps.
+        prompts[6].clone()
+    };
+
+    let h = Harness::new("desk_task");
+    let levers = Levers {
+        table_facts: true,
+        ..monotone()
+    };
+    let (out, _, prompts) = run(&h, &script, levers, 2);
+    assert!(out.passed(), "{}", out.reason());
+    let retry = attempt_two_prompt(&prompts);
+    assert!(
+        retry.contains(r#"- data/tasks.csv, column \"hours\": sum 64, 6 numbers, min 4, max 16"#),
+        "{retry}"
+    );
+
+    // Without the lever the model was never given the figure, so the retry does not state it.
+    let h = Harness::new("desk_task");
+    let (_, _, prompts) = run(&h, &script, monotone(), 2);
+    let retry = attempt_two_prompt(&prompts);
+    assert!(retry.contains("These checks fail"), "{retry}");
+    assert!(!retry.contains("sum 64"), "{retry}");
+}

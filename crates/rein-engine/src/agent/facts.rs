@@ -4,7 +4,7 @@
 
 use rein_protocol::{GateOutcome, GateReport};
 use rein_workspace::desk::{column_totals, TABLE_MAX_BYTES};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::checks::World;
 
@@ -48,4 +48,52 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
         "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
     );
     report.result["column_totals"] = totals;
+}
+
+/// Keeps the `column_totals` a read returned, replacing what an earlier read of the same file
+/// gave.
+pub fn remember_table_facts(kept: &mut Vec<(String, Value)>, report: &GateReport) {
+    let (Some(totals), Some(path)) = (
+        report.result.get("column_totals"),
+        report.result.get("path").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    kept.retain(|(p, _)| p != path);
+    kept.push((path.to_string(), totals.clone()));
+}
+
+/// The figures the model's own earlier reads of tables returned, for a retry that starts a fresh
+/// transcript (they are what the model saw, never a value the judge expects): one line a column.
+pub fn earlier_table_facts(kept: &[(String, Value)]) -> String {
+    if kept.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "Figures your reads of tables returned earlier in this run (Rein computed them over every row):\n",
+    );
+    for (path, totals) in kept {
+        let columns = totals["columns"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for c in columns {
+            let figure = |key: &str| c[key].as_str().unwrap_or("?").to_string();
+            s.push_str(&format!(
+                "- {path}, column \"{}\": sum {}, {} numbers, min {}, max {}\n",
+                c["column"].as_str().unwrap_or_default(),
+                figure("sum"),
+                c["numbers"],
+                figure("min"),
+                figure("max"),
+            ));
+        }
+        if let Some(left_out) = totals["left_out_total_rows"].as_array() {
+            s.push_str(&format!(
+                "  ({} row(s) labelled as totals were left out of {path}'s figures)\n",
+                left_out.len()
+            ));
+        }
+    }
+    s
 }

@@ -18,7 +18,7 @@ use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::checklist_note;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
-use super::facts::add_table_facts;
+use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
 use super::levers::Levers;
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -188,6 +188,9 @@ struct State {
     /// reverts, newest first.
     attempt_changes: Vec<(ChangeId, String)>,
     started: Instant,
+    /// The `column_totals` the model was given for each table it read (lever `table-facts`),
+    /// latest per path: a monotone retry starts a fresh transcript and repeats them.
+    table_facts: Vec<(String, Value)>,
 }
 
 /// What the last undo of an attempt did, for the next attempt's feedback.
@@ -736,6 +739,7 @@ impl<'a> Agent<'a> {
             attempt_id: None,
             attempt_changes: Vec::new(),
             started: Instant::now(),
+            table_facts: Vec::new(),
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -809,7 +813,8 @@ impl<'a> Agent<'a> {
                 if monotone {
                     // A fresh start from the deliverable as it stands, not from the steps
                     // that led to it.
-                    let feedback = self.monotone_feedback(v, restored.take().as_ref());
+                    let feedback =
+                        self.monotone_feedback(v, restored.take().as_ref(), &st.table_facts);
                     st.transcript.restart();
                     st.transcript.push(
                         vec![ChatMessage::user(feedback)],
@@ -975,7 +980,12 @@ impl<'a> Agent<'a> {
     /// each failed check as its requirement in plain words and the facts it found (never a
     /// value computed from the inputs, never a gold file), the deliverable as it stands, and
     /// the ask for the smallest edit.
-    fn monotone_feedback(&self, v: &Verdict, restored: Option<&Restored>) -> String {
+    fn monotone_feedback(
+        &self,
+        v: &Verdict,
+        restored: Option<&Restored>,
+        table_facts: &[(String, Value)],
+    ) -> String {
         let c = self.env.contract;
         let path = &c.mission.required_artifact;
         let mut s = String::new();
@@ -1022,6 +1032,7 @@ impl<'a> Agent<'a> {
             )),
             _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
         }
+        s.push_str(&earlier_table_facts(table_facts));
         s.push_str(
             "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
              edit_file with old_text copied exactly from the text above and the new_text to put \
@@ -1414,6 +1425,7 @@ impl<'a> Agent<'a> {
         };
         if self.options.levers.table_facts && !self.options.memory {
             add_table_facts(self.env.world, &tool, &mut report);
+            remember_table_facts(&mut st.table_facts, &report);
         }
         if report.outcome == GateOutcome::ApprovalRequired {
             stop = Some(RunEnd::ApprovalUnavailable {
