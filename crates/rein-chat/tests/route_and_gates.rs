@@ -26,10 +26,12 @@ fn scripted(lines: &[&str]) -> ScriptedModel {
     ScriptedModel::from_str_named(&lines.join("\n"), Path::new("test.jsonl")).unwrap()
 }
 
-/// A decision model that waits before answering (a slow worker).
+/// A decision model that waits before answering (a slow worker), keeping every `choose`
+/// request it was asked.
 struct Slow {
     inner: ScriptedModel,
     wait: Duration,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<ChooseRequest>>>,
 }
 
 impl Model for Slow {
@@ -44,6 +46,7 @@ impl Model for Slow {
         self.inner.complete(request, on_text)
     }
     fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        self.seen.lock().unwrap().push(request.clone());
         std::thread::sleep(self.wait);
         self.inner.choose(request)
     }
@@ -145,6 +148,7 @@ fn outages_fall_back_to_keywords_and_say_why() {
     let mut slow = Slow {
         inner: scripted(&[r#"{"find": 0.99, "summary": 0.01}"#]),
         wait: Duration::from_millis(60),
+        seen: Default::default(),
     };
     let r = route_with_deadline(LONG_SUMMARY, Some(&mut slow), Duration::from_millis(10));
     assert_eq!(
@@ -291,6 +295,7 @@ fn the_write_gate_fails_closed() {
     let mut slow = Slow {
         inner: scripted(&[r#"{"yes": 1.0}"#]),
         wait: Duration::from_millis(60),
+        seen: Default::default(),
     };
     let r = review_write_with_deadline(
         Some(&mut slow),
@@ -378,6 +383,7 @@ fn evidence_floor_edge_6499_vs_6500_and_outages_caution() {
     let mut slow = Slow {
         inner: scripted(&[r#"{"yes": 1.0}"#]),
         wait: Duration::from_millis(60),
+        seen: Default::default(),
     };
     let r = review_answer_with_deadline(
         Some(&mut slow),
@@ -417,38 +423,13 @@ fn keywords_start_a_word_except_in_scripts_without_spaces() {
     );
 }
 
-/// A decision model that keeps every `choose` request it is asked and waits before answering.
-struct Recording {
-    inner: ScriptedModel,
-    wait: Duration,
-    seen: std::sync::Arc<std::sync::Mutex<Vec<ChooseRequest>>>,
-}
-
-impl Model for Recording {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        self.seen.lock().unwrap().push(request.clone());
-        std::thread::sleep(self.wait);
-        self.inner.choose(request)
-    }
-}
-
 #[test]
 fn the_warm_up_asks_the_router_prefix_before_the_first_message_which_waits_for_it() {
     use rein_chat::turn::Reviewers;
     use rein_chat::wiring::ModelReviewers;
 
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let model = Recording {
+    let model = Slow {
         inner: scripted(&[r#"{"chat": 1.0}"#, r#"{"find": 0.9, "summary": 0.1}"#]),
         wait: Duration::from_millis(300),
         seen: seen.clone(),
