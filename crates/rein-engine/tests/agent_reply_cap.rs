@@ -6,7 +6,7 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{AgentEvent, MAX_REPLY_TOKENS};
+use rein_engine::agent::{AgentEvent, MAX_REPLY_TOKENS, SHORT_TEXT_MAX_CHARS};
 use rein_engine::gate::AllowAll;
 use rein_protocol::FinishReason;
 use support::{fixture, Harness, PromptRecorder};
@@ -61,4 +61,58 @@ fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
     // The whole reply, sent again, is written and the run goes on to pass.
     assert_eq!(steps[4], (5, "executed".to_string()), "{steps:?}");
     assert!(out.passed(), "{}", out.reason());
+}
+
+/// The schema's `maxLength` of `create_file`'s content in a request's action schema.
+fn content_cap(request: &rein_protocol::CompletionRequest) -> Option<u64> {
+    let schema = request.json_schema.as_ref()?;
+    schema["anyOf"]
+        .as_array()?
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "create_file")
+        .and_then(|b| b["properties"]["parameters"]["properties"]["content"]["maxLength"].as_u64())
+}
+
+#[test]
+fn short_after_cut_holds_only_the_next_reply_s_texts_to_the_short_cap() {
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let mut script: Vec<&str> = lines[..4].to_vec();
+    script.extend(&lines[3..]);
+    let run = |lever: bool| {
+        let h = Harness::new("desk_task");
+        let mut model = PromptRecorder::tapped(
+            &script.join("\n"),
+            "cut.jsonl",
+            Box::new(|call, request, c| {
+                if call == 3 {
+                    c.text = c.text.chars().take(40).collect();
+                    c.finish = FinishReason::Length;
+                    c.completion_tokens = request.max_tokens;
+                }
+            }),
+        );
+        let (out, _) = h.run_model(
+            &mut model,
+            &mut AllowAll,
+            |o| {
+                o.constrained = true;
+                o.levers.short_after_cut = lever;
+            },
+            None,
+            &mut |_| {},
+        );
+        assert!(out.passed(), "{}", out.reason());
+        model.requests.iter().map(content_cap).collect::<Vec<_>>()
+    };
+    let caps = run(true);
+    let full = caps[0];
+    assert!(full.is_some_and(|c| c > SHORT_TEXT_MAX_CHARS), "{caps:?}");
+    // Only the request right after the cut reply (the fifth) is held short.
+    assert_eq!(caps[4], Some(SHORT_TEXT_MAX_CHARS), "{caps:?}");
+    for (i, cap) in caps.iter().enumerate().filter(|(i, _)| *i != 4) {
+        assert_eq!(*cap, full, "request {i}: {caps:?}");
+    }
+    // Off, every request has the full schema.
+    assert!(run(false).iter().all(|c| *c == full));
 }

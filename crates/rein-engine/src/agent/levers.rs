@@ -45,10 +45,19 @@ pub enum Lever {
     /// of each numeric column over the whole file, computed by Rein: the 1.5B read a six-row
     /// column and wrote its sum as 72 where it is 64, and never called `table_stats` for it.
     TableFacts,
+    /// After a reply cut off at the reply cap, the next reply's text parameters are capped at
+    /// [`SHORT_TEXT_MAX_CHARS`] in the action schema (constrained decoding), so the call fits:
+    /// an edit names a shorter `old_text`, a long file is written in parts. The 1.5B repeated a
+    /// cut `edit_file` five times in a row until the run's timeout.
+    ShortAfterCut,
 }
 
+/// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
+/// fields and a thought stay well under the 384-token reply cap.
+pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
+
 impl Lever {
-    pub const ALL: [Lever; 11] = [
+    pub const ALL: [Lever; 12] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -60,6 +69,7 @@ impl Lever {
         Lever::GgufTemplate,
         Lever::TaskReminder,
         Lever::TableFacts,
+        Lever::ShortAfterCut,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,6 +85,7 @@ impl Lever {
             Lever::GgufTemplate => "gguf-template",
             Lever::TaskReminder => "task-reminder",
             Lever::TableFacts => "table-facts",
+            Lever::ShortAfterCut => "short-after-cut",
         }
     }
 
@@ -111,6 +122,7 @@ pub struct Levers {
     pub gguf_template: bool,
     pub task_reminder: bool,
     pub table_facts: bool,
+    pub short_after_cut: bool,
 }
 
 impl Default for Levers {
@@ -137,6 +149,7 @@ impl Levers {
         gguf_template: true,
         task_reminder: false,
         table_facts: false,
+        short_after_cut: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -151,6 +164,7 @@ impl Levers {
         gguf_template: true,
         task_reminder: true,
         table_facts: true,
+        short_after_cut: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -166,6 +180,7 @@ impl Levers {
             Lever::GgufTemplate => self.gguf_template,
             Lever::TaskReminder => self.task_reminder,
             Lever::TableFacts => self.table_facts,
+            Lever::ShortAfterCut => self.short_after_cut,
         }
     }
 
@@ -182,6 +197,7 @@ impl Levers {
             Lever::GgufTemplate => self.gguf_template = on,
             Lever::TaskReminder => self.task_reminder = on,
             Lever::TableFacts => self.table_facts = on,
+            Lever::ShortAfterCut => self.short_after_cut = on,
         }
     }
 
@@ -248,17 +264,72 @@ mod tests {
     }
 
     #[test]
+    fn shortened_texts_keep_constants_and_shorter_bounds() {
+        let schema = json!({"type": "object", "properties": {
+            "path": {"type": "string", "const": "out/summary.md"},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "content": {"type": "string", "maxLength": 32000},
+            "note": {"type": "string"},
+            "tag": {"type": "string", "maxLength": 20},
+            "n": {"type": "integer", "maximum": 5},
+            "list": {"type": "array", "items": {"type": "string", "minLength": 900}},
+        }});
+        let s = shorten_texts(&schema, 250);
+        let p = &s["properties"];
+        assert_eq!(p["path"], schema["properties"]["path"]);
+        assert_eq!(p["mode"], schema["properties"]["mode"]);
+        assert_eq!(p["content"]["maxLength"], 250);
+        assert_eq!(p["note"]["maxLength"], 250);
+        assert_eq!(p["tag"]["maxLength"], 20);
+        assert_eq!(p["n"], schema["properties"]["n"]);
+        assert_eq!(p["list"]["items"]["maxLength"], 250);
+        assert_eq!(p["list"]["items"]["minLength"], 250);
+    }
+
+    #[test]
     fn an_unknown_or_malformed_lever_is_refused_with_the_names() {
         let e = Levers::from_settings(&["fact-tools=on"]).unwrap_err();
         assert!(e.to_string().contains("unknown lever `fact-tools`"), "{e}");
         assert!(e
             .to_string()
             .contains(
-            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts"
+            "facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut"
         ));
         for bad in ["facts-tools", "facts-tools=yes", "=on", "facts-tools=ON"] {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");
         }
+    }
+}
+
+/// `schema` with every string whose `maxLength` is above `cap` (or unbounded) held to `cap`
+/// characters; constants, enums and non-string values are left as they are.
+pub fn shorten_texts(schema: &Value, cap: u64) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                out.insert(k.clone(), shorten_texts(v, cap));
+            }
+            let is_string = out.get("type").and_then(Value::as_str) == Some("string");
+            let fixed = out.contains_key("const") || out.contains_key("enum");
+            if is_string && !fixed {
+                let max = out
+                    .get("maxLength")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
+                out.insert("maxLength".into(), json!(max.min(cap)));
+                if out
+                    .get("minLength")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|m| m > cap)
+                {
+                    out.insert("minLength".into(), json!(cap));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| shorten_texts(v, cap)).collect()),
+        other => other.clone(),
     }
 }

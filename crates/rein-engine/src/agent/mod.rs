@@ -52,7 +52,7 @@ pub use caps::{
 pub use decide::ModelDecider;
 pub use error::AgentError;
 pub use event::{AgentEvent, StepEvent, UndoneChange};
-pub use levers::{Lever, LeverError, Levers};
+pub use levers::{shorten_texts, Lever, LeverError, Levers, SHORT_TEXT_MAX_CHARS};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
 pub use prompt::{

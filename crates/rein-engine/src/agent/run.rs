@@ -19,7 +19,7 @@ use super::checklist::checklist_note;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
-use super::levers::Levers;
+use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
@@ -191,6 +191,8 @@ struct State {
     /// The `column_totals` the model was given for each table it read (lever `table-facts`),
     /// latest per path: a monotone retry starts a fresh transcript and repeats them.
     table_facts: Vec<(String, Value)>,
+    /// Whether the last reply was cut off at the reply cap (lever `short-after-cut`).
+    last_reply_cut: bool,
 }
 
 /// What the last undo of an attempt did, for the next attempt's feedback.
@@ -740,6 +742,7 @@ impl<'a> Agent<'a> {
             attempt_changes: Vec::new(),
             started: Instant::now(),
             table_facts: Vec::new(),
+            last_reply_cut: false,
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -1121,6 +1124,10 @@ impl<'a> Agent<'a> {
             .context_tokens
             .unwrap_or(self.model.identity().context_tokens);
         let budget = prompt_budget(context, MAX_REPLY_TOKENS);
+        let short_schema = schema
+            .as_ref()
+            .filter(|_| self.options.levers.short_after_cut)
+            .map(|s| shorten_texts(s, SHORT_TEXT_MAX_CHARS));
         loop {
             if let Some(end) = self.stop_for_caps(st, on_event)? {
                 return Ok(Some(end));
@@ -1132,10 +1139,14 @@ impl<'a> Agent<'a> {
             let sampling = self.action_sampling();
             let messages = st.transcript.messages();
             let estimate = estimate_tokens(&messages);
+            let schema = match &short_schema {
+                Some(short) if st.last_reply_cut => Some(short),
+                _ => schema.as_ref(),
+            };
             let asked = ask_action(
                 self.model,
                 messages,
-                schema.as_ref(),
+                schema,
                 sampling,
                 self.options.seed,
                 &mut |_| {},
@@ -1170,11 +1181,12 @@ impl<'a> Agent<'a> {
             };
             add_tokens(&mut st.figures, &asked.completion);
             let asked = if self.options.levers.repeat_escape {
-                self.escape_repeat(st, n, asked, schema.as_ref())?
+                self.escape_repeat(st, n, asked, schema)?
             } else {
                 asked
             };
-            let asked = self.sample_write(st, n, asked, schema.as_ref(), on_event)?;
+            let asked = self.sample_write(st, n, asked, schema, on_event)?;
+            st.last_reply_cut = matches!(&asked.reply, Reply::FormatError(e) if e.cut_at.is_some());
             match self.step(st, n, &asked, started, on_event)? {
                 StepEnd::Continue => {}
                 StepEnd::FinishAccepted => return Ok(None),
