@@ -453,3 +453,32 @@ fn table_facts_add_the_column_totals_to_a_read_of_a_table_only_when_on() {
     assert!(out.passed(), "{}", out.reason());
     assert!(model.prompts().iter().all(|p| !p.contains("column_totals")));
 }
+
+#[test]
+fn table_facts_on_a_table_the_model_wrote_tell_the_truth_and_leave_the_verdict_alone() {
+    // The model writes a table with a total row spelled its own way, then reads it back.
+    let csv = "item,amount\nPaper,10\nInk,5.50\nTotal (EUR),15.50\n";
+    let write = line(json!({"thought": "note costs", "action": "create_file",
+        "parameters": {"path": "out/costs.csv", "content": csv}}));
+    let read = line(json!({"thought": "read", "action": "read_file",
+        "parameters": {"path": "out/costs.csv"}}));
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let script = format!("{write}{read}{good}");
+    let verdict = |levers: Levers| {
+        let h = Harness::new("desk_task");
+        let mut model = PromptRecorder::new(&script, "table_facts_own.jsonl");
+        let (out, events) = run(&h, &mut model, levers);
+        (out.passed(), out.reason(), outcomes(&events), model.prompt(2))
+    };
+    let on = verdict(Levers {
+        table_facts: true,
+        ..Levers::DEFAULT
+    });
+    let off = verdict(Levers::DEFAULT);
+    assert_eq!((&on.0, &on.1, &on.2), (&off.0, &off.1, &off.2));
+    let after_read = on.3;
+    // Counted once: 10 + 5.50, the total row named and left out.
+    assert!(after_read.contains(r#"\"sum\":\"15.5\""#), "{after_read}");
+    assert!(after_read.contains(r#"\"label\":\"Total (EUR)\""#), "{after_read}");
+    assert!(!off.3.contains("column_totals"));
+}
