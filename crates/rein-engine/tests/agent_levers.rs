@@ -468,7 +468,12 @@ fn table_facts_on_a_table_the_model_wrote_tell_the_truth_and_leave_the_verdict_a
         let h = Harness::new("desk_task");
         let mut model = PromptRecorder::new(&script, "table_facts_own.jsonl");
         let (out, events) = run(&h, &mut model, levers);
-        (out.passed(), out.reason(), outcomes(&events), model.prompt(2))
+        (
+            out.passed(),
+            out.reason(),
+            outcomes(&events),
+            model.prompt(2),
+        )
     };
     let on = verdict(Levers {
         table_facts: true,
@@ -479,6 +484,48 @@ fn table_facts_on_a_table_the_model_wrote_tell_the_truth_and_leave_the_verdict_a
     let after_read = on.3;
     // Counted once: 10 + 5.50, the total row named and left out.
     assert!(after_read.contains(r#"\"sum\":\"15.5\""#), "{after_read}");
-    assert!(after_read.contains(r#"\"label\":\"Total (EUR)\""#), "{after_read}");
+    assert!(
+        after_read.contains(r#"\"label\":\"Total (EUR)\""#),
+        "{after_read}"
+    );
     assert!(!off.3.contains("column_totals"));
+}
+
+#[test]
+fn table_facts_leak_nothing_of_a_table_policy_keeps_from_read_file() {
+    let policy = || {
+        rein_engine::policy::Policy::from_toml_str(
+            "[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"deny\"\n",
+            "test policy",
+            &rein_workspace::desk_registry(),
+        )
+        .unwrap()
+    };
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let h = Harness::new("desk_task");
+    // A link outside data/ to the denied table: what read_file shows, the totals may add to.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("data/tasks.csv", h.workspace.join("link.csv")).unwrap();
+    let script = read("data/tasks.csv") + &read("link.csv") + &read("notes/overview.md");
+    let mut model = PromptRecorder::new(&script, "table_facts_policy.jsonl");
+    let (_, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy(), |o| {
+        o.levers = Levers {
+            table_facts: true,
+            ..Levers::DEFAULT
+        };
+    });
+    let steps = outcomes(&events);
+    assert_eq!(steps[0], ("read_file".into(), "denied".into()), "{steps:?}");
+    let after_denied = model.prompt(1);
+    assert!(!after_denied.contains("column_totals"), "{after_denied}");
+    // The link: totals only where read_file itself showed the rows.
+    let after_link = model.prompt(2);
+    let shown = after_link.contains("Priya");
+    assert_eq!(
+        after_link.contains("column_totals"),
+        shown && steps[1].1 == "executed",
+        "{steps:?} {after_link}"
+    );
 }
