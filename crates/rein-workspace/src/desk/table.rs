@@ -338,7 +338,8 @@ pub const TOTALS_MAX_COLUMNS: usize = 20;
 /// are all numbers), over all its rows: facts a read of the file can carry, so a small model
 /// copies a total instead of adding up a column it was shown. `None` when the text is not a
 /// table or has no numeric column. Past [`TOTALS_MAX_COLUMNS`] numeric columns the list says it
-/// was cut.
+/// was cut. Every figure given is true of the file or left out: a ragged table gets none, and a
+/// column of two names, of mixed units or of a number rust_decimal cannot hold exactly is skipped.
 pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let table = Table::parse(name, text).ok()?;
     let width = table.header.len();
@@ -368,6 +369,16 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
         }
         let figures = Figures::of(rows.iter().map(|r| cell(r, i)));
         if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
+            continue;
+        }
+        // Dollars and euros, or a percentage and a plain number, add up to no one figure.
+        let mut units = rows
+            .iter()
+            .map(|r| cell(r, i))
+            .filter(|c| !c.trim().is_empty())
+            .map(unit_of);
+        let first = units.next();
+        if units.any(|u| Some(u) != first) {
             continue;
         }
         numeric_columns += 1;
@@ -427,6 +438,20 @@ fn total_rows(rows: &[Vec<String>], width: usize) -> (Vec<(usize, String)>, Vec<
     let mut all = vec![Some(Decimal::ZERO); width];
     let mut section_rows = 0usize;
     let mut all_rows = 0usize;
+    // And over the whole file's rows without any total-like label, for a total row on top.
+    let unlabelled: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| !r.iter().any(|c| is_total_label(c) || starts_like_total(c)))
+        .collect();
+    let whole: Vec<Option<Decimal>> = (0..width)
+        .map(|j| {
+            let numbers: Vec<Decimal> = unlabelled
+                .iter()
+                .filter_map(|r| parse_number(cell(r, j)))
+                .collect();
+            exact_sum(&numbers)
+        })
+        .collect();
     for (i, row) in rows.iter().enumerate() {
         let numbers: Vec<Option<Decimal>> =
             (0..width).map(|j| parse_number(cell(row, j))).collect();
@@ -449,7 +474,9 @@ fn total_rows(rows: &[Vec<String>], width: usize) -> (Vec<(usize, String)>, Vec<
         let label = row.iter().find(|c| is_total_label(c)).or_else(|| {
             row.iter().find(|c| {
                 starts_like_total(c)
-                    && (matches(&section, section_rows, false) || matches(&all, all_rows, false))
+                    && (matches(&section, section_rows, false)
+                        || matches(&all, all_rows, false)
+                        || matches(&whole, unlabelled.len(), false))
             })
         });
         if let Some(label) = label {
@@ -471,6 +498,13 @@ fn total_rows(rows: &[Vec<String>], width: usize) -> (Vec<(usize, String)>, Vec<
         all_rows += 1;
     }
     (totals, like)
+}
+
+/// The unit a number cell is written in: its currency symbol, and whether it is a percentage.
+fn unit_of(cell: &str) -> (Option<char>, bool) {
+    let c = cell.trim().trim_end_matches(')').trim_end();
+    let currency = ['$', '€', '£', '¥'].into_iter().find(|s| c.contains(*s));
+    (currency, c.ends_with('%'))
 }
 
 /// A cell whose first word(s) are a total label followed by more: "Total (EUR)", "TOTAL due".
@@ -842,5 +876,35 @@ mod hostile {
         // Not left out (1, 2, 3 would be a coincidence), but the model is told.
         assert_eq!(sum_of(&t, "amount"), Some("31".into()), "{t}");
         assert_eq!(t["rows_like_totals"][0]["data_row"], 3, "{t}");
+    }
+}
+
+#[cfg(test)]
+mod hostile_units {
+    use super::*;
+
+    #[test]
+    fn a_column_mixing_currencies_or_percent_gets_no_sum() {
+        for text in [
+            "amount\n$100\n€100\n",
+            "rate\n50%\n0.5\n",
+            "amount\n£3\n3\n",
+        ] {
+            assert_eq!(column_totals("m.csv", text), None, "{text}");
+        }
+        let t = column_totals("m.csv", "amount\n$100\n\"$1,000.50\"\n($12.50)\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "1088", "{t}");
+    }
+
+    #[test]
+    fn a_total_row_spelled_another_way_above_the_data_is_left_out() {
+        let t = column_totals(
+            "inv.csv",
+            "item,amount\nTotal (EUR),15.50\nPaper,10\nInk,5.50\n",
+        )
+        .unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "15.5", "{t}");
+        assert_eq!(t["left_out_total_rows"][0]["data_row"], 1, "{t}");
     }
 }
