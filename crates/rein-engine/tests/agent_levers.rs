@@ -529,3 +529,74 @@ fn table_facts_leak_nothing_of_a_table_policy_keeps_from_read_file() {
         "{steps:?} {after_link}"
     );
 }
+
+#[test]
+fn the_progress_note_never_names_a_tool_the_run_does_not_offer() {
+    // A mission without create_file (and, second, without replace_file), the write-json and
+    // write-sections levers on: desk_task's deliverable is Markdown with headings (so
+    // write_sections is offered) and has no schema (so write_json is not).
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let finish = line(json!({"thought": "done", "action": "finish",
+        "parameters": {"summary": "done"}}));
+    let script = read("notes/overview.md")
+        + &read("notes/meeting-notes.md")
+        + &read("data/tasks.csv")
+        + &finish
+        + &read("notes/overview.md");
+    for (dropped, levers) in [
+        (
+            vec!["create_file"],
+            Levers {
+                write_json: true,
+                ..Levers::DEFAULT
+            },
+        ),
+        (vec!["create_file", "replace_file"], Levers::DEFAULT),
+        (
+            vec!["create_file"],
+            Levers {
+                write_json: true,
+                write_sections: true,
+                ..Levers::DEFAULT
+            },
+        ),
+    ] {
+        let h = Harness::with_edit("desk_task", |m| {
+            let tools = m["tools"].as_array_mut().unwrap();
+            tools.retain(|t| !dropped.iter().any(|d| t == d));
+        });
+        let mut model = PromptRecorder::new(&script, "progress_tools.jsonl");
+        let (out, _) = run(&h, &mut model, levers);
+        let offered: Vec<String> = events_of(&h, &out, "levers")[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        let prompts = model.prompts();
+        let last = prompts.last().unwrap();
+        assert_eq!(last.matches("Progress: ").count(), 5, "{last}");
+        for note in last.split("Progress: ").skip(1) {
+            let note = note
+                .split(|c| c == '"' || c == '\\')
+                .next()
+                .unwrap_or_default();
+            for tool in [
+                "create_file",
+                "replace_file",
+                "edit_file",
+                "write_json",
+                "write_sections",
+            ] {
+                if note.contains(tool) {
+                    assert!(
+                        offered.iter().any(|t| t == tool),
+                        "{dropped:?} {levers:?}: the note names {tool}, not offered {offered:?}: {note}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -282,15 +282,14 @@ impl<'a> Agent<'a> {
         tools
     }
 
-    /// The tool the progress note names for writing the deliverable: the typed one a lever
-    /// offers for it, else `create_file`.
-    fn deliverable_writer(&self) -> &'static str {
+    /// The typed tool a lever offers for writing the deliverable, which the progress note names.
+    fn deliverable_writer(&self) -> Option<&'static str> {
         if self.typed_json().is_some() {
-            WRITE_JSON
+            Some(WRITE_JSON)
         } else if self.typed_sections().is_some() {
-            WRITE_SECTIONS
+            Some(WRITE_SECTIONS)
         } else {
-            "create_file"
+            None
         }
     }
 
@@ -1486,6 +1485,7 @@ impl<'a> Agent<'a> {
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
+                &self.tools(),
             ));
         }
         if self.options.levers.checklist {
