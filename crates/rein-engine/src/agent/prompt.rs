@@ -279,7 +279,8 @@ pub fn progress_note(
     };
     let refused = trace
         .last()
-        .is_some_and(|e| e.tool == "finish" && !e.executed());
+        // Refused by the finish rules (denied), not for its own arguments (invalid).
+        .is_some_and(|e| e.tool == "finish" && e.outcome == "denied");
     let next = if refused {
         // Not written yet: replace_file refuses a file that does not exist.
         let rewriter = if last_write.is_none() && !in_place {

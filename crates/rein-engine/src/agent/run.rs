@@ -1325,6 +1325,12 @@ impl<'a> Agent<'a> {
                 reason,
                 result: Value::Null,
             }
+        } else if let Some(reason) = over_long_summary(&tool, &params) {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
         } else if let Some((at, chars)) = input_over_cap(&params, "parameters") {
             kind = StepKind::Cap;
             let hit = CapHit::InputChars {
@@ -1679,4 +1685,17 @@ fn trace_target<'p>(tool: &str, params: &'p Value) -> Option<&'p str> {
         "path"
     };
     params.get(key).and_then(Value::as_str)
+}
+
+/// Why a `finish` is refused before the gate when its summary is over the cap: a model not
+/// held to the schema while it decodes (a remote one) gets what to do instead of the schema's
+/// echo of its whole summary, or the input cap's "split it into smaller pieces".
+fn over_long_summary(tool: &str, params: &Value) -> Option<String> {
+    use rein_workspace::desk::FINISH_SUMMARY_MAX_CHARS;
+    let chars = params.get("summary")?.as_str()?.chars().count();
+    (tool == "finish" && chars > FINISH_SUMMARY_MAX_CHARS).then(|| {
+        format!(
+            "the finish summary has {chars} characters, more than the cap of {FINISH_SUMMARY_MAX_CHARS}; nothing was checked: call finish again with a summary of at most {FINISH_SUMMARY_MAX_CHARS} characters (a sentence or two: the files are what is checked)"
+        )
+    })
 }

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::{
     file_error, not_found, object_schema, path_arg, path_schema, text_of, text_of_prefix,
-    text_schema, thousands, workspace,
+    thousands, workspace,
 };
 use crate::beneath::EntryKind;
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
