@@ -529,11 +529,15 @@ fn a_warm_up_that_fails_leaves_the_model_to_decide_the_first_route() {
     use rein_chat::turn::Reviewers;
     use rein_chat::wiring::ModelReviewers;
     // The first reply is no decision (the warm-up gets it); the route gets the second.
-    let model = scripted(&["not json at all", r#"{"find": 0.9, "summary": 0.1}"#]);
+    let model = scripted(&[r#""not a decision""#, r#"{"find": 0.9, "summary": 0.1}"#]);
     let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
     reviewers.warm().expect("warmed").join().unwrap();
     let r = reviewers.route(LONG_SUMMARY);
-    assert_eq!((r.intent, r.source), (Intent::Explore, RouteSource::Model), "{r:?}");
+    assert_eq!(
+        (r.intent, r.source),
+        (Intent::Explore, RouteSource::Model),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -547,6 +551,9 @@ fn a_session_that_ends_while_the_warm_up_runs_does_not_wait_for_it() {
     let reviewers = ModelReviewers::new(Some(Box::new(model)));
     let warm = reviewers.warm().expect("warmed");
     drop(reviewers);
-    assert!(started.elapsed() < Duration::from_millis(1000), "dropping waits for nothing");
+    assert!(
+        started.elapsed() < Duration::from_millis(1000),
+        "dropping waits for nothing"
+    );
     warm.join().unwrap();
 }
