@@ -579,10 +579,7 @@ fn the_progress_note_never_names_a_tool_the_run_does_not_offer() {
         let last = prompts.last().unwrap();
         assert_eq!(last.matches("Progress: ").count(), 5, "{last}");
         for note in last.split("Progress: ").skip(1) {
-            let note = note
-                .split(|c| c == '"' || c == '\\')
-                .next()
-                .unwrap_or_default();
+            let note = note.split(['"', '\\']).next().unwrap_or_default();
             for tool in [
                 "create_file",
                 "replace_file",
