@@ -597,3 +597,36 @@ fn the_progress_note_never_names_a_tool_the_run_does_not_offer() {
         }
     }
 }
+
+#[test]
+fn table_facts_reach_the_model_for_a_table_longer_than_the_result_clip() {
+    // The result the model is shown is clipped; the totals matter most for a long table, of
+    // which the model sees only the start, so they must come before the content, not after it.
+    let h = Harness::new("desk_task");
+    let mut csv = String::from("task,owner,hours\n");
+    let mut sum = 0u64;
+    for i in 0..400u64 {
+        csv.push_str(&format!("Task number {i},Someone {i},{}\n", i % 17));
+        sum += i % 17;
+    }
+    std::fs::write(h.workspace.join("data/big.csv"), &csv).unwrap();
+    let script = line(json!({"thought": "read", "action": "read_file",
+        "parameters": {"path": "data/big.csv"}}))
+        + &std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let mut model = PromptRecorder::new(&script, "table_facts_long.jsonl");
+    run(
+        &h,
+        &mut model,
+        Levers {
+            table_facts: true,
+            ..Levers::DEFAULT
+        },
+    );
+    let after = model.prompt(1);
+    let want = format!(r#"\"column\":\"hours\",\"numbers\":400,\"sum\":\"{sum}\""#);
+    assert!(
+        after.contains(&want),
+        "{want} not in {}",
+        &after[after.len() - 3000..]
+    );
+}

@@ -50,7 +50,14 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     totals["note"] = json!(
         "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
     );
-    report.result["column_totals"] = totals;
+    // First in the result: what the model is shown is clipped at MAX_RESULT_CHARS, and the
+    // totals matter most for a table too long to be shown whole (after the content they were
+    // cut off, or cut inside a figure).
+    if let serde_json::Value::Object(fields) = &mut report.result {
+        let rest = std::mem::take(fields);
+        fields.insert("column_totals".to_string(), totals);
+        fields.extend(rest);
+    }
 }
 
 /// Whether a read_file result is a view of `text` as it is now: the same line count and, at its
@@ -118,6 +125,12 @@ mod tests {
             read_result("t.csv", CSV, 1, 4),
         );
         assert_eq!(whole["column_totals"]["columns"][0]["sum"], "6", "{whole}");
+        // Ahead of the content, which the prompt may clip.
+        let text = whole.to_string();
+        assert!(
+            text.find("column_totals") < text.find("\"content\""),
+            "{text}"
+        );
         let part = facts(
             &world,
             GateOutcome::Executed,

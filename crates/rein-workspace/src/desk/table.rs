@@ -333,6 +333,9 @@ fn exact_sum(numbers: &[Decimal]) -> Option<Decimal> {
 
 /// Most columns [`column_totals`] describes.
 pub const TOTALS_MAX_COLUMNS: usize = 20;
+/// Longest column name [`column_totals`] shows; a column of a longer name is left out, so the
+/// totals stay short enough to be shown whole ahead of a clipped file.
+pub const TOTALS_MAX_NAME_CHARS: usize = 100;
 
 /// Count, sum, min and max of every numeric column of a table file (one whose non-empty cells
 /// are all numbers), over all its rows: facts a read of the file can carry, so a small model
@@ -364,7 +367,9 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let mut numeric_columns = 0usize;
     for (i, header) in table.header.iter().enumerate() {
         // Two columns of one name would give two sums under one name.
-        if table.header.iter().filter(|h| *h == header).count() > 1 {
+        if table.header.iter().filter(|h| *h == header).count() > 1
+            || header.chars().count() > TOTALS_MAX_NAME_CHARS
+        {
             continue;
         }
         let figures = Figures::of(rows.iter().map(|r| cell(r, i)));
@@ -906,5 +911,20 @@ mod hostile_units {
         .unwrap_or_else(|| panic!("none"));
         assert_eq!(t["columns"][0]["sum"], "15.5", "{t}");
         assert_eq!(t["left_out_total_rows"][0]["data_row"], 1, "{t}");
+    }
+}
+
+#[cfg(test)]
+mod hostile_size {
+    use super::*;
+
+    #[test]
+    fn a_column_name_too_long_to_show_is_left_out() {
+        let long = "h".repeat(TOTALS_MAX_NAME_CHARS + 1);
+        let text = format!("{long},n\n1,2\n3,4\n");
+        let t = column_totals("w.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"].as_array().map(Vec::len), Some(1), "{t}");
+        assert_eq!(t["columns"][0]["column"], "n");
+        assert!(t.to_string().len() < 1_000);
     }
 }
