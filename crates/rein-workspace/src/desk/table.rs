@@ -336,6 +336,8 @@ pub const TOTALS_MAX_COLUMNS: usize = 20;
 /// Longest column name [`column_totals`] shows; a column of a longer name is left out, so the
 /// totals stay short enough to be shown whole ahead of a clipped file.
 pub const TOTALS_MAX_NAME_CHARS: usize = 100;
+/// Most left-out or total-like rows [`column_totals`] names (it counts them all).
+pub const TOTALS_MAX_LISTED_ROWS: usize = 10;
 
 /// Count, sum, min and max of every numeric column of a table file (one whose non-empty cells
 /// are all numbers), over all its rows: facts a read of the file can carry, so a small model
@@ -356,11 +358,12 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
         return None;
     }
     let (total_rows, like_totals) = total_rows(&table.rows, width);
+    let left_out: std::collections::BTreeSet<usize> = total_rows.iter().map(|(i, _)| *i).collect();
     let rows: Vec<&Vec<String>> = table
         .rows
         .iter()
         .enumerate()
-        .filter(|(i, _)| !total_rows.iter().any(|(t, _)| t == i))
+        .filter(|(i, _)| !left_out.contains(i))
         .map(|(_, r)| r)
         .collect();
     let mut totals = Vec::new();
@@ -406,18 +409,34 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     }
     let mut out = json!({ "rows": rows.len(), "columns": totals });
     if !total_rows.is_empty() {
-        let left_out: Vec<Value> = total_rows
+        let listed: Vec<Value> = total_rows
             .iter()
-            .map(|(i, label)| json!({ "data_row": i + 1, "label": label }))
+            .take(TOTALS_MAX_LISTED_ROWS)
+            .map(|(i, label)| {
+                let shown: String = label.chars().take(TOTALS_MAX_NAME_CHARS).collect();
+                let label = if shown.len() < label.len() {
+                    format!("{shown}… (cut)")
+                } else {
+                    shown
+                };
+                json!({ "data_row": i + 1, "label": label })
+            })
             .collect();
-        out["left_out_total_rows"] = json!(left_out);
+        out["left_out_total_rows"] = json!(listed);
+        if total_rows.len() > TOTALS_MAX_LISTED_ROWS {
+            out["left_out_total_rows_count"] = json!(total_rows.len());
+        }
     }
     if !like_totals.is_empty() {
         let rows: Vec<Value> = like_totals
             .iter()
+            .take(TOTALS_MAX_LISTED_ROWS)
             .map(|i| json!({ "data_row": i + 1 }))
             .collect();
         out["rows_like_totals"] = json!(rows);
+        if like_totals.len() > TOTALS_MAX_LISTED_ROWS {
+            out["rows_like_totals_count"] = json!(like_totals.len());
+        }
         out["rows_like_totals_note"] = json!(
             "These rows have no total label but each of their numbers is the sum of the rows above: they are counted in the figures; if one is a total, leave it out yourself."
         );
@@ -925,6 +944,48 @@ mod hostile_size {
         let t = column_totals("w.csv", &text).unwrap_or_else(|| panic!("none"));
         assert_eq!(t["columns"].as_array().map(Vec::len), Some(1), "{t}");
         assert_eq!(t["columns"][0]["column"], "n");
+        assert!(t.to_string().len() < 1_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_many {
+    use super::*;
+
+    #[test]
+    fn many_total_rows_are_counted_quickly_and_listed_briefly() {
+        let mut text = String::from("item,n\nx,1\ny,2\n");
+        for _ in 0..100_000 {
+            text.push_str("Total,3\n");
+        }
+        let started = std::time::Instant::now();
+        let t = column_totals("many.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert_eq!(t["columns"][0]["sum"], "3");
+        assert_eq!(
+            t["left_out_total_rows"].as_array().map(Vec::len),
+            Some(TOTALS_MAX_LISTED_ROWS),
+            "{t}"
+        );
+        assert_eq!(t["left_out_total_rows_count"], 100_000);
+        assert!(t.to_string().len() < 2_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_label {
+    use super::*;
+
+    #[test]
+    fn a_long_total_label_is_shown_cut_and_says_so() {
+        let label = format!("Total {}", "x".repeat(10_000));
+        let text = format!("item,n\na,1\nb,2\n{label},3\n");
+        let t = column_totals("l.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "3");
+        let shown = t["left_out_total_rows"][0]["label"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(shown.ends_with("… (cut)"), "{shown}");
         assert!(t.to_string().len() < 1_000);
     }
 }
