@@ -166,6 +166,18 @@ impl Table {
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
+            // A row of more or fewer cells than the header (trailing empty ones aside) puts its
+            // numbers under no knowable column: a figure of it would be wrong.
+            let width = header.len();
+            let fits = record.len() == width
+                || (record.len() > width && record.iter().skip(width).all(|c| c.trim().is_empty()));
+            if !fits {
+                let line = record.position().map_or(0, |p| p.line());
+                return Err(format!(
+                    "\"{name}\" line {line} has {} cells where the header has {width}, so its columns cannot be told apart (is the file separated by semicolons, or is a number like 1,200 not in quotes?)",
+                    record.len()
+                ));
+            }
             rows.push(record.iter().map(str::to_string).collect());
         }
         Ok(Table { header, rows })
@@ -347,16 +359,8 @@ pub const TOTALS_MAX_LISTED_ROWS: usize = 10;
 /// column of two names, of mixed units or of a number rust_decimal cannot hold exactly is skipped.
 pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let table = Table::parse(name, text).ok()?;
+    // A ragged table (a semicolon CSV read with commas, an unquoted "1,200") is no table.
     let width = table.header.len();
-    // A row with more or fewer cells than the header (a semicolon CSV read with commas, an
-    // unquoted "1,200") puts its numbers under no knowable column: no figures at all.
-    let fits = |row: &Vec<String>| {
-        row.len() == width
-            || (row.len() > width && row[width..].iter().all(|c| c.trim().is_empty()))
-    };
-    if !table.rows.iter().all(fits) {
-        return None;
-    }
     let (total_rows, like_totals) = total_rows(&table.rows, width);
     let left_out: std::collections::BTreeSet<usize> = total_rows.iter().map(|(i, _)| *i).collect();
     let rows: Vec<&Vec<String>> = table
@@ -987,5 +991,21 @@ mod hostile_label {
             .unwrap_or_default();
         assert!(shown.ends_with("… (cut)"), "{shown}");
         assert!(t.to_string().len() < 1_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_stats {
+    use super::*;
+
+    #[test]
+    fn table_stats_refuses_a_ragged_table_and_says_why() {
+        // The semicolon CSV that read with commas gives a column "amount;qty" summing to 3.
+        let err = Table::parse("eu.csv", "amount;qty\n1,50;2\n2,25;3\n")
+            .err()
+            .unwrap_or_else(|| panic!("a ragged table is read"));
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("semicolons"), "{err}");
+        assert!(Table::parse("ok.csv", "a,b\n1,2,\n3,4\n").is_ok());
     }
 }
