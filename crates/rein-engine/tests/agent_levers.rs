@@ -578,7 +578,8 @@ fn the_progress_note_never_names_a_tool_the_run_does_not_offer() {
         let prompts = model.prompts();
         let last = prompts.last().unwrap();
         assert_eq!(last.matches("Progress: ").count(), 5, "{last}");
-        for note in last.split("Progress: ").skip(1) {
+        let refusals = last.split("finish refused: ").skip(1);
+        for note in last.split("Progress: ").skip(1).chain(refusals) {
             let note = note.split(['"', '\\']).next().unwrap_or_default();
             for tool in [
                 "create_file",
@@ -628,5 +629,29 @@ fn table_facts_reach_the_model_for_a_table_longer_than_the_result_clip() {
         after.contains(&want),
         "{want} not in {}",
         &after[after.len() - 3000..]
+    );
+}
+
+#[test]
+fn a_finish_refusal_names_the_writer_the_run_offers() {
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let finish = line(json!({"thought": "done", "action": "finish",
+        "parameters": {"summary": "done"}}));
+    let script = read("notes/overview.md") + &finish + &read("notes/overview.md");
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "refusal_writer.jsonl");
+    let levers = Levers {
+        write_sections: true,
+        ..Levers::DEFAULT
+    };
+    run(&h, &mut model, levers);
+    let last = model.prompts().last().cloned().unwrap();
+    let refusal = last.split("finish refused: ").nth(1).unwrap();
+    let refusal = refusal.split("\\n").next().unwrap();
+    assert!(
+        refusal.contains("write it with write_sections"),
+        "{refusal}"
     );
 }

@@ -1368,7 +1368,13 @@ impl<'a> Agent<'a> {
                 Err(refusal) => {
                     st.figures.finish_refusals += 1;
                     kind = StepKind::Refusal;
-                    let reason = refusal.reason();
+                    let tools = self.tools();
+                    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+                    let typed = self.deliverable_writer();
+                    let reason = refusal.reason_with(
+                        typed.or_else(|| offered("create_file")),
+                        typed.or_else(|| offered("replace_file")),
+                    );
                     self.env.journal.append_event(
                         Some(self.env.run),
                         "finish_refused",
