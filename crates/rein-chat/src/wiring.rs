@@ -47,9 +47,17 @@ impl ModelReviewers {
         let handle = std::thread::spawn(move || {
             let mut guard = decider.lock().unwrap_or_else(|p| p.into_inner());
             let _ = holding.send(());
-            if let Some(model) = guard.as_mut() {
-                // Its answer is of no use; a failure shows again at the first real decision.
-                let _ = model.choose(&route_request(WARM_UP_TEXT));
+            let Some(model) = guard.as_mut() else {
+                return;
+            };
+            // Its answer is of no use; a failure shows again at the first real decision. A panic
+            // leaves the model in no known state: it is dropped, and every decision after is an
+            // outage (keyword routes, writes held) rather than a crash of the session.
+            let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                model.choose(&route_request(WARM_UP_TEXT))
+            }));
+            if asked.is_err() {
+                *guard = None;
             }
         });
         // Returns once the warm-up holds the model, so a route asked next always comes after it.

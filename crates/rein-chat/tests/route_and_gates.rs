@@ -458,3 +458,83 @@ fn the_warm_up_asks_the_router_prefix_before_the_first_message_which_waits_for_i
 
     assert!(ModelReviewers::new(None).warm().is_none());
 }
+
+/// A decision model that panics on its first `panics` choices, then answers from its script.
+struct Panicky {
+    inner: ScriptedModel,
+    panics: usize,
+}
+
+impl Model for Panicky {
+    fn identity(&self) -> &ModelIdentity {
+        self.inner.identity()
+    }
+    fn complete(
+        &mut self,
+        request: &CompletionRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> rein_models::Result<Completion> {
+        self.inner.complete(request, on_text)
+    }
+    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
+        if self.panics > 0 {
+            self.panics -= 1;
+            panic!("the decision model broke during a choice");
+        }
+        self.inner.choose(request)
+    }
+}
+
+#[test]
+fn a_warm_up_that_panics_leaves_an_outage_not_a_crash() {
+    use rein_chat::turn::Reviewers;
+    use rein_chat::wiring::ModelReviewers;
+    // It would panic at every choice: after the warm-up's panic it is not asked again.
+    let model = Panicky {
+        inner: scripted(&[r#"{"find": 0.9, "summary": 0.1}"#]),
+        panics: usize::MAX,
+    };
+    let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
+    let warm = reviewers.warm().expect("a decision model is warmed");
+    assert!(warm.join().is_ok(), "the warm-up thread does not die of it");
+    let r = reviewers.route(LONG_SUMMARY);
+    assert_eq!(r.source, RouteSource::Outage, "{r:?}");
+    assert_eq!(r.intent, r.keyword_intent);
+    // The gates fail closed too, without asking it.
+    let w = reviewers.review_write(LONG_SUMMARY, "a.md", "+x", "x");
+    assert_eq!(w.source, ReviewSource::Outage, "{w:?}");
+}
+
+#[test]
+fn a_warm_up_that_fails_leaves_the_model_to_decide_the_first_route() {
+    use rein_chat::turn::Reviewers;
+    use rein_chat::wiring::ModelReviewers;
+    // The first reply is no decision (the warm-up gets it); the route gets the second.
+    let model = scripted(&[r#""not a decision""#, r#"{"find": 0.9, "summary": 0.1}"#]);
+    let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
+    reviewers.warm().expect("warmed").join().unwrap();
+    let r = reviewers.route(LONG_SUMMARY);
+    assert_eq!(
+        (r.intent, r.source),
+        (Intent::Explore, RouteSource::Model),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_session_that_ends_while_the_warm_up_runs_does_not_wait_for_it() {
+    use rein_chat::wiring::ModelReviewers;
+    let model = Slow {
+        inner: scripted(&[r#"{"chat": 1.0}"#]),
+        wait: Duration::from_millis(1500),
+    };
+    let started = std::time::Instant::now();
+    let reviewers = ModelReviewers::new(Some(Box::new(model)));
+    let warm = reviewers.warm().expect("warmed");
+    drop(reviewers);
+    assert!(
+        started.elapsed() < Duration::from_millis(1000),
+        "dropping waits for nothing"
+    );
+    warm.join().unwrap();
+}

@@ -48,6 +48,24 @@ impl FinishRefusal {
     pub fn reason(&self) -> String {
         self.to_string()
     }
+
+    /// [`FinishRefusal::reason`] naming, where it says how to write the deliverable, the tool
+    /// this run offers for that: `create` for a file that does not exist yet, `replace` for one
+    /// that does (`None`: no tool named). A small model copies the tool it is told.
+    pub fn reason_with(&self, create: Option<&str>, replace: Option<&str>) -> String {
+        let with = |tool: Option<&str>| tool.map(|t| format!(" with {t}")).unwrap_or_default();
+        match self {
+            FinishRefusal::Missing { path } => format!(
+                "finish refused: the required deliverable `{path}` does not exist; write it{}, read it back, then finish",
+                with(create)
+            ),
+            FinishRefusal::NotWrittenThisRun { path } => format!(
+                "finish refused: `{path}` was not written in this run; a file that was already there is not this run's work: write it{}, read it back, then finish",
+                with(replace)
+            ),
+            _ => self.reason(),
+        }
+    }
 }
 
 /// Decides whether `finish` may be accepted now. Pure: it reads the world and the trace and

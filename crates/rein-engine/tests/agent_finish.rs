@@ -185,3 +185,80 @@ fn a_contract_edited_on_disk_between_attempts_is_refused() {
     assert_eq!(trace.run.status, RunStatus::Aborted);
     assert_eq!(trace.attempts.len(), 1, "no second attempt was started");
 }
+
+/// A remote model is not held to the schema while it decodes: a finish summary over the cap
+/// must come back as a refusal that says what to do, never be cut to fit or crash the run.
+#[test]
+fn an_over_long_finish_summary_is_refused_with_what_to_do_never_cut() {
+    use rein_workspace::desk::FINISH_SUMMARY_MAX_CHARS;
+    let good = std::fs::read_to_string(support::fixture("good.jsonl")).unwrap();
+    let (body, last) = good.trim_end().rsplit_once('\n').unwrap();
+    for long in [
+        "s".repeat(FINISH_SUMMARY_MAX_CHARS + 1),
+        "é".repeat(FINISH_SUMMARY_MAX_CHARS + 1),
+        "word ".repeat(20_000),
+    ] {
+        let finish = serde_json::json!({"thought": "done", "action": "finish",
+            "parameters": {"summary": long}});
+        let script = format!("{body}\n{finish}\n{last}\n");
+        let h = Harness::new("desk_task");
+        let mut model = support::PromptRecorder::new(&script, "long_summary.jsonl");
+        let (out, events) = h.run_model(
+            &mut model,
+            &mut rein_engine::gate::AllowAll,
+            |_| {},
+            None,
+            &mut |_| {},
+        );
+        assert!(out.passed(), "{}", out.reason());
+        let steps: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Step(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        let refused = &steps[steps.len() - 2];
+        assert_eq!(refused.action.as_deref(), Some("finish"));
+        assert_ne!(refused.outcome, "executed", "{refused:?}");
+        let prompt = model.prompt(steps.len() - 1);
+        let feedback = prompt.rsplit("Result of step").next().unwrap_or_default();
+        let cap = format!("at most {FINISH_SUMMARY_MAX_CHARS} characters");
+        assert!(
+            feedback.contains(&cap),
+            "the refusal says what to do: {feedback}"
+        );
+        assert!(!feedback.contains("split it"), "{feedback}");
+        // Not echoed back, and the deliverable is not blamed.
+        assert!(feedback.len() < 1_000, "{feedback}");
+        assert!(!feedback.contains("fix out/summary.md"), "{feedback}");
+        // The accepted finish is the short one, as the model wrote it.
+        let accepted = steps.last().unwrap();
+        assert_eq!(accepted.outcome, "executed");
+        assert_eq!(
+            accepted.parameters.as_ref().unwrap()["summary"],
+            "Wrote out/summary.md."
+        );
+    }
+}
+
+/// The cap counts characters, not bytes: 400 two-byte characters are within it.
+#[test]
+fn a_finish_summary_of_the_cap_in_multibyte_characters_is_accepted() {
+    use rein_workspace::desk::FINISH_SUMMARY_MAX_CHARS;
+    let good = std::fs::read_to_string(support::fixture("good.jsonl")).unwrap();
+    let (body, _) = good.trim_end().rsplit_once('\n').unwrap();
+    let finish = serde_json::json!({"thought": "done", "action": "finish",
+        "parameters": {"summary": "é".repeat(FINISH_SUMMARY_MAX_CHARS)}});
+    let h = Harness::new("desk_task");
+    let mut model =
+        support::PromptRecorder::new(&format!("{body}\n{finish}\n"), "multibyte_summary.jsonl");
+    let (out, _) = h.run_model(
+        &mut model,
+        &mut rein_engine::gate::AllowAll,
+        |_| {},
+        None,
+        &mut |_| {},
+    );
+    assert!(out.passed(), "{}", out.reason());
+}

@@ -453,3 +453,205 @@ fn table_facts_add_the_column_totals_to_a_read_of_a_table_only_when_on() {
     assert!(out.passed(), "{}", out.reason());
     assert!(model.prompts().iter().all(|p| !p.contains("column_totals")));
 }
+
+#[test]
+fn table_facts_on_a_table_the_model_wrote_tell_the_truth_and_leave_the_verdict_alone() {
+    // The model writes a table with a total row spelled its own way, then reads it back.
+    let csv = "item,amount\nPaper,10\nInk,5.50\nTotal (EUR),15.50\n";
+    let write = line(json!({"thought": "note costs", "action": "create_file",
+        "parameters": {"path": "out/costs.csv", "content": csv}}));
+    let read = line(json!({"thought": "read", "action": "read_file",
+        "parameters": {"path": "out/costs.csv"}}));
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let script = format!("{write}{read}{good}");
+    let verdict = |levers: Levers| {
+        let h = Harness::new("desk_task");
+        let mut model = PromptRecorder::new(&script, "table_facts_own.jsonl");
+        let (out, events) = run(&h, &mut model, levers);
+        (
+            out.passed(),
+            out.reason(),
+            outcomes(&events),
+            model.prompt(2),
+        )
+    };
+    let on = verdict(Levers {
+        table_facts: true,
+        ..Levers::DEFAULT
+    });
+    let off = verdict(Levers::DEFAULT);
+    assert_eq!((&on.0, &on.1, &on.2), (&off.0, &off.1, &off.2));
+    let after_read = on.3;
+    // Counted once: 10 + 5.50, the total row named and left out.
+    assert!(after_read.contains(r#"\"sum\":\"15.5\""#), "{after_read}");
+    assert!(
+        after_read.contains(r#"\"label\":\"Total (EUR)\""#),
+        "{after_read}"
+    );
+    assert!(!off.3.contains("column_totals"));
+}
+
+#[test]
+fn table_facts_leak_nothing_of_a_table_policy_keeps_from_read_file() {
+    let policy = || {
+        rein_engine::policy::Policy::from_toml_str(
+            "[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"deny\"\n",
+            "test policy",
+            &rein_workspace::desk_registry(),
+        )
+        .unwrap()
+    };
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let h = Harness::new("desk_task");
+    // A link outside data/ to the denied table: what read_file shows, the totals may add to.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("data/tasks.csv", h.workspace.join("link.csv")).unwrap();
+    let script = read("data/tasks.csv") + &read("link.csv") + &read("notes/overview.md");
+    let mut model = PromptRecorder::new(&script, "table_facts_policy.jsonl");
+    let (_, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy(), |o| {
+        o.levers = Levers {
+            table_facts: true,
+            ..Levers::DEFAULT
+        };
+    });
+    let steps = outcomes(&events);
+    assert_eq!(steps[0], ("read_file".into(), "denied".into()), "{steps:?}");
+    let after_denied = model.prompt(1);
+    assert!(!after_denied.contains("column_totals"), "{after_denied}");
+    // The link: totals only where read_file itself showed the rows.
+    let after_link = model.prompt(2);
+    let shown = after_link.contains("Priya");
+    assert_eq!(
+        after_link.contains("column_totals"),
+        shown && steps[1].1 == "executed",
+        "{steps:?} {after_link}"
+    );
+}
+
+#[test]
+fn the_progress_note_never_names_a_tool_the_run_does_not_offer() {
+    // A mission without create_file (and, second, without replace_file), the write-json and
+    // write-sections levers on: desk_task's deliverable is Markdown with headings (so
+    // write_sections is offered) and has no schema (so write_json is not).
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let finish = line(json!({"thought": "done", "action": "finish",
+        "parameters": {"summary": "done"}}));
+    let script = read("notes/overview.md")
+        + &read("notes/meeting-notes.md")
+        + &read("data/tasks.csv")
+        + &finish
+        + &read("notes/overview.md");
+    for (dropped, levers) in [
+        (
+            vec!["create_file"],
+            Levers {
+                write_json: true,
+                ..Levers::DEFAULT
+            },
+        ),
+        (vec!["create_file", "replace_file"], Levers::DEFAULT),
+        (
+            vec!["create_file"],
+            Levers {
+                write_json: true,
+                write_sections: true,
+                ..Levers::DEFAULT
+            },
+        ),
+    ] {
+        let h = Harness::with_edit("desk_task", |m| {
+            let tools = m["tools"].as_array_mut().unwrap();
+            tools.retain(|t| !dropped.iter().any(|d| t == d));
+        });
+        let mut model = PromptRecorder::new(&script, "progress_tools.jsonl");
+        let (out, _) = run(&h, &mut model, levers);
+        let offered: Vec<String> = events_of(&h, &out, "levers")[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        let prompts = model.prompts();
+        let last = prompts.last().unwrap();
+        assert_eq!(last.matches("Progress: ").count(), 5, "{last}");
+        let refusals = last.split("finish refused: ").skip(1);
+        for note in last.split("Progress: ").skip(1).chain(refusals) {
+            let note = note.split(['"', '\\']).next().unwrap_or_default();
+            for tool in [
+                "create_file",
+                "replace_file",
+                "edit_file",
+                "write_json",
+                "write_sections",
+            ] {
+                if note.contains(tool) {
+                    assert!(
+                        offered.iter().any(|t| t == tool),
+                        "{dropped:?} {levers:?}: the note names {tool}, not offered {offered:?}: {note}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn table_facts_reach_the_model_for_a_table_longer_than_the_result_clip() {
+    // The result the model is shown is clipped; the totals matter most for a long table, of
+    // which the model sees only the start, so they must come before the content, not after it.
+    let h = Harness::new("desk_task");
+    let mut csv = String::from("task,owner,hours\n");
+    let mut sum = 0u64;
+    for i in 0..400u64 {
+        csv.push_str(&format!("Task number {i},Someone {i},{}\n", i % 17));
+        sum += i % 17;
+    }
+    std::fs::write(h.workspace.join("data/big.csv"), &csv).unwrap();
+    let script = line(json!({"thought": "read", "action": "read_file",
+        "parameters": {"path": "data/big.csv"}}))
+        + &std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let mut model = PromptRecorder::new(&script, "table_facts_long.jsonl");
+    run(
+        &h,
+        &mut model,
+        Levers {
+            table_facts: true,
+            ..Levers::DEFAULT
+        },
+    );
+    let after = model.prompt(1);
+    let want = format!(r#"\"column\":\"hours\",\"numbers\":400,\"sum\":\"{sum}\""#);
+    assert!(
+        after.contains(&want),
+        "{want} not in {}",
+        &after[after.len() - 3000..]
+    );
+}
+
+#[test]
+fn a_finish_refusal_names_the_writer_the_run_offers() {
+    let read = |path: &str| {
+        line(json!({"thought": "read", "action": "read_file", "parameters": {"path": path}}))
+    };
+    let finish = line(json!({"thought": "done", "action": "finish",
+        "parameters": {"summary": "done"}}));
+    let script = read("notes/overview.md") + &finish + &read("notes/overview.md");
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "refusal_writer.jsonl");
+    let levers = Levers {
+        write_sections: true,
+        ..Levers::DEFAULT
+    };
+    run(&h, &mut model, levers);
+    let last = model.prompts().last().cloned().unwrap();
+    let refusal = last.split("finish refused: ").nth(1).unwrap();
+    let refusal = refusal.split("\\n").next().unwrap();
+    assert!(
+        refusal.contains("write it with write_sections"),
+        "{refusal}"
+    );
+}

@@ -174,3 +174,23 @@ proptest! {
         let _ = extract_action(&s);
     }
 }
+
+/// The repairer never shortens a string to fit a schema cap: an over-long finish summary comes
+/// out whole (and is refused whole by the agent loop), also when its closing quote is missing.
+#[test]
+fn an_over_long_summary_is_read_whole_never_cut_to_the_cap() {
+    let long = "word ".repeat(200);
+    let reply = format!(
+        "{{\"thought\": \"done\", \"action\": \"finish\", \"parameters\": {{\"summary\": \"{long}\"}}}}"
+    );
+    let got = rein_engine::repair::extract_action_detailed(&reply).unwrap();
+    assert!(got.repairs.is_empty(), "{:?}", got.repairs);
+    assert_eq!(got.action.parameters["summary"], long.as_str());
+    let open = format!(
+        "{{\"thought\": \"done\", \"action\": \"finish\", \"parameters\": {{\"summary\": \"{long}"
+    );
+    if let Ok(got) = rein_engine::repair::extract_action_detailed(&open) {
+        assert!(!got.repairs.is_empty(), "a repair is reported");
+        assert_eq!(got.action.parameters["summary"], long.as_str());
+    }
+}

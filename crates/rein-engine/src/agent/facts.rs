@@ -41,13 +41,142 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return;
     };
+    if !shows_this_text(&report.result, text) {
+        return;
+    }
     let Some(mut totals) = column_totals(path, text) else {
         return;
     };
     totals["note"] = json!(
         "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
     );
-    report.result["column_totals"] = totals;
+    // First in the result: what the model is shown is clipped at MAX_RESULT_CHARS, and the
+    // totals matter most for a table too long to be shown whole (after the content they were
+    // cut off, or cut inside a figure).
+    if let serde_json::Value::Object(fields) = &mut report.result {
+        let rest = std::mem::take(fields);
+        fields.insert("column_totals".to_string(), totals);
+        fields.extend(rest);
+    }
+}
+
+/// Whether a read_file result is a view of `text` as it is now: the same line count and, at its
+/// lines, the same content. A replayed read carries the content recorded back then, and a file
+/// can change between the read and this second look: totals of another text would contradict
+/// what the model was shown. A result without content (a binary file) shows no text.
+fn shows_this_text(result: &serde_json::Value, text: &str) -> bool {
+    let number = |key: &str| {
+        result
+            .get(key)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    let (Some(content), Some(start), Some(end), Some(total)) = (
+        result.get("content").and_then(serde_json::Value::as_str),
+        number("start_line"),
+        number("end_line"),
+        number("total_lines"),
+    ) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // A read cut inside a line shows a prefix of it.
+    total == lines.len()
+        && start >= 1
+        && start <= end
+        && lines
+            .get(start - 1..end)
+            .is_some_and(|shown| shown.concat().starts_with(content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::MemWorld;
+    use serde_json::Value;
+
+    const CSV: &str = "item,n\nx,1\ny,2\nz,3\n";
+
+    /// What read_file returns for lines `start..=end` of `text` (whole lines, no cap).
+    fn read_result(path: &str, text: &str, start: usize, end: usize) -> Value {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        json!({
+            "path": path, "start_line": start, "end_line": end, "total_lines": lines.len(),
+            "content": lines[start - 1..end].concat(), "truncated": false,
+        })
+    }
+
+    fn facts(world: &MemWorld, outcome: GateOutcome, result: Value) -> Value {
+        let mut report = GateReport {
+            outcome,
+            reason: String::new(),
+            result,
+        };
+        add_table_facts(world, "read_file", &mut report);
+        report.result
+    }
+
+    #[test]
+    fn totals_come_with_a_read_of_the_file_as_it_is() {
+        let world = MemWorld::new().with_file("t.csv", CSV);
+        let whole = facts(
+            &world,
+            GateOutcome::Executed,
+            read_result("t.csv", CSV, 1, 4),
+        );
+        assert_eq!(whole["column_totals"]["columns"][0]["sum"], "6", "{whole}");
+        // Ahead of the content, which the prompt may clip.
+        let text = whole.to_string();
+        assert!(
+            text.find("column_totals") < text.find("\"content\""),
+            "{text}"
+        );
+        let part = facts(
+            &world,
+            GateOutcome::Executed,
+            read_result("t.csv", CSV, 2, 3),
+        );
+        assert_eq!(part["column_totals"]["columns"][0]["sum"], "6", "{part}");
+    }
+
+    #[test]
+    fn a_file_changed_since_the_read_gets_no_totals() {
+        // A replayed read carries the content recorded then; the file now says something else.
+        let then = "item,n\nx,1\ny,2\nz,300\n";
+        let world = MemWorld::new().with_file("t.csv", CSV);
+        for outcome in [GateOutcome::Replayed, GateOutcome::Executed] {
+            let r = facts(&world, outcome, read_result("t.csv", then, 1, 4));
+            assert!(r.get("column_totals").is_none(), "{r}");
+            // Grown by a line since a read of its first lines.
+            let r = facts(&world, outcome, read_result("t.csv", "item,n\nx,1\n", 1, 2));
+            assert!(r.get("column_totals").is_none(), "{r}");
+        }
+        // Gone since.
+        let r = facts(
+            &MemWorld::new(),
+            GateOutcome::Replayed,
+            read_result("t.csv", CSV, 1, 4),
+        );
+        assert!(r.get("column_totals").is_none(), "{r}");
+    }
+
+    #[test]
+    fn a_read_that_showed_no_text_gets_no_totals() {
+        // read_file calls a file with a NUL byte binary and shows nothing; it is valid UTF-8.
+        let text = "item,n\nx\u{0},1\ny,2\n";
+        let world = MemWorld::new().with_file("t.csv", text);
+        let binary = json!({"path": "t.csv", "binary": true, "size": text.len()});
+        let r = facts(&world, GateOutcome::Executed, binary);
+        assert!(r.get("column_totals").is_none(), "{r}");
+        for outcome in [
+            GateOutcome::Denied,
+            GateOutcome::Invalid,
+            GateOutcome::ApprovalRequired,
+        ] {
+            let r = facts(&world, outcome, read_result("t.csv", CSV, 1, 4));
+            assert!(r.get("column_totals").is_none(), "{outcome:?}: {r}");
+        }
+    }
 }
 
 /// Keeps the `column_totals` a read returned, replacing what an earlier read of the same file

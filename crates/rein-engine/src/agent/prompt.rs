@@ -224,16 +224,21 @@ pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
 /// and whether the deliverable was written and read back. Small models lose track of this and
 /// loop; the note is a hint, never authority.
 ///
-/// `writer` is the tool this run writes its deliverable with: `create_file`, or `write_json` /
-/// `write_sections` when a lever offers one. A small model copies the suggested step into its
-/// next call, so the note must name the tool that lever offers (the 1.5B, offered
-/// `write_sections`, wrote with `create_file` as the note said and lost a heading).
+/// `typed` is the typed writer a lever offers for the deliverable (`write_json`,
+/// `write_sections`), and `tools` the run's tool list. A small model copies the suggested step
+/// into its next call, so the note names only a tool the run offers: the typed one, else
+/// `create_file` (the 1.5B, offered `write_sections`, wrote with `create_file` as the note said
+/// and lost a heading), and no tool at all when the run offers none that fits.
 pub fn progress_note(
     contract: &FrozenContract,
     trace: &[crate::checks::TraceEntry],
-    writer: &str,
+    typed: Option<&str>,
+    tools: &[String],
 ) -> String {
     let m = &contract.mission;
+    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+    let with = |tool: Option<&str>| tool.map(|t| format!(" with {t}")).unwrap_or_default();
+    let writer = typed.or_else(|| offered("create_file"));
     let unread: Vec<&str> = m
         .inputs
         .iter()
@@ -254,11 +259,14 @@ pub fn progress_note(
     let (deliverable, next) = match (last_write, last_read) {
         (None, _) if in_place => (
             format!("{artifact} is not edited yet"),
-            format!("edit {artifact} in place with edit_file"),
+            format!(
+                "edit {artifact} in place{}",
+                with(offered("edit_file").or_else(|| offered("replace_file")))
+            ),
         ),
         (None, _) => (
             format!("{artifact} is not written yet"),
-            format!("write the whole of {artifact} with {writer}"),
+            format!("write the whole of {artifact}{}", with(writer)),
         ),
         (Some(w), Some(r)) if r > w => (
             format!("{artifact} is written and was read back"),
@@ -271,14 +279,21 @@ pub fn progress_note(
     };
     let refused = trace
         .last()
-        .is_some_and(|e| e.tool == "finish" && !e.executed());
+        // Refused by the finish rules (denied), not for its own arguments (invalid).
+        .is_some_and(|e| e.tool == "finish" && e.outcome == "denied");
     let next = if refused {
-        let how = if writer == "create_file" {
-            "replace_file with its full content"
-        } else {
+        // Not written yet: replace_file refuses a file that does not exist.
+        let rewriter = if last_write.is_none() && !in_place {
             writer
+        } else {
+            typed.or_else(|| offered("replace_file"))
         };
-        format!("fix {artifact} as the refusal says ({how}), then read it back")
+        let how = match rewriter {
+            Some("replace_file") => " (replace_file with its full content)".to_string(),
+            Some(t) => format!(" ({t})"),
+            None => String::new(),
+        };
+        format!("fix {artifact} as the refusal says{how}, then read it back")
     } else {
         next
     };

@@ -287,15 +287,14 @@ impl<'a> Agent<'a> {
         tools
     }
 
-    /// The tool the progress note names for writing the deliverable: the typed one a lever
-    /// offers for it, else `create_file`.
-    fn deliverable_writer(&self) -> &'static str {
+    /// The typed tool a lever offers for writing the deliverable, which the progress note names.
+    fn deliverable_writer(&self) -> Option<&'static str> {
         if self.typed_json().is_some() {
-            WRITE_JSON
+            Some(WRITE_JSON)
         } else if self.typed_sections().is_some() {
-            WRITE_SECTIONS
+            Some(WRITE_SECTIONS)
         } else {
-            "create_file"
+            None
         }
     }
 
@@ -1349,6 +1348,12 @@ impl<'a> Agent<'a> {
                 reason,
                 result: Value::Null,
             }
+        } else if let Some(reason) = over_long_summary(&tool, &params) {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
         } else if let Some((at, chars)) = input_over_cap(&params, "parameters") {
             kind = StepKind::Cap;
             let hit = CapHit::InputChars {
@@ -1386,7 +1391,13 @@ impl<'a> Agent<'a> {
                 Err(refusal) => {
                     st.figures.finish_refusals += 1;
                     kind = StepKind::Refusal;
-                    let reason = refusal.reason();
+                    let tools = self.tools();
+                    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+                    let typed = self.deliverable_writer();
+                    let reason = refusal.reason_with(
+                        typed.or_else(|| offered("create_file")),
+                        typed.or_else(|| offered("replace_file")),
+                    );
                     self.env.journal.append_event(
                         Some(self.env.run),
                         "finish_refused",
@@ -1510,6 +1521,7 @@ impl<'a> Agent<'a> {
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
+                &self.tools(),
             ));
         }
         if self.options.levers.checklist {
@@ -1703,4 +1715,17 @@ fn trace_target<'p>(tool: &str, params: &'p Value) -> Option<&'p str> {
         "path"
     };
     params.get(key).and_then(Value::as_str)
+}
+
+/// Why a `finish` is refused before the gate when its summary is over the cap: a model not
+/// held to the schema while it decodes (a remote one) gets what to do instead of the schema's
+/// echo of its whole summary, or the input cap's "split it into smaller pieces".
+fn over_long_summary(tool: &str, params: &Value) -> Option<String> {
+    use rein_workspace::desk::FINISH_SUMMARY_MAX_CHARS;
+    let chars = params.get("summary")?.as_str()?.chars().count();
+    (tool == "finish" && chars > FINISH_SUMMARY_MAX_CHARS).then(|| {
+        format!(
+            "the finish summary has {chars} characters, more than the cap of {FINISH_SUMMARY_MAX_CHARS}; nothing was checked: call finish again with a summary of at most {FINISH_SUMMARY_MAX_CHARS} characters (a sentence or two: the files are what is checked)"
+        )
+    })
 }

@@ -166,6 +166,18 @@ impl Table {
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
+            // A row of more or fewer cells than the header (trailing empty ones aside) puts its
+            // numbers under no knowable column: a figure of it would be wrong.
+            let width = header.len();
+            let fits = record.len() == width
+                || (record.len() > width && record.iter().skip(width).all(|c| c.trim().is_empty()));
+            if !fits {
+                let line = record.position().map_or(0, |p| p.line());
+                return Err(format!(
+                    "\"{name}\" line {line} has {} cells where the header has {width}, so its columns cannot be told apart (is the file separated by semicolons, or is a number like 1,200 not in quotes?)",
+                    record.len()
+                ));
+            }
             rows.push(record.iter().map(str::to_string).collect());
         }
         Ok(Table { header, rows })
@@ -183,20 +195,25 @@ impl Table {
             let Value::Object(map) = value else {
                 return Err(format!("\"{name}\" line {}: not a JSON object", i + 1));
             };
+            let inexact = has_inexact_number(line);
             for key in map.keys() {
                 if !header.contains(key) {
                     header.push(key.clone());
                 }
             }
-            objects.push(map);
+            objects.push((map, inexact));
         }
         let rows = objects
             .iter()
-            .map(|m| {
+            .map(|(m, inexact)| {
                 header
                     .iter()
                     .map(|k| match m.get(k) {
                         None | Some(Value::Null) => String::new(),
+                        // serde_json reads such a number as the nearest f64, not as written.
+                        Some(Value::Number(n)) if *inexact && n.is_f64() => {
+                            "(a number too long to read exactly)".to_string()
+                        }
                         Some(Value::String(s)) => s.clone(),
                         Some(other) => other.to_string(),
                     })
@@ -224,6 +241,44 @@ impl Table {
                 ))
             })
     }
+}
+
+/// Whether a JSON line holds a number serde_json may not read as written: one with an exponent
+/// or more than 15 significant digits (an f64 holds any 15-digit decimal exactly, not more).
+fn has_inexact_number(line: &str) -> bool {
+    let inexact = |token: &str| {
+        token.contains(['e', 'E'])
+            || token
+                .bytes()
+                .filter(u8::is_ascii_digit)
+                .skip_while(|b| *b == b'0')
+                .count()
+                > 15
+    };
+    let (mut in_string, mut escaped) = (false, false);
+    let mut token = String::new();
+    for c in line.chars().chain(std::iter::once(' ')) {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        let number_char = c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
+        if number_char && (!token.is_empty() || c.is_ascii_digit() || c == '-') {
+            token.push(c);
+            continue;
+        }
+        if inexact(&token) {
+            return true;
+        }
+        token.clear();
+        in_string = c == '"';
+    }
+    false
 }
 
 /// A cell as a number: an optional sign and currency symbol, digits with optional thousands
@@ -272,42 +327,78 @@ pub fn parse_number(cell: &str) -> Option<Decimal> {
         fraction.map(|f| format!(".{f}")).unwrap_or_default()
     );
     let value: Decimal = plain.parse().ok()?;
+    // rust_decimal rounds a fraction past 28 digits silently: such a cell is no exact number.
+    if value.scale() as usize != fraction.map_or(0, str::len) {
+        return None;
+    }
     Some(if negative { -value } else { value })
+}
+
+/// The exact sum of `numbers`, `None` when it overflows or when rust_decimal would round it
+/// (it drops fraction digits rather than fail once the integer part needs the room).
+fn exact_sum(numbers: &[Decimal]) -> Option<Decimal> {
+    numbers.iter().try_fold(Decimal::ZERO, |acc, n| {
+        let sum = acc.checked_add(*n)?;
+        (sum.scale() >= acc.scale().max(n.scale())).then_some(sum)
+    })
 }
 
 /// Most columns [`column_totals`] describes.
 pub const TOTALS_MAX_COLUMNS: usize = 20;
+/// Longest column name [`column_totals`] shows; a column of a longer name is left out, so the
+/// totals stay short enough to be shown whole ahead of a clipped file.
+pub const TOTALS_MAX_NAME_CHARS: usize = 100;
+/// Most left-out or total-like rows [`column_totals`] names (it counts them all).
+pub const TOTALS_MAX_LISTED_ROWS: usize = 10;
 
 /// Count, sum, min and max of every numeric column of a table file (one whose non-empty cells
 /// are all numbers), over all its rows: facts a read of the file can carry, so a small model
 /// copies a total instead of adding up a column it was shown. `None` when the text is not a
 /// table or has no numeric column. Past [`TOTALS_MAX_COLUMNS`] numeric columns the list says it
-/// was cut.
+/// was cut. Every figure given is true of the file or left out: a ragged table gets none, and a
+/// column of two names, of mixed units or of a number rust_decimal cannot hold exactly is skipped.
 pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let table = Table::parse(name, text).ok()?;
-    // A row that is itself a total ("Total", "Grand total", "Subtotal") would be counted twice.
-    let (total_rows, rows): (Vec<(usize, &Vec<String>)>, Vec<(usize, &Vec<String>)>) = table
+    // A ragged table (a semicolon CSV read with commas, an unquoted "1,200") is no table.
+    let width = table.header.len();
+    let (total_rows, like_totals) = total_rows(&table.rows, width);
+    let left_out: std::collections::BTreeSet<usize> = total_rows.iter().map(|(i, _)| *i).collect();
+    let rows: Vec<&Vec<String>> = table
         .rows
         .iter()
         .enumerate()
-        .partition(|(_, row)| row.iter().any(|c| is_total_label(c)));
+        .filter(|(i, _)| !left_out.contains(i))
+        .map(|(_, r)| r)
+        .collect();
     let mut totals = Vec::new();
     let mut numeric_columns = 0usize;
     for (i, header) in table.header.iter().enumerate() {
-        let figures = Figures::of(rows.iter().map(|(_, r)| cell(r, i)));
+        // Two columns of one name would give two sums under one name.
+        if table.header.iter().filter(|h| *h == header).count() > 1
+            || header.chars().count() > TOTALS_MAX_NAME_CHARS
+        {
+            continue;
+        }
+        let figures = Figures::of(rows.iter().map(|r| cell(r, i)));
         if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
+            continue;
+        }
+        // Dollars and euros, or a percentage and a plain number, add up to no one figure.
+        let mut units = rows
+            .iter()
+            .map(|r| cell(r, i))
+            .filter(|c| !c.trim().is_empty())
+            .map(unit_of);
+        let first = units.next();
+        if units.any(|u| Some(u) != first) {
             continue;
         }
         numeric_columns += 1;
         if totals.len() == TOTALS_MAX_COLUMNS {
             continue;
         }
-        let sum = figures
-            .numbers
-            .iter()
-            .try_fold(Decimal::ZERO, |acc, n| acc.checked_add(*n));
         let mut v = json!({ "column": header, "numbers": figures.numbers.len() });
-        match sum {
+        match exact_sum(&figures.numbers) {
             Some(sum) => v["sum"] = json!(sum.normalize().to_string()),
             None => v["note"] = json!("the sum is too large to compute exactly"),
         }
@@ -322,17 +413,37 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     }
     let mut out = json!({ "rows": rows.len(), "columns": totals });
     if !total_rows.is_empty() {
-        let left_out: Vec<Value> = total_rows
+        let listed: Vec<Value> = total_rows
             .iter()
-            .map(|(i, row)| {
-                let label = row
-                    .iter()
-                    .find(|c| is_total_label(c))
-                    .map_or("", |c| c.trim());
+            .take(TOTALS_MAX_LISTED_ROWS)
+            .map(|(i, label)| {
+                let shown: String = label.chars().take(TOTALS_MAX_NAME_CHARS).collect();
+                let label = if shown.len() < label.len() {
+                    format!("{shown}… (cut)")
+                } else {
+                    shown
+                };
                 json!({ "data_row": i + 1, "label": label })
             })
             .collect();
-        out["left_out_total_rows"] = json!(left_out);
+        out["left_out_total_rows"] = json!(listed);
+        if total_rows.len() > TOTALS_MAX_LISTED_ROWS {
+            out["left_out_total_rows_count"] = json!(total_rows.len());
+        }
+    }
+    if !like_totals.is_empty() {
+        let rows: Vec<Value> = like_totals
+            .iter()
+            .take(TOTALS_MAX_LISTED_ROWS)
+            .map(|i| json!({ "data_row": i + 1 }))
+            .collect();
+        out["rows_like_totals"] = json!(rows);
+        if like_totals.len() > TOTALS_MAX_LISTED_ROWS {
+            out["rows_like_totals_count"] = json!(like_totals.len());
+        }
+        out["rows_like_totals_note"] = json!(
+            "These rows have no total label but each of their numbers is the sum of the rows above: they are counted in the figures; if one is a total, leave it out yourself."
+        );
     }
     if numeric_columns > TOTALS_MAX_COLUMNS {
         out["columns_truncated"] = json!(format!(
@@ -340,6 +451,106 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
         ));
     }
     Some(out)
+}
+
+/// The rows of a table that total others, with their labels, and the unlabelled rows that look
+/// like totals. A row is a total when a cell is a total label ([`is_total_label`]), or when a
+/// cell starts like one ("Total (EUR)", "TOTAL due") and one of its numbers is the sum of that
+/// column over the rows above it (since the last total row, or since the start). A row without
+/// such a label whose every number is the sum of two or more rows above only looks like one.
+fn total_rows(rows: &[Vec<String>], width: usize) -> (Vec<(usize, String)>, Vec<usize>) {
+    let mut totals = Vec::new();
+    let mut like = Vec::new();
+    // Exact sums of each column since the last total row and since the start (None: inexact).
+    let mut section = vec![Some(Decimal::ZERO); width];
+    let mut all = vec![Some(Decimal::ZERO); width];
+    let mut section_rows = 0usize;
+    let mut all_rows = 0usize;
+    // And over the whole file's rows without any total-like label, for a total row on top.
+    let unlabelled: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| !r.iter().any(|c| is_total_label(c) || starts_like_total(c)))
+        .collect();
+    let whole: Vec<Option<Decimal>> = (0..width)
+        .map(|j| {
+            let numbers: Vec<Decimal> = unlabelled
+                .iter()
+                .filter_map(|r| parse_number(cell(r, j)))
+                .collect();
+            exact_sum(&numbers)
+        })
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let numbers: Vec<Option<Decimal>> =
+            (0..width).map(|j| parse_number(cell(row, j))).collect();
+        let matches = |sums: &[Option<Decimal>], above: usize, every: bool| {
+            let mut pairs = numbers
+                .iter()
+                .zip(sums)
+                .filter_map(|(n, s)| n.map(|n| (n, *s)))
+                .peekable();
+            let nonzero = numbers.iter().flatten().any(|n| !n.is_zero());
+            if above < 2 || !nonzero || pairs.peek().is_none() {
+                return false;
+            }
+            if every {
+                pairs.all(|(n, s)| s == Some(n))
+            } else {
+                pairs.any(|(n, s)| s == Some(n))
+            }
+        };
+        let label = row.iter().find(|c| is_total_label(c)).or_else(|| {
+            row.iter().find(|c| {
+                starts_like_total(c)
+                    && (matches(&section, section_rows, false)
+                        || matches(&all, all_rows, false)
+                        || matches(&whole, unlabelled.len(), false))
+            })
+        });
+        if let Some(label) = label {
+            totals.push((i, label.trim().to_string()));
+            section = vec![Some(Decimal::ZERO); width];
+            section_rows = 0;
+            continue;
+        }
+        if matches(&section, section_rows, true) || matches(&all, all_rows, true) {
+            like.push(i);
+        }
+        for (j, n) in numbers.iter().enumerate() {
+            if let Some(n) = n {
+                section[j] = section[j].and_then(|s| exact_sum(&[s, *n]));
+                all[j] = all[j].and_then(|s| exact_sum(&[s, *n]));
+            }
+        }
+        section_rows += 1;
+        all_rows += 1;
+    }
+    (totals, like)
+}
+
+/// The unit a number cell is written in: its currency symbol, and whether it is a percentage.
+fn unit_of(cell: &str) -> (Option<char>, bool) {
+    let c = cell.trim().trim_end_matches(')').trim_end();
+    let currency = ['$', '€', '£', '¥'].into_iter().find(|s| c.contains(*s));
+    (currency, c.ends_with('%'))
+}
+
+/// A cell whose first word(s) are a total label followed by more: "Total (EUR)", "TOTAL due".
+fn starts_like_total(cell: &str) -> bool {
+    let words: Vec<String> = cell
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(2)
+        .map(str::to_lowercase)
+        .collect();
+    matches!(
+        words
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["total" | "totals" | "subtotal" | "sum", ..] | ["grand" | "sub", "total"]
+    )
 }
 
 /// A cell that labels its row as a total of the others: "Total", "TOTAL:", "Grand total",
@@ -393,11 +604,7 @@ impl Figures {
         out["rows"] = json!(self.rows);
         out["numeric_cells"] = json!(self.numbers.len());
         if !self.numbers.is_empty() {
-            let sum = self
-                .numbers
-                .iter()
-                .try_fold(Decimal::ZERO, |acc, n| acc.checked_add(*n));
-            let Some(sum) = sum else {
+            let Some(sum) = exact_sum(&self.numbers) else {
                 out["note"] = json!("the sum is too large to compute exactly");
                 return;
             };
@@ -550,5 +757,255 @@ mod tests {
         assert!(t["columns_truncated"]
             .as_str()
             .is_some_and(|s| s.starts_with("25 numeric")));
+    }
+}
+
+/// Hostile tables: every figure `column_totals` states must be true of the file, or be left out.
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    fn totals(name: &str, text: &str) -> Option<Value> {
+        column_totals(name, text)
+    }
+
+    fn sum_of(t: &Value, column: &str) -> Option<String> {
+        t["columns"]
+            .as_array()?
+            .iter()
+            .find(|c| c["column"] == column)
+            .and_then(|c| c["sum"].as_str().map(str::to_string))
+    }
+
+    #[test]
+    fn a_number_decimal_cannot_hold_exactly_is_no_number() {
+        // rust_decimal rounds a 31-digit fraction silently; the cell must not count as that.
+        assert_eq!(parse_number("0.1234567890123456789012345678901"), None);
+        assert_eq!(parse_number("123456789012345678901234567890"), None);
+        assert!(parse_number("0.1234567890123").is_some());
+        assert_eq!(
+            parse_number("-0").map(|d| d.normalize().to_string()),
+            Some("0".into())
+        );
+    }
+
+    #[test]
+    fn a_sum_decimal_would_round_is_not_given() {
+        let t = totals("big.csv", "n\n9999999999999999999999999999\n0.1\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "n"), None, "{t}");
+        assert!(t["columns"][0]["note"].as_str().is_some(), "{t}");
+        let t = totals("big.csv", "n\n1000000000000000000000000000\n0.01\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "n"), None, "{t}");
+        let mut out = json!({});
+        Figures::of(["9999999999999999999999999999", "0.1"].into_iter()).write_into(&mut out);
+        assert!(out.get("sum").is_none(), "{out}");
+    }
+
+    #[test]
+    fn a_semicolon_csv_gets_no_totals() {
+        // European CSV: read with commas it is one column "amount;qty" whose cells start "1", "2".
+        let text = "amount;qty\n1,50;2\n2,25;3\n";
+        assert_eq!(totals("eu.csv", text), None);
+    }
+
+    #[test]
+    fn ragged_rows_get_no_totals() {
+        // Which column a short or long row's cells belong to cannot be told.
+        assert_eq!(totals("r.csv", "a,b\n1,2,3\n4,5\n"), None);
+        assert_eq!(totals("r.csv", "a,b\n1\n4,5\n"), None);
+        // An unquoted thousands separator splits a cell in two.
+        assert_eq!(totals("r.csv", "item,amount\nx,1,200\ny,30\n"), None);
+        // Trailing empty cells (a spreadsheet's export) are no raggedness.
+        let t = totals("r.csv", "a,b\n1,2,\n4,5\n").unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "a"), Some("5".into()));
+        assert_eq!(sum_of(&t, "b"), Some("7".into()));
+    }
+
+    #[test]
+    fn quoted_cells_crlf_bom_and_embedded_newlines_are_read_right() {
+        let text = "\u{feff}name,amount\r\n\"Acme,\r\nLtd\",\"1,200.50\"\r\n\"B \"\"x\"\"\",3\r\n";
+        let t = totals("q.csv", text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "amount"), Some("1203.5".into()), "{t}");
+        assert_eq!(t["rows"], 2);
+    }
+
+    #[test]
+    fn a_csv_whose_first_line_has_a_tab_is_not_misread() {
+        // Header "a\tb" (no comma) makes the file be read as TSV; the rows have commas.
+        assert_eq!(totals("t.csv", "a\tb\n1,2\n3,4\n"), None);
+    }
+
+    #[test]
+    fn duplicate_column_names_are_not_summed_under_one_name() {
+        let t =
+            totals("d.csv", "amount,amount,n\n1,2,3\n4,5,6\n").unwrap_or_else(|| panic!("none"));
+        let cols = t["columns"].as_array().cloned().unwrap_or_default();
+        assert!(cols.iter().all(|c| c["column"] != "amount"), "{t}");
+        assert_eq!(sum_of(&t, "n"), Some("9".into()));
+    }
+
+    #[test]
+    fn header_only_and_empty_files_get_nothing() {
+        assert_eq!(totals("h.csv", "a,b\n"), None);
+        assert_eq!(totals("h.csv", ""), None);
+        assert_eq!(totals("h.jsonl", ""), None);
+    }
+
+    #[test]
+    fn json_lines_numbers_are_exact_or_left_out() {
+        // serde_json reads 1.0000000000000001 as the f64 1.0: that column cannot be summed.
+        let t = totals(
+            "x.jsonl",
+            "{\"a\":1.0000000000000001,\"b\":1}\n{\"a\":1,\"b\":2}\n",
+        )
+        .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "a"), None, "{t}");
+        assert_eq!(sum_of(&t, "b"), Some("3".into()));
+        // Past u64 an integer is an f64 too.
+        let t = totals("x.jsonl", "{\"a\":123456789012345678901234,\"b\":1}\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "a"), None, "{t}");
+        // Booleans, objects and arrays are no numbers; null is an empty cell.
+        for bad in ["true", "{\"x\":1}", "[1]"] {
+            let text = format!("{{\"a\":{bad},\"b\":1}}\n{{\"a\":2,\"b\":1}}\n");
+            let t = totals("x.jsonl", &text).unwrap_or_else(|| panic!("none"));
+            assert_eq!(sum_of(&t, "a"), None, "{bad}: {t}");
+        }
+        let t = totals("x.jsonl", "{\"a\":null}\n{\"a\":2.5}\n{\"a\":0.1}\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "a"), Some("2.6".into()));
+        assert_eq!(t["columns"][0]["numbers"], 2);
+    }
+
+    #[test]
+    fn a_total_row_spelled_another_way_is_not_counted_twice() {
+        for label in ["Total (EUR)", "TOTAL EUR", "Grand Total:", "Total due"] {
+            let text = format!("item,amount\nPaper,10\nInk,5.50\n{label},15.50\n");
+            let t = totals("inv.csv", &text).unwrap_or_else(|| panic!("none"));
+            assert_eq!(sum_of(&t, "amount"), Some("15.5".into()), "{label}: {t}");
+            assert_eq!(t["left_out_total_rows"][0]["label"], label.trim(), "{t}");
+        }
+        // The label in the last column.
+        let t = totals("inv.csv", "amount,item\n10,Paper\n5.5,Ink\n15.5,TOTAL\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "amount"), Some("15.5".into()), "{t}");
+        // A line item whose name starts with "Total" and that is no total stays in.
+        let t = totals("inv.csv", "item,amount\nPaper,10\nTotal hours of work,2\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(sum_of(&t, "amount"), Some("12".into()), "{t}");
+    }
+
+    #[test]
+    fn an_unlabelled_row_that_sums_the_rows_above_is_flagged() {
+        let t = totals("inv.csv", "item,amount\nPaper,10\nInk,5.50\n,15.50\n")
+            .unwrap_or_else(|| panic!("none"));
+        // Not left out (1, 2, 3 would be a coincidence), but the model is told.
+        assert_eq!(sum_of(&t, "amount"), Some("31".into()), "{t}");
+        assert_eq!(t["rows_like_totals"][0]["data_row"], 3, "{t}");
+    }
+}
+
+#[cfg(test)]
+mod hostile_units {
+    use super::*;
+
+    #[test]
+    fn a_column_mixing_currencies_or_percent_gets_no_sum() {
+        for text in [
+            "amount\n$100\n€100\n",
+            "rate\n50%\n0.5\n",
+            "amount\n£3\n3\n",
+        ] {
+            assert_eq!(column_totals("m.csv", text), None, "{text}");
+        }
+        let t = column_totals("m.csv", "amount\n$100\n\"$1,000.50\"\n($12.50)\n")
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "1088", "{t}");
+    }
+
+    #[test]
+    fn a_total_row_spelled_another_way_above_the_data_is_left_out() {
+        let t = column_totals(
+            "inv.csv",
+            "item,amount\nTotal (EUR),15.50\nPaper,10\nInk,5.50\n",
+        )
+        .unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "15.5", "{t}");
+        assert_eq!(t["left_out_total_rows"][0]["data_row"], 1, "{t}");
+    }
+}
+
+#[cfg(test)]
+mod hostile_size {
+    use super::*;
+
+    #[test]
+    fn a_column_name_too_long_to_show_is_left_out() {
+        let long = "h".repeat(TOTALS_MAX_NAME_CHARS + 1);
+        let text = format!("{long},n\n1,2\n3,4\n");
+        let t = column_totals("w.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"].as_array().map(Vec::len), Some(1), "{t}");
+        assert_eq!(t["columns"][0]["column"], "n");
+        assert!(t.to_string().len() < 1_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_many {
+    use super::*;
+
+    #[test]
+    fn many_total_rows_are_counted_quickly_and_listed_briefly() {
+        let mut text = String::from("item,n\nx,1\ny,2\n");
+        for _ in 0..100_000 {
+            text.push_str("Total,3\n");
+        }
+        let started = std::time::Instant::now();
+        let t = column_totals("many.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert_eq!(t["columns"][0]["sum"], "3");
+        assert_eq!(
+            t["left_out_total_rows"].as_array().map(Vec::len),
+            Some(TOTALS_MAX_LISTED_ROWS),
+            "{t}"
+        );
+        assert_eq!(t["left_out_total_rows_count"], 100_000);
+        assert!(t.to_string().len() < 2_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_label {
+    use super::*;
+
+    #[test]
+    fn a_long_total_label_is_shown_cut_and_says_so() {
+        let label = format!("Total {}", "x".repeat(10_000));
+        let text = format!("item,n\na,1\nb,2\n{label},3\n");
+        let t = column_totals("l.csv", &text).unwrap_or_else(|| panic!("none"));
+        assert_eq!(t["columns"][0]["sum"], "3");
+        let shown = t["left_out_total_rows"][0]["label"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(shown.ends_with("… (cut)"), "{shown}");
+        assert!(t.to_string().len() < 1_000);
+    }
+}
+
+#[cfg(test)]
+mod hostile_stats {
+    use super::*;
+
+    #[test]
+    fn table_stats_refuses_a_ragged_table_and_says_why() {
+        // The semicolon CSV that read with commas gives a column "amount;qty" summing to 3.
+        let err = Table::parse("eu.csv", "amount;qty\n1,50;2\n2,25;3\n")
+            .err()
+            .unwrap_or_else(|| panic!("a ragged table is read"));
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("semicolons"), "{err}");
+        assert!(Table::parse("ok.csv", "a,b\n1,2,\n3,4\n").is_ok());
     }
 }
