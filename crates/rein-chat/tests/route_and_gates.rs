@@ -527,6 +527,7 @@ fn a_session_that_ends_while_the_warm_up_runs_does_not_wait_for_it() {
     let model = Slow {
         inner: scripted(&[r#"{"chat": 1.0}"#]),
         wait: Duration::from_millis(1500),
+        seen: Default::default(),
     };
     let started = std::time::Instant::now();
     let reviewers = ModelReviewers::new(Some(Box::new(model)));

@@ -89,6 +89,54 @@ fn shows_this_text(result: &serde_json::Value, text: &str) -> bool {
             .is_some_and(|shown| shown.concat().starts_with(content))
 }
 
+/// Keeps the `column_totals` a read returned, replacing what an earlier read of the same file
+/// gave.
+pub fn remember_table_facts(kept: &mut Vec<(String, Value)>, report: &GateReport) {
+    let (Some(totals), Some(path)) = (
+        report.result.get("column_totals"),
+        report.result.get("path").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    kept.retain(|(p, _)| p != path);
+    kept.push((path.to_string(), totals.clone()));
+}
+
+/// The figures the model's own earlier reads of tables returned, for a retry that starts a fresh
+/// transcript (they are what the model saw, never a value the judge expects): one line a column.
+pub fn earlier_table_facts(kept: &[(String, Value)]) -> String {
+    if kept.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "Figures your reads of tables returned earlier in this run (Rein computed them over every row):\n",
+    );
+    for (path, totals) in kept {
+        let columns = totals["columns"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for c in columns {
+            let figure = |key: &str| c[key].as_str().unwrap_or("?").to_string();
+            s.push_str(&format!(
+                "- {path}, column \"{}\": sum {}, {} numbers, min {}, max {}\n",
+                c["column"].as_str().unwrap_or_default(),
+                figure("sum"),
+                c["numbers"],
+                figure("min"),
+                figure("max"),
+            ));
+        }
+        if let Some(left_out) = totals["left_out_total_rows"].as_array() {
+            s.push_str(&format!(
+                "  ({} row(s) labelled as totals were left out of {path}'s figures)\n",
+                left_out.len()
+            ));
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,52 +225,4 @@ mod tests {
             assert!(r.get("column_totals").is_none(), "{outcome:?}: {r}");
         }
     }
-}
-
-/// Keeps the `column_totals` a read returned, replacing what an earlier read of the same file
-/// gave.
-pub fn remember_table_facts(kept: &mut Vec<(String, Value)>, report: &GateReport) {
-    let (Some(totals), Some(path)) = (
-        report.result.get("column_totals"),
-        report.result.get("path").and_then(Value::as_str),
-    ) else {
-        return;
-    };
-    kept.retain(|(p, _)| p != path);
-    kept.push((path.to_string(), totals.clone()));
-}
-
-/// The figures the model's own earlier reads of tables returned, for a retry that starts a fresh
-/// transcript (they are what the model saw, never a value the judge expects): one line a column.
-pub fn earlier_table_facts(kept: &[(String, Value)]) -> String {
-    if kept.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from(
-        "Figures your reads of tables returned earlier in this run (Rein computed them over every row):\n",
-    );
-    for (path, totals) in kept {
-        let columns = totals["columns"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for c in columns {
-            let figure = |key: &str| c[key].as_str().unwrap_or("?").to_string();
-            s.push_str(&format!(
-                "- {path}, column \"{}\": sum {}, {} numbers, min {}, max {}\n",
-                c["column"].as_str().unwrap_or_default(),
-                figure("sum"),
-                c["numbers"],
-                figure("min"),
-                figure("max"),
-            ));
-        }
-        if let Some(left_out) = totals["left_out_total_rows"].as_array() {
-            s.push_str(&format!(
-                "  ({} row(s) labelled as totals were left out of {path}'s figures)\n",
-                left_out.len()
-            ));
-        }
-    }
-    s
 }

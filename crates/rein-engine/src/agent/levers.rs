@@ -247,6 +247,38 @@ impl Levers {
     }
 }
 
+/// `schema` with every string whose `maxLength` is above `cap` (or unbounded) held to `cap`
+/// characters; constants, enums and non-string values are left as they are.
+pub fn shorten_texts(schema: &Value, cap: u64) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                out.insert(k.clone(), shorten_texts(v, cap));
+            }
+            let is_string = out.get("type").and_then(Value::as_str) == Some("string");
+            let fixed = out.contains_key("const") || out.contains_key("enum");
+            if is_string && !fixed {
+                let max = out
+                    .get("maxLength")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
+                out.insert("maxLength".into(), json!(max.min(cap)));
+                if out
+                    .get("minLength")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|m| m > cap)
+                {
+                    out.insert("minLength".into(), json!(cap));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| shorten_texts(v, cap)).collect()),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -299,37 +331,5 @@ mod tests {
             let e = Levers::from_settings(&[bad]).unwrap_err();
             assert!(e.to_string().contains("facts-tools"), "{bad}: {e}");
         }
-    }
-}
-
-/// `schema` with every string whose `maxLength` is above `cap` (or unbounded) held to `cap`
-/// characters; constants, enums and non-string values are left as they are.
-pub fn shorten_texts(schema: &Value, cap: u64) -> Value {
-    match schema {
-        Value::Object(map) => {
-            let mut out = serde_json::Map::new();
-            for (k, v) in map {
-                out.insert(k.clone(), shorten_texts(v, cap));
-            }
-            let is_string = out.get("type").and_then(Value::as_str) == Some("string");
-            let fixed = out.contains_key("const") || out.contains_key("enum");
-            if is_string && !fixed {
-                let max = out
-                    .get("maxLength")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(u64::MAX);
-                out.insert("maxLength".into(), json!(max.min(cap)));
-                if out
-                    .get("minLength")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|m| m > cap)
-                {
-                    out.insert("minLength".into(), json!(cap));
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(|v| shorten_texts(v, cap)).collect()),
-        other => other.clone(),
     }
 }
