@@ -144,9 +144,14 @@ fn reviewers_for(decision_model: Option<&str>, allow_remote: bool) -> Box<dyn Re
     };
     match open_model(&spec, allow_remote) {
         Ok(model) => {
+            // Only an embedded worker keeps the evaluated prefix in its own KV cache; a
+            // scripted decision model would spend a scripted answer on it.
+            let embedded = rein_engine::agent::is_embedded(model.identity());
             let reviewers = ModelReviewers::new(Some(model));
-            // The router's prefix is evaluated while the person types the first message.
-            drop(reviewers.warm());
+            if embedded {
+                // The router's prefix is evaluated while the person types the first message.
+                drop(reviewers.warm());
+            }
             Box::new(reviewers)
         }
         Err(e) => {
