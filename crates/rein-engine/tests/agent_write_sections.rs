@@ -532,3 +532,31 @@ fn the_progress_note_suggests_the_tool_the_lever_offers_for_the_deliverable() {
     assert!(suggested(&requests)
         .contains("Suggested next step: write the whole of out/summary.md with create_file"));
 }
+
+#[test]
+fn one_text_copied_under_several_headings_is_refused_and_short_equal_bodies_are_not() {
+    let h = Harness::new("desk_task");
+    let overview = std::fs::read_to_string(h.workspace.join("notes/overview.md")).unwrap();
+    let mut copied = gold_fields();
+    copied["Goal"] = json!(overview);
+    // The same text with other line breaks and case is still a copy.
+    copied["Tasks"] = json!(overview.replace('\n', "  ").to_uppercase());
+    let script = reads() + &line("write_sections", copied);
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert_eq!(steps(&events, "write_sections")[0].outcome, "invalid");
+    assert!(!h.workspace.join(SUMMARY).exists(), "nothing was written");
+    let r = reasons(&h, &out, "write_sections");
+    assert!(
+        r[0].contains("the same text under `Goal`, `Tasks`"),
+        "{r:?}"
+    );
+
+    // Two sections that both say a short "None so far." are not a copy: written as usual.
+    let h = Harness::new("desk_task");
+    let mut short = gold_fields();
+    short["Goal"] = json!("None so far.");
+    short["Risks"] = json!("None so far.");
+    let script = reads() + &line("write_sections", short);
+    let (_, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    assert_eq!(steps(&events, "write_sections")[0].outcome, "executed");
+}

@@ -243,6 +243,13 @@ impl Outline {
         if !unknown.is_empty() {
             problems.push(format!("unknown fields {}", quote(unknown)));
         }
+        let repeated = repeated_bodies(&fields, params);
+        if !repeated.is_empty() {
+            problems.push(format!(
+                "the same text under {}: write what belongs under each heading, not one text copied into several",
+                quote(repeated)
+            ));
+        }
         if !problems.is_empty() {
             let mut all = vec!["path"];
             all.extend(&fields);
@@ -318,6 +325,39 @@ impl Outline {
 }
 
 /// The headings a prompt quotes with their `#`s, as (level, key), in order.
+/// Shortest body (in characters, spaces collapsed) that counts as copied when another field
+/// holds the same text: two sections that both say "None." are not a copy.
+const COPIED_BODY_MIN_CHARS: usize = 20;
+
+/// The fields whose text, spaces collapsed, is the same as another field's (the 1.5B put the
+/// whole overview under every heading).
+fn repeated_bodies<'f>(fields: &[&'f str], params: &Value) -> Vec<&'f str> {
+    let normal = |f: &str| {
+        params
+            .get(f)
+            .and_then(Value::as_str)
+            .map(|t| {
+                t.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_lowercase()
+            })
+            .filter(|t| t.chars().count() >= COPIED_BODY_MIN_CHARS)
+    };
+    fields
+        .iter()
+        .copied()
+        .filter(|f| {
+            let Some(mine) = normal(f) else {
+                return false;
+            };
+            fields
+                .iter()
+                .any(|other| other != f && normal(other).as_deref() == Some(mine.as_str()))
+        })
+        .collect()
+}
+
 fn quoted_headings(prompt: &str) -> Vec<(u8, String)> {
     let Some(re) = QUOTED_HEADING.as_ref() else {
         return Vec::new();
