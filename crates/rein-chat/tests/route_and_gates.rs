@@ -27,11 +27,12 @@ fn scripted(lines: &[&str]) -> ScriptedModel {
 }
 
 /// A decision model that waits before answering (a slow worker), keeping every `choose`
-/// request it was asked.
+/// request it was asked; it panics on its first `panics` choices (a broken worker).
 struct Slow {
     inner: ScriptedModel,
     wait: Duration,
     seen: std::sync::Arc<std::sync::Mutex<Vec<ChooseRequest>>>,
+    panics: usize,
 }
 
 impl Model for Slow {
@@ -47,6 +48,10 @@ impl Model for Slow {
     }
     fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
         self.seen.lock().unwrap().push(request.clone());
+        if self.panics > 0 {
+            self.panics -= 1;
+            panic!("the decision model broke during a choice");
+        }
         std::thread::sleep(self.wait);
         self.inner.choose(request)
     }
@@ -149,6 +154,7 @@ fn outages_fall_back_to_keywords_and_say_why() {
         inner: scripted(&[r#"{"find": 0.99, "summary": 0.01}"#]),
         wait: Duration::from_millis(60),
         seen: Default::default(),
+        panics: 0,
     };
     let r = route_with_deadline(LONG_SUMMARY, Some(&mut slow), Duration::from_millis(10));
     assert_eq!(
@@ -296,6 +302,7 @@ fn the_write_gate_fails_closed() {
         inner: scripted(&[r#"{"yes": 1.0}"#]),
         wait: Duration::from_millis(60),
         seen: Default::default(),
+        panics: 0,
     };
     let r = review_write_with_deadline(
         Some(&mut slow),
@@ -384,6 +391,7 @@ fn evidence_floor_edge_6499_vs_6500_and_outages_caution() {
         inner: scripted(&[r#"{"yes": 1.0}"#]),
         wait: Duration::from_millis(60),
         seen: Default::default(),
+        panics: 0,
     };
     let r = review_answer_with_deadline(
         Some(&mut slow),
@@ -433,6 +441,7 @@ fn the_warm_up_asks_the_router_prefix_before_the_first_message_which_waits_for_i
         inner: scripted(&[r#"{"chat": 1.0}"#, r#"{"find": 0.9, "summary": 0.1}"#]),
         wait: Duration::from_millis(300),
         seen: seen.clone(),
+        panics: 0,
     };
     let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
     let warm = reviewers.warm().expect("a decision model is warmed");
@@ -459,39 +468,15 @@ fn the_warm_up_asks_the_router_prefix_before_the_first_message_which_waits_for_i
     assert!(ModelReviewers::new(None).warm().is_none());
 }
 
-/// A decision model that panics on its first `panics` choices, then answers from its script.
-struct Panicky {
-    inner: ScriptedModel,
-    panics: usize,
-}
-
-impl Model for Panicky {
-    fn identity(&self) -> &ModelIdentity {
-        self.inner.identity()
-    }
-    fn complete(
-        &mut self,
-        request: &CompletionRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> rein_models::Result<Completion> {
-        self.inner.complete(request, on_text)
-    }
-    fn choose(&mut self, request: &ChooseRequest) -> rein_models::Result<ChooseReply> {
-        if self.panics > 0 {
-            self.panics -= 1;
-            panic!("the decision model broke during a choice");
-        }
-        self.inner.choose(request)
-    }
-}
-
 #[test]
 fn a_warm_up_that_panics_leaves_an_outage_not_a_crash() {
     use rein_chat::turn::Reviewers;
     use rein_chat::wiring::ModelReviewers;
     // It would panic at every choice: after the warm-up's panic it is not asked again.
-    let model = Panicky {
+    let model = Slow {
         inner: scripted(&[r#"{"find": 0.9, "summary": 0.1}"#]),
+        wait: Duration::ZERO,
+        seen: Default::default(),
         panics: usize::MAX,
     };
     let mut reviewers = ModelReviewers::new(Some(Box::new(model)));
@@ -528,6 +513,7 @@ fn a_session_that_ends_while_the_warm_up_runs_does_not_wait_for_it() {
         inner: scripted(&[r#"{"chat": 1.0}"#]),
         wait: Duration::from_millis(1500),
         seen: Default::default(),
+        panics: 0,
     };
     let started = std::time::Instant::now();
     let reviewers = ModelReviewers::new(Some(Box::new(model)));
