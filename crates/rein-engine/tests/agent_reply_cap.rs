@@ -11,13 +11,19 @@ use rein_engine::gate::AllowAll;
 use rein_protocol::FinishReason;
 use support::{fixture, Harness, PromptRecorder};
 
+/// The good run's script with its fourth reply, the one that writes the report, sent twice:
+/// the tests cut the first.
+fn report_sent_twice() -> Vec<String> {
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let mut script = lines[..4].to_vec();
+    script.extend_from_slice(&lines[3..]);
+    script
+}
+
 #[test]
 fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
-    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
-    let lines: Vec<&str> = good.lines().collect();
-    // The fourth reply writes the report; it is sent twice, and the first is cut.
-    let mut script: Vec<&str> = lines[..4].to_vec();
-    script.extend(&lines[3..]);
+    let script = report_sent_twice();
     let h = Harness::new("desk_task");
     // The fourth call comes back as a model stopped by the cap leaves it: a third of its text
     // missing, `Length`, max_tokens spent.
@@ -75,10 +81,7 @@ fn content_cap(request: &rein_protocol::CompletionRequest) -> Option<u64> {
 
 #[test]
 fn short_after_cut_holds_only_the_next_reply_s_texts_to_the_short_cap() {
-    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
-    let lines: Vec<&str> = good.lines().collect();
-    let mut script: Vec<&str> = lines[..4].to_vec();
-    script.extend(&lines[3..]);
+    let script = report_sent_twice();
     let run = |lever: bool| {
         let h = Harness::new("desk_task");
         let mut model = PromptRecorder::tapped(
