@@ -560,3 +560,34 @@ fn one_text_copied_under_several_headings_is_refused_and_short_equal_bodies_are_
     let (_, events, _) = run(&h, &script, on(), false, &mut AllowAll);
     assert_eq!(steps(&events, "write_sections")[0].outcome, "executed");
 }
+
+#[test]
+fn each_section_s_requirements_are_named_under_its_heading_without_an_expected_value() {
+    let h = Harness::new("desk_task");
+    let script = reads()
+        + &line("write_sections", gold_fields())
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let (out, _, requests) = run(&h, &script, on(), false, &mut AllowAll);
+    assert!(out.passed(), "{}", out.reason());
+    let task = format!("{:?}", requests[0].prompt);
+    assert!(
+        task.contains("What the text under each heading must do"),
+        "{task}"
+    );
+    // desk_task's total-hours check stands in section Tasks: named there, its value never.
+    let tasks_line = task
+        .split("\\n")
+        .find(|l| l.starts_with("- `Tasks`:") && l.contains(r#"sum of the column \"hours\""#))
+        .unwrap_or_else(|| panic!("no Tasks requirement naming the total: {task}"));
+    assert!(
+        tasks_line.contains("state it in the section"),
+        "{tasks_line}"
+    );
+    assert!(!task.contains("64"), "{task}");
+    assert!(task.contains("- `Risks`:"), "{task}");
+
+    let h = Harness::new("desk_task");
+    let (_, _, requests) = run(&h, &script, Levers::DEFAULT, false, &mut AllowAll);
+    assert!(!format!("{:?}", requests[0].prompt).contains("What the text under each heading"));
+}

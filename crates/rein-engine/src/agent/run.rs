@@ -440,6 +440,13 @@ impl<'a> Agent<'a> {
         }
         if let Some(outline) = self.typed_sections() {
             s.push_str(&outline.task_note());
+            let hints = self.offers_table_stats();
+            s.push_str(&outline.section_requirements(c, |spec| {
+                match hints.then(|| table_stats_hint(spec)).flatten() {
+                    Some(hint) => format!("{} {hint}", requirement(spec)),
+                    None => requirement(spec),
+                }
+            }));
         }
         s
     }

@@ -168,6 +168,39 @@ impl Outline {
         )
     }
 
+    /// What the contract's checks require of each section, in plain words (the renderer the
+    /// `requirements` lever uses, so no expected value): one line per check scoped to one of
+    /// the outline's headings, prefixed with that heading. A small model filling one field at
+    /// a time reads them where it writes (the 1.5B put a right `Total hours: 64` under Risks).
+    pub fn section_requirements(
+        &self,
+        contract: &FrozenContract,
+        render: impl Fn(&CheckSpec) -> String,
+    ) -> String {
+        let mut s = String::new();
+        for (_, heading) in &self.headings {
+            let key = heading_key(heading);
+            for check in &contract.mission.checks {
+                let scoped = match &check.spec {
+                    CheckSpec::ContentMatches { section, .. }
+                    | CheckSpec::ContentAbsent { section, .. }
+                    | CheckSpec::NumericConsistency { section, .. }
+                    | CheckSpec::Decision { section, .. }
+                    | CheckSpec::Statement { section, .. }
+                    | CheckSpec::MentionsAll { section, .. } => section.as_deref(),
+                    _ => None,
+                };
+                if scoped.is_some_and(|sec| heading_key(sec) == key) {
+                    s.push_str(&format!("- `{heading}`: {}\n", render(&check.spec)));
+                }
+            }
+        }
+        if s.is_empty() {
+            return s;
+        }
+        format!("What the text under each heading must do (each field is checked as its own section):\n{s}")
+    }
+
     /// What the task message adds.
     pub fn task_note(&self) -> String {
         let title = if self.title {
