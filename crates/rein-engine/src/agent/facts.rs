@@ -53,7 +53,7 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     // First in the result: what the model is shown is clipped at MAX_RESULT_CHARS, and the
     // totals matter most for a table too long to be shown whole (after the content they were
     // cut off, or cut inside a figure).
-    if let serde_json::Value::Object(fields) = &mut report.result {
+    if let Value::Object(fields) = &mut report.result {
         let rest = std::mem::take(fields);
         fields.insert("column_totals".to_string(), totals);
         fields.extend(rest);
@@ -64,15 +64,15 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
 /// lines, the same content. A replayed read carries the content recorded back then, and a file
 /// can change between the read and this second look: totals of another text would contradict
 /// what the model was shown. A result without content (a binary file) shows no text.
-fn shows_this_text(result: &serde_json::Value, text: &str) -> bool {
+fn shows_this_text(result: &Value, text: &str) -> bool {
     let number = |key: &str| {
         result
             .get(key)
-            .and_then(serde_json::Value::as_u64)
+            .and_then(Value::as_u64)
             .and_then(|n| usize::try_from(n).ok())
     };
     let (Some(content), Some(start), Some(end), Some(total)) = (
-        result.get("content").and_then(serde_json::Value::as_str),
+        result.get("content").and_then(Value::as_str),
         number("start_line"),
         number("end_line"),
         number("total_lines"),

@@ -441,12 +441,7 @@ impl<'a> Agent<'a> {
         if let Some(outline) = self.typed_sections() {
             s.push_str(&outline.task_note());
             let hints = self.offers_table_stats();
-            s.push_str(&outline.section_requirements(c, |spec| {
-                match hints.then(|| table_stats_hint(spec)).flatten() {
-                    Some(hint) => format!("{} {hint}", requirement(spec)),
-                    None => requirement(spec),
-                }
-            }));
+            s.push_str(&outline.section_requirements(c, |spec| hinted_requirement(spec, hints)));
         }
         s
     }
@@ -1021,12 +1016,7 @@ impl<'a> Agent<'a> {
                 .checks
                 .iter()
                 .find(|k| k.id == chk.id)
-                .map(
-                    |k| match hints.then(|| table_stats_hint(&k.spec)).flatten() {
-                        Some(hint) => format!("{} {hint}", requirement(&k.spec)),
-                        None => requirement(&k.spec),
-                    },
-                )
+                .map(|k| hinted_requirement(&k.spec, hints))
                 .unwrap_or_default();
             let found = super::prompt::clip(&chk.feedback.join("; "), 300);
             s.push_str(&format!(
@@ -1694,6 +1684,15 @@ fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
     f.prompt_tokens += u64::from(c.prompt_tokens);
     f.cached_tokens += u64::from(c.cached_tokens);
     f.completion_tokens += u64::from(c.completion_tokens);
+}
+
+/// A check's requirement in plain words, followed, when the run offers `table_stats`
+/// (`hints`), by the call that gives its figure.
+fn hinted_requirement(spec: &CheckSpec, hints: bool) -> String {
+    match hints.then(|| table_stats_hint(spec)).flatten() {
+        Some(hint) => format!("{} {hint}", requirement(spec)),
+        None => requirement(spec),
+    }
 }
 
 /// What the model reads when an attempt's finish was accepted but the judge failed it: which

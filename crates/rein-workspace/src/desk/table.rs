@@ -537,18 +537,14 @@ fn unit_of(cell: &str) -> (Option<char>, bool) {
 
 /// A cell whose first word(s) are a total label followed by more: "Total (EUR)", "TOTAL due".
 fn starts_like_total(cell: &str) -> bool {
-    let words: Vec<String> = cell
+    let lower = cell.to_lowercase();
+    let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .take(2)
-        .map(str::to_lowercase)
         .collect();
     matches!(
-        words
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
+        words.as_slice(),
         ["total" | "totals" | "subtotal" | "sum", ..] | ["grand" | "sub", "total"]
     )
 }
@@ -556,18 +552,10 @@ fn starts_like_total(cell: &str) -> bool {
 /// A cell that labels its row as a total of the others: "Total", "TOTAL:", "Grand total",
 /// "Subtotal", "Sum".
 fn is_total_label(cell: &str) -> bool {
-    let words: Vec<String> = cell
-        .trim()
-        .trim_end_matches(':')
-        .split_whitespace()
-        .map(str::to_lowercase)
-        .collect();
+    let lower = cell.trim().trim_end_matches(':').to_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
     matches!(
-        words
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
+        words.as_slice(),
         ["total"] | ["totals"] | ["grand", "total"] | ["subtotal"] | ["sub", "total"] | ["sum"]
     )
 }
