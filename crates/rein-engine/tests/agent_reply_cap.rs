@@ -11,23 +11,15 @@ use rein_engine::gate::AllowAll;
 use rein_protocol::FinishReason;
 use support::{fixture, Harness, PromptRecorder};
 
-/// The good run's script with its fourth reply, the one that writes the report, sent twice:
-/// the tests cut the first.
-fn report_sent_twice() -> Vec<String> {
+/// The good run's script with its fourth reply, the one that writes the report, sent twice;
+/// the first comes back as a model stopped by the cap leaves it: a third of its text missing,
+/// `Length`, max_tokens spent.
+fn model_cut_at_the_fourth_reply() -> PromptRecorder {
     let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
-    let lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let lines: Vec<&str> = good.lines().collect();
     let mut script = lines[..4].to_vec();
     script.extend_from_slice(&lines[3..]);
-    script
-}
-
-#[test]
-fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
-    let script = report_sent_twice();
-    let h = Harness::new("desk_task");
-    // The fourth call comes back as a model stopped by the cap leaves it: a third of its text
-    // missing, `Length`, max_tokens spent.
-    let mut model = PromptRecorder::tapped(
+    PromptRecorder::tapped(
         &script.join("\n"),
         "cut.jsonl",
         Box::new(|call, request, c| {
@@ -38,7 +30,13 @@ fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
                 c.completion_tokens = request.max_tokens;
             }
         }),
-    );
+    )
+}
+
+#[test]
+fn a_reply_cut_at_the_cap_writes_nothing_and_says_why() {
+    let h = Harness::new("desk_task");
+    let mut model = model_cut_at_the_fourth_reply();
     let mut after_cut = None;
     let ws = h.workspace.clone();
     let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |e| {
@@ -81,20 +79,9 @@ fn content_cap(request: &rein_protocol::CompletionRequest) -> Option<u64> {
 
 #[test]
 fn short_after_cut_holds_only_the_next_reply_s_texts_to_the_short_cap() {
-    let script = report_sent_twice();
     let run = |lever: bool| {
         let h = Harness::new("desk_task");
-        let mut model = PromptRecorder::tapped(
-            &script.join("\n"),
-            "cut.jsonl",
-            Box::new(|call, request, c| {
-                if call == 3 {
-                    c.text = c.text.chars().take(40).collect();
-                    c.finish = FinishReason::Length;
-                    c.completion_tokens = request.max_tokens;
-                }
-            }),
-        );
+        let mut model = model_cut_at_the_fourth_reply();
         let (out, _) = h.run_model(
             &mut model,
             &mut AllowAll,
