@@ -6,7 +6,7 @@
 
 use regex::Regex;
 
-use crate::checks::{count_words, TraceEntry, World};
+use crate::checks::{count_words, last_write, seen_since_write, TraceEntry, World};
 use crate::mission::{sha256_hex, FrozenContract, InputHash};
 
 /// Minimum words of a deliverable when the mission does not set `min_words`.
@@ -120,11 +120,7 @@ pub fn check_finish(
         });
     }
 
-    let last_write = trace.iter().rposition(|e| e.mutated_path(artifact));
-    let last_read = trace
-        .iter()
-        .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
-    let Some(w) = last_write else {
+    let Some(w) = last_write(trace, artifact) else {
         return Err(FinishRefusal::NotWrittenThisRun {
             path: artifact.into(),
         });
@@ -134,7 +130,7 @@ pub fn check_finish(
             path: artifact.into(),
         });
     }
-    if last_read.is_none_or(|r| r < w) {
+    if !seen_since_write(trace, w, artifact) {
         return Err(FinishRefusal::NotReread {
             path: artifact.into(),
         });

@@ -655,3 +655,93 @@ fn a_finish_refusal_names_the_writer_the_run_offers() {
         "{refusal}"
     );
 }
+
+#[test]
+fn read_back_shows_the_written_deliverable_and_lets_finish_follow_at_once() {
+    // The good script without its read-back of the deliverable.
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let script: String = good
+        .lines()
+        .filter(|l| !l.contains("Check what I wrote."))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let levers = Levers {
+        read_back: true,
+        ..Levers::DEFAULT
+    };
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "read_back.jsonl");
+    let (out, events) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        outcomes(&events).last().unwrap(),
+        &("finish".to_string(), "executed".to_string())
+    );
+    // The model got the file as it is on disk, whole, with the write's result.
+    let after_write = model.prompt(4);
+    let on_disk = std::fs::read_to_string(h.workspace.join("out/summary.md")).unwrap();
+    assert!(after_write.contains("Rein read out/summary.md back for you"));
+    // Prompts are recorded as debug text: the shown file is escaped the same way.
+    let shown = format!("{:?}", format!("<<<\n{on_disk}\n>>>"));
+    assert!(
+        after_write.contains(shown.trim_matches('"')),
+        "{after_write}"
+    );
+    assert!(
+        after_write.contains("written and was read back"),
+        "{after_write}"
+    );
+    // Rein's read is no call of the model's: the trace the judge reads has no read_file of it.
+    let trace = h.journal.run_trace(out.run).unwrap();
+    assert!(!trace
+        .steps
+        .iter()
+        .any(|s| s.step.action.as_deref() == Some("read_file")
+            && s.step.detail.to_string().contains("out/summary.md")));
+
+    // Without the lever the same script's finish is refused for the missing read-back.
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "read_back_off.jsonl");
+    let (out, events) = run(&h, &mut model, Levers::DEFAULT);
+    assert!(!out.passed());
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::FinishRefused { reason, .. } if reason.contains("re-read the output first"))));
+    assert!(model.prompts().iter().all(|p| !p.contains("back for you")));
+}
+
+#[test]
+fn read_back_never_covers_a_file_changed_after_its_write_was_shown() {
+    // Write (shown back), then an edit that is refused leaves the file as shown: finish is
+    // accepted; an applied edit is shown back again, so the model always saw the last write.
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let mut lines: Vec<String> = good
+        .lines()
+        .filter(|l| !l.contains("Check what I wrote.") && !l.contains("\"finish\""))
+        .map(str::to_string)
+        .collect();
+    lines.push(
+        json!({"thought": "Tighten the goal.", "action": "edit_file", "parameters": {
+            "path": "out/summary.md",
+            "old_text": "from their phones, replacing",
+            "new_text": "from a phone, replacing"}})
+        .to_string(),
+    );
+    lines.push(
+        json!({"thought": "Done.", "action": "finish", "parameters": {"summary": "Wrote it."}})
+            .to_string(),
+    );
+    let script = lines.join("\n") + "\n";
+    let levers = Levers {
+        read_back: true,
+        ..Levers::DEFAULT
+    };
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "read_back_edit.jsonl");
+    let (out, _) = run(&h, &mut model, levers);
+    assert!(out.passed(), "{}", out.reason());
+    let after_edit = model.prompt(5);
+    assert!(
+        after_edit.contains("members renew loans and reserve books from a phone, replacing"),
+        "{after_edit}"
+    );
+}

@@ -257,3 +257,29 @@ fn a_deliverable_changed_after_this_runs_write_is_refused() {
         }
     );
 }
+
+#[test]
+fn a_write_shown_back_counts_as_read_back_and_only_for_its_own_content() {
+    let c = desk();
+    let w = fresh(&c).with_file("out/summary.md", REPORT);
+    let mut shown = e("create_file", "out/summary.md", true);
+    shown.shown_back = true;
+    let trace = vec![e("read_file", "notes/overview.md", false), shown.clone()];
+    assert_eq!(finish_now(&c, &w, &trace, &hashes(&c)), Ok(()));
+
+    // A later write not shown back needs a read again.
+    let mut later = trace.clone();
+    later.push(e("edit_file", "out/summary.md", true));
+    assert!(matches!(
+        finish_now(&c, &w, &later, &hashes(&c)),
+        Err(FinishRefusal::NotReread { .. })
+    ));
+
+    // The file changed on disk after the shown write: not what this run last wrote.
+    let shown_hash = shown.with_written(Some(sha256_hex(b"another text")));
+    let trace = vec![e("read_file", "notes/overview.md", false), shown_hash];
+    assert!(matches!(
+        check_finish(&c, &w, &trace, &hashes(&c)),
+        Err(FinishRefusal::ChangedSinceWritten { .. })
+    ));
+}

@@ -50,6 +50,11 @@ pub enum Lever {
     /// an edit names a shorter `old_text`, a long file is written in parts. The 1.5B repeated a
     /// cut `edit_file` five times in a row until the run's timeout.
     ShortAfterCut,
+    /// An applied write of the deliverable is read back by Rein at once and the model gets the
+    /// file as it now is on disk with the write's result, which counts as reading it back for
+    /// the finish rule: the 1.5B called a refused finish three times in a row (57-64 s each)
+    /// instead of the `read_file` the refusal asked for.
+    ReadBack,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -57,7 +62,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 12] = [
+    pub const ALL: [Lever; 13] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -70,6 +75,7 @@ impl Lever {
         Lever::TaskReminder,
         Lever::TableFacts,
         Lever::ShortAfterCut,
+        Lever::ReadBack,
     ];
 
     pub fn name(self) -> &'static str {
@@ -86,6 +92,7 @@ impl Lever {
             Lever::TaskReminder => "task-reminder",
             Lever::TableFacts => "table-facts",
             Lever::ShortAfterCut => "short-after-cut",
+            Lever::ReadBack => "read-back",
         }
     }
 
@@ -123,6 +130,7 @@ pub struct Levers {
     pub task_reminder: bool,
     pub table_facts: bool,
     pub short_after_cut: bool,
+    pub read_back: bool,
 }
 
 impl Default for Levers {
@@ -150,6 +158,7 @@ impl Levers {
         task_reminder: false,
         table_facts: false,
         short_after_cut: false,
+        read_back: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -165,6 +174,7 @@ impl Levers {
         task_reminder: true,
         table_facts: true,
         short_after_cut: true,
+        read_back: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -181,6 +191,7 @@ impl Levers {
             Lever::TaskReminder => self.task_reminder,
             Lever::TableFacts => self.table_facts,
             Lever::ShortAfterCut => self.short_after_cut,
+            Lever::ReadBack => self.read_back,
         }
     }
 
@@ -198,6 +209,7 @@ impl Levers {
             Lever::TaskReminder => self.task_reminder = on,
             Lever::TableFacts => self.table_facts = on,
             Lever::ShortAfterCut => self.short_after_cut = on,
+            Lever::ReadBack => self.read_back = on,
         }
     }
 

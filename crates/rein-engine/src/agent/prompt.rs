@@ -58,6 +58,10 @@ Tools:\n",
     s
 }
 
+/// The most of one failed check's facts the model reads after a failed attempt: room for a
+/// count and the lines it names (`not_copied` names the most copied lines of the deliverable).
+pub const MAX_FAILED_CHECK_CHARS: usize = 480;
+
 /// The task of a memory-sandbox run: the prompt and the files it starts with.
 pub fn memory_task_message(contract: &FrozenContract) -> String {
     let m = &contract.mission;
@@ -76,7 +80,7 @@ pub fn memory_task_message(contract: &FrozenContract) -> String {
 pub fn memory_retry_feedback(v: &crate::checks::Verdict) -> String {
     let mut s = String::from("The harness checked the sandbox and these checks failed:\n");
     for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
-        let facts = clip(&c.feedback.join("; "), 300);
+        let facts = clip(&c.feedback.join("; "), MAX_FAILED_CHECK_CHARS);
         s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
     }
     s.push_str("Do the missing steps, then call final_answer again.");
@@ -251,12 +255,10 @@ pub fn progress_note(
         .map(String::as_str)
         .collect();
     let artifact = m.required_artifact.as_str();
-    let last_write = trace.iter().rposition(|e| e.mutated_path(artifact));
-    let last_read = trace
-        .iter()
-        .rposition(|e| e.tool == "read_file" && e.executed() && e.targets(artifact));
+    let last_write = crate::checks::last_write(trace, artifact);
+    let seen = last_write.is_some_and(|w| crate::checks::seen_since_write(trace, w, artifact));
     let in_place = m.editable.iter().any(|e| e == artifact);
-    let (deliverable, next) = match (last_write, last_read) {
+    let (deliverable, next) = match (last_write, seen) {
         (None, _) if in_place => (
             format!("{artifact} is not edited yet"),
             format!(
@@ -268,7 +270,7 @@ pub fn progress_note(
             format!("{artifact} is not written yet"),
             format!("write the whole of {artifact}{}", with(writer)),
         ),
-        (Some(w), Some(r)) if r > w => (
+        (Some(_), true) => (
             format!("{artifact} is written and was read back"),
             "call finish if it is complete, else fix it".to_string(),
         ),

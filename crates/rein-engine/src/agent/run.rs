@@ -1018,7 +1018,10 @@ impl<'a> Agent<'a> {
                 .find(|k| k.id == chk.id)
                 .map(|k| hinted_requirement(&k.spec, hints))
                 .unwrap_or_default();
-            let found = super::prompt::clip(&chk.feedback.join("; "), 300);
+            let found = super::prompt::clip(
+                &chk.feedback.join("; "),
+                super::prompt::MAX_FAILED_CHECK_CHARS,
+            );
             s.push_str(&format!(
                 "- {} ({}): requires: {wants} Found: {found}\n",
                 chk.id, chk.kind
@@ -1475,8 +1478,10 @@ impl<'a> Agent<'a> {
         } else {
             0
         };
-        st.trace
-            .push(self.trace_entry(&tool, path, &report, mutates));
+        let mut entry = self.trace_entry(&tool, path, &report, mutates);
+        let shown_back = self.show_back(&entry);
+        entry.shown_back = shown_back.is_some();
+        st.trace.push(entry);
         let summary = summarize(&tool, &params, &report);
         let ev = StepEvent {
             step: n,
@@ -1506,6 +1511,10 @@ impl<'a> Agent<'a> {
         self.record(st, kind, &ev, Some(&asked.raw), detail)?;
         on_event(&AgentEvent::Step(ev));
         let mut feedback = result_message(n, &tool, &report);
+        if let Some(shown) = shown_back {
+            feedback.push('\n');
+            feedback.push_str(&shown);
+        }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).
             feedback.push_str(&format!(
@@ -1545,6 +1554,26 @@ impl<'a> Agent<'a> {
             (None, true) => StepEnd::FinishAccepted,
             (None, false) => StepEnd::Continue,
         })
+    }
+
+    /// With the `read-back` lever, what the model reads after an applied write of the
+    /// deliverable: the file as it is on disk now, whole (a file too long to show whole is not
+    /// shown back, and the model reads it with `read_file` as before).
+    fn show_back(&self, entry: &TraceEntry) -> Option<String> {
+        let path = &self.env.contract.mission.required_artifact;
+        if !self.options.levers.read_back || self.options.memory || !entry.mutated_path(path) {
+            return None;
+        }
+        let bytes = self.env.world.read(path).ok().flatten()?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        if text.chars().count() > MAX_DELIVERABLE_CHARS
+            || entry.written_sha256.as_deref() != Some(crate::mission::sha256_hex(&bytes).as_str())
+        {
+            return None;
+        }
+        Some(format!(
+            "Rein read {path} back for you; it now reads, between the lines <<< and >>>:\n<<<\n{text}\n>>>\nCheck it against the task: fix what is wrong, or call finish if it is complete."
+        ))
     }
 
     /// The trace entry of a call, with what the judge needs to know of its effect: whether a
@@ -1703,7 +1732,10 @@ fn retry_feedback(v: &Verdict) -> String {
     let mut s =
         String::from("The harness checked your deliverable on disk and these checks failed:\n");
     for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
-        let facts = super::prompt::clip(&c.feedback.join("; "), 300);
+        let facts = super::prompt::clip(
+            &c.feedback.join("; "),
+            super::prompt::MAX_FAILED_CHECK_CHARS,
+        );
         s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
     }
     s.push_str(

@@ -265,7 +265,7 @@ pub fn requirement(spec: &CheckSpec) -> String {
             min_run_words,
             max_fraction,
         } => format!(
-            "Write {} in your own words: at most {:.0}% of its words may lie in runs of {min_run_words} or more words copied from {}.",
+            "Write {} in your own words: at most {:.0}% of its words may lie in runs of {min_run_words} or more words copied from {}. Restate a table's rows in your own form (one line per row with its units, say), never paste them, and rephrase the sentences you take from notes.",
             q(path),
             max_fraction * 100.0,
             files(sources)

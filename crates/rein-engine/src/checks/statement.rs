@@ -470,7 +470,14 @@ pub(crate) fn not_copied(
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
-    let mine = words(&reading(&String::from_utf8_lossy(&bytes)));
+    let text = String::from_utf8_lossy(&bytes);
+    // Words line by line (a word never spans a line break), so a copied word has a line.
+    let lines: Vec<(usize, &str, Vec<String>)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line, words(&reading(line))))
+        .collect();
+    let mine: Vec<String> = lines.iter().flat_map(|(_, _, w)| w.clone()).collect();
     let sources: Vec<String> = if sources.is_empty() {
         cx.contract.inputs.iter().map(|h| h.path.clone()).collect()
     } else {
@@ -497,15 +504,59 @@ pub(crate) fn not_copied(
     let count = copied.iter().filter(|c| **c).count();
     let fraction = count as f64 / mine.len() as f64;
     let ok = fraction <= max_fraction;
-    (
-        ok,
-        vec![format!(
-            "{path}: {count} of {} words ({:.0} %) lie in runs of {n}+ words copied from the inputs, a changed, added or dropped word every few words included (at most {:.0} % allowed)",
-            mine.len(),
-            fraction * 100.0,
-            max_fraction * 100.0
-        )],
-    )
+    let mut facts = vec![format!(
+        "{path}: {count} of {} words ({:.0} %) lie in runs of {n}+ words copied from the inputs, a changed, added or dropped word every few words included (at most {:.0} % allowed)",
+        mine.len(),
+        fraction * 100.0,
+        max_fraction * 100.0
+    )];
+    if !ok {
+        facts.push(most_copied_lines(&lines, &copied));
+    }
+    (ok, facts)
+}
+
+/// How many of the most copied lines a failed `not_copied` names.
+const COPIED_LINES_SHOWN: usize = 3;
+
+/// Longest excerpt of a copied line in a fact.
+const COPIED_LINE_CHARS: usize = 48;
+
+/// The lines of the deliverable that hold the most copied words, by number and start, so the
+/// writer knows which to put in its own words (the deliverable's own text, never an input's:
+/// a fact may be shown to the model).
+fn most_copied_lines(lines: &[(usize, &str, Vec<String>)], copied: &[bool]) -> String {
+    let mut at = 0;
+    let mut per_line: Vec<(usize, usize, &str)> = Vec::new();
+    for (number, line, words) in lines {
+        let n = copied[at..at + words.len()].iter().filter(|c| **c).count();
+        at += words.len();
+        if n > 0 {
+            per_line.push((n, *number, line));
+        }
+    }
+    per_line.sort_by_key(|(n, number, _)| (std::cmp::Reverse(*n), *number));
+    let shown: Vec<String> = per_line
+        .iter()
+        .take(COPIED_LINES_SHOWN)
+        .map(|(n, number, line)| {
+            let line = line.trim();
+            let excerpt: String = line.chars().take(COPIED_LINE_CHARS).collect();
+            let more = if excerpt.len() < line.len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("line {number} ({n} words) `{excerpt}{more}`")
+        })
+        .collect();
+    let left = per_line.len().saturating_sub(COPIED_LINES_SHOWN);
+    let tail = if left > 0 {
+        format!(" and {left} more line{}", if left == 1 { "" } else { "s" })
+    } else {
+        String::new()
+    };
+    format!("most copied: {}{tail}", shown.join(", "))
 }
 
 #[cfg(test)]
@@ -600,6 +651,32 @@ mod tests {
         let mut copied = vec![false; m.len()];
         mark_copied(&m, &src, 8, COPY_GAP_WORDS, &mut copied);
         assert_eq!(copied.iter().filter(|c| **c).count(), 0);
+    }
+
+    #[test]
+    fn a_failed_paste_names_its_most_copied_lines_by_number() {
+        // The 1.5B's report (journal run 559): the goal sentence and the CSV rows pasted.
+        let overview = w("Goal: give members of the Harbor Library a phone app to renew loans and reserve books, replacing the paper request forms at the front desk.");
+        let csv = w("task,owner,status,hours\nRenewal screen design,Priya,done,12\nRenewal API,Jonas,done,16\nReservation screen,Priya,in progress,10\nCatalogue search integration,Jonas,blocked,14");
+        let report = "## Goal\n\nGive members of the Harbor Library a phone app to renew loans and reserve books, replacing the paper request forms at the front desk.\n\n## Tasks\n\nRenewal screen design, Priya,done,12\nRenewal API,Jonas,done,16\nReservation screen,Priya,in progress,10\n- Release checklist, four hours, Maya\n";
+        let lines: Vec<(usize, &str, Vec<String>)> = report
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l, w(l)))
+            .collect();
+        let mine: Vec<String> = lines.iter().flat_map(|(_, _, w)| w.clone()).collect();
+        let mut copied = vec![false; mine.len()];
+        mark_copied(&mine, &overview, 8, COPY_GAP_WORDS, &mut copied);
+        mark_copied(&mine, &csv, 8, 0, &mut copied);
+        let fact = most_copied_lines(&lines, &copied);
+        assert!(
+            fact.starts_with("most copied: line 3 (24 words) `Give members of the Harbor Library a phone app t…`, line 7 (6 words) `Renewal screen design, Priya,done,12`, line 9 (6 words)"),
+            "{fact}"
+        );
+        // Line 8's row and line 1's heading word, which starts the pasted run of the goal.
+        assert!(fact.ends_with(" and 2 more lines"), "{fact}");
+        // The line in the writer's own words is never named.
+        assert!(!fact.contains("Release checklist"), "{fact}");
     }
 
     fn tasks() -> (Vec<String>, Vec<Vec<String>>) {

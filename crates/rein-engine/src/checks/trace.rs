@@ -24,6 +24,11 @@ pub struct TraceEntry {
     /// For an executed change: the SHA-256 of the file it left on disk (`None`: no file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_sha256: Option<String>,
+    /// For an executed write of the deliverable: Rein read the file back at once and the
+    /// model got it whole with the write's result (lever `read-back`), which counts as reading
+    /// it back for the finish rule. Never a read for the judge's checks of what the model did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shown_back: bool,
 }
 
 impl TraceEntry {
@@ -35,6 +40,7 @@ impl TraceEntry {
             mutated,
             full_read: false,
             written_sha256: None,
+            shown_back: false,
         }
     }
 
@@ -81,6 +87,20 @@ impl TraceEntry {
     pub fn mutated_path(&self, path: &str) -> bool {
         self.mutated && self.executed() && self.targets(path)
     }
+}
+
+/// The index of the last executed change of `path` in a trace.
+pub fn last_write(trace: &[TraceEntry], path: &str) -> Option<usize> {
+    trace.iter().rposition(|e| e.mutated_path(path))
+}
+
+/// Whether the model has seen `path` as it is since the change at `write`: a `read_file` of it
+/// after that change, or the change's own result showing it whole (lever `read-back`).
+pub fn seen_since_write(trace: &[TraceEntry], write: usize, path: &str) -> bool {
+    trace[write].shown_back
+        || trace[write + 1..]
+            .iter()
+            .any(|e| e.tool == "read_file" && e.executed() && e.targets(path))
 }
 
 #[cfg(test)]
