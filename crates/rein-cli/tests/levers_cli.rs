@@ -38,7 +38,7 @@ fn an_unknown_lever_is_refused_with_the_names_before_anything_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("unknown lever `fact-tools`"), "{err}");
     assert!(
-        err.contains("facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut, read-back"),
+        err.contains("facts-tools, requirements, repeat-escape, repeat-penalty, monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut, read-back, rewrite-section"),
         "{err}"
     );
     assert!(!ws.exists(), "nothing was prepared for a refused run");

@@ -342,6 +342,25 @@ fn report_complete_headings_words_and_fields() {
     );
     fails(h(json!(["Goal"]), 50, 100), &w);
     fails(h(json!(["Goal"]), 1, 5), &w);
+    // A section written twice (the 1.5B left its old Goal, Tasks and Risks above new ones):
+    // every heading present and in order, yet which section counts cannot be told.
+    let twice = format!("{report}\n## Goal\nShip it soon.\n\n## Tasks\nSix.\n");
+    let r = fails(
+        h(json!(["Project summary", "Goal", "Tasks", "Risks"]), 5, 100),
+        &world_with(&[("out/r.md", twice.as_str())]),
+    );
+    assert!(
+        r.facts.iter().any(|f| f
+            .contains("required headings written more than once: Goal (2 times), Tasks (2 times)")),
+        "{:?}",
+        r.facts
+    );
+    // A heading the contract does not require may repeat.
+    let notes = format!("{report}\n## Note\nA.\n\n## Note\nB.\n");
+    passes(
+        h(json!(["Project summary", "Goal", "Tasks", "Risks"]), 5, 100),
+        &world_with(&[("out/r.md", notes.as_str())]),
+    );
     let f = |fs: Value| json!({"id": "rc", "kind": "report_complete", "path": "out/f.json", "fields": fs});
     passes(f(json!(["a", "/b/c"])), &w);
     fails(f(json!(["a", "/b/d"])), &w);

@@ -55,6 +55,11 @@ pub enum Lever {
     /// the finish rule: the 1.5B called a refused finish three times in a row (57-64 s each)
     /// instead of the `read_file` the refusal asked for.
     ReadBack,
+    /// A `rewrite_section` tool for a Markdown deliverable with required headings: name one
+    /// heading and give its new text; Rein keeps the rest of the file and writes it as
+    /// `write_sections` would. The 1.5B's `edit_file` fixes missed their `old_text` (not
+    /// found, found twice, cut off) in most of its retries.
+    RewriteSection,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -62,7 +67,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 13] = [
+    pub const ALL: [Lever; 14] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -76,6 +81,7 @@ impl Lever {
         Lever::TableFacts,
         Lever::ShortAfterCut,
         Lever::ReadBack,
+        Lever::RewriteSection,
     ];
 
     pub fn name(self) -> &'static str {
@@ -93,6 +99,7 @@ impl Lever {
             Lever::TableFacts => "table-facts",
             Lever::ShortAfterCut => "short-after-cut",
             Lever::ReadBack => "read-back",
+            Lever::RewriteSection => "rewrite-section",
         }
     }
 
@@ -131,6 +138,7 @@ pub struct Levers {
     pub table_facts: bool,
     pub short_after_cut: bool,
     pub read_back: bool,
+    pub rewrite_section: bool,
 }
 
 impl Default for Levers {
@@ -159,6 +167,7 @@ impl Levers {
         table_facts: false,
         short_after_cut: false,
         read_back: false,
+        rewrite_section: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -175,6 +184,7 @@ impl Levers {
         table_facts: true,
         short_after_cut: true,
         read_back: true,
+        rewrite_section: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -192,6 +202,7 @@ impl Levers {
             Lever::TableFacts => self.table_facts,
             Lever::ShortAfterCut => self.short_after_cut,
             Lever::ReadBack => self.read_back,
+            Lever::RewriteSection => self.rewrite_section,
         }
     }
 
@@ -210,6 +221,7 @@ impl Levers {
             Lever::TableFacts => self.table_facts = on,
             Lever::ShortAfterCut => self.short_after_cut = on,
             Lever::ReadBack => self.read_back = on,
+            Lever::RewriteSection => self.rewrite_section = on,
         }
     }
 

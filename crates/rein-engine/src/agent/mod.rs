@@ -38,6 +38,7 @@ mod levers;
 mod outcome;
 mod plan;
 mod prompt;
+mod rewrite;
 mod run;
 mod sampling;
 mod sections;
@@ -59,6 +60,7 @@ pub use prompt::{
     clip, mission_action_schema, signature, system_prompt, task_message, type_document,
     MAX_RESULT_CHARS, MAX_THOUGHT_CHARS,
 };
+pub use rewrite::REWRITE_SECTION;
 pub use run::{
     begin_mission_run, is_embedded, takes_action_schema, Agent, AgentOptions, RunEnv, FACTS_TOOLS,
     MAX_DELIVERABLE_CHARS, REPEAT_ESCAPE_DRAWS, STRATEGY, WRITE_JSON,

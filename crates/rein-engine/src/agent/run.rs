@@ -27,6 +27,7 @@ use super::prompt::{
     progress_note, result_message, summarize, system_prompt, task_message, task_reminder,
     type_document,
 };
+use super::rewrite::REWRITE_SECTION;
 use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::step::{ask_action, Asked, Reply};
@@ -284,7 +285,32 @@ impl<'a> Agent<'a> {
         if self.typed_sections().is_some() && !tools.iter().any(|t| t == WRITE_SECTIONS) {
             tools.push(WRITE_SECTIONS.to_string());
         }
+        if self.rewrite_outline().is_some() {
+            tools.push(REWRITE_SECTION.to_string());
+        }
         tools
+    }
+
+    /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
+    /// headings: the outline `rewrite_section` keeps (it writes through `write_sections`).
+    fn rewrite_outline(&self) -> Option<Outline> {
+        if !self.options.levers.rewrite_section
+            || self.options.memory
+            || self.env.registry.get(WRITE_SECTIONS).is_none()
+        {
+            return None;
+        }
+        Outline::of(self.env.contract)
+    }
+
+    /// The registered tool a call runs as: `rewrite_section` is composed into a
+    /// `write_sections` call; every other tool is itself.
+    fn gate_tool<'t>(&self, tool: &'t str) -> &'t str {
+        if tool == REWRITE_SECTION {
+            WRITE_SECTIONS
+        } else {
+            tool
+        }
     }
 
     /// The typed tool a lever offers for writing the deliverable, which the progress note names.
@@ -312,15 +338,24 @@ impl<'a> Agent<'a> {
 
     /// The system prompt of a desk run: `write_sections`'s line names the outline's fields.
     fn desk_system_prompt(&self) -> String {
-        let Some(outline) = self.typed_sections() else {
-            return system_prompt(self.env.registry, &self.tools());
-        };
+        let typed = self.typed_sections();
+        let rewrite = self.rewrite_outline();
         let others: Vec<String> = self
             .tools()
             .into_iter()
-            .filter(|t| t != WRITE_SECTIONS)
+            .filter(|t| {
+                !(typed.is_some() && t == WRITE_SECTIONS
+                    || rewrite.is_some() && t == REWRITE_SECTION)
+            })
             .collect();
-        system_prompt(self.env.registry, &others) + &outline.tool_line()
+        let mut s = system_prompt(self.env.registry, &others);
+        if let Some(outline) = typed {
+            s.push_str(&outline.tool_line());
+        }
+        if let Some(outline) = rewrite {
+            s.push_str(&outline.rewrite_tool_line());
+        }
+        s
     }
 
     /// The action schema for constrained decoding over `tools`, with `write_json`'s document
@@ -332,6 +367,16 @@ impl<'a> Agent<'a> {
         }
         if let Some(outline) = self.typed_sections() {
             outline.type_action_schema(&mut s);
+        }
+        if let Some(outline) = self
+            .rewrite_outline()
+            .filter(|_| tools.iter().any(|t| t == REWRITE_SECTION))
+        {
+            // Shaped as the registry's write_sections branch: the same envelope and thought.
+            let full = mission_action_schema(self.env.registry, &[WRITE_SECTIONS.to_string()]);
+            if let Some(template) = full["anyOf"].get(0).cloned() {
+                outline.add_rewrite_branch(&mut s, template);
+            }
         }
         s
     }
@@ -398,6 +443,19 @@ impl<'a> Agent<'a> {
         if tool == WRITE_SECTIONS {
             return self.typed_sections().map(|o| o.gate_arguments(params));
         }
+        if tool == REWRITE_SECTION {
+            let outline = self.rewrite_outline()?;
+            return Some(match self.env.world.read(&outline.path) {
+                Ok(bytes) => match bytes.as_deref().map(std::str::from_utf8).transpose() {
+                    Ok(current) => outline.rewrite_arguments(current, params),
+                    Err(_) => Err(format!(
+                        "{} is not UTF-8 text, so its sections cannot be read; write it whole with {WRITE_SECTIONS}; nothing was written",
+                        outline.path
+                    )),
+                },
+                Err(e) => Err(format!("cannot read {}: {e}; nothing was written", outline.path)),
+            });
+        }
         None
     }
 
@@ -439,9 +497,19 @@ impl<'a> Agent<'a> {
             ));
         }
         if let Some(outline) = self.typed_sections() {
-            s.push_str(&outline.task_note());
+            let fixer = if self.rewrite_outline().is_some() {
+                "rewrite_section (one heading and its whole new text)"
+            } else {
+                "edit_file"
+            };
+            s.push_str(&outline.task_note(fixer));
             let hints = self.offers_table_stats();
             s.push_str(&outline.section_requirements(c, |spec| hinted_requirement(spec, hints)));
+        } else if let Some(outline) = self.rewrite_outline() {
+            s.push_str(&format!(
+                "To fix one section of {} later, call {REWRITE_SECTION} with its heading and its whole new text.\n",
+                outline.path
+            ));
         }
         s
     }
@@ -1035,11 +1103,20 @@ impl<'a> Agent<'a> {
             _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
         }
         s.push_str(&earlier_table_facts(table_facts));
-        s.push_str(
-            "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
-             edit_file with old_text copied exactly from the text above and the new_text to put \
-             in its place; do not rewrite the whole file. Then read it back and call finish.",
-        );
+        if self.rewrite_outline().is_some() {
+            s.push_str(
+                "Keep everything that passes. Make the smallest change that fixes the failed \
+                 checks: rewrite_section with the heading of the section to fix and its whole new \
+                 text (keep what passes in it), or edit_file with old_text copied exactly from the \
+                 text above; do not rewrite the whole file. Then check it and call finish.",
+            );
+        } else {
+            s.push_str(
+                "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
+                 edit_file with old_text copied exactly from the text above and the new_text to put \
+                 in its place; do not rewrite the whole file. Then read it back and call finish.",
+            );
+        }
         s
     }
 
@@ -1317,7 +1394,7 @@ impl<'a> Agent<'a> {
         let params = Value::Object(action.parameters.clone());
         let call_id = format!("run{}-step{n}", self.env.run);
         let tools = self.tools();
-        let known = tools.contains(&tool) && self.env.registry.get(&tool).is_some();
+        let known = tools.contains(&tool) && self.env.registry.get(self.gate_tool(&tool)).is_some();
         let mut kind = StepKind::Action;
         let mut accepted = false;
         let mut stop: Option<RunEnd> = None;
@@ -1433,7 +1510,7 @@ impl<'a> Agent<'a> {
             }
             report
         } else if let Some((args, note)) = gate_args {
-            let mut report = self.submit(&call_id, &tool, &args);
+            let mut report = self.submit(&call_id, self.gate_tool(&tool), &args);
             if let Some(note) = note.filter(|_| report.outcome == GateOutcome::Executed) {
                 report.reason = [report.reason.as_str(), &note]
                     .iter()
@@ -1459,7 +1536,11 @@ impl<'a> Agent<'a> {
             });
         }
         let path = trace_target(&tool, &params);
-        let mutates = self.env.registry.get(&tool).is_none_or(|t| t.mutates());
+        let mutates = self
+            .env
+            .registry
+            .get(self.gate_tool(&tool))
+            .is_none_or(|t| t.mutates());
         let repeated = st
             .calls
             .iter()

@@ -201,15 +201,15 @@ impl Outline {
         format!("What the text under each heading must do (each field is checked as its own section):\n{s}")
     }
 
-    /// What the task message adds.
-    pub fn task_note(&self) -> String {
+    /// What the task message adds; `fixer` is the tool that later fixes the report.
+    pub fn task_note(&self, fixer: &str) -> String {
         let title = if self.title {
             " and `title` is the report's title as the task asks for it"
         } else {
             ""
         };
         format!(
-            "Write {} with {WRITE_SECTIONS}: each field is the text under the heading of its name{title}; Rein writes the headings {} itself, in order, so no line of your text starts with '#'. To fix the report later, use edit_file.\n",
+            "Write {} with {WRITE_SECTIONS}: each field is the text under the heading of its name{title}; Rein writes the headings {} itself, in order, so no line of your text starts with '#'. To fix the report later, use {fixer}.\n",
             self.path,
             self.heading_lines()
         )

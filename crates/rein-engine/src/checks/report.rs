@@ -47,6 +47,22 @@ pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (b
             .filter(|h| !present.contains(&heading_key(h)))
             .map(String::as_str)
             .collect();
+        // A section written twice (an old version left above a new one) is no report
+        // structure a person can read: which one counts cannot be told.
+        let twice: Vec<String> = headings
+            .iter()
+            .filter_map(|h| {
+                let n = present.iter().filter(|p| **p == heading_key(h)).count();
+                (n > 1).then(|| format!("{h} ({n} times)"))
+            })
+            .collect();
+        if !twice.is_empty() {
+            ok = false;
+            facts.push(format!(
+                "{path}: required headings written more than once: {}; each section must appear once",
+                twice.join(", ")
+            ));
+        }
         if missing.is_empty() {
             facts.push(format!(
                 "{path}: all {} required headings present",
