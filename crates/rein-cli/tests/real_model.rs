@@ -84,6 +84,15 @@ fn real_model_loads_completes_constrains_and_chooses() {
         .unwrap_or_else(|e| panic!("constrained reply is not JSON ({e}): {}", reply.text));
     assert_eq!(action["action"], "read_file");
     assert!(action["parameters"]["path"].is_string());
+    // The separators are fixed to the prompt's (no free whitespace between tokens).
+    assert!(
+        reply.text.starts_with("{\"thought\": \"")
+            && reply
+                .text
+                .contains("\", \"action\": \"read_file\", \"parameters\": {\"path\": \""),
+        "{}",
+        reply.text
+    );
 
     let labels: Vec<String> = ["general", "explore", "summarize", "related", "report"]
         .iter()

@@ -513,7 +513,9 @@ impl LlamaEngine {
             .as_ref()
             .ok_or_else(|| LlamaError::Schema("no parser".into()))?;
         let parser = factory
-            .create_parser(TopLevelGrammar::from_json_schema(schema.clone()))
+            .create_parser(TopLevelGrammar::from_json_schema(with_fixed_separators(
+                schema,
+            )))
             .map_err(|e| LlamaError::Schema(e.to_string()))?;
         Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
     }
@@ -628,9 +630,75 @@ pub(crate) fn read_rss() -> (u64, u64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// `schema` with llguidance told to write JSON with exactly `", "` between items and `": "`
+/// after keys, and no other whitespace between tokens (unless the schema sets its own
+/// `x-guidance`). By default the grammar allows any run of whitespace there, and a model whose
+/// text hit a `maxLength` kept "writing" in blanks: the 1.5B spent eight replies in a row,
+/// 384 tokens each, on spaces and newlines after a capped thought, until its run timed out.
+/// The separators are the ones the agent's prompt shows, so nothing the model would write
+/// is lost.
+pub fn with_fixed_separators(schema: &serde_json::Value) -> serde_json::Value {
+    let mut schema = schema.clone();
+    if let Some(map) = schema.as_object_mut() {
+        map.entry("x-guidance").or_insert_with(|| {
+            serde_json::json!({
+                "whitespace_flexible": false,
+                "item_separator": ", ",
+                "key_separator": ": ",
+            })
+        });
+    }
+    schema
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How many bytes of `text` the grammar of `schema` accepts, one byte per token.
+    fn accepted(schema: &serde_json::Value, text: &str) -> usize {
+        let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+        let factory = ParserFactory::new_simple(&env).unwrap();
+        let parser = factory
+            .create_parser(TopLevelGrammar::from_json_schema(schema.clone()))
+            .unwrap();
+        let mut matcher = Matcher::new(Ok(parser));
+        let tokens: Vec<u32> = text.bytes().map(u32::from).collect();
+        matcher.validate_tokens(&tokens).unwrap()
+    }
+
+    #[test]
+    fn constrained_json_has_the_prompt_s_separators_and_no_free_whitespace() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "thought": {"type": "string", "maxLength": 8},
+                "tags": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["thought", "tags"],
+            "additionalProperties": false
+        });
+        let fixed = with_fixed_separators(&schema);
+        let good = r#"{"thought": "a  b", "tags": ["x", "y"]}"#;
+        assert_eq!(accepted(&fixed, good), good.len());
+        // After a capped thought the old grammar let blanks run on; now the next byte after
+        // the closing quote can only be the separator's.
+        let runaway = "{\"thought\": \"12345678\"   \n\n   ";
+        assert_eq!(
+            accepted(&schema, runaway),
+            runaway.len(),
+            "the default allows it"
+        );
+        let stop = "{\"thought\": \"12345678\"".len();
+        assert_eq!(accepted(&fixed, runaway), stop);
+        // Compact or spread-out JSON is not what the prompt shows, and is refused.
+        assert!(accepted(&fixed, r#"{"thought":"a""#) < 12);
+        assert!(accepted(&fixed, "{ \"thought\"") < 2);
+        // A schema's own x-guidance is kept.
+        let own =
+            serde_json::json!({"x-guidance": {"whitespace_flexible": true}, "type": "object"});
+        assert_eq!(with_fixed_separators(&own), own);
+    }
 
     #[test]
     fn the_token_the_loop_stops_on_is_not_decoded() {

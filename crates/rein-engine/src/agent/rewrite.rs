@@ -317,6 +317,10 @@ mod tests {
             "# Project summary\n\nx\n\n## Goal\n\ny\n\n## Risks\n\nz\n",
             "# Project summary\n\nx\n\nGoal\n----\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n",
             "# Project summary\n\nx\n\n## Goal\n\ny\n```\n## Tasks\n```\n\n## Risks\n\nz\n",
+            // A heading the judge does not see (inside a comment) is not one to split at.
+            "# Project summary\n\nx\n\n## Goal\n\ny\n<!--\n## Tasks\n-->\n\n## Tasks\n\nt\n\n## Risks\n\nz\n",
+            // Every section twice.
+            &format!("{REPORT}\n{REPORT}"),
         ] {
             let e = refused(Some(bad), call("Tasks", "new"));
             assert!(e.contains("write it whole with write_sections"), "{e}");
@@ -333,6 +337,7 @@ mod tests {
         )
         .contains("rewrites only the deliverable"));
         assert!(refused(Some(REPORT), call("Budget", "x")).contains("must be one of"));
+        assert!(refused(Some(REPORT), call("Tasks\n## Risks", "x")).contains("must be one of"));
         assert!(refused(
             Some(REPORT),
             json!({"path": "out/summary.md", "heading": "Tasks"})
