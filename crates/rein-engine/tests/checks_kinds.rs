@@ -321,6 +321,38 @@ fn numeric_consistency_refuses_a_changed_input() {
 }
 
 #[test]
+fn report_complete_sees_a_section_written_twice_in_any_spelling_a_reader_sees() {
+    let report = "# Project summary\n\n## Goal\nShip the app.\n\n## Tasks\nSix tasks.\n\n## Risks\nSupplier keys.\n";
+    let check = json!({"id": "rc", "kind": "report_complete", "path": "out/r.md",
+        "headings": ["Project summary", "Goal", "Tasks", "Risks"]});
+    for again in [
+        "Tasks\n-----\nSeven tasks.\n",
+        "### **Tasks**:\nSeven tasks.\n",
+        "##Tasks\nSeven tasks.\n",
+        "> ## Tasks\n> Seven tasks.\n",
+        "<details>\n\n## Tasks\n\nSeven tasks.\n\n</details>\n",
+        "## T\u{0430}sks\nSeven tasks.\n",
+    ] {
+        let twice = format!("{report}\n{again}");
+        let r = fails(check.clone(), &world_with(&[("out/r.md", twice.as_str())]));
+        assert!(
+            r.facts.iter().any(|f| f.contains("Tasks (2 times)")),
+            "{again:?}: {:?}",
+            r.facts
+        );
+    }
+    // What no reader sees as a heading is no second section.
+    for hidden in [
+        "<!--\n## Tasks\n-->\n",
+        "```\n## Tasks\n```\n",
+        "    ## Tasks\n",
+    ] {
+        let with = format!("{report}\n{hidden}");
+        passes(check.clone(), &world_with(&[("out/r.md", with.as_str())]));
+    }
+}
+
+#[test]
 fn report_complete_headings_words_and_fields() {
     let report = "# Project summary\n\n## Goal\nShip the app.\n\n## Tasks:\nSix tasks.\n\n## risks\nSupplier keys.\n";
     let w = world_with(&[

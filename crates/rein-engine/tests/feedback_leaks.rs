@@ -382,3 +382,51 @@ fn a_forbidden_text_failure_does_not_name_the_decoy() {
         assert!(r.facts.iter().any(|f| f.contains(decoy)), "{:?}", r.facts);
     }
 }
+
+#[test]
+fn a_failed_not_copied_names_only_the_deliverable_s_own_text_on_hostile_files() {
+    let check = json!({"id": "own", "kind": "not_copied", "path": "out/answer.md",
+        "min_run_words": 5, "max_fraction": 0.2});
+    let paste = "Equipment must be returned within 7 working days.";
+    let mut huge = String::new();
+    while huge.len() < 1_000_000 {
+        huge.push_str(paste);
+        huge.push('\n');
+    }
+    let mut variants: Vec<Vec<u8>> = vec![
+        // CRLF, a lone CR and U+2028 inside a line, an empty line.
+        format!("# A\r\n\r\n{paste}\r\nx\ry {paste}\u{2028}{paste}\n\n").into_bytes(),
+        // Lookalikes and combining marks that read as the input: the deliverable's own
+        // letters are what is shown.
+        "Equ\u{0456}pment mu\u{0301}st be returned within 7 working days, all of it.\n"
+            .as_bytes()
+            .to_vec(),
+        huge.into_bytes(),
+        // One line far longer than an excerpt, with a multi-byte character at the cut.
+        format!("{}{paste}", "é".repeat(47)).into_bytes(),
+    ];
+    let mut bad = b"\xff\xfe ".to_vec();
+    bad.extend_from_slice(paste.as_bytes());
+    bad.extend_from_slice(b" \xc3\x28\n");
+    variants.push(bad);
+    for bytes in variants {
+        let mut w = world(None);
+        w.set_file("out/answer.md", bytes.clone());
+        let r = judge(check.clone(), &w, &[]);
+        let fact = said(&r);
+        assert!(!r.passed, "{fact}");
+        let shown = fact
+            .split("most copied: ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{fact}"));
+        let text = String::from_utf8_lossy(&bytes);
+        for excerpt in shown.split('`').skip(1).step_by(2) {
+            let excerpt = excerpt.trim_end_matches('…');
+            assert!(
+                text.contains(excerpt),
+                "{excerpt:?} is not the deliverable's"
+            );
+        }
+        assert!(fact.chars().count() < 1_000, "{}", fact.len());
+    }
+}

@@ -701,6 +701,45 @@ mod tests {
     }
 
     #[test]
+    fn fixed_separators_hold_for_the_action_shape_nested_and_empty() {
+        // The agent's action schema: one branch per tool, nested parameters, arrays of objects.
+        let schema = serde_json::json!({"anyOf": [
+            {"type": "object", "properties": {
+                "thought": {"type": "string"}, "action": {"const": "read_file"},
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                    "required": ["path"], "additionalProperties": false}},
+             "required": ["thought", "action", "parameters"], "additionalProperties": false},
+            {"type": "object", "properties": {
+                "thought": {"type": "string"}, "action": {"const": "write_sections"},
+                "parameters": {"type": "object", "properties": {
+                    "sections": {"type": "array", "items": {"type": "object",
+                        "properties": {"heading": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["heading", "tags"], "additionalProperties": false}}},
+                    "required": ["sections"], "additionalProperties": false}},
+             "required": ["thought", "action", "parameters"], "additionalProperties": false}
+        ]});
+        let fixed = with_fixed_separators(&schema);
+        for good in [
+            r#"{"thought": "Read the first input.", "action": "read_file", "parameters": {"path": "notes/a.md"}}"#,
+            r#"{"thought": "x", "action": "write_sections", "parameters": {"sections": [{"heading": "Goal", "tags": []}, {"heading": "Risks", "tags": ["a", "b"]}]}}"#,
+            r#"{"thought": "x", "action": "write_sections", "parameters": {"sections": []}}"#,
+        ] {
+            assert_eq!(accepted(&fixed, good), good.len(), "{good}");
+        }
+        // Free whitespace is refused at every level, not only at the top.
+        let nested = r#"{"thought": "x", "action": "read_file", "parameters": {"path" :"#;
+        assert!(accepted(&fixed, nested) < nested.len());
+        let spread = "{\"thought\": \"x\", \"action\": \"write_sections\", \"parameters\": {\"sections\": [\n";
+        assert!(accepted(&fixed, spread) < spread.len());
+        let inner = r#"{"thought": "x", "action": "write_sections", "parameters": {"sections": [{"heading": "Goal",  "#;
+        assert!(accepted(&fixed, inner) < inner.len());
+        // Nor before the object or after it ends: a reply cannot run on in blanks there.
+        let done = r#"{"thought": "x", "action": "read_file", "parameters": {"path": "a"}}"#;
+        assert_eq!(accepted(&fixed, &format!("{done} \n\n")), done.len());
+        assert_eq!(accepted(&fixed, &format!(" \n{done}")), 0);
+    }
+
+    #[test]
     fn the_token_the_loop_stops_on_is_not_decoded() {
         // max_tokens 128 reached: 128 sampled, the last one never decoded.
         assert_eq!(generation_decode_calls(FinishReason::Length, 128), 127);

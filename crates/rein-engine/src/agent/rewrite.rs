@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 
 use super::prompt::signature;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
-use crate::checks::{heading_key, markdown_headings, same_path};
+use crate::checks::{heading_key, markdown_headings, markdown_reading, same_path};
+use rein_workspace::desk::{render_sections, Section};
 
 /// The tool the `rewrite-section` lever adds beside the outline's writer.
 pub const REWRITE_SECTION: &str = "rewrite_section";
@@ -117,8 +118,55 @@ impl Outline {
         for ((_, h), body) in self.headings.iter().zip(&bodies) {
             fields.insert(h.clone(), json!(body));
         }
-        self.gate_arguments(&Value::Object(fields))
-            .map_err(|e| e.replacen(WRITE_SECTIONS, REWRITE_SECTION, 1))
+        let (args, note) = self
+            .gate_arguments(&Value::Object(fields))
+            .map_err(|e| e.replacen(WRITE_SECTIONS, REWRITE_SECTION, 1))?;
+        // What the judge reads outside the rewritten section must not change: Rein split at a
+        // heading the judge does not see (in a comment) beside one Rein does not (in a quote),
+        // or would write a `#` line of a code block as `\#`.
+        let sections: Vec<Section> = self
+            .headings
+            .iter()
+            .zip(&bodies)
+            .map(|((level, h), body)| Section {
+                level: *level,
+                heading: h.clone(),
+                body: body.clone(),
+            })
+            .collect();
+        let composed = render_sections(args[TITLE_FIELD].as_str(), &sections)
+            .map_err(|e| format!("{e}; nothing was written"))?;
+        if self.outside(current, heading) != self.outside(&composed.text, heading) {
+            return Err(format!(
+                "{} cannot be split into its sections without changing text outside `{heading}` (a heading inside a comment, quote or HTML block, or a line starting with '#' in a code block); write it whole with {WRITE_SECTIONS}; nothing was written",
+                self.path
+            ));
+        }
+        Ok((args, note))
+    }
+
+    /// What the judge reads in a text outside the section under `heading` (its lines up to
+    /// the next heading of any level), a required heading's line as its key alone (Rein
+    /// writes those lines, at the outline's level).
+    fn outside(&self, text: &str, heading: &str) -> Vec<(Option<u8>, String, bool)> {
+        let target = heading_key(heading);
+        let mut inside = false;
+        let mut kept = Vec::new();
+        for (level, line, doubtful) in markdown_reading(&self.path, text) {
+            if level.is_some() {
+                let key = heading_key(&line);
+                inside = key == target;
+                if self.headings.iter().any(|(_, h)| heading_key(h) == key) {
+                    // Rein writes it at the outline's level.
+                    kept.push((Some(0), key, doubtful));
+                } else {
+                    kept.push((level, line, doubtful));
+                }
+            } else if !inside {
+                kept.push((level, line, doubtful));
+            }
+        }
+        kept
     }
 
     /// The deliverable's title (when the outline has one) and the text under each required
@@ -367,5 +415,129 @@ mod tests {
             .rewrite_arguments(Some(REPORT), &call("Tasks", "#1 task: Renewal API"))
             .unwrap();
         assert!(note.unwrap().contains("written as text"));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod redteam {
+    use super::*;
+
+    fn desk() -> Outline {
+        Outline {
+            path: "out/summary.md".into(),
+            title: false,
+            headings: vec![
+                (1, "Project summary".into()),
+                (2, "Goal".into()),
+                (2, "Tasks".into()),
+                (2, "Risks".into()),
+            ],
+        }
+    }
+
+    fn composed(args: &Value) -> String {
+        let sections: Vec<rein_workspace::desk::Section> = args["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| rein_workspace::desk::Section {
+                level: u8::try_from(s["level"].as_u64().unwrap()).unwrap(),
+                heading: s["heading"].as_str().unwrap().into(),
+                body: s["body"].as_str().unwrap().into(),
+            })
+            .collect();
+        rein_workspace::desk::render_sections(args["title"].as_str(), &sections)
+            .unwrap()
+            .text
+    }
+
+    fn rewrite(o: &Outline, file: &str, heading: &str, text: &str) -> Result<String, String> {
+        let p = json!({"path": "./out//summary.md", "heading": heading, "text": text});
+        o.rewrite_arguments(Some(file), &p)
+            .map(|(a, _)| composed(&a))
+    }
+
+    #[test]
+    fn a_heading_the_judge_sees_elsewhere_never_moves_another_section_s_text() {
+        // The judge reads `> ## Tasks` (in a quote) as the Tasks heading and does not see the
+        // `## Tasks` in the comment; Rein's line reader the other way round. Same headings,
+        // split in other places: rewriting Goal dropped the judge's whole Tasks section.
+        let file = "# Project summary\n\nx\n\n## Goal\n\ny\n\n> ## Tasks\n\nRenewal API: 16 hours\n\n<!--\n## Tasks\n-->\n\n## Risks\n\nz\n";
+        let e = rewrite(&desk(), file, "Goal", "New goal.").unwrap_err();
+        assert!(
+            e.contains("cannot be split") && e.contains("nothing was written"),
+            "{e}"
+        );
+        // Rewriting a section whose text is what the judge reads there keeps the rest.
+        let r = rewrite(&desk(), file, "Risks", "New risks.").unwrap();
+        assert!(r.contains("> ## Tasks\n\nRenewal API: 16 hours"), "{r}");
+    }
+
+    #[test]
+    fn a_hash_line_in_a_code_block_of_another_section_is_never_rewritten() {
+        // Rein wrote `# install` as `\# install`: a code block of Goal changed by a rewrite
+        // of Tasks.
+        let file = "# Project summary\n\nx\n\n## Goal\n\n```sh\n# install\nmake\n```\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
+        let e = rewrite(&desk(), file, "Tasks", "New tasks.").unwrap_err();
+        assert!(e.contains("cannot be split"), "{e}");
+        // Goal itself may be rewritten: nothing else changes.
+        assert!(rewrite(&desk(), file, "Goal", "New goal.").is_ok());
+    }
+
+    #[test]
+    fn the_new_text_cannot_change_what_another_section_says() {
+        // A link definition in the new text turns `[r]` in the title's section into a link.
+        let file = "# Project summary\n\nSee [r] for more.\n\n## Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
+        let e = rewrite(
+            &desk(),
+            file,
+            "Goal",
+            "New goal.\n\n[r]: http://example.com",
+        )
+        .unwrap_err();
+        assert!(e.contains("cannot be split"), "{e}");
+    }
+
+    #[test]
+    fn the_title_is_kept_as_written_or_the_rewrite_refused() {
+        let o = Outline {
+            path: "out/summary.md".into(),
+            title: true,
+            headings: vec![(2, "Goal".into()), (2, "Tasks".into()), (2, "Risks".into())],
+        };
+        let file = "# Release *2.0* #\n\n## Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
+        assert_eq!(
+            rewrite(&o, file, "Tasks", "New tasks.").unwrap(),
+            "# Release *2.0*\n\n## Goal\n\ny\n\n## Tasks\n\nNew tasks.\n\n## Risks\n\nz\n"
+        );
+        // Rein writes a title without its leading `#`s: `#2 Release` would become `2 Release`.
+        let file = "# #2 Release\n\n## Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
+        let e = rewrite(&o, file, "Tasks", "New tasks.").unwrap_err();
+        assert!(e.contains("cannot be split"), "{e}");
+    }
+
+    #[test]
+    fn a_required_heading_at_another_level_is_written_at_the_outline_s() {
+        let file = "# Project summary\n\nx\n\n### Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
+        assert_eq!(
+            rewrite(&desk(), file, "Tasks", "New tasks.").unwrap(),
+            "# Project summary\n\nx\n\n## Goal\n\ny\n\n## Tasks\n\nNew tasks.\n\n## Risks\n\nz\n"
+        );
+    }
+
+    #[test]
+    fn a_crlf_or_lone_cr_file_is_rewritten_with_the_other_sections_as_they_read() {
+        let file = "# Project summary\r\n\r\nx\r\n\r\n## Goal ##\r\n\r\ny\rstill y\r\n\r\n## **Tasks**\r\n\r\nt\r\n\r\n## Risks\r\n\r\nz\r\n";
+        assert_eq!(
+            rewrite(&desk(), file, "Tasks", "New tasks.").unwrap(),
+            "# Project summary\n\nx\n\n## Goal\n\ny\nstill y\n\n## Tasks\n\nNew tasks.\n\n## Risks\n\nz\n"
+        );
+        // A code block and a comment in another section of a CRLF file stay as they read.
+        let file = "# Project summary\r\n\r\nx\r\n\r\n## Goal\r\n\r\n```\r\ncode  \r\n```\r\n<!-- note -->\r\n\r\n## Tasks\r\n\r\nt\r\n\r\n## Risks\r\n\r\nz\r\n";
+        assert_eq!(
+            rewrite(&desk(), file, "Tasks", "New tasks.").unwrap(),
+            "# Project summary\n\nx\n\n## Goal\n\n```\ncode  \n```\n<!-- note -->\n\n## Tasks\n\nNew tasks.\n\n## Risks\n\nz\n"
+        );
     }
 }

@@ -134,6 +134,17 @@ pub(crate) fn markdown_headings(path: &str, text: &str) -> Result<Vec<(u8, Strin
         .collect())
 }
 
+/// Every line of a Markdown document as the judge reads it, in both of its readings (code
+/// and comments left out, then kept): (heading level, text, doubtful). Two documents that read
+/// the same here state the same to every check.
+pub(crate) fn markdown_reading(path: &str, text: &str) -> Vec<(Option<u8>, String, bool)> {
+    [false, true]
+        .into_iter()
+        .flat_map(|include_code| prose::Prose::of(path, text.as_bytes(), include_code).lines)
+        .map(|l| (l.heading, l.text, l.doubtful))
+        .collect()
+}
+
 pub(crate) use prose::{heading_key, is_markdown};
 
 /// What every check may read: the frozen contract, the world and the trace.
