@@ -107,9 +107,17 @@ impl Outline {
                 self.path
             ));
         };
-        let (title, mut bodies) = self.split(current)?;
         let (_, heading) = &self.headings[target];
-        bodies[target] = without_own_heading(text, heading);
+        let text = without_own_heading(text, heading);
+        if let Some(other) = self.other_heading_in(&text, heading) {
+            // The 1.5B put `## Risks` and its text under Tasks five times over, each rewrite
+            // adding one more (escaped) copy.
+            return Err(format!(
+                "`text` holds the heading `{other}` of another section: give only the text under `{heading}`, and rewrite `{other}` with its own call; nothing was written"
+            ));
+        }
+        let (title, mut bodies) = self.split(current)?;
+        bodies[target] = text;
         let mut fields = Map::new();
         fields.insert("path".into(), json!(given));
         if let Some(t) = title {
@@ -228,6 +236,19 @@ impl Outline {
             ));
         }
         Ok((title, bodies))
+    }
+
+    /// Another required heading written as a heading line of `text` (`## Risks` in the text
+    /// for Tasks), if any.
+    fn other_heading_in(&self, text: &str, heading: &str) -> Option<String> {
+        let re = ATX_HEADING.as_ref()?;
+        text.lines().find_map(|line| {
+            let key = heading_key(re.captures(line.trim_end_matches('\r'))?.get(2)?.as_str());
+            self.headings
+                .iter()
+                .find(|(_, h)| heading_key(h) == key && heading_key(h) != heading_key(heading))
+                .map(|(_, h)| h.clone())
+        })
     }
 
     /// The required headings, quoted, for messages.
@@ -391,6 +412,28 @@ mod tests {
             json!({"path": "out/summary.md", "heading": "Tasks"})
         )
         .contains("`text` must be"));
+    }
+
+    #[test]
+    fn a_text_holding_another_section_s_heading_is_refused() {
+        let o = desk();
+        let e = o
+            .rewrite_arguments(
+                Some(REPORT),
+                &call("Tasks", "- Renewal API: 16 hours\n\n## Risks\n\nNone."),
+            )
+            .unwrap_err();
+        assert!(
+            e.contains("holds the heading `Risks` of another section"),
+            "{e}"
+        );
+        // A heading that is no required one is the text's own (written as text, said so).
+        assert!(o
+            .rewrite_arguments(
+                Some(REPORT),
+                &call("Tasks", "### Done\n- Renewal API: 16 hours")
+            )
+            .is_ok());
     }
 
     #[test]
