@@ -789,6 +789,11 @@ fn doc_placeholders_fail() {
 }
 
 #[test]
+fn desk_sections_written_twice_fail() {
+    class_is_caught("desk_task", "structure-");
+}
+
+#[test]
 fn doc_process_without_reading_fails() {
     class_is_caught("doc_extract", "process-");
 }
@@ -820,6 +825,7 @@ fn every_near_miss_class_has_a_test() {
                 "input-overwritten-",
                 "stray-",
                 "earlier-run-",
+                "structure-",
             ],
         ),
         (
