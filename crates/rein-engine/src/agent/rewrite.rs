@@ -310,7 +310,8 @@ fn without_own_heading(text: &str, heading: &str) -> String {
 mod tests {
     use super::*;
 
-    fn desk() -> Outline {
+    /// desk_task's outline.
+    pub(super) fn desk() -> Outline {
         Outline {
             path: "out/summary.md".into(),
             title: false,
@@ -464,20 +465,8 @@ mod tests {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod redteam {
+    use super::tests::desk;
     use super::*;
-
-    fn desk() -> Outline {
-        Outline {
-            path: "out/summary.md".into(),
-            title: false,
-            headings: vec![
-                (1, "Project summary".into()),
-                (2, "Goal".into()),
-                (2, "Tasks".into()),
-                (2, "Risks".into()),
-            ],
-        }
-    }
 
     fn composed(args: &Value) -> String {
         let sections: Vec<rein_workspace::desk::Section> = args["sections"]
