@@ -12,7 +12,7 @@ use rein_engine::agent::{AgentEvent, Levers, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, ApprovalDecision, ScriptedApprover};
 use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{missions_dir, Harness, PromptRecorder};
+use support::{finish_refusals, missions_dir, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -239,4 +239,110 @@ fn off_there_is_no_rewrite_section_and_a_call_is_an_unknown_tool() {
         std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
         wrong_report()
     );
+}
+
+/// Both levers and `read-back`, with a model the test keeps.
+fn run_read_back(
+    h: &Harness,
+    model: &mut PromptRecorder,
+    approver: &mut dyn rein_engine::gate::Approver,
+) -> (RunOutcome, Vec<AgentEvent>) {
+    h.run_gated(model, approver, |o| {
+        o.levers = Levers {
+            read_back: true,
+            ..on()
+        };
+        o.constrained = true;
+        o.limits.attempts = 1;
+    })
+}
+
+// Attacks on `rewrite_section` and `read-back` end to end: the deliverable named by another
+// spelling of its path, a file changed on disk after it was shown back, a later write too long
+// to show back.
+
+#[test]
+fn a_rewrite_named_by_another_spelling_of_the_path_is_shown_back_and_finishes() {
+    let h = Harness::new("desk_task");
+    let wrong = gold_text().replace("Total hours: 64", "Total hours: 72");
+    let script = reads()
+        + &line("create_file", json!({"path": SUMMARY, "content": wrong}))
+        + &line(
+            "rewrite_section",
+            json!({"path": "./out//summary.md", "heading": "Tasks", "text": gold_tasks()}),
+        )
+        + &line("finish", json!({"summary": "done"}));
+    let mut model = PromptRecorder::new(&script, "redteam_path.jsonl");
+    let (out, events) = run_read_back(&h, &mut model, &mut AllowAll);
+    assert!(
+        out.passed(),
+        "{} {:?}",
+        out.reason(),
+        finish_refusals(&events)
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
+        gold_text()
+    );
+    // Shown back after the rewrite: the prompt after it holds the fixed file whole.
+    let shown = format!("{:?}", format!("<<<\n{}\n>>>", gold_text()));
+    assert!(model.prompt(5).contains(shown.trim_matches('"')));
+}
+
+#[test]
+fn a_deliverable_changed_on_disk_after_it_was_shown_back_is_never_finished() {
+    let h = Harness::new("desk_task");
+    let script = reads()
+        + &line(
+            "create_file",
+            json!({"path": SUMMARY, "content": gold_text()}),
+        )
+        + &line("finish", json!({"summary": "done"}));
+    // Before the model's finish reply (call 4), the file changes on disk behind Rein's back.
+    let file = h.workspace.join(SUMMARY);
+    let tap: support::Tap = Box::new(move |call, _, _| {
+        if call == 4 {
+            let changed = std::fs::read_to_string(&file)
+                .unwrap()
+                .replace("Total hours: 64", "Total hours: 72");
+            std::fs::write(&file, changed).unwrap();
+        }
+    });
+    let mut model = PromptRecorder::tapped(&script, "redteam_changed.jsonl", tap);
+    let (out, events) = run_read_back(&h, &mut model, &mut AllowAll);
+    assert!(model.prompt(4).contains("back for you"));
+    assert!(!out.passed());
+    let refused = finish_refusals(&events);
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.contains("not what this run last wrote")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_later_write_too_long_to_show_back_needs_a_read_before_finish() {
+    let h = Harness::new("desk_task");
+    let long = format!(
+        "Total hours: 64\n\n{}",
+        "The renewal flow was reviewed with the branch staff in detail. ".repeat(120)
+    );
+    let script = reads()
+        + &line(
+            "create_file",
+            json!({"path": SUMMARY, "content": gold_text()}),
+        )
+        + &line(
+            "edit_file",
+            json!({"path": SUMMARY, "old_text": "Total hours: 64", "new_text": long}),
+        )
+        + &line("finish", json!({"summary": "done"}));
+    let mut model = PromptRecorder::new(&script, "redteam_long.jsonl");
+    let (out, events) = run_read_back(&h, &mut model, &mut AllowAll);
+    // Shown back once, after the first write; never after the long one.
+    assert_eq!(model.prompt(5).matches("back for you").count(), 1);
+    assert!(!out.passed());
+    let refused = finish_refusals(&events);
+    assert!(refused.iter().any(|r| r.contains("re-read")), "{refused:?}");
 }

@@ -16,8 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::prompt::signature;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
-use crate::checks::{heading_key, markdown_headings, markdown_reading, same_path};
-use rein_workspace::desk::{render_sections, Section};
+use crate::checks::{heading_key, markdown_headings, markdown_reading};
 
 /// The tool the `rewrite-section` lever adds beside the outline's writer.
 pub const REWRITE_SECTION: &str = "rewrite_section";
@@ -72,16 +71,7 @@ impl Outline {
         current: Option<&str>,
         params: &Value,
     ) -> Result<(Value, Option<String>), String> {
-        let given = params
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if !same_path(given, &self.path) {
-            return Err(format!(
-                "{REWRITE_SECTION} rewrites only the deliverable \"{}\", not \"{given}\"; nothing was written",
-                self.path
-            ));
-        }
+        let given = self.own_path(REWRITE_SECTION, params)?;
         let wanted = params
             .get("heading")
             .and_then(Value::as_str)
@@ -126,25 +116,13 @@ impl Outline {
         for ((_, h), body) in self.headings.iter().zip(&bodies) {
             fields.insert(h.clone(), json!(body));
         }
-        let (args, note) = self
-            .gate_arguments(&Value::Object(fields))
+        let (args, note, composed) = self
+            .compose(&Value::Object(fields))
             .map_err(|e| e.replacen(WRITE_SECTIONS, REWRITE_SECTION, 1))?;
         // What the judge reads outside the rewritten section must not change: Rein split at a
         // heading the judge does not see (in a comment) beside one Rein does not (in a quote),
         // or would write a `#` line of a code block as `\#`.
-        let sections: Vec<Section> = self
-            .headings
-            .iter()
-            .zip(&bodies)
-            .map(|((level, h), body)| Section {
-                level: *level,
-                heading: h.clone(),
-                body: body.clone(),
-            })
-            .collect();
-        let composed = render_sections(args[TITLE_FIELD].as_str(), &sections)
-            .map_err(|e| format!("{e}; nothing was written"))?;
-        if self.outside(current, heading) != self.outside(&composed.text, heading) {
+        if self.outside(current, heading) != self.outside(&composed, heading) {
             return Err(format!(
                 "{} cannot be split into its sections without changing text outside `{heading}` (a heading inside a comment, quote or HTML block, or a line starting with '#' in a code block); write it whole with {WRITE_SECTIONS}; nothing was written",
                 self.path
@@ -241,9 +219,8 @@ impl Outline {
     /// Another required heading written as a heading line of `text` (`## Risks` in the text
     /// for Tasks), if any.
     fn other_heading_in(&self, text: &str, heading: &str) -> Option<String> {
-        let re = ATX_HEADING.as_ref()?;
         text.lines().find_map(|line| {
-            let key = heading_key(re.captures(line.trim_end_matches('\r'))?.get(2)?.as_str());
+            let key = heading_key(atx_heading(line)?.1);
             self.headings
                 .iter()
                 .find(|(_, h)| heading_key(h) == key && heading_key(h) != heading_key(heading))
@@ -261,9 +238,18 @@ impl Outline {
     }
 }
 
+/// A line's ATX heading, as (level, text); a trailing `\r` is not part of it.
+fn atx_heading(line: &str) -> Option<(u8, &str)> {
+    let c = ATX_HEADING
+        .as_ref()?
+        .captures(line.trim_end_matches('\r'))?;
+    let level = u8::try_from(c.get(1)?.as_str().len()).unwrap_or(6);
+    Some((level, c.get(2).map_or("", |m| m.as_str())))
+}
+
 /// The ATX headings of a Markdown text outside fenced code: (line index, level, text).
 fn atx_headings(lines: &[&str]) -> Vec<(usize, u8, String)> {
-    let (Some(heading), Some(fence)) = (ATX_HEADING.as_ref(), FENCE.as_ref()) else {
+    let Some(fence) = FENCE.as_ref() else {
         return Vec::new();
     };
     let mut open: Option<String> = None;
@@ -280,10 +266,8 @@ fn atx_headings(lines: &[&str]) -> Vec<(usize, u8, String)> {
         if open.is_some() {
             continue;
         }
-        if let Some(c) = heading.captures(line) {
-            let level = u8::try_from(c[1].len()).unwrap_or(6);
-            let text = c.get(2).map_or("", |m| m.as_str()).to_string();
-            found.push((i, level, text));
+        if let Some((level, text)) = atx_heading(line) {
+            found.push((i, level, text.to_string()));
         }
     }
     found
@@ -294,10 +278,7 @@ fn atx_headings(lines: &[&str]) -> Vec<(usize, u8, String)> {
 fn without_own_heading(text: &str, heading: &str) -> String {
     let trimmed = text.trim_start_matches(['\n', '\r']);
     let (first, rest) = trimmed.split_once('\n').unwrap_or((trimmed, ""));
-    let repeats = ATX_HEADING
-        .as_ref()
-        .and_then(|re| re.captures(first.trim_end_matches('\r')))
-        .is_some_and(|c| heading_key(c.get(2).map_or("", |m| m.as_str())) == heading_key(heading));
+    let repeats = atx_heading(first).is_some_and(|(_, h)| heading_key(h) == heading_key(heading));
     if repeats && !rest.trim().is_empty() {
         rest.to_string()
     } else {
@@ -405,7 +386,7 @@ mod tests {
             Some(REPORT),
             json!({"path": "notes/overview.md", "heading": "Tasks", "text": "x"})
         )
-        .contains("rewrites only the deliverable"));
+        .contains("rewrite_section writes only the deliverable"));
         assert!(refused(Some(REPORT), call("Budget", "x")).contains("must be one of"));
         assert!(refused(Some(REPORT), call("Tasks\n## Risks", "x")).contains("must be one of"));
         assert!(refused(

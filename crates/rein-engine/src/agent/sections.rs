@@ -221,16 +221,31 @@ impl Outline {
     /// field missing, empty, not text or unknown, or a composed file whose headings, read as
     /// the judge reads them, are not exactly the outline's.
     pub fn gate_arguments(&self, params: &Value) -> Result<(Value, Option<String>), String> {
+        self.compose(params).map(|(args, note, _)| (args, note))
+    }
+
+    /// `params`' `path` when it names the deliverable, else why `tool` refuses it.
+    pub(super) fn own_path<'p>(&self, tool: &str, params: &'p Value) -> Result<&'p str, String> {
         let given = params
             .get("path")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if !same_path(given, &self.path) {
-            return Err(format!(
-                "{WRITE_SECTIONS} writes only the deliverable \"{}\", not \"{given}\"; nothing was written",
+        if same_path(given, &self.path) {
+            Ok(given)
+        } else {
+            Err(format!(
+                "{tool} writes only the deliverable \"{}\", not \"{given}\"; nothing was written",
                 self.path
-            ));
+            ))
         }
+    }
+
+    /// [`Outline::gate_arguments`] with the file they compose, as it will be written.
+    pub(super) fn compose(
+        &self,
+        params: &Value,
+    ) -> Result<(Value, Option<String>, String), String> {
+        let given = self.own_path(WRITE_SECTIONS, params)?;
         let fields = self.fields();
         let text = |f: &str| params.get(f).and_then(Value::as_str);
         let quote = |v: Vec<&str>| {
@@ -353,7 +368,7 @@ impl Outline {
         if let Some(t) = title {
             args[TITLE_FIELD] = json!(t);
         }
-        Ok((args, note))
+        Ok((args, note, rendered.text))
     }
 }
 
