@@ -11,30 +11,10 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, ApprovalDecision, ScriptedApprover};
 use rein_protocol::CompletionRequest;
-use serde_json::{json, Value};
-use support::{finish_refusals, missions_dir, Harness, PromptRecorder};
+use serde_json::json;
+use support::{finish_refusals, gold_text, line, reads, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-fn line(action: &str, parameters: Value) -> String {
-    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
-}
-
-fn gold_text() -> String {
-    std::fs::read_to_string(missions_dir().join("desk_task/judge/gold/files/out/summary.md"))
-        .unwrap()
-}
-
-fn reads() -> String {
-    [
-        "notes/overview.md",
-        "notes/meeting-notes.md",
-        "data/tasks.csv",
-    ]
-    .iter()
-    .map(|p| line("read_file", json!({ "path": p })))
-    .collect()
-}
 
 fn on() -> Levers {
     Levers {
@@ -72,6 +52,19 @@ fn steps<'e>(events: &'e [AgentEvent], action: &str) -> Vec<&'e StepEvent> {
 /// The gold report with its total line wrong, written with create_file.
 fn wrong_report() -> String {
     gold_text().replace("Total hours: 64", "Total hours: 72")
+}
+
+/// The inputs read, the wrong report written whole, then its Tasks section rewritten right.
+fn wrong_report_then_fix() -> String {
+    reads()
+        + &line(
+            "create_file",
+            json!({"path": SUMMARY, "content": wrong_report()}),
+        )
+        + &line(
+            "rewrite_section",
+            json!({"path": SUMMARY, "heading": "Tasks", "text": gold_tasks()}),
+        )
 }
 
 /// The gold report's Tasks section, as a rewrite's text.
@@ -144,15 +137,7 @@ fn one_section_is_rewritten_the_rest_kept_and_the_fixed_report_passes() {
 #[test]
 fn a_rewrite_shows_its_exact_diff_for_approval_and_a_file_off_the_outline_is_refused() {
     let h = Harness::new("desk_task");
-    let script = reads()
-        + &line(
-            "create_file",
-            json!({"path": SUMMARY, "content": wrong_report()}),
-        )
-        + &line(
-            "rewrite_section",
-            json!({"path": SUMMARY, "heading": "Tasks", "text": gold_tasks()}),
-        );
+    let script = wrong_report_then_fix();
     let mut person = ScriptedApprover::new([
         ApprovalDecision::AllowOnce,
         ApprovalDecision::Deny {
@@ -217,15 +202,7 @@ fn a_rewrite_shows_its_exact_diff_for_approval_and_a_file_off_the_outline_is_ref
 #[test]
 fn off_there_is_no_rewrite_section_and_a_call_is_an_unknown_tool() {
     let h = Harness::new("desk_task");
-    let script = reads()
-        + &line(
-            "create_file",
-            json!({"path": SUMMARY, "content": wrong_report()}),
-        )
-        + &line(
-            "rewrite_section",
-            json!({"path": SUMMARY, "heading": "Tasks", "text": gold_tasks()}),
-        );
+    let script = wrong_report_then_fix();
     let levers = Levers {
         write_sections: true,
         ..Levers::DEFAULT

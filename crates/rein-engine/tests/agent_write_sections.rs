@@ -13,18 +13,9 @@ use rein_engine::agent::{AgentEvent, Levers, Outline, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, DenyAll};
 use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{missions_dir, Harness, PromptRecorder};
+use support::{gold_text, line, reads, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-fn line(action: &str, parameters: Value) -> String {
-    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
-}
-
-fn gold_text() -> String {
-    std::fs::read_to_string(missions_dir().join("desk_task/judge/gold/files/out/summary.md"))
-        .unwrap()
-}
 
 /// The gold report cut into its sections' bodies, as the tool's fields.
 fn gold_fields() -> Value {
@@ -45,17 +36,6 @@ fn gold_fields() -> Value {
     let (name, body) = current.unwrap();
     fields.insert(name, json!(body.join("\n").trim()));
     Value::Object(fields)
-}
-
-fn reads() -> String {
-    [
-        "notes/overview.md",
-        "notes/meeting-notes.md",
-        "data/tasks.csv",
-    ]
-    .iter()
-    .map(|p| line("read_file", json!({ "path": p })))
-    .collect()
 }
 
 fn on() -> Levers {

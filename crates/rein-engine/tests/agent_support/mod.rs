@@ -402,3 +402,26 @@ impl Model for PromptRecorder {
         self.inner.choose(request)
     }
 }
+
+/// One scripted reply: `action` with `parameters` (JSON line).
+pub fn line(action: &str, parameters: serde_json::Value) -> String {
+    json!({"thought": "Next.", "action": action, "parameters": parameters}).to_string() + "\n"
+}
+
+/// desk_task's gold report.
+pub fn gold_text() -> String {
+    std::fs::read_to_string(missions_dir().join("desk_task/judge/gold/files/out/summary.md"))
+        .unwrap()
+}
+
+/// Replies that read desk_task's three inputs in full.
+pub fn reads() -> String {
+    [
+        "notes/overview.md",
+        "notes/meeting-notes.md",
+        "data/tasks.csv",
+    ]
+    .iter()
+    .map(|p| line("read_file", json!({ "path": p })))
+    .collect()
+}
