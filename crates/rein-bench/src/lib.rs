@@ -8,10 +8,12 @@
 //! - [`stats`]: Wilson intervals, exact McNemar, pass^k, medians.
 //! - [`results`]: one [`results::RunResult`] per run, as lines of `results.jsonl`.
 //! - [`report`]: per model and category, paired comparisons; rendered by [`render`].
+//! - [`ablation`]: benches that differ only in their levers, each against a baseline.
 //! - [`shard`]: which shard runs which work item, and merging shard outputs.
 //! - [`bfcl`]: the Berkeley Function Calling Leaderboard questions, scored by its AST rules.
 //! - [`router`]: the labelled routing requests of the `router` suite.
 
+pub mod ablation;
 pub mod bfcl;
 pub mod check;
 pub mod error;

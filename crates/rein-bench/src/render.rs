@@ -35,7 +35,7 @@ fn secs(ms: f64) -> String {
     format!("{:.1}s", ms / 1000.0)
 }
 
-fn pvalue(p: f64) -> String {
+pub(crate) fn pvalue(p: f64) -> String {
     if p < 0.0001 {
         "<0.0001".into()
     } else {

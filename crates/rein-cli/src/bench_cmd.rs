@@ -13,6 +13,7 @@ mod router;
 pub(crate) mod runner;
 
 use clap::{Args, Subcommand};
+use rein_bench::ablation::{ablation, Arm};
 use rein_bench::check::{check_suite, SuiteCheck};
 use rein_bench::render::{terminal, write_outputs};
 use rein_bench::report::Report;
@@ -105,6 +106,20 @@ pub enum BenchCommand {
     Merge(MergeArgs),
     /// Fetch external benchmark data with pip (download only): `rein bench fetch bfcl`.
     Fetch(bfcl::FetchArgs),
+    /// The ablation table: bench output folders of the same tasks and seeds that differ only in
+    /// their levers, each against the baseline folder: pass rate with Wilson interval and the
+    /// exact McNemar p on paired runs, per split.
+    Ablation(AblationArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AblationArgs {
+    /// The baseline bench output folder (say every lever on).
+    #[arg(long)]
+    baseline: PathBuf,
+    /// The other bench output folders (say one lever off in each).
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -158,12 +173,31 @@ pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
             print_report(&report, &a.dir, json)
         }
         BenchCommand::Fetch(a) => bfcl::fetch_cmd(a, json),
+        BenchCommand::Ablation(a) => ablation_table(a, json),
         BenchCommand::Merge(a) => {
             let results = merge_results(&a.dirs)?;
             let report = write_outputs(&a.out, &results)?;
             print_report(&report, &a.out, json)
         }
     }
+}
+
+fn ablation_table(args: AblationArgs, json: bool) -> anyhow::Result<i32> {
+    let arm = |dir: &PathBuf| -> anyhow::Result<Arm> {
+        Ok(Arm {
+            name: dir.display().to_string(),
+            results: read_results(&dir.join(RESULTS_FILE))?,
+        })
+    };
+    let baseline = arm(&args.baseline)?;
+    let arms = args.dirs.iter().map(arm).collect::<anyhow::Result<Vec<_>>>()?;
+    let table = ablation(&baseline, &arms)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        print!("{}", table.markdown());
+    }
+    Ok(0)
 }
 
 fn check_suites(args: CheckSuiteArgs, json: bool) -> anyhow::Result<i32> {

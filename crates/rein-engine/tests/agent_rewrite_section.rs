@@ -39,6 +39,15 @@ fn run(
     (out, events, model.requests)
 }
 
+/// The branch of `tool` in the action schema of `request`, if decoding offered it.
+fn offered(request: &CompletionRequest, tool: &str) -> Option<serde_json::Value> {
+    request.json_schema.as_ref()?["anyOf"]
+        .as_array()?
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == tool)
+        .cloned()
+}
+
 fn steps<'e>(events: &'e [AgentEvent], action: &str) -> Vec<&'e StepEvent> {
     events
         .iter()
@@ -110,14 +119,15 @@ fn one_section_is_rewritten_the_rest_kept_and_the_fixed_report_passes() {
         .find(|s| s.step.action.as_deref() == Some("rewrite_section"))
         .unwrap_or_else(|| panic!("{actions:?}"));
     assert_eq!(step.step.detail["outcome"], "executed");
-    // Offered in the schema with the outline's headings, and named in the prompt.
-    let branch = requests[0].json_schema.as_ref().unwrap()["anyOf"]
-        .as_array()
-        .unwrap()
+    // Named in the prompt from the start, offered by decoding only once the report exists
+    // (from the request after create_file), with the outline's headings.
+    let writes = requests
         .iter()
-        .find(|b| b["properties"]["action"]["const"] == "rewrite_section")
-        .cloned()
+        .position(|r| offered(r, "rewrite_section").is_some())
         .expect("rewrite_section is offered");
+    assert_eq!(writes, reads().lines().count() + 1, "offered before the write");
+    assert!(offered(&requests[0], "create_file").is_some());
+    let branch = offered(&requests[writes], "rewrite_section").unwrap();
     assert_eq!(
         branch["properties"]["parameters"]["properties"]["heading"]["enum"],
         json!(["Project summary", "Goal", "Tasks", "Risks"])

@@ -291,6 +291,19 @@ impl<'a> Agent<'a> {
         tools
     }
 
+    /// The tools constrained decoding offers at this step: [`Self::tools`], without
+    /// `rewrite_section` while the deliverable does not exist (the 1.5B called it before the
+    /// first write on two seeds of four, was refused each time, and ran out of time).
+    fn offered_tools(&self) -> Vec<String> {
+        let mut tools = self.tools();
+        if let Some(outline) = self.rewrite_outline() {
+            if !matches!(self.env.world.read(&outline.path), Ok(Some(_))) {
+                tools.retain(|t| t != REWRITE_SECTION);
+            }
+        }
+        tools
+    }
+
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
     /// headings: the outline `rewrite_section` keeps (it writes through `write_sections`).
     fn rewrite_outline(&self) -> Option<Outline> {
@@ -552,7 +565,7 @@ impl<'a> Agent<'a> {
             let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some())
                 .then(|| {
                     let others: Vec<String> = self
-                        .tools()
+                        .offered_tools()
                         .into_iter()
                         .filter(|t| *t != repeated_tool)
                         .collect();
@@ -1191,23 +1204,24 @@ impl<'a> Agent<'a> {
     ) -> Result<Option<RunEnd>, AgentError> {
         // What the backend has to say before the first request (a remote endpoint's host).
         self.model_notices(on_event)?;
-        let schema = self
-            .options
-            .constrained
-            .then(|| self.action_schema(&self.tools()));
         let context = self
             .options
             .context_tokens
             .unwrap_or(self.model.identity().context_tokens);
         let budget = prompt_budget(context, MAX_REPLY_TOKENS);
-        let short_schema = schema
-            .as_ref()
-            .filter(|_| self.options.levers.short_after_cut)
-            .map(|s| shorten_texts(s, SHORT_TEXT_MAX_CHARS));
         loop {
             if let Some(end) = self.stop_for_caps(st, on_event)? {
                 return Ok(Some(end));
             }
+            // Per step: what decoding offers follows the workspace (see `offered_tools`).
+            let schema = self
+                .options
+                .constrained
+                .then(|| self.action_schema(&self.offered_tools()));
+            let short_schema = schema
+                .as_ref()
+                .filter(|_| self.options.levers.short_after_cut)
+                .map(|s| shorten_texts(s, SHORT_TEXT_MAX_CHARS));
             st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
             st.figures.steps += 1;
             let n = st.figures.steps;

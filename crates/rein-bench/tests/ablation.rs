@@ -1,0 +1,124 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The ablation table: benches that differ only in their levers, each against a baseline.
+
+use rein_bench::ablation::{ablation, Arm};
+use rein_bench::results::RunResult;
+use serde_json::json;
+
+/// One run of task `task` (split from its name: `h*` is held out), repeat `repeat`, with
+/// `rewrite-section` set as given.
+fn run(task: &str, repeat: u32, passed: bool, rewrite: bool) -> RunResult {
+    RunResult {
+        suite: "desk".into(),
+        task: task.into(),
+        split: if task.starts_with('h') { "heldout" } else { "dev" }.into(),
+        model: "qwen2.5-coder-1.5b".into(),
+        seed: u64::from(repeat),
+        repeat,
+        passed,
+        contract_sha256: format!("{task:0>64}"),
+        levers: Some(json!({"read-back": true, "rewrite-section": rewrite})),
+        ..RunResult::default()
+    }
+}
+
+fn arm(name: &str, rewrite: bool, outcomes: &[(&str, u32, bool)]) -> Arm {
+    Arm {
+        name: name.into(),
+        results: outcomes
+            .iter()
+            .map(|(t, r, p)| run(t, *r, *p, rewrite))
+            .collect(),
+    }
+}
+
+#[test]
+fn each_arm_is_paired_with_the_baseline_per_split_with_its_interval_and_mcnemar_p() {
+    // Dev: the baseline passes 6 of 6, the arm 1 of 6 (5 discordant, all the baseline's).
+    let base_runs: Vec<(&str, u32, bool)> = (0..6)
+        .map(|r| ("d1", r, true))
+        .chain((0..2).map(|r| ("h1", r, r == 0)))
+        .collect();
+    let arm_runs: Vec<(&str, u32, bool)> = (0..6)
+        .map(|r| ("d1", r, r == 0))
+        .chain((0..2).map(|r| ("h1", r, r == 1)))
+        .collect();
+    let table = ablation(
+        &arm("all-on", true, &base_runs),
+        &[arm("no-rewrite", false, &arm_runs)],
+    )
+    .unwrap();
+    assert_eq!(table.baseline, "all-on");
+    let row = |arm: &str, split: &str| {
+        table
+            .rows
+            .iter()
+            .find(|r| r.arm == arm && r.split == split)
+            .unwrap()
+            .clone()
+    };
+    let base_dev = row("all-on", "dev");
+    assert_eq!((base_dev.passes, base_dev.runs), (6, 6));
+    assert!(base_dev.changed.is_empty());
+    assert_eq!(base_dev.p_value, 1.0);
+    let dev = row("no-rewrite", "dev");
+    assert_eq!(dev.changed, vec!["rewrite-section=off".to_string()]);
+    assert_eq!((dev.passes, dev.runs, dev.pairs), (1, 6, 6));
+    assert_eq!((dev.only_baseline, dev.only_arm), (5, 0));
+    // Exact McNemar on (5, 0): 2 * 0.5^5.
+    assert!((dev.p_value - 0.0625).abs() < 1e-12, "{}", dev.p_value);
+    assert!(dev.wilson_low < 1.0 / 6.0 && dev.wilson_high > 1.0 / 6.0);
+    let held = row("no-rewrite", "heldout");
+    assert_eq!((held.passes, held.only_baseline, held.only_arm), (1, 1, 1));
+    assert_eq!(held.p_value, 1.0);
+    let all = row("no-rewrite", "all");
+    assert_eq!((all.passes, all.runs, all.pairs), (2, 8, 8));
+    let md = table.markdown();
+    assert!(md.contains("| no-rewrite | rewrite-section=off | dev | 1/6 | 16.7 % |"), "{md}");
+    assert!(md.contains("| all-on | (baseline) | dev | 6/6 | 100.0 % |"), "{md}");
+}
+
+#[test]
+fn only_runs_both_benches_have_are_paired() {
+    let table = ablation(
+        &arm("base", true, &[("d1", 0, true), ("d1", 1, true)]),
+        &[arm("off", false, &[("d1", 1, false), ("d1", 2, true)])],
+    )
+    .unwrap();
+    let dev = table
+        .rows
+        .iter()
+        .find(|r| r.arm == "off" && r.split == "dev")
+        .unwrap();
+    assert_eq!((dev.runs, dev.pairs, dev.only_baseline, dev.only_arm), (2, 1, 1, 0));
+    // No held-out runs: no held-out row.
+    assert!(table.rows.iter().all(|r| r.split != "heldout"));
+}
+
+#[test]
+fn benches_of_different_contracts_mixed_levers_or_no_lever_record_are_refused() {
+    let base = arm("base", true, &[("d1", 0, true)]);
+    let mut other = arm("other", false, &[("d1", 0, false)]);
+    other.results[0].contract_sha256 = "f".repeat(64);
+    let e = ablation(&base, &[other]).unwrap_err().to_string();
+    assert!(e.contains("task desk/d1 was judged against another contract in other than in base"), "{e}");
+
+    let mut mixed = arm("mixed", false, &[("d1", 0, false), ("d1", 1, true)]);
+    mixed.results[1].levers = Some(json!({"read-back": false, "rewrite-section": false}));
+    let e = ablation(&base, &[mixed]).unwrap_err().to_string();
+    assert!(e.contains("mixed: its runs mix lever settings (read-back=off differ)"), "{e}");
+
+    let mut old = arm("old", false, &[("d1", 0, false)]);
+    old.results[0].levers = None;
+    let e = ablation(&base, &[old]).unwrap_err().to_string();
+    assert!(e.contains("has no lever record"), "{e}");
+
+    let twice = arm("twice", false, &[("d1", 0, false), ("d1", 0, true)]);
+    let e = ablation(&base, &[twice]).unwrap_err().to_string();
+    assert!(e.contains("is there twice"), "{e}");
+
+    let empty = arm("empty", false, &[]);
+    let e = ablation(&base, &[empty]).unwrap_err().to_string();
+    assert!(e.contains("empty: no runs"), "{e}");
+}
