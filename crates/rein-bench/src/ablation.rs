@@ -36,6 +36,9 @@ pub struct AblationRow {
     /// baseline's own row.
     pub changed: Vec<String>,
     pub split: String,
+    /// Distinct (suite, task, model) among the runs: repeats of one task are not independent
+    /// evidence, so read the p-value with this count beside it.
+    pub tasks: u64,
     pub runs: u64,
     pub passes: u64,
     pub pass_rate: f64,
@@ -65,6 +68,16 @@ type PairKey = (String, String, String, u32, u64);
 /// Builds the table of `arms` against `baseline`.
 pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
     let base_levers = one_lever_setting(baseline)?;
+    let base_samples = one_samples_setting(baseline)?;
+    for arm in arms {
+        let samples = one_samples_setting(arm)?;
+        if samples != base_samples {
+            return Err(BenchError::Merge(format!(
+                "{} drew {samples} candidate(s) per write (--samples) and the baseline {} drew {base_samples}: best-of-K and pass@1 verdicts are different quantities; compare benches run with the same --samples",
+                arm.name, baseline.name
+            )));
+        }
+    }
     let mut contracts: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     for arm in std::iter::once(baseline).chain(arms) {
         for r in &arm.results {
@@ -89,6 +102,12 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
         let levers = one_lever_setting(arm)?;
         let changed = changed_levers(&base_levers, &levers);
         let arm_outcomes = outcomes(arm)?;
+        if !arm_outcomes.keys().any(|k| base_outcomes.contains_key(k)) {
+            return Err(BenchError::Merge(format!(
+                "{} shares no run with the baseline {} (runs pair on suite, task, model, repeat and seed): run it with the baseline's suites, models, --repeats and --seed",
+                arm.name, baseline.name
+            )));
+        }
         rows.extend(rows_of(arm, &arm_outcomes, changed, &base_outcomes));
     }
     Ok(Ablation {
@@ -128,6 +147,25 @@ fn one_lever_setting(arm: &Arm) -> Result<BTreeMap<String, bool>, BenchError> {
         }
     }
     Ok(setting.unwrap_or_default())
+}
+
+/// The candidates per write every run of `arm` drew (1 for pass@1), or why the arm mixes them.
+fn one_samples_setting(arm: &Arm) -> Result<u32, BenchError> {
+    let mut setting = None;
+    for r in &arm.results {
+        let k = r.samples.unwrap_or(1).max(1);
+        match setting {
+            Some(first) if first != k => {
+                return Err(BenchError::Merge(format!(
+                    "{}: its runs mix pass@1 and best-of-K verdicts ({first} and {k} candidates per write); give each --samples its own bench folder",
+                    arm.name
+                )));
+            }
+            Some(_) => {}
+            None => setting = Some(k),
+        }
+    }
+    Ok(setting.unwrap_or(1))
 }
 
 /// `name=on|off` for each lever `other` sets otherwise than `base` (a lever only one knows
@@ -187,6 +225,11 @@ fn rows_of(
                 return None;
             }
             let passes = runs.iter().filter(|(_, p)| *p).count() as u64;
+            let tasks = runs
+                .iter()
+                .map(|((suite, task, model, _, _), _)| (suite, task, model))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len() as u64;
             let n = runs.len() as u64;
             let (wilson_low, wilson_high) = wilson(passes, n);
             let (mut pairs, mut only_baseline, mut only_arm) = (0, 0, 0);
@@ -205,6 +248,7 @@ fn rows_of(
                 arm: arm.name.clone(),
                 changed: changed.clone(),
                 split: (*split).to_string(),
+                tasks,
                 runs: n,
                 passes,
                 pass_rate: passes as f64 / n as f64,
@@ -223,13 +267,16 @@ impl Ablation {
     /// The table as Markdown, one row per arm and split.
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "Baseline: {} ({})\n\n| bench | levers vs baseline | split | pass | rate | 95 % Wilson | pairs | only baseline | only this | McNemar p |\n|---|---|---|---|---|---|---|---|---|---|\n",
-            escape_line(&self.baseline),
-            self.baseline_levers
-                .iter()
-                .map(|(k, v)| format!("{k}={}", if *v { "on" } else { "off" }))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "Baseline: {} ({})\n\n| bench | levers vs baseline | split | tasks | pass | rate | 95 % Wilson | pairs | only baseline | only this | McNemar p |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+            cell(&self.baseline),
+            cell(
+                &self
+                    .baseline_levers
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", if *v { "on" } else { "off" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         );
         for r in &self.rows {
             let changed = if r.arm == self.baseline && r.changed.is_empty() {
@@ -241,9 +288,10 @@ impl Ablation {
             };
             let changed = cell(&changed);
             s.push_str(&format!(
-                "| {} | {changed} | {} | {}/{} | {:.1} % | {:.1}–{:.1} % | {} | {} | {} | {} |\n",
+                "| {} | {changed} | {} | {} | {}/{} | {:.1} % | {:.1}–{:.1} % | {} | {} | {} | {} |\n",
                 cell(&r.arm),
                 r.split,
+                r.tasks,
                 r.passes,
                 r.runs,
                 100.0 * r.pass_rate,

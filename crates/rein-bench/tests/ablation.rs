@@ -12,7 +12,12 @@ fn run(task: &str, repeat: u32, passed: bool, rewrite: bool) -> RunResult {
     RunResult {
         suite: "desk".into(),
         task: task.into(),
-        split: if task.starts_with('h') { "heldout" } else { "dev" }.into(),
+        split: if task.starts_with('h') {
+            "heldout"
+        } else {
+            "dev"
+        }
+        .into(),
         model: "qwen2.5-coder-1.5b".into(),
         seed: u64::from(repeat),
         repeat,
@@ -75,8 +80,14 @@ fn each_arm_is_paired_with_the_baseline_per_split_with_its_interval_and_mcnemar_
     let all = row("no-rewrite", "all");
     assert_eq!((all.passes, all.runs, all.pairs), (2, 8, 8));
     let md = table.markdown();
-    assert!(md.contains("| no-rewrite | rewrite-section=off | dev | 1/6 | 16.7 % |"), "{md}");
-    assert!(md.contains("| all-on | (baseline) | dev | 6/6 | 100.0 % |"), "{md}");
+    assert!(
+        md.contains("| no-rewrite | rewrite-section=off | dev | 1 | 1/6 | 16.7 % |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| all-on | (baseline) | dev | 1 | 6/6 | 100.0 % |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -91,7 +102,16 @@ fn only_runs_both_benches_have_are_paired() {
         .iter()
         .find(|r| r.arm == "off" && r.split == "dev")
         .unwrap();
-    assert_eq!((dev.runs, dev.pairs, dev.only_baseline, dev.only_arm), (2, 1, 1, 0));
+    assert_eq!(
+        (
+            dev.tasks,
+            dev.runs,
+            dev.pairs,
+            dev.only_baseline,
+            dev.only_arm
+        ),
+        (1, 2, 1, 1, 0)
+    );
     // No held-out runs: no held-out row.
     assert!(table.rows.iter().all(|r| r.split != "heldout"));
 }
@@ -102,12 +122,18 @@ fn benches_of_different_contracts_mixed_levers_or_no_lever_record_are_refused() 
     let mut other = arm("other", false, &[("d1", 0, false)]);
     other.results[0].contract_sha256 = "f".repeat(64);
     let e = ablation(&base, &[other]).unwrap_err().to_string();
-    assert!(e.contains("task desk/d1 was judged against another contract in other than in base"), "{e}");
+    assert!(
+        e.contains("task desk/d1 was judged against another contract in other than in base"),
+        "{e}"
+    );
 
     let mut mixed = arm("mixed", false, &[("d1", 0, false), ("d1", 1, true)]);
     mixed.results[1].levers = Some(json!({"read-back": false, "rewrite-section": false}));
     let e = ablation(&base, &[mixed]).unwrap_err().to_string();
-    assert!(e.contains("mixed: its runs mix lever settings (read-back=off differ)"), "{e}");
+    assert!(
+        e.contains("mixed: its runs mix lever settings (read-back=off differ)"),
+        "{e}"
+    );
 
     let mut old = arm("old", false, &[("d1", 0, false)]);
     old.results[0].levers = None;
@@ -121,4 +147,69 @@ fn benches_of_different_contracts_mixed_levers_or_no_lever_record_are_refused() 
     let empty = arm("empty", false, &[]);
     let e = ablation(&base, &[empty]).unwrap_err().to_string();
     assert!(e.contains("empty: no runs"), "{e}");
+}
+
+// Red team (a helper told to make the table lie).
+
+/// A1. `check_consistent` (results.rs:313) refuses a bench that mixes pass@1 and best-of-K
+/// verdicts, because they are different quantities; `ablation` ignores `samples` altogether,
+/// so a `--samples 4` bench is set against a pass@1 baseline under "same levers" and its
+/// best-of-4 gain reads as a lever effect (here 3/3 vs 1/3, "only this" 2).
+#[test]
+fn a_best_of_k_arm_is_never_set_against_a_pass_at_1_baseline() {
+    let base = arm(
+        "pass-at-1",
+        true,
+        &[("d1", 0, false), ("d1", 1, false), ("d1", 2, true)],
+    );
+    let mut sampled = arm(
+        "best-of-4",
+        true,
+        &[("d1", 0, true), ("d1", 1, true), ("d1", 2, true)],
+    );
+    for r in &mut sampled.results {
+        r.samples = Some(4);
+    }
+    let e = ablation(&base, &[sampled])
+        .expect_err("best-of-4 verdicts were set against pass@1 as if only levers differed");
+    assert!(e.to_string().contains("samples"), "{e}");
+}
+
+/// A1. Nor does an arm's own mix of pass@1 and best-of-K runs get refused.
+#[test]
+fn an_arm_that_mixes_pass_at_1_and_best_of_k_is_refused() {
+    let base = arm("base", true, &[("d1", 0, true), ("d1", 1, true)]);
+    let mut mixed = arm("mixed", false, &[("d1", 0, true), ("d1", 1, true)]);
+    mixed.results[1].samples = Some(4);
+    assert!(ablation(&base, &[mixed]).is_err());
+}
+
+/// A2. The same tasks run with another `--seed` (or another model) pair with nothing; the
+/// arm's rows show pairs 0 and McNemar p = 1 beside a pass rate that differs from the
+/// baseline's, instead of refusing the comparison.
+#[test]
+fn an_arm_sharing_no_run_with_the_baseline_is_refused_not_shown_with_p_1() {
+    let base = arm("base", true, &[("d1", 0, true), ("d1", 1, true)]);
+    let mut other = arm("other-seed", false, &[("d1", 0, false), ("d1", 1, false)]);
+    for r in &mut other.results {
+        r.seed += 1000;
+    }
+    let e =
+        ablation(&base, &[other]).expect_err("an arm with no run in common was tabled with p = 1");
+    assert!(e.to_string().contains("other-seed"), "{e}");
+}
+
+/// A3. Every other text taken from a results file goes through `escape_line` / `cell`, but the
+/// baseline's lever names are written raw into the header line (ablation.rs:228-232): a results
+/// file can put terminal escapes or extra table rows into what `rein bench ablation` prints.
+#[test]
+fn lever_names_from_a_results_file_cannot_break_the_table_or_reach_the_terminal() {
+    let hostile = "read-back\u{1b}]0;owned\u{7}\n| injected | row |";
+    let mut base = arm("base", true, &[("d1", 0, true)]);
+    base.results[0].levers = Some(json!({ hostile: true, "rewrite-section": true }));
+    let mut other = arm("other", false, &[("d1", 0, false)]);
+    other.results[0].levers = Some(json!({ hostile: true, "rewrite-section": false }));
+    let md = ablation(&base, &[other]).unwrap().markdown();
+    assert!(!md.contains('\u{1b}'), "{md:?}");
+    assert!(!md.contains("\n| injected"), "{md:?}");
 }

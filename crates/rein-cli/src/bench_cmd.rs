@@ -190,7 +190,11 @@ fn ablation_table(args: AblationArgs, json: bool) -> anyhow::Result<i32> {
         })
     };
     let baseline = arm(&args.baseline)?;
-    let arms = args.dirs.iter().map(arm).collect::<anyhow::Result<Vec<_>>>()?;
+    let arms = args
+        .dirs
+        .iter()
+        .map(arm)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let table = ablation(&baseline, &arms)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&table)?);

@@ -154,7 +154,13 @@ fn print_trace(t: &RunTrace) {
         }
     }
     for c in &t.checks {
-        let mark = if c.passed { "pass" } else { "FAIL" };
+        // The same marks as `rein run`: advice never decides the verdict.
+        let mark = match (c.advisory, c.passed) {
+            (true, true) => "advice: yes",
+            (true, false) => "advice: no (does not decide)",
+            (false, true) => "pass",
+            (false, false) => "FAIL",
+        };
         let facts = match &c.facts {
             Value::Array(a) => a
                 .iter()

@@ -29,6 +29,10 @@ pub struct ModelKnobs {
     /// Render chat prompts with the GGUF's own template (set from lever `gguf-template`).
     #[arg(skip)]
     pub gguf_template: bool,
+    /// Keep no prompt prefix on disk and load none (`rein perf`: its cold figures must be
+    /// cold).
+    #[arg(skip)]
+    pub no_prefix_store: bool,
 }
 
 /// Most worker threads accepted.
@@ -132,7 +136,7 @@ fn check_knobs(name: &str, trained: u32, knobs: &ModelKnobs) -> anyhow::Result<(
     Ok(())
 }
 
-fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {
+pub fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {
     let catalog = Catalog::builtin()?;
     let dir = DataDir::from_env()?;
     let Some(entry) = catalog.models.iter().find(|m| m.name == name) else {
@@ -186,6 +190,9 @@ fn apply_knobs(launch: &mut rein_models::embedded::WorkerLaunch, knobs: &ModelKn
         launch.context_tokens = context;
     }
     launch.gguf_template = knobs.gguf_template;
+    if knobs.no_prefix_store {
+        launch.prefix_store = None;
+    }
 }
 
 /// Opens the folder a command will act on, after [`refuse_data_dir_overlap`].

@@ -15,7 +15,7 @@ use rein_models::embedded::{launch_for, EmbeddedModel};
 use rein_models::{ChooseRequest, CompletionRequest, Model, ModelError, Prompt, SamplingProfile};
 use serde::Serialize;
 
-use crate::open::start_embedded;
+use crate::open::{start_embedded_with, ModelKnobs};
 
 #[derive(Debug, Args)]
 pub struct PerfArgs {
@@ -260,7 +260,12 @@ fn measure_embedded(args: &PerfArgs) -> anyhow::Result<Embedded> {
 
     // Cold start: what a person waits for the first time Rein asks a model something.
     let spawned = Instant::now();
-    let mut model = start_embedded(&args.model)?;
+    // No prompt prefix from disk: the cold figures must be cold.
+    let knobs = ModelKnobs {
+        no_prefix_store: true,
+        ..ModelKnobs::default()
+    };
+    let mut model = start_embedded_with(&args.model, &knobs)?;
     let first = model.complete(&greedy(prompt.clone(), 1), &mut sink)?;
     let cold_start_ms = ms_since(spawned);
 
@@ -343,6 +348,7 @@ fn measure_reference(name: &str, decode_calls: u32) -> anyhow::Result<Reference>
         batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
         expected_size: Some(launch.size),
         gguf_template: false,
+        prefix_store: None,
     };
     let f = rein_llama::reference::run(&options, &long_prompt(), decode_calls as usize)?;
     Ok(Reference {

@@ -21,6 +21,12 @@ pub struct WorkerArgs {
     /// (llama.cpp's matcher).
     #[arg(long, value_parser = ["gguf", "builtin"])]
     template: String,
+    /// Where prompt prefixes are kept across workers of this model file.
+    #[arg(long, requires = "model_sha256")]
+    prefix_store: Option<PathBuf>,
+    /// The verified SHA-256 of the model file, which keys the prefix store.
+    #[arg(long, requires = "prefix_store")]
+    model_sha256: Option<String>,
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<i32> {
@@ -33,6 +39,10 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<i32> {
             batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
             expected_size: Some(args.size),
             gguf_template: args.template == "gguf",
+            prefix_store: args
+                .prefix_store
+                .zip(args.model_sha256)
+                .map(|(dir, sha)| rein_llama::prefix_store::PrefixStore::new(dir, &sha)),
         },
         spec: args.spec,
     };

@@ -329,3 +329,113 @@ fn real_model_choose_reuses_the_instruction_and_matches_a_cold_cache() {
     // 0.62), so the label is not asserted here: this test is about the cache.
     assert_eq!(warm.best().unwrap().0, cold.best().unwrap().0);
 }
+
+/// A worker of `MODEL` whose prompt prefixes go to and come from `store` (or nowhere).
+fn start_with_store(store: Option<&std::path::Path>) -> EmbeddedModel {
+    let catalog = Catalog::builtin().unwrap();
+    let entry = catalog.get(MODEL).unwrap();
+    let dir = DataDir::from_env().unwrap();
+    let mut launch = launch_for(entry, &dir, env!("CARGO_BIN_EXE_rein").into())
+        .unwrap_or_else(|e| panic!("{e}\n(pull the model first, or set REIN_SKIP_MODEL_TESTS=1)"));
+    launch.prefix_store = store.map(std::path::Path::to_path_buf);
+    EmbeddedModel::start(launch).unwrap()
+}
+
+#[test]
+fn real_model_first_prompt_comes_from_the_prefix_store_and_answers_as_a_cold_one() {
+    if skip() {
+        return;
+    }
+    let store = tempfile::tempdir().unwrap();
+    let mut system = String::from("You keep the log of a test bench. The log so far:\n");
+    for i in 1..=40 {
+        system.push_str(&format!(
+            "Entry {i}: fixture set {} copied into a fresh sandbox; {} steps; the judge read the report from disk.\n",
+            i * 7 % 13,
+            i * 3 % 11 + 2
+        ));
+    }
+    let ask = |question: &str| {
+        CompletionRequest::new(
+            Prompt::chat(vec![
+                ChatMessage::system(system.clone()),
+                ChatMessage::user(question),
+            ]),
+            12,
+            SamplingProfile::JUDGE,
+        )
+    };
+    let first = ask("How many steps did entry 5 record? Answer with the number.");
+    let stored = |dir: &std::path::Path| std::fs::read_dir(dir).unwrap().count();
+
+    // A new worker decodes its first prompt and keeps it (state and token list).
+    let cold = start_with_store(Some(store.path()))
+        .complete(&first, &mut |_| {})
+        .unwrap();
+    assert_eq!(cold.cached_tokens, 0, "{cold:?}");
+    assert!(cold.prompt_tokens > 700, "{cold:?}");
+    assert_eq!(stored(store.path()), 2);
+
+    // The next new worker loads all of it and answers exactly as the cold one did.
+    let warm = start_with_store(Some(store.path()))
+        .complete(&first, &mut |_| {})
+        .unwrap();
+    assert_eq!(warm.cached_tokens + 1, warm.prompt_tokens, "{warm:?}");
+    assert_eq!(warm.text, cold.text);
+
+    // Another question after the same system prompt: the shared part comes from the store,
+    // and the answer is the one a worker without a store gives.
+    let other = ask("Which fixture set did entry 9 copy? Answer with the number.");
+    let shared = start_with_store(Some(store.path()))
+        .complete(&other, &mut |_| {})
+        .unwrap();
+    let plain = start_with_store(None)
+        .complete(&other, &mut |_| {})
+        .unwrap();
+    assert_eq!(plain.cached_tokens, 0);
+    assert!(
+        shared.cached_tokens >= 512 && shared.cached_tokens < shared.prompt_tokens,
+        "{shared:?}"
+    );
+    assert_eq!(shared.text, plain.text);
+    // Neither added a file: each shared nearly all of its prompt with the stored one.
+    assert_eq!(stored(store.path()), 2);
+
+    // A state file cut short (red team: llama.cpp aborts the process on one) or altered is
+    // never handed to llama.cpp: it is dropped, the prompt decoded as usual and kept again.
+    let kv = std::fs::read_dir(store.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "kv"))
+        .unwrap();
+    let full = std::fs::metadata(&kv).unwrap().len();
+    assert!(full > 1_000_000, "{full}");
+    for damage in ["cut 1", "cut 4096", "altered"] {
+        match damage {
+            "altered" => {
+                let mut bytes = std::fs::read(&kv).unwrap();
+                let middle = bytes.len() / 2;
+                bytes[middle] ^= 0x01;
+                std::fs::write(&kv, bytes).unwrap();
+            }
+            _ => {
+                let cut: u64 = damage[4..].parse().unwrap();
+                let f = std::fs::File::options().write(true).open(&kv).unwrap();
+                f.set_len(full - cut).unwrap();
+            }
+        }
+        let again = start_with_store(Some(store.path()))
+            .complete(&first, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{damage}: {e}"));
+        assert_eq!(again.cached_tokens, 0, "{damage}: {again:?}");
+        assert_eq!(again.text, cold.text, "{damage}");
+        assert_eq!(std::fs::metadata(&kv).unwrap().len(), full, "{damage}");
+        assert_eq!(stored(store.path()), 2, "{damage}");
+    }
+
+    // A reset before the first prompt asks for a cold cache: the store does not fill it.
+    let mut reset = start_with_store(Some(store.path()));
+    reset.reset_cache().unwrap();
+    let after_reset = reset.complete(&first, &mut |_| {}).unwrap();
+    assert_eq!(after_reset.cached_tokens, 0, "{after_reset:?}");
+}

@@ -30,6 +30,7 @@ fn options() -> EngineOptions {
         batch_tokens: rein_llama::DEFAULT_BATCH_TOKENS,
         expected_size: Some(launch.size),
         gguf_template: false,
+        prefix_store: None,
     }
 }
 

@@ -152,7 +152,17 @@ fn attempts_cap_at_its_edge() {
     assert_eq!(out.exit_code(), 1);
     assert!(out.finish_accepted);
     assert!(out.reason().contains("total-hours"), "{}", out.reason());
+    // The unqualified decision check failed closed (no decision model) but is advice: it is
+    // neither among the reasons nor a failure in the journal.
+    assert!(!out.reason().contains("risk-meaning"), "{}", out.reason());
     let trace = h.journal.run_trace(out.run).unwrap();
+    let advice: Vec<(bool, bool)> = trace
+        .checks
+        .iter()
+        .filter(|c| c.name == "risk-meaning")
+        .map(|c| (c.passed, c.advisory))
+        .collect();
+    assert_eq!(advice, vec![(false, true); 3], "one per attempt");
     assert_eq!(trace.attempts.len(), 3);
     assert_eq!(trace.run.status, rein_journal::RunStatus::Fail);
 }

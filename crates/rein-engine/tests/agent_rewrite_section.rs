@@ -125,7 +125,11 @@ fn one_section_is_rewritten_the_rest_kept_and_the_fixed_report_passes() {
         .iter()
         .position(|r| offered(r, "rewrite_section").is_some())
         .expect("rewrite_section is offered");
-    assert_eq!(writes, reads().lines().count() + 1, "offered before the write");
+    assert_eq!(
+        writes,
+        reads().lines().count() + 1,
+        "offered before the write"
+    );
     assert!(offered(&requests[0], "create_file").is_some());
     let branch = offered(&requests[writes], "rewrite_section").unwrap();
     assert_eq!(

@@ -33,6 +33,11 @@ const JOURNAL: &[Migration] = &[
         name: "0002_change_bindings",
         sql: include_str!("../migrations/journal/0002_change_bindings.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_check_advisory",
+        sql: include_str!("../migrations/journal/0003_check_advisory.sql"),
+    },
 ];
 
 const CHAT: &[Migration] = &[

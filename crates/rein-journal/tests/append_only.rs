@@ -32,6 +32,7 @@ fn populated() -> (tempfile::TempDir, std::path::PathBuf) {
             kind: "file_exists".into(),
             name: "summary".into(),
             passed: true,
+            advisory: false,
             facts: json!({}),
         },
     )

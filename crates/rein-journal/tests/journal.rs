@@ -274,6 +274,7 @@ fn run_trace_keeps_the_order_and_the_tokens() {
                 kind: "file_exists".into(),
                 name: (*name).into(),
                 passed: i != 1,
+                advisory: i == 2,
                 facts: json!({"i": i}),
             },
         )
@@ -326,14 +327,18 @@ fn run_trace_keeps_the_order_and_the_tokens() {
             &json!({"i": 5})
         ]
     );
-    let checks: Vec<(&str, bool)> = trace
+    let checks: Vec<(&str, bool, bool)> = trace
         .checks
         .iter()
-        .map(|c| (c.name.as_str(), c.passed))
+        .map(|c| (c.name.as_str(), c.passed, c.advisory))
         .collect();
     assert_eq!(
         checks,
-        [("exists", true), ("content", false), ("schema", true)]
+        [
+            ("exists", true, false),
+            ("content", false, false),
+            ("schema", true, true)
+        ]
     );
     assert_eq!(trace.attempts.len(), 1);
     assert_eq!(

@@ -20,6 +20,7 @@ use rein_protocol::worker::WorkerStats;
 
 use crate::error::{LlamaError, Result};
 use crate::prefix::reuse_prefix;
+use crate::prefix_store::PrefixStore;
 use crate::stop::StopScanner;
 use crate::template::ChatTemplate;
 
@@ -51,6 +52,9 @@ pub struct EngineOptions {
     /// Render chat prompts with the GGUF's own Jinja template (lever `gguf-template`) rather
     /// than llama.cpp's built-in matcher.
     pub gguf_template: bool,
+    /// Where the worker's first long prompt is kept for the next worker of the same model, and
+    /// looked for (see [`crate::prefix_store`]); `None` keeps nothing on disk.
+    pub prefix_store: Option<PrefixStore>,
 }
 
 /// llama.cpp allows one backend per process; the worker and the perf reference share it.
@@ -106,6 +110,18 @@ pub(crate) fn context_params(options: &EngineOptions) -> LlamaContextParams {
         .with_n_threads_batch(threads)
 }
 
+/// Whether a saved sequence of this model holds every position, so that a stored prompt can be
+/// cut to a shorter prefix: not with a sliding attention window (a saved state keeps only the
+/// window's last positions for those layers) nor a recurrent state (it cannot be cut at all).
+fn keeps_whole_prefixes(model: &LlamaModel, architecture: &str) -> bool {
+    let window = model
+        .meta_val_str(&format!("{architecture}.attention.sliding_window"))
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    window == 0 && !model.is_recurrent() && !model.is_hybrid()
+}
+
 /// Receives (prompt tokens done, prompt tokens in all) while a prompt is decoded.
 pub type ProgressHook = Box<dyn FnMut(usize, usize)>;
 
@@ -121,6 +137,8 @@ pub struct LlamaEngine {
     control_texts: Vec<String>,
     /// Tokens whose keys and values the context holds, position by position.
     cached: Vec<LlamaToken>,
+    /// No prompt decoded yet: the next one may come from, and go to, the prefix store.
+    fresh: bool,
     /// Batch index of the last decoded position that produced logits.
     last_logits: i32,
     /// Per token id: whether its text continues a word (see `choose`); built on first use.
@@ -139,7 +157,7 @@ pub struct LlamaEngine {
 }
 
 impl LlamaEngine {
-    pub fn load(options: EngineOptions) -> Result<Self> {
+    pub fn load(mut options: EngineOptions) -> Result<Self> {
         let started = Instant::now();
         // One model per worker process for its whole life, so leaking it gives the context
         // the 'static borrow it needs without a self-referential struct.
@@ -184,6 +202,9 @@ impl LlamaEngine {
                 ChatTemplate::new(source, &token_text(vocab.bos()), &token_text(vocab.eos()))
             })
             .transpose()?;
+        if !keeps_whole_prefixes(model, &architecture) {
+            options.prefix_store = None;
+        }
         Ok(Self {
             model,
             ctx,
@@ -191,6 +212,7 @@ impl LlamaEngine {
             builtin_template,
             control_texts,
             cached: Vec::new(),
+            fresh: true,
             last_logits: 0,
             continues: None,
             parser_factory: None,
@@ -293,6 +315,14 @@ impl LlamaEngine {
                 context,
             });
         }
+        // Only a new worker's first prompt meets the store: a cache reset on purpose (a cold
+        // measurement) stays cold.
+        let first = std::mem::replace(&mut self.fresh, false);
+        let loaded = if first {
+            self.load_stored_prefix(tokens)
+        } else {
+            0
+        };
         let mut keep = reuse_prefix(&self.cached, tokens);
         if keep < self.cached.len() {
             let removed = self
@@ -304,6 +334,12 @@ impl LlamaEngine {
                 keep = 0;
             }
             self.cached.truncate(keep);
+        }
+        if loaded > 0 && keep > 0 && self.ctx.kv_cache_seq_pos_min(0) != 0 {
+            // A loaded state must hold every position from 0; if not, decode it all.
+            self.ctx.clear_kv_cache();
+            self.cached.clear();
+            keep = 0;
         }
         // Chunks of one micro-batch: llama.cpp computes a micro-batch at a time anyway, and the
         // progress hook then hears from every one, so a long prompt on a busy machine never
@@ -330,7 +366,59 @@ impl LlamaEngine {
                 hook(self.cached.len(), tokens.len());
             }
         }
+        if first && PrefixStore::worth_storing(tokens, loaded) {
+            self.store_prefix();
+        }
         Ok(keep)
+    }
+
+    /// For a new worker's first prompt: the stored prompt sharing the longest prefix with
+    /// `tokens`, loaded into sequence 0 whole. Returns how many tokens it shares (0 when none
+    /// could be loaded).
+    fn load_stored_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
+        let Some(store) = self.options.prefix_store.clone() else {
+            return 0;
+        };
+        let Some(found) = store.best_match(tokens, self.ctx.n_ctx() as usize) else {
+            return 0;
+        };
+        if !store.intact(&found) {
+            store.discard(&found.path);
+            return 0;
+        }
+        match self
+            .ctx
+            .state_seq_load_file(&found.path, 0, found.tokens.len())
+        {
+            // What it shares with this prompt stays; the caller drops the rest.
+            Ok((read, _)) if read == found.tokens => {
+                store.touch(&found.path);
+                self.cached = read;
+                found.shared
+            }
+            _ => {
+                // Unreadable or not what its name says: forget it and decode as usual.
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+                store.discard(&found.path);
+                0
+            }
+        }
+    }
+
+    /// Keeps the prompt just decoded for the next worker of this model. A failure to save
+    /// costs nothing but the time the next worker spends decoding it again.
+    fn store_prefix(&mut self) {
+        let Some(store) = self.options.prefix_store.clone() else {
+            return;
+        };
+        let tokens = self.cached.clone();
+        let ctx = &self.ctx;
+        if let Err(e) = store.store(&tokens, |path| {
+            ctx.state_seq_save_file(path, 0, &tokens).is_ok()
+        }) {
+            eprintln!("rein worker: the prompt prefix was not kept on disk: {e}");
+        }
     }
 
     /// Appends one token to the context and computes its logits.
@@ -463,6 +551,8 @@ impl LlamaEngine {
     }
 
     pub fn reset_cache(&mut self) {
+        // A reset asks for a cold cache: the prefix store must not fill it either.
+        self.fresh = false;
         self.ctx.clear_kv_cache();
         self.cached.clear();
     }

@@ -11,6 +11,7 @@ pub mod cpu;
 mod engine;
 mod error;
 mod prefix;
+pub mod prefix_store;
 pub mod reference;
 mod stop;
 pub mod template;

@@ -46,6 +46,9 @@ pub struct WorkerLaunch {
     /// Render chat prompts with the GGUF's own Jinja template (lever `gguf-template`) instead
     /// of llama.cpp's built-in matcher.
     pub gguf_template: bool,
+    /// Where the worker keeps its first long prompt's cache for the next worker of this model
+    /// file, and looks for one (`None`: nothing on disk). See [`prefix_store_dir`].
+    pub prefix_store: Option<PathBuf>,
     pub load_timeout: Duration,
     pub reply_timeout: Duration,
 }
@@ -183,7 +186,15 @@ impl WorkerLaunch {
                 "gguf"
             } else {
                 "builtin"
-            })
+            });
+        if let Some(store) = &self.prefix_store {
+            command
+                .arg("--prefix-store")
+                .arg(store)
+                .arg("--model-sha256")
+                .arg(&self.sha256);
+        }
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -630,9 +641,20 @@ pub fn launch_for(
         threads: default_threads(),
         context_tokens: context,
         gguf_template: false,
+        prefix_store: prefix_store_dir(dir),
         load_timeout: DEFAULT_LOAD_TIMEOUT,
         reply_timeout: DEFAULT_REPLY_TIMEOUT,
     })
+}
+
+/// Turns the prompt prefix store off (`off`); anything else leaves it on.
+pub const PREFIX_STORE_ENV: &str = "REIN_PREFIX_STORE";
+
+/// `<home>/cache/prefixes`, where workers keep prompt prefixes across runs, unless
+/// `REIN_PREFIX_STORE=off`.
+pub fn prefix_store_dir(dir: &crate::paths::DataDir) -> Option<PathBuf> {
+    let off = std::env::var(PREFIX_STORE_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off"));
+    (!off).then(|| dir.root().join("cache").join("prefixes"))
 }
 
 #[cfg(test)]

@@ -204,6 +204,7 @@ pub fn launch_for_local(
         threads: default_threads(),
         context_tokens: context_for(header.context_tokens),
         gguf_template: false,
+        prefix_store: crate::embedded::prefix_store_dir(dir),
         load_timeout: DEFAULT_LOAD_TIMEOUT,
         reply_timeout: DEFAULT_REPLY_TIMEOUT,
     })

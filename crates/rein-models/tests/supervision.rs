@@ -223,6 +223,7 @@ fn launch_of(model_path: &std::path::Path) -> WorkerLaunch {
         threads: 1,
         context_tokens: 4096,
         gguf_template: false,
+        prefix_store: None,
         load_timeout: Duration::from_secs(2),
         reply_timeout: Duration::from_secs(1),
     }
@@ -510,6 +511,25 @@ fn the_command_line_is_fixed_flags_only() {
             "--threads",
             "--context",
             "--template"
+        ]
+    );
+    // With a prefix store: its folder and the verified file's SHA-256, which keys it.
+    let mut with_store = launch();
+    with_store.prefix_store = Some("/data/cache/prefixes".into());
+    let args: Vec<String> = with_store
+        .command()
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let tail: Vec<&str> = args[args.len() - 4..].iter().map(String::as_str).collect();
+    let sha = "ab".repeat(32);
+    assert_eq!(
+        tail,
+        [
+            "--prefix-store",
+            "/data/cache/prefixes",
+            "--model-sha256",
+            sha.as_str()
         ]
     );
 }

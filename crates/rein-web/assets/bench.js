@@ -3,7 +3,7 @@
 // parameters, gate outcome, result); at the end of each task its verdict sits at the top with
 // its reasons, then the final files, variables and action log. A suite run shows its progress
 // (tasks done of all, passes) and can be stopped.
-import { el, post, get, notice, errorOf, listen, runRows } from './common.js';
+import { el, post, get, notice, errorOf, listen, runRows, checkMark } from './common.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -150,7 +150,7 @@ function onRunEvent(p, ev, sh, ended) {
       if (c) c.steps.append(el('p', { class: 'notice', text: sh.message }));
       break;
     case 'check':
-      if (c) c.reasons.append(el('li', { text: `[${ev.passed ? 'ok' : 'FAIL'}] ${sh.id} (${sh.kind}): ${(sh.facts || []).join('; ')}` }));
+      if (c) c.reasons.append(el('li', { text: `[${checkMark(ev.passed, ev.advisory)}] ${sh.id} (${sh.kind}): ${(sh.facts || []).join('; ')}` }));
       break;
     case 'run_ended':
       if (c) {

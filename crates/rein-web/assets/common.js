@@ -78,6 +78,13 @@ export function row(cells) {
   return el('tr', {}, ...cells.map((c) => (c instanceof Node ? el('td', {}, c) : el('td', { text: c }))));
 }
 
+/** A check's mark, as `rein run` prints it: advice (an unqualified semantic check) never
+ * decides the verdict, so it is never shown as a failure. */
+export function checkMark(passed, advisory) {
+  if (advisory) return passed ? 'advice: yes' : 'advice: no (does not decide)';
+  return passed ? 'ok' : 'FAIL';
+}
+
 /** mm:ss from milliseconds. */
 export function clock(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));

@@ -2,7 +2,7 @@
 // them step by step. A run (what `rein journal
 // show RUN` prints): attempts, each step's thought, action, outcome and result, the checks
 // with their facts, and the verdict.
-import { el, get, notice, errorOf, runRows, row } from './common.js';
+import { el, get, notice, errorOf, runRows, row, checkMark } from './common.js';
 
 function text(v) { return typeof v === 'string' ? v : JSON.stringify(v, null, 1); }
 
@@ -45,7 +45,7 @@ async function show(run) {
   }
   if (t.checks.length) {
     const list = el('ul');
-    for (const c of t.checks) list.append(el('li', { text: `[${c.passed ? 'ok' : 'FAIL'}] ${c.name} (${c.kind}): ${text(c.facts)}` }));
+    for (const c of t.checks) list.append(el('li', { text: `[${checkMark(c.passed, c.advisory)}] ${c.name} (${c.kind}): ${text(c.facts)}` }));
     out.append(el('h3', { text: 'Checks' }), list);
   }
   if (t.changes.length) {

@@ -126,10 +126,11 @@ impl RunOutcome {
         match (&self.end, &self.verdict) {
             (RunEnd::Judged, Some(v)) if v.passed => "every check passed".into(),
             (RunEnd::Judged, Some(v)) => {
+                // Advice never decides the verdict, so it is not among the reasons.
                 let failed: Vec<&str> = v
                     .checks
                     .iter()
-                    .filter(|c| !c.passed)
+                    .filter(|c| !c.passed && !c.advisory)
                     .map(|c| c.id.as_str())
                     .collect();
                 format!("checks failed: {}", failed.join(", "))

@@ -1756,6 +1756,7 @@ impl<'a> Agent<'a> {
                     kind: check.kind.clone(),
                     name: check.id.clone(),
                     passed: check.passed,
+                    advisory: check.advisory,
                     facts: json!(check.facts),
                 },
             )?;

@@ -197,6 +197,9 @@ pub struct NewCheck {
     /// The check's name in the contract.
     pub name: String,
     pub passed: bool,
+    /// Advice for the person that never decides the verdict (an unqualified semantic check).
+    #[serde(default)]
+    pub advisory: bool,
     pub facts: Value,
 }
 
@@ -211,6 +214,9 @@ pub struct CheckResult {
     pub kind: String,
     pub name: String,
     pub passed: bool,
+    /// Advice for the person that never decides the verdict (an unqualified semantic check).
+    #[serde(default)]
+    pub advisory: bool,
     pub facts: Value,
     pub created_at: i64,
 }
@@ -423,9 +429,9 @@ impl Journal {
             self.require_attempt_of(tx, run, check.attempt)?;
             tx.execute(
                 "INSERT INTO check_results (run_id, attempt_id, seq, kind, name, passed, facts,
-                                            created_at)
+                                            created_at, advisory)
                  VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM check_results
-                                  WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7)",
+                                  WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     run,
                     check.attempt,
@@ -433,7 +439,8 @@ impl Journal {
                     check.name,
                     check.passed,
                     facts,
-                    now_millis()
+                    now_millis(),
+                    check.advisory
                 ],
             )
             .map_err(self.db.err("record a check result"))?;
@@ -570,7 +577,7 @@ impl Journal {
     fn checks(&self, run: RunId) -> Result<Vec<CheckResult>> {
         self.db.rows_with_json(
             "read check results",
-            "SELECT id, run_id, seq, attempt_id, kind, name, passed, facts, created_at
+            "SELECT id, run_id, seq, attempt_id, kind, name, passed, facts, created_at, advisory
              FROM check_results WHERE run_id = ?1 ORDER BY seq",
             [run],
             |r| {
@@ -583,6 +590,7 @@ impl Journal {
                         kind: r.get(4)?,
                         name: r.get(5)?,
                         passed: r.get(6)?,
+                        advisory: r.get(9)?,
                         facts: Value::Null,
                         created_at: r.get(8)?,
                     },
