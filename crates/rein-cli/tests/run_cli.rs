@@ -122,6 +122,13 @@ fn a_scripted_run_passes_prints_each_step_and_is_in_the_journal() {
     let text = stdout(&show);
     assert!(text.contains("thought: Check what I wrote."), "{text}");
     assert!(text.contains("verdict: pass"), "{text}");
+    // The unqualified decision check failed closed (no decision model) but is advice: the
+    // replay marks it as `rein run` does, never as a failure of a passing run.
+    assert!(
+        text.contains("[advice: no (does not decide)] risk-meaning (decision)"),
+        "{text}"
+    );
+    assert!(!text.contains("[FAIL]"), "{text}");
 }
 
 #[test]

@@ -343,23 +343,18 @@ impl LlamaEngine {
         }
         // Chunks of one micro-batch: llama.cpp computes a micro-batch at a time anyway, and the
         // progress hook then hears from every one, so a long prompt on a busy machine never
-        // looks like a silent worker to the parent. The last token goes alone, as it does
-        // after a stored or cached prompt that matches whole: a batch's size changes how its
-        // sums are ordered, and the same prompt must give the same logits, cold or not.
+        // looks like a silent worker to the parent.
         let batch_size = self.options.batch_tokens.clamp(32, MAX_MICRO_BATCH) as usize;
         let mut batch = LlamaBatch::new(batch_size, 1);
-        let last = tokens.len() - 1;
-        let body = &tokens[keep.min(last)..last];
-        let chunks = body
-            .chunks(batch_size)
-            .chain(std::iter::once(&tokens[last..]));
-        let mut start = keep.min(last);
-        for chunk in chunks {
+        let rest = &tokens[keep..];
+        for (chunk_index, chunk) in rest.chunks(batch_size).enumerate() {
             batch.clear();
+            let start = keep + chunk_index * batch_size;
             for (i, token) in chunk.iter().enumerate() {
                 let pos = start + i;
+                let last = pos + 1 == tokens.len();
                 batch
-                    .add(*token, pos as i32, &[0], pos == last)
+                    .add(*token, pos as i32, &[0], last)
                     .map_err(|e| LlamaError::Decode(e.to_string()))?;
             }
             self.ctx
@@ -367,7 +362,6 @@ impl LlamaEngine {
                 .map_err(|e| LlamaError::Decode(e.to_string()))?;
             self.cached.extend_from_slice(chunk);
             self.last_logits = chunk.len() as i32 - 1;
-            start += chunk.len();
             if let Some(hook) = self.progress.as_mut() {
                 hook(self.cached.len(), tokens.len());
             }

@@ -241,7 +241,7 @@ impl PrefixStore {
             }
         }
         // Newest first; keep while both caps hold.
-        states.sort_by(|a, b| b.0.cmp(&a.0));
+        states.sort_by_key(|(modified, _, _)| std::cmp::Reverse(*modified));
         let mut kept_bytes = 0u64;
         for (i, (_, bytes, path)) in states.iter().enumerate() {
             kept_bytes = kept_bytes.saturating_add(*bytes);

@@ -217,8 +217,13 @@ fn check_whole(path: &str) -> Result<(), ConfinementError> {
         });
     }
     if path.starts_with('/') || path.starts_with('\\') || has_drive_prefix(path) {
+        let name = path
+            .rsplit(['/', '\\'])
+            .find(|part| !part.is_empty() && !has_drive_prefix(part))
+            .unwrap_or("notes.md");
         return Err(ConfinementError::Absolute {
             path: path.to_string(),
+            name: name.to_string(),
         });
     }
     if path.starts_with('~') {

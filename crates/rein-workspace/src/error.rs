@@ -15,8 +15,10 @@ pub enum ConfinementError {
     Nul,
     #[error("\"..\" is not allowed: paths may not step up out of a folder; name the file from the workspace root instead")]
     ParentComponent,
-    #[error("\"{path}\" is an absolute path; use a path relative to the workspace root, like \"notes/todo.md\"")]
-    Absolute { path: String },
+    // The example is the path's own file name: a small model copies the example it is given
+    // (the 0.5B, told `like "notes/todo.md"`, wrote to notes/todo.md twelve times).
+    #[error("\"{path}\" is an absolute path; paths are relative to the workspace root: a file at its top is just its name, like \"{name}\"")]
+    Absolute { path: String, name: String },
     #[error("\"{path}\" starts with \"~\" (a home-folder shorthand); use a path relative to the workspace root")]
     HomeShorthand { path: String },
     #[error("\"{component}\" is a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with or without an extension); choose another name")]

@@ -43,6 +43,18 @@ fn absolute_paths() {
         assert_eq!(rule(p), "absolute", "{p}");
     }
     assert_eq!(rule("~/x"), "home_shorthand");
+    // The example in the message is the path's own file name, never another file a small model
+    // would copy: the 0.5B, told `like "notes/todo.md"`, wrote to notes/todo.md twelve times.
+    for (p, name) in [
+        ("/workspace/shopping.txt", "shopping.txt"),
+        ("/workspace/notes/", "notes"),
+        ("C:\\x\\a.md", "a.md"),
+        ("c:a.md", "notes.md"),
+        ("/", "notes.md"),
+    ] {
+        let msg = RelPath::parse(p).unwrap_err().to_string();
+        assert!(msg.contains(&format!("like \"{name}\"")), "{p}: {msg}");
+    }
 }
 
 #[test]
