@@ -119,53 +119,55 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
 
 /// The lever setting every run of `arm` shares, or why the arm cannot be one row.
 fn one_lever_setting(arm: &Arm) -> Result<BTreeMap<String, bool>, BenchError> {
-    let mut setting: Option<BTreeMap<String, bool>> = None;
-    if arm.results.is_empty() {
-        return Err(BenchError::Merge(format!("{}: no runs", arm.name)));
-    }
-    for r in &arm.results {
+    let levers = |r: &RunResult| {
         let Some(levers) = r.levers.as_ref().and_then(Value::as_object) else {
             return Err(BenchError::Merge(format!(
                 "{}: run {}/{} repeat {} has no lever record (a results file older than levers); run it again",
                 arm.name, r.suite, r.task, r.repeat
             )));
         };
-        let this: BTreeMap<String, bool> = levers
+        Ok(levers
             .iter()
             .filter_map(|(k, v)| v.as_bool().map(|b| (k.clone(), b)))
-            .collect();
-        match &setting {
-            Some(first) if *first != this => {
-                return Err(BenchError::Merge(format!(
-                    "{}: its runs mix lever settings ({} differ); give each setting its own bench folder",
-                    arm.name,
-                    changed_levers(first, &this).join(", ")
-                )));
-            }
-            Some(_) => {}
-            None => setting = Some(this),
-        }
-    }
-    Ok(setting.unwrap_or_default())
+            .collect())
+    };
+    one_setting(arm, "lever settings", levers, |a, b| {
+        format!("{} differ", changed_levers(a, b).join(", "))
+    })
 }
 
 /// The candidates per write every run of `arm` drew (1 for pass@1), or why the arm mixes them.
 fn one_samples_setting(arm: &Arm) -> Result<u32, BenchError> {
-    let mut setting = None;
+    let samples = |r: &RunResult| Ok(r.samples.unwrap_or(1).max(1));
+    one_setting(arm, "pass@1 and best-of-K verdicts", samples, |a, b| {
+        format!("{a} and {b} candidates per write")
+    })
+}
+
+/// The one value of `setting` every run of `arm` shares; `what` and `differ` say what is
+/// mixed when two runs disagree.
+fn one_setting<T: PartialEq>(
+    arm: &Arm,
+    what: &str,
+    setting: impl Fn(&RunResult) -> Result<T, BenchError>,
+    differ: impl Fn(&T, &T) -> String,
+) -> Result<T, BenchError> {
+    let mut first: Option<T> = None;
     for r in &arm.results {
-        let k = r.samples.unwrap_or(1).max(1);
-        match setting {
-            Some(first) if first != k => {
+        let this = setting(r)?;
+        match &first {
+            Some(f) if *f != this => {
                 return Err(BenchError::Merge(format!(
-                    "{}: its runs mix pass@1 and best-of-K verdicts ({first} and {k} candidates per write); give each --samples its own bench folder",
-                    arm.name
+                    "{}: its runs mix {what} ({}); give each its own bench folder",
+                    arm.name,
+                    differ(f, &this)
                 )));
             }
             Some(_) => {}
-            None => setting = Some(k),
+            None => first = Some(this),
         }
     }
-    Ok(setting.unwrap_or(1))
+    first.ok_or_else(|| BenchError::Merge(format!("{}: no runs", arm.name)))
 }
 
 /// `name=on|off` for each lever `other` sets otherwise than `base` (a lever only one knows

@@ -154,13 +154,7 @@ fn print_trace(t: &RunTrace) {
         }
     }
     for c in &t.checks {
-        // The same marks as `rein run`: advice never decides the verdict.
-        let mark = match (c.advisory, c.passed) {
-            (true, true) => "advice: yes",
-            (true, false) => "advice: no (does not decide)",
-            (false, true) => "pass",
-            (false, false) => "FAIL",
-        };
+        let mark = crate::run_cmd::check_mark(c.advisory, c.passed);
         let facts = match &c.facts {
             Value::Array(a) => a
                 .iter()

@@ -171,6 +171,17 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     Ok(outcome.exit_code())
 }
 
+/// How a check is marked for the person, here and in `rein journal show`: an unqualified
+/// decision is advice; it never decides the verdict, so it is never a FAIL.
+pub(crate) fn check_mark(advisory: bool, passed: bool) -> &'static str {
+    match (advisory, passed) {
+        (true, true) => "advice: yes",
+        (true, false) => "advice: no (does not decide)",
+        (false, true) => "pass",
+        (false, false) => "FAIL",
+    }
+}
+
 /// One run of a mission in a prepared workspace through the real gate. Shared with `qualify`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive(
@@ -408,13 +419,7 @@ impl Printer {
                 }
             }
             AgentEvent::Check(c) => {
-                // An unqualified decision is advice for the person; it never decides the verdict.
-                let mark = match (c.advisory, c.passed) {
-                    (true, true) => "advice: yes",
-                    (true, false) => "advice: no (does not decide)",
-                    (false, true) => "pass",
-                    (false, false) => "FAIL",
-                };
+                let mark = check_mark(c.advisory, c.passed);
                 let facts: Vec<String> = c.facts.iter().map(|f| escape_line(f)).collect();
                 println!(
                     "[{mark}] {} ({}): {}",

@@ -376,7 +376,8 @@ impl LlamaEngine {
     /// `tokens`, loaded into sequence 0 whole. Returns how many tokens it shares (0 when none
     /// could be loaded).
     fn load_stored_prefix(&mut self, tokens: &[LlamaToken]) -> usize {
-        let Some(store) = self.options.prefix_store.clone() else {
+        // Borrowed, not cloned: the store computes its key (a hash of the executable) once.
+        let Some(store) = self.options.prefix_store.as_ref() else {
             return 0;
         };
         let Some(found) = store.best_match(tokens, self.ctx.n_ctx() as usize) else {
@@ -408,14 +409,12 @@ impl LlamaEngine {
 
     /// Keeps the prompt just decoded for the next worker of this model. A failure to save
     /// costs nothing but the time the next worker spends decoding it again.
-    fn store_prefix(&mut self) {
-        let Some(store) = self.options.prefix_store.clone() else {
+    fn store_prefix(&self) {
+        let Some(store) = self.options.prefix_store.as_ref() else {
             return;
         };
-        let tokens = self.cached.clone();
-        let ctx = &self.ctx;
-        if let Err(e) = store.store(&tokens, |path| {
-            ctx.state_seq_save_file(path, 0, &tokens).is_ok()
+        if let Err(e) = store.store(&self.cached, |path| {
+            self.ctx.state_seq_save_file(path, 0, &self.cached).is_ok()
         }) {
             eprintln!("rein worker: the prompt prefix was not kept on disk: {e}");
         }

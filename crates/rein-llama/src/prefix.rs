@@ -1,11 +1,16 @@
 //! Which part of a new prompt the KV cache already holds.
 
+/// How many leading items `a` and `b` share.
+pub fn common_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// Returns how many leading tokens of `new` can be kept from `cached`.
 ///
 /// At least one token is always left to decode: sampling needs the logits of the prompt's last
 /// position, and those are only produced by decoding it.
 pub fn reuse_prefix<T: PartialEq>(cached: &[T], new: &[T]) -> usize {
-    let common = cached.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let common = common_prefix(cached, new);
     if common == new.len() {
         common.saturating_sub(1)
     } else {

@@ -17,13 +17,15 @@
 //! only the window's last positions, and a prefix shorter than the saved prompt would lack the
 //! positions before it.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use llama_cpp_2::token::LlamaToken;
+use rein_protocol::digest::hash_file;
 use sha2::{Digest, Sha256};
+
+use crate::prefix::common_prefix;
 
 /// Prompts shorter than this are not worth a file (they decode in seconds).
 pub const MIN_STORED_TOKENS: usize = 512;
@@ -60,13 +62,13 @@ pub struct StoredPrefix {
     pub tokens: Vec<LlamaToken>,
     /// How many leading tokens it shares with the new prompt.
     pub shared: usize,
-    /// The state file's length and SHA-256, as stored.
+    /// The state file's length and SHA-256 (hex), as stored.
     pub bytes: u64,
-    pub sha256: [u8; 32],
+    pub sha256: String,
 }
 
-/// A state file's token list as read: (state length, state SHA-256, tokens).
-type List = (u64, [u8; 32], Vec<LlamaToken>);
+/// A state file's token list as read: (state length, state SHA-256 in hex, tokens).
+type List = (u64, String, Vec<LlamaToken>);
 
 impl PrefixStore {
     /// A store in `dir` for the model whose file has SHA-256 `model_sha256`.
@@ -83,8 +85,8 @@ impl PrefixStore {
     fn key(&self) -> &str {
         self.key.get_or_init(|| {
             let build = std::env::current_exe()
-                .and_then(|exe| sha256_of_file(&exe))
-                .map(hex::encode)
+                .and_then(|exe| hash_file(&exe))
+                .map(|(sha256, _)| sha256)
                 // Without its own hash the key still differs per model; a build change is
                 // then caught by llama.cpp's own layout checks only.
                 .unwrap_or_else(|_| "unknown-build".into());
@@ -104,11 +106,7 @@ impl PrefixStore {
             if tokens.len() > max_tokens {
                 continue;
             }
-            let shared = tokens
-                .iter()
-                .zip(prompt)
-                .take_while(|(a, b)| a == b)
-                .count();
+            let shared = common_prefix(&tokens, prompt);
             if shared >= MIN_STORED_TOKENS && best.as_ref().is_none_or(|b| shared > b.shared) {
                 best = Some(StoredPrefix {
                     path: kv,
@@ -126,14 +124,14 @@ impl PrefixStore {
     /// may llama.cpp read it.
     pub fn intact(&self, found: &StoredPrefix) -> bool {
         let length = std::fs::metadata(&found.path).map(|m| m.len()).ok();
-        length == Some(found.bytes) && sha256_of_file(&found.path).is_ok_and(|h| h == found.sha256)
+        length == Some(found.bytes)
+            && hash_file(&found.path).is_ok_and(|(sha256, _)| sha256 == found.sha256)
     }
 
     /// Whether `prompt` is worth storing after `shared` of its tokens came from the store: long
     /// enough, and holding at least [`MIN_STORED_TOKENS`] more than what was there.
     pub fn worth_storing(prompt: &[LlamaToken], shared: usize) -> bool {
-        prompt.len() >= MIN_STORED_TOKENS
-            && prompt.len() - shared.min(prompt.len()) >= MIN_STORED_TOKENS
+        prompt.len().saturating_sub(shared) >= MIN_STORED_TOKENS
     }
 
     /// The state file of `tokens`; its token list sits beside it (`.tokens`).
@@ -171,8 +169,8 @@ impl PrefixStore {
             return Err(std::io::Error::other("llama.cpp could not save the state"));
         }
         let stored = (|| {
-            let bytes = std::fs::metadata(&kv_temp)?.len();
-            let sha256 = sha256_of_file(&kv_temp)?;
+            let (sha256, bytes) = hash_file(&kv_temp)?;
+            let sha256 = hex::decode(sha256).map_err(std::io::Error::other)?;
             let list = kv.with_extension("tokens");
             let list_temp = temp(&list);
             let mut content = Vec::with_capacity(48 + 4 * tokens.len());
@@ -282,26 +280,12 @@ fn read_list(path: &Path) -> Option<List> {
         return None;
     }
     let length = u64::from_le_bytes(rest[..8].try_into().ok()?);
-    let sha256: [u8; 32] = rest[8..40].try_into().ok()?;
+    let sha256 = hex::encode(&rest[8..40]);
     let tokens = rest[40..]
         .chunks_exact(4)
         .map(|c| LlamaToken(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
         .collect();
     Some((length, sha256, tokens))
-}
-
-fn sha256_of_file(path: &Path) -> std::io::Result<[u8; 32]> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher.finalize().into())
 }
 
 fn token_hash(tokens: &[LlamaToken]) -> String {

@@ -4,6 +4,7 @@
 pub mod canonical;
 pub mod chat;
 pub mod cowork;
+pub mod digest;
 pub mod display;
 pub mod gate;
 pub mod gguf;

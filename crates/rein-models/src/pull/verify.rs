@@ -6,35 +6,17 @@
 //! hash equals the catalog's pin. A user's own GGUF keeps its marker in the hash cache under the
 //! data directory (`cache/hashes/`), never beside the file.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::catalog::CatalogEntry;
 use crate::error::{ModelError, Result};
 use crate::paths::{with_suffix, DataDir};
 
-const BUF: usize = 1 << 20;
-
 /// SHA-256 (lowercase hex) and size of a file.
-pub fn hash_file(path: &Path) -> io::Result<(String, u64)> {
-    let mut file = File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; BUF];
-    let mut total = 0u64;
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        total += n as u64;
-    }
-    Ok((hex::encode(hasher.finalize()), total))
-}
+pub use rein_protocol::digest::hash_file;
 
 /// Where the verification marker of a model file lives.
 pub fn marker_path(model_file: &Path) -> PathBuf {
