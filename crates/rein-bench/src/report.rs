@@ -84,6 +84,9 @@ pub struct SamplingFigures {
     /// every check on their scratch view (first draws: a pass@1 estimate at that write).
     pub first_draw_passed: u64,
     pub chosen_draw_passed: u64,
+    /// Of the sampled runs: the candidates drawn over all their sampled writes, first draws
+    /// included (drawing stops at a clean candidate: the cost of sampling).
+    pub draws: u64,
     /// Of the runs with K > 1: the verdicts (best-of-K).
     pub passes: u64,
 }
@@ -110,6 +113,10 @@ fn sampling(runs: &[&RunResult]) -> Option<SamplingFigures> {
             .iter()
             .filter(|r| r.chosen_draw_passed == Some(true))
             .count() as u64,
+        draws: with_write
+            .iter()
+            .map(|r| u64::from(r.sample_draws.unwrap_or(1)))
+            .sum(),
         passes: sampled.iter().filter(|r| r.passed).count() as u64,
     })
 }
@@ -118,16 +125,19 @@ impl SamplingFigures {
     /// One sentence for the reports.
     pub fn sentence(&self, model: &str) -> String {
         format!(
-            "{model}: verified sampling, {k} candidates per deliverable write: its pass rate is \
-             best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs judged candidates of a write, \
-             where the first draw passed on its scratch view in {first} and the proposed draw in \
-             {chosen} (run with --samples 1 for pass@1: a mission's budgets.samples also samples)",
+            "{model}: verified sampling, up to {k} candidates per deliverable write (drawing \
+             stops at one that passes every check a scratch view can rule on): its pass rate is \
+             best-of-{k} ({passes} of {runs} runs), not pass@1; {sampled} runs judged candidates \
+             of a write ({draws} drawn in all), where the first draw passed on its scratch view \
+             in {first} and the proposed draw in {chosen} (run with --samples 1 for pass@1: a \
+             mission's budgets.samples also samples)",
             k = self.samples,
             passes = self.passes,
             runs = self.runs,
             sampled = self.sampled_runs,
             first = self.first_draw_passed,
             chosen = self.chosen_draw_passed,
+            draws = self.draws,
         )
     }
 }

@@ -76,6 +76,10 @@ pub struct RunResult {
     pub first_draw_passed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_draw_passed: Option<bool>,
+    /// Candidates drawn over the run's sampled writes, first draws included (drawing stops at
+    /// a clean candidate). Absent when no write was sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_draws: Option<u32>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -203,6 +207,7 @@ impl RunResult {
             samples: (f.samples > 1).then_some(f.samples),
             first_draw_passed: f.first_draw_passed,
             chosen_draw_passed: f.chosen_draw_passed,
+            sample_draws: (f.sampled_writes > 0).then_some(f.sample_draws),
         }
     }
 

@@ -87,8 +87,8 @@ fn the_passing_candidate_is_proposed_and_the_losers_leave_no_trace() {
     let placeholder = "# Summary\n\nfill-me-in later\n";
     let script = reads()
         + &create(&wrong_total)
-        + &create(&gold())
         + &create(placeholder)
+        + &create(&gold())
         + &read_back_and_finish();
     let (out, events, prompts) = run(&h, &script, 3);
 
@@ -98,13 +98,14 @@ fn the_passing_candidate_is_proposed_and_the_losers_leave_no_trace() {
     assert_eq!(s.len(), 1, "one write of the deliverable was sampled");
     let (candidates, chosen) = &s[0];
     assert_eq!(candidates.len(), 3);
-    assert_eq!(*chosen, 1, "{candidates:?}");
-    assert!(!candidates[0].passed);
+    assert_eq!(*chosen, 2, "{candidates:?}");
+    assert!(!candidates[0].passed && !candidates[0].clean);
     assert_eq!(candidates[0].failed, vec!["total-hours"]);
-    assert!(candidates[1].passed);
-    assert!(candidates[2].passed_checks < candidates[0].passed_checks);
+    assert!(candidates[1].passed_checks < candidates[0].passed_checks);
+    assert!(candidates[2].passed && candidates[2].clean);
     assert!(candidates[1].temperature > candidates[0].temperature);
     assert_ne!(candidates[1].seed, candidates[2].seed);
+    assert_eq!(out.figures.sample_draws, 3);
 
     // Pass@1 and best-of-K apart, in the figures and the verdict document.
     let f = &out.figures;
@@ -137,7 +138,7 @@ fn the_passing_candidate_is_proposed_and_the_losers_leave_no_trace() {
         .filter(|e| e.kind == "verified_sampling")
         .collect();
     assert_eq!(ev.len(), 1);
-    assert_eq!(ev[0].payload["chosen"], 1);
+    assert_eq!(ev[0].payload["chosen"], 2);
     assert_eq!(ev[0].payload["candidates"].as_array().unwrap().len(), 3);
 }
 
@@ -257,19 +258,55 @@ fn a_mission_can_ask_for_samples_and_a_bad_count_is_refused() {
     }
 }
 
+/// Drawing stops at the first clean candidate: what follows in the script is the next step,
+/// not another draw. A first draw that the tool would refuse (not judged) is no reason to stop.
+#[test]
+fn drawing_stops_at_the_first_clean_candidate() {
+    let h = Harness::new("desk_task");
+    let no_headings = "Harbor Library\n\nfill-me-in\n";
+    let refused = line("create_file", json!({"path": SUMMARY}));
+    let script =
+        reads() + &refused + &create(no_headings) + &create(&gold()) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 8);
+    assert!(out.passed(), "{}", out.reason());
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(candidates.len(), 3, "{candidates:?}");
+    assert!(candidates[0].skipped.is_some(), "{candidates:?}");
+    assert!(!candidates[1].clean && candidates[2].clean);
+    assert_eq!(*chosen, 2);
+    assert_eq!(out.figures.sample_draws, 3);
+    let trace = h.journal.run_trace(out.run).unwrap();
+    let ev = trace
+        .events
+        .iter()
+        .find(|e| e.kind == "verified_sampling")
+        .unwrap();
+    assert_eq!(ev.payload["drawn"], 3, "{}", ev.payload);
+    assert_eq!(ev.payload["samples"], 8, "{}", ev.payload);
+
+    // A clean first draw is the only draw.
+    let h = Harness::new("desk_task");
+    let script = reads() + &create(&gold()) + &read_back_and_finish();
+    let (out, events, _) = run(&h, &script, 8);
+    assert!(out.passed(), "{}", out.reason());
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!((candidates.len(), *chosen), (1, 0), "{candidates:?}");
+    assert_eq!(out.figures.first_draw_passed, Some(true));
+}
+
 #[test]
 fn a_model_that_fails_mid_sampling_leaves_the_drawn_candidates_to_compete() {
     let h = Harness::new("desk_task");
     let wrong_total = gold().replace("Total hours: 64", "Total hours: 72");
     // Two replies where four candidates were asked for, and nothing after them.
-    let script = reads() + &create(&wrong_total) + &create(&gold());
+    let script = reads() + &create("# Summary\n\nfill-me-in later\n") + &create(&wrong_total);
     let (out, events, _) = run(&h, &script, 4);
     let (candidates, chosen) = &sampled(&events)[0];
     assert_eq!(candidates.len(), 2, "{candidates:?}");
     assert_eq!(*chosen, 1);
     assert_eq!(
         on_disk(&h, SUMMARY).unwrap(),
-        gold(),
+        wrong_total,
         "the proposed one went through the gate"
     );
     assert!(

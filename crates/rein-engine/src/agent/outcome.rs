@@ -77,6 +77,9 @@ pub struct RunFigures {
     pub samples: u32,
     /// Writes of the deliverable that were sampled.
     pub sampled_writes: u32,
+    /// Candidates drawn over those writes, the first draws included (drawing stops at a
+    /// clean candidate, so this is at most `samples` times `sampled_writes`).
+    pub sample_draws: u32,
     /// At the last sampled write where a candidate was judged: whether the first draw (what the run would have proposed
     /// without sampling) passed every check on its scratch view, and whether the one proposed
     /// did. The first is a pass@1 estimate, the second best-of-K; neither is the verdict.

@@ -633,11 +633,14 @@ impl<'a> Agent<'a> {
         }
     }
 
-    /// Verified sampling: when the step's reply writes the deliverable, draw more candidates
-    /// for the same tool (other seeds, [`SAMPLE_TEMPERATURE`], the same prompt and so the same
-    /// cached prefix), judge each on a scratch view with the contract's checks, and go on with
-    /// the best (the first draw unless another is strictly better). Journaled and reported;
-    /// the model sees only the reply that is proposed.
+    /// Verified sampling: when the step's reply writes the deliverable, judge it on a scratch
+    /// view with the contract's checks and, while no candidate so far is clean (every check
+    /// the scratch view can rule on passed), draw another for the same tool (another seed,
+    /// [`SAMPLE_TEMPERATURE`], the same prompt and so the same cached prefix), up to K in all.
+    /// The best goes on (the first draw unless another is strictly better). Stopping at the
+    /// first clean draw proposes what drawing all K would: a later draw is chosen only when
+    /// strictly better, and nothing beats clean. Journaled and reported; the model sees only
+    /// the reply that is proposed.
     fn sample_write(
         &mut self,
         st: &mut State,
@@ -656,10 +659,15 @@ impl<'a> Agent<'a> {
         st.figures.sampled_writes += 1;
         let own = self.action_sampling();
         let narrowed = schema.map(|_| self.action_schema(std::slice::from_ref(&tool)));
-        let mut draws = vec![(asked, self.options.seed, own.temperature)];
+        let first = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
+        let mut candidates = vec![first];
+        let mut draws = vec![asked];
         let mut failure = None;
         let mut stopped = None;
         for draw in 2..=k {
+            if candidates.iter().any(|c| c.clean) {
+                break;
+            }
             // The run's timeout holds between draws too: K slow draws must not run past it.
             // The draws made so far compete; the cap fires before the next step.
             let timeout = self.options.limits.timeout;
@@ -688,7 +696,9 @@ impl<'a> Agent<'a> {
             ) {
                 Ok(a) => {
                     add_tokens(&mut st.figures, &a.completion);
-                    draws.push((a, seed, sampling.temperature));
+                    let judged = self.judge_draw(st, n, draw, &a, seed, sampling.temperature);
+                    candidates.push(judged);
+                    draws.push(a);
                 }
                 // The draws made so far still compete; the ordinary path reports a failing
                 // model at the next step.
@@ -698,11 +708,6 @@ impl<'a> Agent<'a> {
                 }
             }
         }
-        let candidates: Vec<Candidate> = draws
-            .iter()
-            .enumerate()
-            .map(|(i, (a, seed, t))| self.judge_draw(st, n, i as u32 + 1, a, *seed, *t))
-            .collect();
         // With no candidate judged (no preview could be computed, e.g. policy keeps the
         // deliverable's content) there is no scratch verdict to report: the first draw goes on
         // as without sampling.
@@ -714,10 +719,12 @@ impl<'a> Agent<'a> {
             }
             None => 0,
         };
+        st.figures.sample_draws += candidates.len() as u32;
         self.env.journal.append_event(
             Some(self.env.run),
             "verified_sampling",
-            &json!({"step": n, "samples": k, "candidates": candidates, "chosen": chosen,
+            &json!({"step": n, "samples": k, "drawn": candidates.len(),
+                    "candidates": candidates, "chosen": chosen,
                     "model_failure": failure, "stopped": stopped}),
         )?;
         on_event(&AgentEvent::Sampled {
@@ -725,7 +732,20 @@ impl<'a> Agent<'a> {
             candidates,
             chosen,
         });
-        Ok(draws.swap_remove(chosen).0)
+        Ok(draws.swap_remove(chosen))
+    }
+
+    /// The ids of the contract's semantic checks: a scratch view judges without a decision
+    /// model, so these fail closed there whatever the candidate wrote.
+    fn semantic_check_ids(&self) -> Vec<String> {
+        self.env
+            .contract
+            .mission
+            .checks
+            .iter()
+            .filter(|c| c.spec.is_semantic())
+            .map(|c| c.id.clone())
+            .collect()
     }
 
     /// One candidate judged on a scratch view: its change computed by the gate without
@@ -747,6 +767,7 @@ impl<'a> Agent<'a> {
             passed_checks: 0,
             failed: Vec::new(),
             passed: false,
+            clean: false,
             skipped: None,
         };
         let Reply::Action { action, .. } = &asked.reply else {
@@ -784,7 +805,7 @@ impl<'a> Agent<'a> {
                     &action.action,
                     &proposal,
                 );
-                c.record(&v);
+                c.record(&v, &self.semantic_check_ids());
             }
         }
         c

@@ -1,7 +1,7 @@
-//! Verified sampling: at the step that writes the deliverable, K candidate writes are drawn,
-//! each is judged on a scratch view of the workspace (the workspace as it is, with that one
-//! candidate's change laid over it) by the contract's deterministic checks, and the best is the
-//! one proposed through the gate. The person still sees one diff; the model never sees the
+//! Verified sampling: at the step that writes the deliverable, candidate writes are drawn until
+//! one is clean or K were drawn; each is judged on a scratch view of the workspace (the
+//! workspace as it is, with that one candidate's change laid over it) by the contract's
+//! deterministic checks, and the best is the one proposed through the gate. The person still sees one diff; the model never sees the
 //! scores.
 
 use std::collections::BTreeSet;
@@ -82,15 +82,20 @@ pub struct Candidate {
     pub failed: Vec<String>,
     /// Whether every check passed on the scratch view (decision checks fail closed there).
     pub passed: bool,
+    /// Whether every deciding check the scratch view can rule on passed: only semantic checks
+    /// (which fail closed there, for every candidate alike) failed. No further draw can do
+    /// better, so drawing stops.
+    pub clean: bool,
     /// Why the candidate was not judged: not a write of the deliverable, or its change could
     /// not be computed.
     pub skipped: Option<String>,
 }
 
 impl Candidate {
-    /// Keeps a scratch verdict: the deciding checks passed (the score), those failed, and
-    /// whether every check passed.
-    pub fn record(&mut self, verdict: &Verdict) {
+    /// Keeps a scratch verdict: the deciding checks passed (the score), those failed,
+    /// whether every check passed, and whether all failed ones are among `semantic` (the ids
+    /// of the contract's semantic checks).
+    pub fn record(&mut self, verdict: &Verdict, semantic: &[String]) {
         let deciding = verdict.checks.iter().filter(|c| !c.advisory);
         self.passed_checks = deciding.clone().filter(|c| c.passed).count() as u32;
         self.failed = deciding
@@ -98,6 +103,8 @@ impl Candidate {
             .map(|c| c.id.clone())
             .collect();
         self.passed = verdict.passed;
+        self.clean = verdict.passed
+            || (self.passed_checks > 0 && self.failed.iter().all(|id| semantic.contains(id)));
     }
 }
 
@@ -152,6 +159,7 @@ mod tests {
             passed_checks,
             failed: vec![],
             passed: false,
+            clean: false,
             skipped: skipped.then(|| "not a write".to_string()),
         }
     }
