@@ -337,3 +337,57 @@ fn a_later_write_too_long_to_show_back_needs_a_read_before_finish() {
     let refused = finish_refusals(&events);
     assert!(refused.iter().any(|r| r.contains("re-read")), "{refused:?}");
 }
+
+/// A `rewrite_section` of the deliverable is a write of it, so verified sampling judges it
+/// like any other: a rewrite that leaves a check failing loses to one that passes, and the
+/// person is asked about the proposed one only.
+#[test]
+fn a_rewrite_is_sampled_and_a_wrong_one_loses_to_a_right_one() {
+    let h = Harness::new("desk_task");
+    let tasks = gold_tasks();
+    let create = line(
+        "create_file",
+        json!({"path": SUMMARY, "content": wrong_report()}),
+    );
+    let script = reads()
+        + &create
+        + &create
+        + &line(
+            "rewrite_section",
+            json!({"path": SUMMARY, "heading": "Tasks", "text": tasks.replace("Total hours: 64", "Total hours: 70")}),
+        )
+        + &line(
+            "rewrite_section",
+            json!({"path": SUMMARY, "heading": "Tasks", "text": tasks}),
+        )
+        + &line("read_file", json!({ "path": SUMMARY }))
+        + &line("finish", json!({"summary": "done"}));
+    let mut model = PromptRecorder::new(&script, "rewrite_sampled.jsonl");
+    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = on();
+        o.constrained = true;
+        o.limits.attempts = 1;
+        o.samples = 2;
+    });
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
+        gold_text()
+    );
+    let sampled: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Sampled {
+                candidates, chosen, ..
+            } => Some((candidates.clone(), *chosen)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sampled.len(), 2, "{sampled:?}");
+    let (rewrites, chosen) = &sampled[1];
+    assert_eq!(rewrites[0].tool.as_deref(), Some("rewrite_section"));
+    assert_eq!(rewrites[0].failed, vec!["total-hours"], "{rewrites:?}");
+    assert!(rewrites[1].clean, "{rewrites:?}");
+    assert_eq!(*chosen, 1);
+    assert_eq!(out.figures.sample_draws, 4);
+}

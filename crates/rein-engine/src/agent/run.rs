@@ -620,8 +620,13 @@ impl<'a> Agent<'a> {
             return Err("no action could be read".into());
         };
         let tool = &action.action;
-        let writes =
-            self.tools().contains(tool) && self.env.registry.get(tool).is_some_and(|t| t.mutates());
+        // `rewrite_section` writes the deliverable as the `write_sections` call it becomes.
+        let writes = self.tools().contains(tool)
+            && self
+                .env
+                .registry
+                .get(self.gate_tool(tool))
+                .is_some_and(|t| t.mutates());
         let params = Value::Object(action.parameters.clone());
         match trace_target(tool, &params) {
             Some(path)
@@ -792,7 +797,7 @@ impl<'a> Agent<'a> {
         };
         let call = ToolCall {
             id: format!("run{}-step{n}-draw{draw}", self.env.run),
-            tool: action.action.clone(),
+            tool: self.gate_tool(&action.action).to_string(),
             arguments,
         };
         match self.executor.preview(&call) {
