@@ -789,6 +789,32 @@ mod tests {
         assert_eq!(with_fixed_separators(&own), own);
     }
 
+    /// The `stated-lines` lever holds a section's text to a JSON schema `pattern` that
+    /// searches for a labelled number: the string cannot close before the line is there, and a
+    /// newline (escaped in JSON) before it is fine.
+    #[test]
+    fn a_string_pattern_is_searched_for_and_the_string_cannot_close_without_it() {
+        let schema = with_fixed_separators(&serde_json::json!({
+            "type": "object",
+            "properties": {"Tasks": {"type": "string", "minLength": 1, "maxLength": 400,
+                                     "pattern": "Total hours: [0-9]"}},
+            "required": ["Tasks"],
+            "additionalProperties": false
+        }));
+        let good = r#"{"Tasks": "- Renewal API: 16 hours\nTotal hours: 64"}"#;
+        assert_eq!(accepted(&schema, good), good.len());
+        let at_end = r#"{"Tasks": "Total hours: 64 hours."}"#;
+        assert_eq!(accepted(&schema, at_end), at_end.len());
+        let missing = r#"{"Tasks": "- Renewal API: 16 hours"}"#;
+        assert_eq!(
+            accepted(&schema, missing),
+            missing.len() - 2,
+            "the closing quote is refused"
+        );
+        let placeholder = r#"{"Tasks": "Total hours: N"}"#;
+        assert!(accepted(&schema, placeholder) < placeholder.len());
+    }
+
     #[test]
     fn fixed_separators_hold_for_the_action_shape_nested_and_empty() {
         // The agent's action schema: one branch per tool, nested parameters, arrays of objects.

@@ -60,6 +60,12 @@ pub enum Lever {
     /// `write_sections` would. The 1.5B's `edit_file` fixes missed their `old_text` (not
     /// found, found twice, cut off) in most of its retries.
     RewriteSection,
+    /// A `write_sections` field whose section must state a number on a line the task quotes
+    /// with a placeholder (`'Total hours: N'`, read by the contract's own numeric check) must
+    /// hold that line's label followed by a digit (constrained decoding): the number is still
+    /// the model's, and the judge checks it as before. The 1.5B left out the total line in every
+    /// first write of desk_task seed 0 (three draws), and fixing it took a second attempt.
+    StatedLines,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -67,7 +73,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 14] = [
+    pub const ALL: [Lever; 15] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -82,6 +88,7 @@ impl Lever {
         Lever::ShortAfterCut,
         Lever::ReadBack,
         Lever::RewriteSection,
+        Lever::StatedLines,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +107,7 @@ impl Lever {
             Lever::ShortAfterCut => "short-after-cut",
             Lever::ReadBack => "read-back",
             Lever::RewriteSection => "rewrite-section",
+            Lever::StatedLines => "stated-lines",
         }
     }
 
@@ -139,6 +147,7 @@ pub struct Levers {
     pub short_after_cut: bool,
     pub read_back: bool,
     pub rewrite_section: bool,
+    pub stated_lines: bool,
 }
 
 impl Default for Levers {
@@ -168,6 +177,7 @@ impl Levers {
         short_after_cut: false,
         read_back: false,
         rewrite_section: false,
+        stated_lines: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -185,6 +195,7 @@ impl Levers {
         short_after_cut: true,
         read_back: true,
         rewrite_section: true,
+        stated_lines: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -203,6 +214,7 @@ impl Levers {
             Lever::ShortAfterCut => self.short_after_cut,
             Lever::ReadBack => self.read_back,
             Lever::RewriteSection => self.rewrite_section,
+            Lever::StatedLines => self.stated_lines,
         }
     }
 
@@ -222,6 +234,7 @@ impl Levers {
             Lever::ShortAfterCut => self.short_after_cut = on,
             Lever::ReadBack => self.read_back = on,
             Lever::RewriteSection => self.rewrite_section = on,
+            Lever::StatedLines => self.stated_lines = on,
         }
     }
 

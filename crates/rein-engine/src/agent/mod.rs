@@ -22,6 +22,7 @@
 //! | `plan` | the optional plan phase |
 //! | `run` | the loop itself |
 //! | `sections` | the `write-sections` lever: a Markdown deliverable's outline as tool fields |
+//! | `stated` | the `stated-lines` lever: a section field held to hold a quoted number line |
 //! | `outcome` | how a run ended, its figures and verdict document |
 //! | `event` | what fronts render |
 //! | `world` | the judge's view of a confined workspace |
@@ -42,6 +43,7 @@ mod rewrite;
 mod run;
 mod sampling;
 mod sections;
+mod stated;
 mod step;
 mod trim;
 mod world;

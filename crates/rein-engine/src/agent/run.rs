@@ -30,6 +30,7 @@ use super::prompt::{
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::sections::{Outline, WRITE_SECTIONS};
+use super::stated::{constrain_sections, stated_lines};
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -380,6 +381,9 @@ impl<'a> Agent<'a> {
         }
         if let Some(outline) = self.typed_sections() {
             outline.type_action_schema(&mut s);
+            if self.options.levers.stated_lines {
+                constrain_sections(&mut s, &stated_lines(self.env.contract, &outline));
+            }
         }
         if let Some(outline) = self
             .rewrite_outline()
