@@ -20,5 +20,7 @@ fi
 echo "setup: building rein (release; the first build compiles llama.cpp and takes several minutes)" >&2
 cargo build --release --locked -p rein-cli
 
-echo "setup: pulling the default models" >&2
-./target/release/rein models pull "${REIN_QUICKSTART_MODEL:-qwen2.5-coder-0.5b}"
+# The embedded default model, which the tests' real-model cases load (the quick start pulls
+# its own model too).
+echo "setup: pulling the default model" >&2
+./target/release/rein models pull qwen2.5-coder-0.5b

@@ -28,6 +28,7 @@ use super::prompt::{
     type_document,
 };
 use super::rewrite::REWRITE_SECTION;
+use super::sampling::draw_seed;
 use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::{constrain_sections, stated_lines};
@@ -116,6 +117,32 @@ impl AgentOptions {
 pub fn takes_action_schema(model: &ModelIdentity) -> bool {
     rein_models::ModelSpec::parse(&model.spec)
         .is_ok_and(|s| !matches!(s, rein_models::ModelSpec::Scripted(_)))
+}
+
+/// An action schema with only the branches of one tool (the whole schema when it has none).
+fn only_tool(schema: &Value, tool: &str) -> Value {
+    let Some(branches) = schema["anyOf"].as_array() else {
+        return schema.clone();
+    };
+    let kept: Vec<Value> = branches
+        .iter()
+        .filter(|b| b["properties"]["action"]["const"].as_str() == Some(tool))
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        return schema.clone();
+    }
+    let mut narrowed = schema.clone();
+    narrowed["anyOf"] = Value::Array(kept);
+    narrowed
+}
+
+/// Whether a model is an `openai:` endpoint.
+fn is_endpoint(model: &ModelIdentity) -> bool {
+    matches!(
+        rein_models::ModelSpec::parse(&model.spec),
+        Ok(rein_models::ModelSpec::OpenAi { .. })
+    )
 }
 
 /// Whether a model runs embedded (its spec is a catalog name or `gguf:PATH`).
@@ -381,7 +408,10 @@ impl<'a> Agent<'a> {
         }
         if let Some(outline) = self.typed_sections() {
             outline.type_action_schema(&mut s);
-            if self.options.levers.stated_lines {
+            // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way
+            // (llama-server wants it anchored, others match it whole): only llguidance,
+            // which searches, gets one.
+            if self.options.levers.stated_lines && !is_endpoint(self.model.identity()) {
                 constrain_sections(&mut s, &stated_lines(self.env.contract, &outline));
             }
         }
@@ -577,11 +607,7 @@ impl<'a> Agent<'a> {
                 })
                 .flatten();
             let draw_schema = narrowed.as_ref().or(schema);
-            let seed = self
-                .options
-                .seed
-                .wrapping_add(n.wrapping_mul(7919))
-                .wrapping_add(draw);
+            let seed = draw_seed("repeat-escape", self.options.seed, n, draw);
             self.env.journal.append_event(
                 Some(self.env.run),
                 "repeat_escape",
@@ -667,7 +693,9 @@ impl<'a> Agent<'a> {
         };
         st.figures.sampled_writes += 1;
         let own = self.action_sampling();
-        let narrowed = schema.map(|_| self.action_schema(std::slice::from_ref(&tool)));
+        // The extra draws are held to the schema the first one was drawn under (after a cut
+        // reply, the short one), narrowed to its tool.
+        let narrowed = schema.map(|s| only_tool(s, &tool));
         let first = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
         let mut candidates = vec![first];
         let mut draws = vec![asked];
@@ -690,11 +718,7 @@ impl<'a> Agent<'a> {
             }
             let mut sampling = own;
             sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
-            let seed = self
-                .options
-                .seed
-                .wrapping_add(n.wrapping_mul(7919))
-                .wrapping_add(1_000 + draw);
+            let seed = draw_seed("verified-sampling", self.options.seed, n, draw);
             match ask_action(
                 self.model,
                 st.transcript.messages(),
@@ -1892,4 +1916,35 @@ fn over_long_summary(tool: &str, params: &Value) -> Option<String> {
             "the finish summary has {chars} characters, more than the cap of {FINISH_SUMMARY_MAX_CHARS}; nothing was checked: call finish again with a summary of at most {FINISH_SUMMARY_MAX_CHARS} characters (a sentence or two: the files are what is checked)"
         )
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Verified sampling narrows the schema the first draw was held to, so a short schema
+    /// (after a cut reply) stays short for the extra draws.
+    #[test]
+    fn only_tool_keeps_that_tool_s_branches_as_they_are() {
+        let branch = |tool: &str, cap: u64| {
+            json!({"type": "object", "properties": {"action": {"const": tool},
+                   "parameters": {"type": "object", "properties": {"content": {"type": "string", "maxLength": cap}}}}})
+        };
+        let schema = json!({"anyOf": [branch("read_file", 250), branch("create_file", 250), branch("rewrite_section", 250)]});
+        let narrowed = only_tool(&schema, "create_file");
+        assert_eq!(narrowed["anyOf"], json!([branch("create_file", 250)]));
+        assert_eq!(
+            only_tool(&schema, "rewrite_section")["anyOf"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(only_tool(&schema, "unknown"), schema);
+        assert_eq!(
+            only_tool(&json!({"type": "object"}), "x"),
+            json!({"type": "object"})
+        );
+    }
 }

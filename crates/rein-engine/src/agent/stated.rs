@@ -37,16 +37,22 @@ pub struct StatedLine {
 }
 
 impl StatedLine {
-    /// The `pattern` of the field: the label, a colon, a space and a digit, anywhere in the
-    /// text (JSON schema patterns search, they are not anchored).
+    /// The `pattern` of the field: a line break, the label, a colon, a space and a digit,
+    /// anywhere in the text (JSON schema patterns search, they are not anchored). The line
+    /// break keeps the label at the start of a line: at the end of a length cap, decoding
+    /// would otherwise glue it to the word before (`keysTotal hours: 6`), which a check that
+    /// wants `\btotal` does not read.
     pub fn pattern(&self) -> String {
-        format!("{}: [0-9]", self.label)
+        format!("\\n{}: [0-9]", self.label)
     }
 }
 
 /// The stated lines of a contract's outline: for each `numeric_consistency` check on the
-/// deliverable, scoped to one of the outline's headings and located by a regex, the first
-/// label the task quotes whose `<label>: 12345` line that regex reads as 12345.
+/// deliverable, scoped to one of the outline's headings and located by a regex, the label the
+/// task quotes whose `<label>: 12345` line that regex reads as 12345, when exactly one does
+/// (two would leave the choice to Rein, and a prompt may quote a line to forbid it). A heading
+/// followed by a deeper one is left alone: the judge reads its section with the subsections,
+/// the field holds only the text before them.
 pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedLine> {
     let m = &contract.mission;
     let labels = quoted_labels(&m.prompt);
@@ -65,19 +71,31 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
             continue;
         }
         let key = heading_key(section);
-        let Some((_, heading)) = outline.headings.iter().find(|(_, h)| heading_key(h) == key)
+        let Some(at) = outline
+            .headings
+            .iter()
+            .position(|(_, h)| heading_key(h) == key)
         else {
             continue;
         };
+        let (level, heading) = &outline.headings[at];
+        if outline
+            .headings
+            .get(at + 1)
+            .is_some_and(|(next, _)| next > level)
+        {
+            continue;
+        }
         let Ok(re) = Regex::new(pattern) else {
             continue;
         };
-        let Some(label) = labels.iter().find(|l| reads_probe(&re, l)) else {
+        let read: Vec<&String> = labels.iter().filter(|l| reads_probe(&re, l)).collect();
+        let [label] = read.as_slice() else {
             continue;
         };
         let line = StatedLine {
             heading: heading.clone(),
-            label: label.clone(),
+            label: (*label).clone(),
         };
         if !lines.contains(&line) {
             lines.push(line);
@@ -86,13 +104,12 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
     lines
 }
 
-/// Whether `re` reads the probe number from the line `<label>: 12345` (its first group, or
-/// the whole match when it has none).
+/// Whether `re` reads the probe number from the line `<label>: 12345` as the judge reads a
+/// stated number: its first group.
 fn reads_probe(re: &Regex, label: &str) -> bool {
     let line = format!("{label}: {PROBE}");
     re.captures(&line).is_some_and(|c| {
         c.get(1)
-            .or_else(|| c.get(0))
             .is_some_and(|m| m.as_str().trim().trim_end_matches('.') == PROBE)
     })
 }
@@ -117,8 +134,12 @@ pub fn constrain_sections(action_schema: &mut Value, lines: &[StatedLine]) {
         }
         for line in lines {
             let field = &mut branch["properties"]["parameters"]["properties"][&line.heading];
-            if field.is_object() {
-                field["pattern"] = Value::String(line.pattern());
+            if let Some(field) = field.as_object_mut() {
+                field.insert("pattern".into(), Value::String(line.pattern()));
+                // llguidance runs out of fuel building a search pattern under the 32,000-
+                // character input cap; the reply cap bounds the text anyway, and the registry
+                // still refuses an over-long field before the gate.
+                field.remove("maxLength");
             }
         }
     }
@@ -143,9 +164,81 @@ mod tests {
         assert!(reads_probe(&re, "Total hours"));
         assert!(!reads_probe(&re, "Hours"), "the check would not read it");
         assert!(!reads_probe(&re, "Open bugs"));
-        // A regex without a group reads its whole match.
+        // The judge reads the first group; a regex without one states nothing.
         let whole = Regex::new(r"[0-9]+").unwrap();
-        assert!(reads_probe(&whole, "Total"));
+        assert!(!reads_probe(&whole, "Total"));
+        let optional = Regex::new(r"Total(?: hours: ([0-9]+))?").unwrap();
+        assert!(reads_probe(&optional, "Total hours"));
+        assert!(!reads_probe(&optional, "Total"), "the group took no part");
+    }
+
+    fn contract(prompt: &str, section: &str, stated: &str, headings: &[&str]) -> FrozenContract {
+        let mission = serde_json::json!({
+            "id": "t", "mode": "automatic", "description": "d", "prompt": prompt,
+            "fixtures": "fixtures", "inputs": ["data/tasks.csv"],
+            "tools": ["read_file", "create_file", "finish"],
+            "required_artifact": "out/summary.md",
+            "checks": [
+                {"id": "r", "kind": "report_complete", "path": "out/summary.md",
+                 "headings": headings, "in_order": true},
+                {"id": "n", "kind": "numeric_consistency", "path": "out/summary.md",
+                 "section": section, "stated": {"regex": stated},
+                 "expected": {"from": "csv", "path": "data/tasks.csv", "op": "sum", "column": "hours"}}
+            ],
+            "budgets": {"max_turns": 8, "max_seconds": 60}
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("fixtures/data")).unwrap();
+        std::fs::write(
+            dir.path().join("fixtures/data/tasks.csv"),
+            "task,hours\na,1\n",
+        )
+        .unwrap();
+        let file = dir.path().join("mission.json");
+        std::fs::write(&file, mission.to_string()).unwrap();
+        crate::mission::Mission::load(&file).unwrap()
+    }
+
+    #[test]
+    fn one_reading_label_under_a_leaf_heading_or_none() {
+        let desk =
+            "Write '# Project summary', '## Goal', '## Tasks'; end Tasks with 'Total hours: N'.";
+        let c = contract(
+            desk,
+            "Tasks",
+            DESK_TOTAL,
+            &["Project summary", "Goal", "Tasks"],
+        );
+        let o = Outline::of(&c).unwrap();
+        assert_eq!(
+            stated_lines(&c, &o),
+            vec![StatedLine {
+                heading: "Tasks".into(),
+                label: "Total hours".into()
+            }]
+        );
+        // A loose regex reads two quoted labels, one of them forbidden: no constraint.
+        let loose = r"(?i)\btotal\D*?(\d[\d,]*)";
+        let two = "Never write 'Total cost: N'. Write '# Project summary', '## Goal', '## Tasks'; end Tasks with 'Total hours: N'.";
+        let c = contract(two, "Tasks", loose, &["Project summary", "Goal", "Tasks"]);
+        assert!(stated_lines(&c, &Outline::of(&c).unwrap()).is_empty());
+        // The title's section holds the subsections for the judge, not for the field.
+        let c = contract(
+            desk,
+            "Project summary",
+            DESK_TOTAL,
+            &["Project summary", "Goal", "Tasks"],
+        );
+        assert!(stated_lines(&c, &Outline::of(&c).unwrap()).is_empty());
+        // No quoted line, no constraint.
+        let plain = "Write '# Project summary', '## Goal', '## Tasks' with the total hours.";
+        let c = contract(
+            plain,
+            "Tasks",
+            DESK_TOTAL,
+            &["Project summary", "Goal", "Tasks"],
+        );
+        assert!(stated_lines(&c, &Outline::of(&c).unwrap()).is_empty());
     }
 
     #[test]
@@ -156,8 +249,9 @@ mod tests {
         };
         let re = Regex::new(&line.pattern()).unwrap();
         assert!(re.is_match("- Renewal API: 16 hours\nTotal hours: 64"));
-        assert!(re.is_match("Total hours: 64 hours."));
+        assert!(re.is_match("- x\nTotal hours: 64 hours.\nMore."));
         assert!(!re.is_match("- Renewal API: 16 hours"));
+        assert!(!re.is_match("API keysTotal hours: 6"), "glued to a word");
         assert!(!re.is_match("Total hours: N"));
         assert!(!re.is_match("Total hours: sixty-four"));
     }
