@@ -45,6 +45,7 @@ fn run(
         samples: None,
         first_draw_passed: None,
         chosen_draw_passed: None,
+        sample_draws: None,
     }
 }
 

@@ -58,6 +58,7 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         samples: None,
         first_draw_passed: None,
         chosen_draw_passed: None,
+        sample_draws: None,
     }
 }
 
