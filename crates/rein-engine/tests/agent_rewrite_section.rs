@@ -374,15 +374,7 @@ fn a_rewrite_is_sampled_and_a_wrong_one_loses_to_a_right_one() {
         std::fs::read_to_string(h.workspace.join(SUMMARY)).unwrap(),
         gold_text()
     );
-    let sampled: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Sampled {
-                candidates, chosen, ..
-            } => Some((candidates.clone(), *chosen)),
-            _ => None,
-        })
-        .collect();
+    let sampled = support::sampled(&events);
     assert_eq!(sampled.len(), 2, "{sampled:?}");
     let (rewrites, chosen) = &sampled[1];
     assert_eq!(rewrites[0].tool.as_deref(), Some("rewrite_section"));

@@ -9,12 +9,12 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{AgentEvent, Candidate, RunOutcome};
+use rein_engine::agent::{AgentEvent, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_models::{Model, ScriptedModel};
 use rein_workspace::Workspace;
 use serde_json::{json, Value};
-use support::{fixture, Harness, PromptRecorder};
+use support::{fixture, sampled, sampling_events, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -52,18 +52,6 @@ fn run(h: &Harness, script: &str, samples: u32) -> (RunOutcome, Vec<AgentEvent>,
         o.limits.attempts = 1;
     });
     (outcome, events, model.prompts())
-}
-
-fn sampled(events: &[AgentEvent]) -> Vec<(Vec<Candidate>, usize)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Sampled {
-                candidates, chosen, ..
-            } => Some((candidates.clone(), *chosen)),
-            _ => None,
-        })
-        .collect()
 }
 
 fn on_disk(h: &Harness, path: &str) -> Option<String> {
@@ -131,15 +119,10 @@ fn the_passing_candidate_is_proposed_and_the_losers_leave_no_trace() {
     assert!(!after.contains("total-hours"), "a score reached the model");
 
     // The journal keeps every candidate and which was proposed.
-    let trace = h.journal.run_trace(out.run).unwrap();
-    let ev: Vec<_> = trace
-        .events
-        .iter()
-        .filter(|e| e.kind == "verified_sampling")
-        .collect();
+    let ev = sampling_events(&h.journal, out.run);
     assert_eq!(ev.len(), 1);
-    assert_eq!(ev[0].payload["chosen"], 2);
-    assert_eq!(ev[0].payload["candidates"].as_array().unwrap().len(), 3);
+    assert_eq!(ev[0]["chosen"], 2);
+    assert_eq!(ev[0]["candidates"].as_array().unwrap().len(), 3);
 }
 
 #[test]
@@ -275,14 +258,9 @@ fn drawing_stops_at_the_first_clean_candidate() {
     assert!(!candidates[1].clean && candidates[2].clean);
     assert_eq!(*chosen, 2);
     assert_eq!(out.figures.sample_draws, 3);
-    let trace = h.journal.run_trace(out.run).unwrap();
-    let ev = trace
-        .events
-        .iter()
-        .find(|e| e.kind == "verified_sampling")
-        .unwrap();
-    assert_eq!(ev.payload["drawn"], 3, "{}", ev.payload);
-    assert_eq!(ev.payload["samples"], 8, "{}", ev.payload);
+    let ev = &sampling_events(&h.journal, out.run)[0];
+    assert_eq!(ev["drawn"], 3, "{ev}");
+    assert_eq!(ev["samples"], 8, "{ev}");
 
     // A clean first draw is the only draw.
     let h = Harness::new("desk_task");
@@ -314,13 +292,8 @@ fn a_model_that_fails_mid_sampling_leaves_the_drawn_candidates_to_compete() {
         "a run whose model then fails is no pass: {}",
         out.reason()
     );
-    let trace = h.journal.run_trace(out.run).unwrap();
-    let ev = trace
-        .events
-        .iter()
-        .find(|e| e.kind == "verified_sampling")
-        .unwrap();
-    assert!(ev.payload["model_failure"].is_string(), "{}", ev.payload);
+    let ev = &sampling_events(&h.journal, out.run)[0];
+    assert!(ev["model_failure"].is_string(), "{ev}");
 }
 
 #[test]
@@ -531,18 +504,12 @@ fn sampling_stops_drawing_when_the_run_time_is_up() {
         "the timeout was not reported: {caps:?}"
     );
     assert!(!out.passed());
-    let trace = h.journal.run_trace(out.run).unwrap();
-    let ev = trace
-        .events
-        .iter()
-        .find(|e| e.kind == "verified_sampling")
-        .unwrap();
+    let ev = &sampling_events(&h.journal, out.run)[0];
     assert!(
-        ev.payload["stopped"]
+        ev["stopped"]
             .as_str()
             .is_some_and(|s| s.contains("timeout")),
-        "the sampling event does not say why it drew fewer: {}",
-        ev.payload
+        "the sampling event does not say why it drew fewer: {ev}"
     );
 }
 

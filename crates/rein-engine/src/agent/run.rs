@@ -28,8 +28,9 @@ use super::prompt::{
     type_document,
 };
 use super::rewrite::REWRITE_SECTION;
-use super::sampling::draw_seed;
-use super::sampling::{best, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE};
+use super::sampling::{
+    best, draw_seed, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE,
+};
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::{constrain_sections, stated_lines};
 use super::step::{ask_action, Asked, Reply};

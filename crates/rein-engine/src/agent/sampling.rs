@@ -1,8 +1,8 @@
 //! Verified sampling: at the step that writes the deliverable, candidate writes are drawn until
 //! one is clean or K were drawn; each is judged on a scratch view of the workspace (the
 //! workspace as it is, with that one candidate's change laid over it) by the contract's
-//! deterministic checks, and the best is the one proposed through the gate. The person still sees one diff; the model never sees the
-//! scores.
+//! deterministic checks, and the best is the one proposed through the gate. The person still
+//! sees one diff; the model never sees the scores.
 
 use std::collections::BTreeSet;
 

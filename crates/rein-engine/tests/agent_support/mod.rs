@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rein_engine::agent::{
-    begin_mission_run, Agent, AgentEvent, AgentOptions, Clock, RunEnv, RunOutcome, WorkspaceWorld,
+    begin_mission_run, Agent, AgentEvent, AgentOptions, Candidate, Clock, RunEnv, RunOutcome,
+    WorkspaceWorld,
 };
 use rein_engine::gate::{AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor};
 use rein_engine::mission::{materialise_inputs, FrozenContract, InputHash, Mission};
@@ -308,6 +309,31 @@ impl Harness {
             .unwrap();
         (outcome, events)
     }
+}
+
+/// Each sampled write's candidates and the index of the one proposed, in order.
+pub fn sampled(events: &[AgentEvent]) -> Vec<(Vec<Candidate>, usize)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Sampled {
+                candidates, chosen, ..
+            } => Some((candidates.clone(), *chosen)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The payloads of a run's `verified_sampling` journal events, in order.
+pub fn sampling_events(journal: &Journal, run: rein_journal::RunId) -> Vec<serde_json::Value> {
+    journal
+        .run_trace(run)
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|e| e.kind == "verified_sampling")
+        .map(|e| e.payload)
+        .collect()
 }
 
 /// The refusal reasons of `finish`, in order.
