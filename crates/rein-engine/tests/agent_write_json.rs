@@ -258,14 +258,9 @@ fn sampled_write_json_candidates_are_held_to_the_schema_before_they_are_judged()
         o.samples = 4;
         o.limits.attempts = 1;
     });
-    let (candidates, chosen) = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Sampled {
-                candidates, chosen, ..
-            } => Some((candidates.clone(), *chosen)),
-            _ => None,
-        })
+    let (candidates, chosen) = support::sampled(&events)
+        .into_iter()
+        .next()
         .expect("the write was sampled");
     assert_eq!(chosen, 3, "{candidates:?}");
     assert!(candidates[0].skipped.is_none() && !candidates[0].passed);
