@@ -821,6 +821,65 @@ mod tests {
         );
     }
 
+    /// The `plain-bodies` lever holds a section's text to an anchored pattern (rein-engine's
+    /// `agent::bodies`): no line starts with `#` or `\#`, and with a stated line the text must
+    /// hold it. llguidance refuses the heading's `#` as it is written. The plain pattern builds
+    /// under any cap; the one with a stated line only with none (the engine drops the cap, and
+    /// after a cut keeps the 250 with the searched stated pattern alone).
+    #[test]
+    fn an_anchored_body_pattern_refuses_a_heading_line_where_it_starts() {
+        const LINE: &str = r"[ \t]*(?:[^#\\ \t\n][^\n]*)?";
+        let plain = format!("^{LINE}(?:\\n{LINE})*$");
+        let total = format!("^{LINE}(?:\\n{LINE})*\\nTotal hours: [0-9][^\\n]*(?:\\n{LINE})*$");
+        let schema = |pattern: &str, cap: Option<u64>| {
+            let mut field =
+                serde_json::json!({"type": "string", "minLength": 1, "pattern": pattern});
+            if let Some(cap) = cap {
+                field["maxLength"] = cap.into();
+            }
+            with_fixed_separators(&serde_json::json!({"type": "object",
+                "properties": {"Tasks": field}, "required": ["Tasks"],
+                "additionalProperties": false}))
+        };
+        for cap in [None, Some(250), Some(32000)] {
+            let plain = schema(&plain, cap);
+            let good = r####"{"Tasks": "- Renewal API: 16 hours\n\n1. C# and #tags"}"####;
+            assert_eq!(accepted(&plain, good), good.len());
+            for bad in [
+                r####"{"Tasks": "### Tasks"####,
+                r####"{"Tasks": "- a\n\n### Risks"####,
+                r####"{"Tasks": "- a\n  ## Risks"####,
+            ] {
+                assert_eq!(accepted(&plain, bad), bad.find('#').unwrap(), "{bad}");
+            }
+            let escaped = r####"{"Tasks": "- a\n\\### Tasks"####;
+            let second_backslash = escaped.find(r"\\#").unwrap() + 1;
+            assert_eq!(accepted(&plain, escaped), second_backslash, "`\\#`");
+            // Nor as a JSON escape.
+            let unicode = r####"{"Tasks": "\u0023"####;
+            assert!(
+                accepted(&plain, unicode) < unicode.len(),
+                "`\\u0023` is `#`"
+            );
+        }
+
+        let uncapped = schema(&total, None);
+        let good = r####"{"Tasks": "- a\nTotal hours: 64\nMore."}"####;
+        assert_eq!(accepted(&uncapped, good), good.len());
+        let missing = r####"{"Tasks": "- a"}"####;
+        assert_eq!(accepted(&uncapped, missing), missing.len() - 2);
+        let heading = r####"{"Tasks": "- a\nTotal hours: 64\n### Risks"####;
+        assert_eq!(accepted(&uncapped, heading), heading.find('#').unwrap());
+        let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+        let factory = ParserFactory::new_simple(&env).unwrap();
+        assert!(
+            factory
+                .create_parser(TopLevelGrammar::from_json_schema(schema(&total, Some(250))))
+                .is_err(),
+            "if llguidance learns to build this, the short schema may keep both rules"
+        );
+    }
+
     fn pattern_holds(schema: &serde_json::Value) {
         let good = r#"{"Tasks": "- Renewal API: 16 hours\nTotal hours: 64"}"#;
         assert_eq!(accepted(schema, good), good.len());

@@ -66,6 +66,12 @@ pub enum Lever {
     /// the model's, and the judge checks it as before. The 1.5B left out the total line in every
     /// first write of desk_task seed 0 (three draws), and fixing it took a second attempt.
     StatedLines,
+    /// The text of each `write_sections` field and `rewrite_section`'s `text` cannot hold a
+    /// line that starts, after blanks, with `#` or `\#` (constrained decoding, an anchored JSON
+    /// Schema `pattern`): the headings are Rein's. The 1.5B wrote `### Tasks` and `### Risks`
+    /// inside the Tasks field of desk_task (seed 1), then copied the escaped `\### Tasks` back
+    /// into each later write until the run's timeout.
+    PlainBodies,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -73,7 +79,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 15] = [
+    pub const ALL: [Lever; 16] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -89,6 +95,7 @@ impl Lever {
         Lever::ReadBack,
         Lever::RewriteSection,
         Lever::StatedLines,
+        Lever::PlainBodies,
     ];
 
     pub fn name(self) -> &'static str {
@@ -108,6 +115,7 @@ impl Lever {
             Lever::ReadBack => "read-back",
             Lever::RewriteSection => "rewrite-section",
             Lever::StatedLines => "stated-lines",
+            Lever::PlainBodies => "plain-bodies",
         }
     }
 
@@ -148,6 +156,7 @@ pub struct Levers {
     pub read_back: bool,
     pub rewrite_section: bool,
     pub stated_lines: bool,
+    pub plain_bodies: bool,
 }
 
 impl Default for Levers {
@@ -178,6 +187,7 @@ impl Levers {
         read_back: false,
         rewrite_section: false,
         stated_lines: false,
+        plain_bodies: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -196,6 +206,7 @@ impl Levers {
         read_back: true,
         rewrite_section: true,
         stated_lines: true,
+        plain_bodies: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -215,6 +226,7 @@ impl Levers {
             Lever::ReadBack => self.read_back,
             Lever::RewriteSection => self.rewrite_section,
             Lever::StatedLines => self.stated_lines,
+            Lever::PlainBodies => self.plain_bodies,
         }
     }
 
@@ -235,6 +247,7 @@ impl Levers {
             Lever::ReadBack => self.read_back = on,
             Lever::RewriteSection => self.rewrite_section = on,
             Lever::StatedLines => self.stated_lines = on,
+            Lever::PlainBodies => self.plain_bodies = on,
         }
     }
 

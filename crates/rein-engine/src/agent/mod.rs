@@ -23,11 +23,13 @@
 //! | `run` | the loop itself |
 //! | `sections` | the `write-sections` lever: a Markdown deliverable's outline as tool fields |
 //! | `stated` | the `stated-lines` lever: a section field held to hold a quoted number line |
+//! | `bodies` | the decoding patterns of section fields (`stated-lines`, `plain-bodies`) |
 //! | `outcome` | how a run ended, its figures and verdict document |
 //! | `event` | what fronts render |
 //! | `world` | the judge's view of a confined workspace |
 //! | `decide` | a model as the judge's decider |
 
+mod bodies;
 mod caps;
 mod checklist;
 pub use checklist::checklist_note;

@@ -13,6 +13,7 @@ use rein_protocol::{
 use rein_workspace::ToolRegistry;
 use serde_json::{json, Value};
 
+use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::checklist_note;
@@ -32,7 +33,7 @@ use super::sampling::{
     best, draw_seed, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
 use super::sections::{Outline, WRITE_SECTIONS};
-use super::stated::{constrain_sections, stated_lines};
+use super::stated::stated_lines;
 use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -401,20 +402,16 @@ impl<'a> Agent<'a> {
     }
 
     /// The action schema for constrained decoding over `tools`, with `write_json`'s document
-    /// typed by the contract's schema when that lever applies.
-    fn action_schema(&self, tools: &[String]) -> Value {
+    /// typed by the contract's schema when that lever applies; `short` holds its texts to
+    /// [`SHORT_TEXT_MAX_CHARS`] (the reply after a cut one, lever `short-after-cut`).
+    fn action_schema(&self, tools: &[String], short: bool) -> Value {
         let mut s = mission_action_schema(self.env.registry, tools);
         if let Some((path, document)) = self.typed_json() {
             type_document(&mut s, WRITE_JSON, &path, &document);
         }
-        if let Some(outline) = self.typed_sections() {
+        let sections = self.typed_sections();
+        if let Some(outline) = &sections {
             outline.type_action_schema(&mut s);
-            // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way
-            // (llama-server wants it anchored, others match it whole): only llguidance,
-            // which searches, gets one.
-            if self.options.levers.stated_lines && !is_endpoint(self.model.identity()) {
-                constrain_sections(&mut s, &stated_lines(self.env.contract, &outline));
-            }
         }
         if let Some(outline) = self
             .rewrite_outline()
@@ -425,6 +422,23 @@ impl<'a> Agent<'a> {
             if let Some(template) = full["anyOf"].get(0).cloned() {
                 outline.add_rewrite_branch(&mut s, template);
             }
+        }
+        // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way (llama-server
+        // wants it anchored, others match it whole): only llguidance gets one.
+        let outline = sections.or_else(|| self.rewrite_outline());
+        if let Some(outline) = outline.filter(|_| !is_endpoint(self.model.identity())) {
+            let levers = &self.options.levers;
+            let lines = if levers.stated_lines {
+                stated_lines(self.env.contract, &outline)
+            } else {
+                Vec::new()
+            };
+            if short {
+                s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
+            }
+            constrain_bodies(&mut s, &outline, &lines, levers.plain_bodies, short);
+        } else if short {
+            s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
         }
         s
     }
@@ -604,7 +618,7 @@ impl<'a> Agent<'a> {
                         .into_iter()
                         .filter(|t| *t != repeated_tool)
                         .collect();
-                    (!others.is_empty()).then(|| self.action_schema(&others))
+                    (!others.is_empty()).then(|| self.action_schema(&others, false))
                 })
                 .flatten();
             let draw_schema = narrowed.as_ref().or(schema);
@@ -1269,14 +1283,15 @@ impl<'a> Agent<'a> {
                 return Ok(Some(end));
             }
             // Per step: what decoding offers follows the workspace (see `offered_tools`).
+            let tools = self.offered_tools();
             let schema = self
                 .options
                 .constrained
-                .then(|| self.action_schema(&self.offered_tools()));
+                .then(|| self.action_schema(&tools, false));
             let short_schema = schema
                 .as_ref()
                 .filter(|_| self.options.levers.short_after_cut)
-                .map(|s| shorten_texts(s, SHORT_TEXT_MAX_CHARS));
+                .map(|_| self.action_schema(&tools, true));
             st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
             st.figures.steps += 1;
             let n = st.figures.steps;

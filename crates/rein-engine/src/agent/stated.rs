@@ -8,12 +8,10 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
-use serde_json::Value;
-
-use super::sections::{Outline, WRITE_SECTIONS};
+use super::sections::Outline;
 use crate::checks::{heading_key, same_path, CheckSpec, Locator};
 use crate::mission::FrozenContract;
+use regex::Regex;
 
 /// A quoted line with a number placeholder: `'Total hours: N'`, `"Open bugs: <count>"`. The
 /// label is plain words only, so it is the same text in every regex dialect.
@@ -121,28 +119,6 @@ fn quoted_labels(prompt: &str) -> Vec<String> {
     re.captures_iter(prompt)
         .map(|c| c[1].trim().to_string())
         .collect()
-}
-
-/// Holds each stated line's field of `write_sections` in an action schema to its pattern.
-pub fn constrain_sections(action_schema: &mut Value, lines: &[StatedLine]) {
-    let Some(branches) = action_schema["anyOf"].as_array_mut() else {
-        return;
-    };
-    for branch in branches {
-        if branch["properties"]["action"]["const"].as_str() != Some(WRITE_SECTIONS) {
-            continue;
-        }
-        for line in lines {
-            let field = &mut branch["properties"]["parameters"]["properties"][&line.heading];
-            if let Some(field) = field.as_object_mut() {
-                field.insert("pattern".into(), Value::String(line.pattern()));
-                // llguidance runs out of fuel building a search pattern under the 32,000-
-                // character input cap; the reply cap bounds the text anyway, and the registry
-                // still refuses an over-long field before the gate.
-                field.remove("maxLength");
-            }
-        }
-    }
 }
 
 #[cfg(test)]
