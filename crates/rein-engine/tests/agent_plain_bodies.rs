@@ -17,6 +17,17 @@ use support::{line, reads, Harness, PromptRecorder};
 const SUMMARY: &str = "out/summary.md";
 const FIELDS: [&str; 4] = ["Project summary", "Goal", "Tasks", "Risks"];
 
+/// Every action schema the run sent can be built by llguidance as a request's would be.
+fn all_buildable(model: &PromptRecorder) {
+    for (i, r) in model.requests.iter().enumerate() {
+        if let Some(schema) = &r.json_schema {
+            if let Err(e) = rein_llama::check_schema_grammar(schema) {
+                panic!("request {i}: llguidance cannot build its schema: {e}");
+            }
+        }
+    }
+}
+
 /// The parameters schema of `tool` in the last request that offered it.
 fn offered_parameters(levers: Levers, tool: &str) -> Value {
     let h = Harness::new("desk_task");
@@ -31,6 +42,7 @@ fn offered_parameters(levers: Levers, tool: &str) -> Value {
         o.constrained = true;
         o.limits.attempts = 1;
     });
+    all_buildable(&model);
     model
         .requests
         .iter()
@@ -177,6 +189,7 @@ fn after_a_cut_reply_every_field_is_capped_and_still_buildable() {
             .map(|b| b["properties"]["parameters"]["properties"].clone())
             .unwrap()
     };
+    all_buildable(&model);
     let before = branch(3, "write_sections");
     assert!(before["Tasks"]["pattern"]
         .as_str()

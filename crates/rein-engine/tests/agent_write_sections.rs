@@ -13,30 +13,9 @@ use rein_engine::agent::{AgentEvent, Levers, Outline, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, DenyAll};
 use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{gold_text, line, reads, Harness, PromptRecorder};
+use support::{gold_fields, gold_text, line, reads, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
-
-/// The gold report cut into its sections' bodies, as the tool's fields.
-fn gold_fields() -> Value {
-    let text = gold_text();
-    let mut fields = serde_json::Map::new();
-    fields.insert("path".into(), json!(SUMMARY));
-    let mut current: Option<(String, Vec<&str>)> = None;
-    for l in text.lines() {
-        if let Some(h) = l.strip_prefix("## ").or_else(|| l.strip_prefix("# ")) {
-            if let Some((name, body)) = current.take() {
-                fields.insert(name, json!(body.join("\n").trim()));
-            }
-            current = Some((h.to_string(), Vec::new()));
-        } else if let Some((_, body)) = current.as_mut() {
-            body.push(l);
-        }
-    }
-    let (name, body) = current.unwrap();
-    fields.insert(name, json!(body.join("\n").trim()));
-    Value::Object(fields)
-}
 
 fn on() -> Levers {
     Levers {

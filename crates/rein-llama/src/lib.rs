@@ -17,7 +17,9 @@ mod stop;
 pub mod template;
 pub mod worker;
 
-pub use engine::{generation_decode_calls, EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS};
+pub use engine::{
+    check_schema_grammar, generation_decode_calls, EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS,
+};
 pub use error::{LlamaError, Result};
 pub use prefix::reuse_prefix;
 pub use stop::StopScanner;

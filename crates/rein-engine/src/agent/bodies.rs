@@ -21,18 +21,22 @@ use super::rewrite::REWRITE_SECTION;
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::StatedLine;
 
-/// One line of body text: blanks, then nothing, or a character that is not `#`, `\`, a blank
-/// or a line break followed by the rest of the line.
-const BODY_LINE: &str = r"[ \t]*(?:[^#\\ \t\n][^\n]*)?";
+/// One line of body text: blanks, then nothing, or the rest of a line that starts neither with
+/// `#` nor with `\` and `#` (nor with a lone `\`). A line ends at a line feed, after an optional
+/// carriage return; a lone carriage return is no text at all (`write_sections` would read it as
+/// a line break, and a `#` after it as a line start).
+const BODY_LINE: &str = r"[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?";
+/// A line break between body lines.
+const BREAK: &str = r"\r?\n";
 
 /// The anchored pattern of a body with no heading line; with `stated`, the body must also hold
 /// that line (after a line break, as [`StatedLine::pattern`] asks).
 pub fn plain_body_pattern(stated: Option<&StatedLine>) -> String {
-    let lines = format!("{BODY_LINE}(?:\\n{BODY_LINE})*");
+    let lines = format!("{BODY_LINE}(?:{BREAK}{BODY_LINE})*");
     match stated {
         None => format!("^{lines}$"),
         Some(line) => format!(
-            "^{lines}\\n{}: [0-9][^\\n]*(?:\\n{BODY_LINE})*$",
+            "^{lines}{BREAK}{}: [0-9][^\\r\\n]*(?:{BREAK}{BODY_LINE})*$",
             line.label
         ),
     }
@@ -116,6 +120,7 @@ mod tests {
             "One line.\n\n  - indented\n1. numbered C# and #hashtag",
             "",
             "text\n   \n|a|b|",
+            "\\*not emphasis*\r\n- b",
         ] {
             assert!(re.is_match(ok), "{ok:?}");
         }
@@ -127,9 +132,20 @@ mod tests {
             "- a\n\\## Risks",
             "- a\n\t# x",
             "#no space still starts with #",
+            "- a\r### Risks",
+            "- a\n\\",
         ] {
             assert!(!re.is_match(bad), "{bad:?}");
         }
+    }
+
+    /// rein-llama's test builds these very patterns with llguidance.
+    #[test]
+    fn the_patterns_are_the_ones_llguidance_was_tested_with() {
+        const PLAIN: &str = r"^[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?(?:\r?\n[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?)*$";
+        const TOTAL: &str = r"^[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?(?:\r?\n[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?)*\r?\nTotal hours: [0-9][^\r\n]*(?:\r?\n[ \t]*(?:(?:[^#\\ \t\r\n]|\\[^#\r\n])[^\r\n]*)?)*$";
+        assert_eq!(plain_body_pattern(None), PLAIN);
+        assert_eq!(plain_body_pattern(Some(&total())), TOTAL);
     }
 
     #[test]
@@ -165,7 +181,12 @@ mod tests {
         let field = |s: &Value, branch: usize, name: &str| {
             s["anyOf"][branch]["properties"]["parameters"]["properties"][name].clone()
         };
-        let lines = [total()];
+        // Two stated lines for one section: the first is held.
+        let cost = StatedLine {
+            heading: "Tasks".into(),
+            label: "Cost".into(),
+        };
+        let lines = [total(), cost];
         let mut long = schema(32000);
         constrain_bodies(&mut long, &outline, &lines, true, false);
         assert_eq!(

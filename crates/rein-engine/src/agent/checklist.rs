@@ -15,7 +15,9 @@
 //! once per step (write `Deadline: 1`, `2`, ... until the line goes away; read the policies one by
 //! one until "read the right input" is met). Those are counted and judged after finish.
 
-use crate::checks::{evaluate_selected, requirement, CallSpec, CheckSpec, TraceEntry, World};
+use crate::checks::{
+    evaluate_selected, requirement, CallSpec, CheckResult, CheckSpec, TraceEntry, World,
+};
 use crate::mission::FrozenContract;
 
 use super::prompt::clip;
@@ -32,12 +34,9 @@ pub fn checklist_note(
     world: &dyn World,
     trace: &[TraceEntry],
 ) -> String {
-    // Only the checks that may be shown are run: a hidden one would cost a read of its files
-    // every step for nothing.
     let checks = &contract.mission.checks;
-    let unmet: Vec<String> = evaluate_selected(contract, world, trace, &status_may_be_shown)
+    let unmet: Vec<String> = unmet_shown(contract, world, trace)
         .into_iter()
-        .filter(|(_, result)| !result.advisory && !result.passed)
         .map(|(i, result)| {
             let check = &checks[i];
             let facts = clip(&result.feedback.join("; "), MAX_FACT_CHARS);
@@ -81,6 +80,29 @@ pub fn checklist_note(
         s.push_str(&format!("- and {} more\n", unmet.len() - MAX_LISTED));
     }
     s
+}
+
+/// Whether every deciding check the checklist may show is met on the files as they are (lever
+/// `finish-when-met`); the hidden ones are not run.
+pub fn shown_checks_met(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+) -> bool {
+    unmet_shown(contract, world, trace).is_empty()
+}
+
+/// The deciding checks that may be shown and are not met, by index. Only those checks are run:
+/// a hidden one would cost a read of its files every step for nothing.
+fn unmet_shown(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+) -> Vec<(usize, CheckResult)> {
+    evaluate_selected(contract, world, trace, &status_may_be_shown)
+        .into_iter()
+        .filter(|(_, result)| !result.advisory && !result.passed)
+        .collect()
 }
 
 /// Whether a check's status may be shown mid-run: only a check whose outcome does not turn on the

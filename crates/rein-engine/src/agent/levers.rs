@@ -72,6 +72,14 @@ pub enum Lever {
     /// inside the Tasks field of desk_task (seed 1), then copied the escaped `\### Tasks` back
     /// into each later write until the run's timeout.
     PlainBodies,
+    /// Once this attempt has written the deliverable, the finish rules would accept it, and
+    /// every check the `checklist` may show is met on the files as they are, the next step
+    /// offers `finish` alone (constrained decoding) and the model is told so. The checks whose
+    /// status turns on the task's answer are not consulted (they stay an oracle no step can
+    /// query) and are judged after finish as always. The 1.5B's first write of desk_task seed 0
+    /// passed every check, and it then read, recomputed and rewrote the report for four more
+    /// steps (about six minutes) instead of finishing.
+    FinishWhenMet,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -79,7 +87,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 16] = [
+    pub const ALL: [Lever; 17] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -96,6 +104,7 @@ impl Lever {
         Lever::RewriteSection,
         Lever::StatedLines,
         Lever::PlainBodies,
+        Lever::FinishWhenMet,
     ];
 
     pub fn name(self) -> &'static str {
@@ -116,6 +125,7 @@ impl Lever {
             Lever::RewriteSection => "rewrite-section",
             Lever::StatedLines => "stated-lines",
             Lever::PlainBodies => "plain-bodies",
+            Lever::FinishWhenMet => "finish-when-met",
         }
     }
 
@@ -157,6 +167,7 @@ pub struct Levers {
     pub rewrite_section: bool,
     pub stated_lines: bool,
     pub plain_bodies: bool,
+    pub finish_when_met: bool,
 }
 
 impl Default for Levers {
@@ -188,6 +199,7 @@ impl Levers {
         rewrite_section: false,
         stated_lines: false,
         plain_bodies: false,
+        finish_when_met: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -207,6 +219,7 @@ impl Levers {
         rewrite_section: true,
         stated_lines: true,
         plain_bodies: true,
+        finish_when_met: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -227,6 +240,7 @@ impl Levers {
             Lever::RewriteSection => self.rewrite_section,
             Lever::StatedLines => self.stated_lines,
             Lever::PlainBodies => self.plain_bodies,
+            Lever::FinishWhenMet => self.finish_when_met,
         }
     }
 
@@ -248,6 +262,7 @@ impl Levers {
             Lever::RewriteSection => self.rewrite_section = on,
             Lever::StatedLines => self.stated_lines = on,
             Lever::PlainBodies => self.plain_bodies = on,
+            Lever::FinishWhenMet => self.finish_when_met = on,
         }
     }
 

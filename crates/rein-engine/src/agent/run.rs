@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
-use super::checklist::checklist_note;
+use super::checklist::{checklist_note, shown_checks_met};
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
@@ -332,6 +332,24 @@ impl<'a> Agent<'a> {
             }
         }
         tools
+    }
+
+    /// Lever `finish-when-met`: this attempt wrote the deliverable, the finish rules would
+    /// accept it now, and every deciding check the checklist may show is met. A later attempt
+    /// starts with none of its own changes, so a failed verdict is never finished again as it
+    /// stands.
+    fn finish_ready(&self, st: &State) -> bool {
+        let c = self.env.contract;
+        let artifact = &c.mission.required_artifact;
+        self.options.levers.finish_when_met
+            && !self.options.memory
+            && self.tools().iter().any(|t| t == "finish")
+            && st
+                .attempt_changes
+                .iter()
+                .any(|(_, p)| same_path(p, artifact))
+            && check_finish(c, self.env.world, &st.trace, self.env.input_hashes).is_ok()
+            && shown_checks_met(c, self.env.world, &st.trace)
     }
 
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
@@ -1282,8 +1300,21 @@ impl<'a> Agent<'a> {
             if let Some(end) = self.stop_for_caps(st, on_event)? {
                 return Ok(Some(end));
             }
-            // Per step: what decoding offers follows the workspace (see `offered_tools`).
-            let tools = self.offered_tools();
+            // Per step: what decoding offers follows the workspace (see `offered_tools`), and
+            // is `finish` alone once the work is done (`finish-when-met`).
+            let ready = self.finish_ready(st);
+            let tools = if ready {
+                vec!["finish".to_string()]
+            } else {
+                self.offered_tools()
+            };
+            if ready && self.options.constrained {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "finish_when_met",
+                    &json!({"step": st.figures.steps + 1, "attempt": st.attempt}),
+                )?;
+            }
             let schema = self
                 .options
                 .constrained
@@ -1706,6 +1737,12 @@ impl<'a> Agent<'a> {
         if self.options.levers.task_reminder {
             feedback.push('\n');
             feedback.push_str(&task_reminder(self.env.contract, &st.trace));
+        }
+        if self.finish_ready(st) {
+            feedback.push_str(&format!(
+                "\nRein checked {}: finish would be accepted and every requirement it checks before finish is met. Call finish now; the rest is judged after it.",
+                self.env.contract.mission.required_artifact
+            ));
         }
         st.transcript.push(
             vec![

@@ -440,6 +440,27 @@ pub fn gold_text() -> String {
         .unwrap()
 }
 
+/// The gold report cut into its sections' bodies, as the tool's fields.
+pub fn gold_fields() -> serde_json::Value {
+    let text = gold_text();
+    let mut fields = serde_json::Map::new();
+    fields.insert("path".into(), json!("out/summary.md"));
+    let mut current: Option<(String, Vec<&str>)> = None;
+    for l in text.lines() {
+        if let Some(h) = l.strip_prefix("## ").or_else(|| l.strip_prefix("# ")) {
+            if let Some((name, body)) = current.take() {
+                fields.insert(name, json!(body.join("\n").trim()));
+            }
+            current = Some((h.to_string(), Vec::new()));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push(l);
+        }
+    }
+    let (name, body) = current.unwrap();
+    fields.insert(name, json!(body.join("\n").trim()));
+    serde_json::Value::Object(fields)
+}
+
 /// Replies that read desk_task's three inputs in full.
 pub fn reads() -> String {
     [

@@ -1,0 +1,149 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `finish-when-met` lever on desk_task: once this attempt has written the report, finish
+//! would be accepted and every check the checklist may show is met, the next step offers
+//! `finish` alone and says why. Checks whose status turns on the answer (the total, the risk)
+//! are never consulted, and a failed verdict is not finished again as it stands.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{Levers, RunOutcome};
+use rein_engine::gate::AllowAll;
+use serde_json::{json, Value};
+use support::{gold_fields, line, reads, Harness, PromptRecorder};
+
+const SUMMARY: &str = "out/summary.md";
+
+fn run(
+    script: &str,
+    finish_when_met: bool,
+    attempts: u32,
+) -> (RunOutcome, PromptRecorder, Harness) {
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(script, "finish_when_met.jsonl");
+    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = Levers {
+            write_sections: true,
+            finish_when_met,
+            ..Levers::DEFAULT
+        };
+        o.constrained = true;
+        o.limits.attempts = attempts;
+    });
+    (out, model, h)
+}
+
+/// The tools each request's action schema offered, in order.
+fn offered_tools(model: &PromptRecorder) -> Vec<Vec<String>> {
+    model
+        .requests
+        .iter()
+        .map(|r| {
+            r.json_schema.as_ref().unwrap()["anyOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    b["properties"]["action"]["const"]
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn finish_alone(tools: &[String]) -> bool {
+    tools == ["finish"]
+}
+
+fn events(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
+    h.journal
+        .run_trace(out.run)
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|e| e.kind == kind)
+        .map(|e| e.payload)
+        .collect()
+}
+
+fn done() -> String {
+    line("finish", json!({"summary": "Wrote the summary."}))
+}
+
+fn read_back() -> String {
+    line("read_file", json!({ "path": SUMMARY }))
+}
+
+#[test]
+fn once_the_report_is_written_read_back_and_met_only_finish_is_offered() {
+    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let (out, model, h) = run(&script, true, 1);
+    assert!(out.passed(), "{}", out.reason());
+    let offered = offered_tools(&model);
+    assert_eq!(offered.len(), 6, "{offered:?}");
+    // Before the write, and right after it (not read back yet: finish would be refused).
+    for tools in &offered[..5] {
+        assert!(!finish_alone(tools), "{offered:?}");
+        assert!(tools.len() > 3, "{tools:?}");
+    }
+    assert!(finish_alone(&offered[5]), "{offered:?}");
+    assert!(model
+        .prompt(5)
+        .contains("Rein checked out/summary.md: finish would be accepted"));
+    assert!(!model.prompt(4).contains("Rein checked"));
+    assert_eq!(
+        events(&h, &out, "finish_when_met"),
+        vec![json!({"step": 6, "attempt": 1})]
+    );
+
+    // Without the lever nothing narrows and nothing is said.
+    let (out, model, h) = run(&script, false, 1);
+    assert!(out.passed(), "{}", out.reason());
+    assert!(offered_tools(&model).iter().all(|t| !finish_alone(t)));
+    assert!(model.prompts().iter().all(|p| !p.contains("Rein checked")));
+    assert!(events(&h, &out, "finish_when_met").is_empty());
+}
+
+#[test]
+fn a_wrong_answer_is_judged_after_finish_and_not_finished_again_as_it_stands() {
+    // Every check the checklist may show is met, but the total is wrong: the lever offers finish
+    // alone (it never looks at the total), the verdict fails, and the next attempt, which has
+    // written nothing yet, gets every tool back.
+    let mut wrong = gold_fields();
+    wrong["Tasks"] = json!(wrong["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("Total hours: 64", "Total hours: 72"));
+    let script =
+        reads() + &line("write_sections", wrong) + &read_back() + &done() + &read_back() + &done();
+    let (out, model, h) = run(&script, true, 2);
+    assert!(!out.passed());
+    let offered = offered_tools(&model);
+    assert_eq!(offered.len(), 8, "{offered:?}");
+    assert!(finish_alone(&offered[5]), "{offered:?}");
+    assert!(
+        !finish_alone(&offered[6]),
+        "attempt 2 starts with every tool: {offered:?}"
+    );
+    assert!(
+        !finish_alone(&offered[7]),
+        "a read is not a change: {offered:?}"
+    );
+    assert_eq!(events(&h, &out, "finish_when_met").len(), 1);
+}
+
+#[test]
+fn a_shown_check_not_met_keeps_every_tool() {
+    // A placeholder is a check the checklist shows: not met, so finish is not pushed.
+    let mut placeholder = gold_fields();
+    placeholder["Risks"] = json!("TODO: write the risk.");
+    let script = reads() + &line("write_sections", placeholder) + &read_back() + &done();
+    let (out, model, _) = run(&script, true, 1);
+    assert!(!out.passed());
+    assert!(offered_tools(&model).iter().all(|t| !finish_alone(t)));
+    assert!(model.prompts().iter().all(|p| !p.contains("Rein checked")));
+}
