@@ -20,14 +20,19 @@ fn run(
     finish_when_met: bool,
     attempts: u32,
 ) -> (RunOutcome, PromptRecorder, Harness) {
+    let levers = Levers {
+        write_sections: true,
+        finish_when_met,
+        ..Levers::DEFAULT
+    };
+    run_with(script, levers, attempts)
+}
+
+fn run_with(script: &str, levers: Levers, attempts: u32) -> (RunOutcome, PromptRecorder, Harness) {
     let h = Harness::new("desk_task");
     let mut model = PromptRecorder::new(script, "finish_when_met.jsonl");
     let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = Levers {
-            write_sections: true,
-            finish_when_met,
-            ..Levers::DEFAULT
-        };
+        o.levers = levers;
         o.constrained = true;
         o.limits.attempts = attempts;
     });
@@ -138,12 +143,39 @@ fn a_wrong_answer_is_judged_after_finish_and_not_finished_again_as_it_stands() {
 
 #[test]
 fn a_shown_check_not_met_keeps_every_tool() {
-    // A placeholder is a check the checklist shows: not met, so finish is not pushed.
-    let mut placeholder = gold_fields();
-    placeholder["Risks"] = json!("TODO: write the risk.");
-    let script = reads() + &line("write_sections", placeholder) + &read_back() + &done();
+    // A task missing from Tasks: finish would be accepted, but `tasks-listed`, a check the
+    // checklist shows, is not met, so finish is not pushed.
+    let mut missing = gold_fields();
+    missing["Tasks"] = json!(missing["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("- Release checklist: 4 hours, planned for Maya.\n", ""));
+    assert!(!missing["Tasks"]
+        .as_str()
+        .unwrap()
+        .contains("Release checklist"));
+    let script = reads() + &line("write_sections", missing) + &read_back() + &done();
     let (out, model, _) = run(&script, true, 1);
     assert!(!out.passed());
+    assert!(out.reason().contains("tasks-listed"), "{}", out.reason());
     assert!(offered_tools(&model).iter().all(|t| !finish_alone(t)));
     assert!(model.prompts().iter().all(|p| !p.contains("Rein checked")));
+}
+
+#[test]
+fn a_finish_repeated_once_the_work_is_done_is_not_redrawn() {
+    // The first finish, before any write, is refused; the same call once the report is done is
+    // a repeat, and `repeat-escape` would redraw it (its last draw without finish at all).
+    let script =
+        reads() + &done() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let levers = Levers {
+        write_sections: true,
+        finish_when_met: true,
+        repeat_escape: true,
+        ..Levers::DEFAULT
+    };
+    let (out, model, h) = run_with(&script, levers, 1);
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(model.requests.len(), 7, "no redraw");
+    assert!(events(&h, &out, "repeat_escape").is_empty());
 }

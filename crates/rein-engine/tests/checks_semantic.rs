@@ -116,15 +116,20 @@ fn grounded_respects_sources_containers_and_regex() {
         "automatic",
         grounded(json!({"pointer": "/vendor"}), json!(["docs/a.txt"])),
     );
-    assert!(
-        !evaluate(
-            &c,
-            &world(r#"{"vendor": "Bayside Cleaning Ltd"}"#),
-            &[],
-            None
-        )
-        .passed
+    let v = evaluate(
+        &c,
+        &world(r#"{"vendor": "Bayside Cleaning Ltd"}"#),
+        &[],
+        None,
     );
+    assert!(!v.passed);
+    // A chosen source may be the answer (the one log with the order): the facts, which a retry
+    // shows the model, do not name it.
+    assert!(
+        v.checks[0].facts[0].contains("occurs in none of: the input the task is about"),
+        "{v:?}"
+    );
+    assert!(!format!("{v:?}").contains("a.txt"), "{v:?}");
 
     // Every string leaf of a container must be grounded; numbers are left to numeric checks.
     let (_d, c) = contract(

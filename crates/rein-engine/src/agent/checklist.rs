@@ -118,11 +118,13 @@ fn status_may_be_shown(spec: &CheckSpec) -> bool {
         | CheckSpec::InputsUnchanged {}
         | CheckSpec::NothingElseChanged { .. }
         | CheckSpec::NotCopied { .. }
-        | CheckSpec::Grounded { .. }
         | CheckSpec::JsonSchema { .. }
         | CheckSpec::MentionsAll { .. } => true,
         // Every input: the prompt lists them. Chosen ones: which is the answer.
         CheckSpec::InputsRead { paths, .. } => paths.is_empty(),
+        // Copied from any input; from chosen ones, which may be the answer (the log that holds
+        // the order id), and the status would say when a guess came from the right one.
+        CheckSpec::Grounded { sources, .. } => sources.is_empty(),
         // A call on a path the task may not name, or one that must have written the answer.
         CheckSpec::ActionsCalled { tools, .. } => tools.iter().all(|c| match c {
             CallSpec::Tool(_) => true,

@@ -604,13 +604,19 @@ impl<'a> Agent<'a> {
     /// (small models loop on one refused call until the no-progress cap ends the run), draw
     /// again with another seed and a higher temperature, at most [`REPEAT_ESCAPE_DRAWS`] times.
     /// Each draw is journaled; a reply that still repeats goes on as before and counts.
+    /// `tools` are the step's: when that is `finish` alone (`finish-when-met`), a repeated
+    /// finish stands, since it is judged afresh and would be accepted.
     fn escape_repeat(
         &mut self,
         st: &mut State,
         n: u32,
         mut asked: Asked,
         schema: Option<&Value>,
+        tools: &[String],
     ) -> Result<Asked, AgentError> {
+        if tools == ["finish"] {
+            return Ok(asked);
+        }
         for draw in 1..=REPEAT_ESCAPE_DRAWS {
             let Reply::Action { action, .. } = &asked.reply else {
                 break;
@@ -631,10 +637,10 @@ impl<'a> Agent<'a> {
             let repeated_tool = action.action.clone();
             let narrowed = (draw == REPEAT_ESCAPE_DRAWS && schema.is_some())
                 .then(|| {
-                    let others: Vec<String> = self
-                        .offered_tools()
-                        .into_iter()
-                        .filter(|t| *t != repeated_tool)
+                    let others: Vec<String> = tools
+                        .iter()
+                        .filter(|t| **t != repeated_tool)
+                        .cloned()
                         .collect();
                     (!others.is_empty()).then(|| self.action_schema(&others, false))
                 })
@@ -1308,13 +1314,6 @@ impl<'a> Agent<'a> {
             } else {
                 self.offered_tools()
             };
-            if ready && self.options.constrained {
-                self.env.journal.append_event(
-                    Some(self.env.run),
-                    "finish_when_met",
-                    &json!({"step": st.figures.steps + 1, "attempt": st.attempt}),
-                )?;
-            }
             let schema = self
                 .options
                 .constrained
@@ -1371,8 +1370,15 @@ impl<'a> Agent<'a> {
                 }
             };
             add_tokens(&mut st.figures, &asked.completion);
+            if ready && self.options.constrained {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "finish_when_met",
+                    &json!({"step": n, "attempt": st.attempt}),
+                )?;
+            }
             let asked = if self.options.levers.repeat_escape {
-                self.escape_repeat(st, n, asked, schema)?
+                self.escape_repeat(st, n, asked, schema, &tools)?
             } else {
                 asked
             };

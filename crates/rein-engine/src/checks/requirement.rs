@@ -191,7 +191,7 @@ pub fn requirement(spec: &CheckSpec) -> String {
                 Locator::Regex(r) => format!("that the pattern {} finds", code(r)),
             },
             q(path),
-            files(sources)
+            grounding_sources(sources)
         ),
         // Semantic: what is judged, not the question (a question often states the answer: "the
         // screenshot shows Push notifications off; does the answer name the toggle that is
@@ -392,6 +392,16 @@ fn place(path: &str, section: Option<&str>) -> String {
     match section {
         Some(sec) => format!("the section \"{sec}\" of {}", q(path)),
         None => q(path),
+    }
+}
+
+/// Where a `grounded` check's claims must come from, in words that never name a chosen source:
+/// which input holds the answer is often the task (the one log with the failed payment).
+fn grounding_sources(sources: &[String]) -> String {
+    match sources.len() {
+        0 => files(sources),
+        1 => "the input file that holds what the task asks for".to_string(),
+        _ => "the input files that hold what the task asks for".to_string(),
     }
 }
 
@@ -600,6 +610,20 @@ mod tests {
                 vec!["no file other than", "`Cargo.lock`"],
             ),
         ]
+    }
+
+    #[test]
+    fn a_grounded_check_never_names_its_chosen_sources() {
+        let check: Check = serde_json::from_value(json!({"id": "g", "kind": "grounded",
+            "path": "out/order.txt", "claim": {"pointer": ""},
+            "sources": ["logs/app-2024-06-13.log"]}))
+        .unwrap();
+        let text = requirement(&check.spec);
+        assert!(!text.contains("2024-06-13"), "{text}");
+        assert!(
+            text.contains("the input file that holds what the task asks for"),
+            "{text}"
+        );
     }
 
     #[test]

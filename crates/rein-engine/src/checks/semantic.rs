@@ -36,10 +36,18 @@ pub(crate) fn grounded(
         },
         Err(fact) => return (false, vec![fact]),
     };
-    let sources: Vec<String> = if sources.is_empty() {
-        cx.contract.inputs.iter().map(|h| h.path.clone()).collect()
-    } else {
+    // Chosen sources are not named in the facts (a retry shows them): which input holds the
+    // answer is often the task. Every input may be named; the prompt lists them.
+    let chosen = !sources.is_empty();
+    let sources: Vec<String> = if chosen {
         sources.to_vec()
+    } else {
+        cx.contract.inputs.iter().map(|h| h.path.clone()).collect()
+    };
+    let where_from = if chosen {
+        "the input the task is about".to_string()
+    } else {
+        sources.join(", ")
     };
     let mut texts = Vec::with_capacity(sources.len());
     for s in &sources {
@@ -68,10 +76,11 @@ pub(crate) fn grounded(
         if found.is_empty() {
             ok = false;
             facts.push(format!(
-                "claim `{}` occurs in none of: {}",
-                preview(c),
-                sources.join(", ")
+                "claim `{}` occurs in none of: {where_from}",
+                preview(c)
             ));
+        } else if chosen {
+            facts.push(format!("claim `{}` found in {where_from}", preview(c)));
         } else {
             facts.push(format!(
                 "claim `{}` found in {}",
