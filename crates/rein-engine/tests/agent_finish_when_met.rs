@@ -11,7 +11,7 @@ mod support;
 use rein_engine::agent::{Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{gold_fields, line, reads, Harness, PromptRecorder};
+use support::{allowed_tools, gold_fields, journal_events, line, reads, Harness, PromptRecorder};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -41,23 +41,7 @@ fn run_with(script: &str, levers: Levers, attempts: u32) -> (RunOutcome, PromptR
 
 /// The tools each request's action schema offered, in order.
 fn offered_tools(model: &PromptRecorder) -> Vec<Vec<String>> {
-    model
-        .requests
-        .iter()
-        .map(|r| {
-            r.json_schema.as_ref().unwrap()["anyOf"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| {
-                    b["properties"]["action"]["const"]
-                        .as_str()
-                        .unwrap()
-                        .to_string()
-                })
-                .collect()
-        })
-        .collect()
+    model.requests.iter().map(allowed_tools).collect()
 }
 
 fn finish_alone(tools: &[String]) -> bool {
@@ -65,14 +49,7 @@ fn finish_alone(tools: &[String]) -> bool {
 }
 
 fn events(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
-    h.journal
-        .run_trace(out.run)
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|e| e.kind == kind)
-        .map(|e| e.payload)
-        .collect()
+    journal_events(&h.journal, out.run, kind)
 }
 
 fn done() -> String {

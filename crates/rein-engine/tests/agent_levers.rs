@@ -8,9 +8,8 @@ mod support;
 
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, REPEAT_ESCAPE_DRAWS};
 use rein_engine::gate::AllowAll;
-use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{fixture, Harness, PromptRecorder};
+use support::{allowed_tools, fixture, Harness, PromptRecorder};
 
 fn run(h: &Harness, model: &mut PromptRecorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
     h.run_model(
@@ -308,23 +307,6 @@ fn checklist_tells_what_is_not_met_yet_without_computed_values() {
     let mut model = PromptRecorder::new(&script, "levers.jsonl");
     run(&h, &mut model, Levers::DEFAULT);
     assert!(model.prompts().iter().all(|p| !p.contains("Checklist:")));
-}
-
-/// The tools a constrained request lets the model name.
-fn allowed_tools(request: &CompletionRequest) -> Vec<String> {
-    request.json_schema.as_ref().map_or_else(Vec::new, |s| {
-        s["anyOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| {
-                b["properties"]["action"]["const"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
-    })
 }
 
 #[test]

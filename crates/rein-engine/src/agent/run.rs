@@ -441,6 +441,9 @@ impl<'a> Agent<'a> {
                 outline.add_rewrite_branch(&mut s, template);
             }
         }
+        if short {
+            s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
+        }
         // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way (llama-server
         // wants it anchored, others match it whole): only llguidance gets one.
         let outline = sections.or_else(|| self.rewrite_outline());
@@ -451,12 +454,7 @@ impl<'a> Agent<'a> {
             } else {
                 Vec::new()
             };
-            if short {
-                s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
-            }
             constrain_bodies(&mut s, &outline, &lines, levers.plain_bodies, short);
-        } else if short {
-            s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
         }
         s
     }

@@ -326,14 +326,40 @@ pub fn sampled(events: &[AgentEvent]) -> Vec<(Vec<Candidate>, usize)> {
 
 /// The payloads of a run's `verified_sampling` journal events, in order.
 pub fn sampling_events(journal: &Journal, run: rein_journal::RunId) -> Vec<serde_json::Value> {
+    journal_events(journal, run, "verified_sampling")
+}
+
+/// The payloads of a run's journal events of `kind`, in order.
+pub fn journal_events(
+    journal: &Journal,
+    run: rein_journal::RunId,
+    kind: &str,
+) -> Vec<serde_json::Value> {
     journal
         .run_trace(run)
         .unwrap()
         .events
         .into_iter()
-        .filter(|e| e.kind == "verified_sampling")
+        .filter(|e| e.kind == kind)
         .map(|e| e.payload)
         .collect()
+}
+
+/// The tools a constrained request lets the model name.
+pub fn allowed_tools(request: &rein_protocol::CompletionRequest) -> Vec<String> {
+    request.json_schema.as_ref().map_or_else(Vec::new, |s| {
+        s["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                b["properties"]["action"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    })
 }
 
 /// The refusal reasons of `finish`, in order.
