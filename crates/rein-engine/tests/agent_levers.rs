@@ -9,7 +9,7 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, REPEAT_ESCAPE_DRAWS};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{allowed_tools, fixture, Harness, PromptRecorder};
+use support::{allowed_tools, fixture, journal_events, Harness, PromptRecorder};
 
 fn run(h: &Harness, model: &mut PromptRecorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
     h.run_model(
@@ -26,14 +26,7 @@ fn line(v: Value) -> String {
 }
 
 fn events_of(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
-    h.journal
-        .run_trace(out.run)
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|e| e.kind == kind)
-        .map(|e| e.payload)
-        .collect()
+    journal_events(&h.journal, out.run, kind)
 }
 
 fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
