@@ -80,6 +80,15 @@ pub enum Lever {
     /// passed every check, and it then read, recomputed and rewrote the report for four more
     /// steps (about six minutes) instead of finishing.
     FinishWhenMet,
+    /// An extra draw of verified sampling that follows a draw Rein refused before judging it
+    /// (the tool's own refusal: the same text under two headings, a missing field) is shown
+    /// that draft and the refusal, as the next step would show them, and asked for the call
+    /// again; after a draw cut off at the reply cap, it is asked for a shorter call (with
+    /// `short-after-cut`, under that lever's caps). A judged draw's failures are never told
+    /// (their facts are the checklist's to give). On desk_task seeds 1, 2 and 4 the 1.5B pasted
+    /// the overview under two headings in every draw of its first write (refused each time)
+    /// or ran past the reply cap, and never wrote the report in time.
+    ToldDraws,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -87,7 +96,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 17] = [
+    pub const ALL: [Lever; 18] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -105,6 +114,7 @@ impl Lever {
         Lever::StatedLines,
         Lever::PlainBodies,
         Lever::FinishWhenMet,
+        Lever::ToldDraws,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,6 +136,7 @@ impl Lever {
             Lever::StatedLines => "stated-lines",
             Lever::PlainBodies => "plain-bodies",
             Lever::FinishWhenMet => "finish-when-met",
+            Lever::ToldDraws => "told-draws",
         }
     }
 
@@ -168,6 +179,7 @@ pub struct Levers {
     pub stated_lines: bool,
     pub plain_bodies: bool,
     pub finish_when_met: bool,
+    pub told_draws: bool,
 }
 
 impl Default for Levers {
@@ -200,6 +212,7 @@ impl Levers {
         stated_lines: false,
         plain_bodies: false,
         finish_when_met: false,
+        told_draws: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -220,6 +233,7 @@ impl Levers {
         stated_lines: true,
         plain_bodies: true,
         finish_when_met: true,
+        told_draws: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -241,6 +255,7 @@ impl Levers {
             Lever::StatedLines => self.stated_lines,
             Lever::PlainBodies => self.plain_bodies,
             Lever::FinishWhenMet => self.finish_when_met,
+            Lever::ToldDraws => self.told_draws,
         }
     }
 
@@ -263,6 +278,7 @@ impl Levers {
             Lever::StatedLines => self.stated_lines = on,
             Lever::PlainBodies => self.plain_bodies = on,
             Lever::FinishWhenMet => self.finish_when_met = on,
+            Lever::ToldDraws => self.told_draws = on,
         }
     }
 

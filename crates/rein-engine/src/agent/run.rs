@@ -30,7 +30,7 @@ use super::prompt::{
 };
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{
-    best, draw_seed, judge_candidate, Candidate, MAX_SAMPLES, SAMPLE_TEMPERATURE,
+    best, draw_seed, judge_candidate, Candidate, Told, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
@@ -734,6 +734,10 @@ impl<'a> Agent<'a> {
         // reply, the short one), narrowed to its tool.
         let narrowed = schema.map(|s| only_tool(s, &tool));
         let first = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
+        let mut told = Told::default();
+        if self.options.levers.told_draws {
+            told.learn(&first, &asked);
+        }
         let mut candidates = vec![first];
         let mut draws = vec![asked];
         let mut failure = None;
@@ -756,17 +760,28 @@ impl<'a> Agent<'a> {
             let mut sampling = own;
             sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
             let seed = draw_seed("verified-sampling", self.options.seed, n, draw);
+            let mut messages = st.transcript.messages();
+            messages.extend(told.messages(MAX_REPLY_TOKENS));
+            // After a cut draw, the next is held to short texts as the step after a cut reply
+            // would be.
+            let short = (told.cut() && self.options.levers.short_after_cut)
+                .then(|| narrowed.as_ref().map(|_| self.action_schema(&[tool.clone()], true)))
+                .flatten();
             match ask_action(
                 self.model,
-                st.transcript.messages(),
-                narrowed.as_ref(),
+                messages,
+                short.as_ref().or(narrowed.as_ref()),
                 sampling,
                 seed,
                 &mut |_| {},
             ) {
                 Ok(a) => {
                     add_tokens(&mut st.figures, &a.completion);
-                    let judged = self.judge_draw(st, n, draw, &a, seed, sampling.temperature);
+                    let mut judged = self.judge_draw(st, n, draw, &a, seed, sampling.temperature);
+                    judged.told = !told.is_empty();
+                    if self.options.levers.told_draws {
+                        told.learn(&judged, &a);
+                    }
                     candidates.push(judged);
                     draws.push(a);
                 }
@@ -839,6 +854,7 @@ impl<'a> Agent<'a> {
             passed: false,
             clean: false,
             skipped: None,
+            told: false,
         };
         let Reply::Action { action, .. } = &asked.reply else {
             c.skipped = Some("no action could be read".into());

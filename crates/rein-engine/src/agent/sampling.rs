@@ -6,8 +6,11 @@
 
 use std::collections::BTreeSet;
 
+use rein_protocol::ChatMessage;
 use rein_workspace::Proposal;
 use serde::Serialize;
+
+use super::step::{Asked, Reply};
 
 use crate::checks::{evaluate, normalize_rel, TraceEntry, Verdict, World, WorldError};
 use crate::mission::FrozenContract;
@@ -99,6 +102,8 @@ pub struct Candidate {
     /// Why the candidate was not judged: not a write of the deliverable, or its change could
     /// not be computed.
     pub skipped: Option<String>,
+    /// Whether this draw was shown an earlier draw's refusal or cut (lever `told-draws`).
+    pub told: bool,
 }
 
 impl Candidate {
@@ -155,6 +160,67 @@ pub fn best(candidates: &[Candidate]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// What an extra draw is told of the draws before it (lever `told-draws`): the latest readable
+/// call Rein refused before judging it (the tool's own refusal, as the next step would show
+/// it), and whether a draw was cut off at the reply cap. A judged draw's failures are never
+/// told: which checks failed is the checklist's to say, with only the facts a model may see.
+#[derive(Debug, Default)]
+pub struct Told {
+    refused: Option<(String, String)>,
+    cut: bool,
+}
+
+impl Told {
+    /// Learns from the latest draw.
+    pub fn learn(&mut self, candidate: &Candidate, asked: &Asked) {
+        match &asked.reply {
+            Reply::Action { .. } => {
+                if let Some(why) = &candidate.skipped {
+                    self.refused = Some((asked.raw.clone(), why.clone()));
+                }
+            }
+            Reply::FormatError(e) => self.cut |= e.cut_at.is_some(),
+        }
+    }
+
+    /// Whether a draw so far was cut off at the reply cap.
+    pub fn cut(&self) -> bool {
+        self.cut
+    }
+
+    /// Whether there is anything to tell.
+    pub fn is_empty(&self) -> bool {
+        self.refused.is_none() && !self.cut
+    }
+
+    /// The messages that follow the run's transcript for the next draw: the refused draft as
+    /// the model's own reply and Rein's answer to it, and a note when a draw was cut.
+    pub fn messages(&self, reply_cap: u32) -> Vec<ChatMessage> {
+        let cut = self.cut.then(|| {
+            format!(
+                "A draft of this reply ran past the {reply_cap}-token reply cap and was cut \
+                 off, so nothing was done. Make the call shorter: one short sentence of thought \
+                 and short texts."
+            )
+        });
+        match (&self.refused, cut) {
+            (Some((draft, why)), cut) => {
+                let mut note = format!(
+                    "Rein checked that call before running it and refused it, so nothing was \
+                     written: {why}. Make the call again with that fixed."
+                );
+                if let Some(cut) = cut {
+                    note.push(' ');
+                    note.push_str(&cut);
+                }
+                vec![ChatMessage::assistant(draft.clone()), ChatMessage::user(note)]
+            }
+            (None, Some(cut)) => vec![ChatMessage::user(cut)],
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +236,7 @@ mod tests {
             passed: false,
             clean: false,
             skipped: skipped.then(|| "not a write".to_string()),
+            told: false,
         }
     }
 

@@ -1,0 +1,177 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `told-draws` lever on desk_task with `--samples 3`: an extra draw that follows a draw Rein
+//! refused before judging it is shown that draft and the refusal (as the next step would show
+//! them); after a draw cut at the reply cap it is asked for a shorter call under
+//! `short-after-cut`'s caps; a judged draw's failures are never told; nothing of this reaches
+//! the run's transcript.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{Levers, RunOutcome, SHORT_TEXT_MAX_CHARS};
+use rein_engine::gate::AllowAll;
+use rein_protocol::FinishReason;
+use serde_json::{json, Value};
+use support::{gold_fields, line, reads, sampled, Harness, PromptRecorder, Tap};
+
+const SUMMARY: &str = "out/summary.md";
+const REFUSED_NOTE: &str = "Rein checked that call before running it and refused it";
+const PASTED: &str = "this draft pasted under two headings";
+const CUT_NOTE: &str = "ran past the 384-token reply cap";
+
+/// The first write of seeds 1, 2 and 4: one pasted text under two headings.
+fn pasted_fields() -> Value {
+    let pasted = "Harbor Library app\n\nGoal: a phone app for members, this draft pasted under two headings.";
+    let mut fields = gold_fields();
+    fields["Project summary"] = json!(pasted);
+    fields["Goal"] = json!(pasted);
+    fields
+}
+
+fn levers(told: bool) -> Levers {
+    let mut l = Levers::DEFAULT;
+    l.write_sections = true;
+    l.short_after_cut = true;
+    l.told_draws = told;
+    l
+}
+
+fn read_back_and_finish() -> String {
+    line("read_file", json!({"path": SUMMARY})) + &line("finish", json!({"summary": "done"}))
+}
+
+fn run(
+    script: &str,
+    levers: Levers,
+    tap: Option<Tap>,
+) -> (RunOutcome, Vec<rein_engine::agent::AgentEvent>, PromptRecorder) {
+    let h = Harness::new("desk_task");
+    let mut model = match tap {
+        Some(tap) => PromptRecorder::tapped(script, "told.jsonl", tap),
+        None => PromptRecorder::new(script, "told.jsonl"),
+    };
+    let (outcome, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.samples = 3;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    (outcome, events, model)
+}
+
+/// The messages of request `i` after those of request `j`, as text (`None` when request `i`
+/// does not start with all of `j`'s).
+fn added_after(model: &PromptRecorder, i: usize, j: usize) -> Option<String> {
+    let all = |k: usize| -> Vec<String> {
+        match &model.requests[k].prompt {
+            rein_protocol::Prompt::Chat { messages } => {
+                messages.iter().map(|m| format!("{m:?}")).collect()
+            }
+            other => vec![format!("{other:?}")],
+        }
+    };
+    let (longer, shorter) = (all(i), all(j));
+    longer
+        .starts_with(&shorter)
+        .then(|| longer[shorter.len()..].join("\n"))
+}
+
+#[test]
+fn a_draw_after_a_refused_one_sees_the_draft_and_the_refusal_and_the_run_does_not() {
+    let script = reads()
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let (outcome, events, model) = run(&script, levers(true), None);
+    assert!(outcome.verdict.as_ref().is_some_and(|v| v.passed), "{outcome:?}");
+    // Requests 0-2 read, 3 is the first draw, 4 the told second draw, 5 the read-back step.
+    let told = added_after(&model, 4, 3).expect("the told draw extends the first draw's prompt");
+    assert!(told.contains(PASTED), "the draft: {told}");
+    assert!(told.contains(REFUSED_NOTE), "{told}");
+    assert!(told.contains("the same text under `Project summary`, `Goal`"), "{told}");
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert_eq!(candidates.len(), 2, "drawing stops at the clean told draw");
+    assert!(candidates[0].skipped.is_some() && !candidates[0].told);
+    assert!(candidates[1].told && candidates[1].skipped.is_none());
+    assert_eq!(*chosen, 1);
+    // The next step's prompt has the proposed write as the model's reply, not the refused
+    // draft or Rein's note to the draw.
+    let next = model.prompt(5);
+    assert!(!next.contains(REFUSED_NOTE), "{next}");
+    assert!(!next.contains(PASTED), "{next}");
+}
+
+#[test]
+fn without_the_lever_every_draw_gets_the_same_prompt() {
+    let script = reads()
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let (_, events, model) = run(&script, levers(false), None);
+    assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""));
+    assert!(sampled(&events)[0].0.iter().all(|c| !c.told));
+}
+
+#[test]
+fn a_judged_draw_s_failures_are_never_told() {
+    let mut wrong = gold_fields();
+    wrong["Tasks"] = json!(wrong["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("Total hours: 64", "Total hours: 72"));
+    let script = reads()
+        + &line("write_sections", wrong)
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let (_, events, model) = run(&script, levers(true), None);
+    assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""), "nothing told");
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert!(candidates[0].failed.contains(&"total-hours".to_string()));
+    assert!(!candidates[1].told);
+    assert_eq!(*chosen, 1);
+}
+
+#[test]
+fn after_a_cut_draw_the_next_is_asked_for_a_shorter_call_under_short_caps() {
+    let script = reads()
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    // The second draw (request 4) is cut off at the reply cap.
+    let tap: Tap = Box::new(|call, request, c| {
+        if call == 4 {
+            let keep = c.text.chars().count() / 2;
+            c.text = c.text.chars().take(keep).collect();
+            c.finish = FinishReason::Length;
+            c.completion_tokens = request.max_tokens;
+        }
+    });
+    let (_, events, model) = run(&script, levers(true), Some(tap));
+    let third = added_after(&model, 5, 3).expect("the third draw extends the first's prompt");
+    assert!(third.contains(REFUSED_NOTE) && third.contains(CUT_NOTE), "{third}");
+    let fields = |i: usize| -> Value {
+        let schema = model.requests[i].json_schema.clone().unwrap();
+        let branch = schema["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["properties"]["action"]["const"] == "write_sections")
+            .cloned()
+            .unwrap();
+        branch["properties"]["parameters"]["properties"].clone()
+    };
+    assert_eq!(fields(5)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
+    assert_ne!(fields(4)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
+    let (candidates, _) = &sampled(&events)[0];
+    assert_eq!(candidates.len(), 3);
+    assert!(candidates[1].told && candidates[2].told);
+    assert_eq!(candidates[1].skipped.as_deref(), Some("no action could be read"));
+    for (i, r) in model.requests.iter().enumerate() {
+        if let Some(schema) = &r.json_schema {
+            rein_llama::check_schema_grammar(schema)
+                .unwrap_or_else(|e| panic!("request {i}: llguidance cannot build it: {e}"));
+        }
+    }
+}
