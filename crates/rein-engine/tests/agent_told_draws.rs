@@ -92,8 +92,10 @@ fn a_draw_after_a_refused_one_sees_the_draft_and_the_refusal_and_the_run_does_no
     assert!(told.contains("the same text under `Project summary`, `Goal`"), "{told}");
     let (candidates, chosen) = &sampled(&events)[0];
     assert_eq!(candidates.len(), 2, "drawing stops at the clean told draw");
-    assert!(candidates[0].skipped.is_some() && !candidates[0].told);
-    assert!(candidates[1].told && candidates[1].skipped.is_none());
+    assert!(candidates[0].skipped.is_some() && candidates[0].told.is_none());
+    assert!(candidates[1].skipped.is_none());
+    let note = candidates[1].told.as_deref().expect("the journal keeps the note");
+    assert!(note.contains(REFUSED_NOTE), "{note}");
     assert_eq!(*chosen, 1);
     // The next step's prompt has the proposed write as the model's reply, not the refused
     // draft or Rein's note to the draw.
@@ -110,7 +112,7 @@ fn without_the_lever_every_draw_gets_the_same_prompt() {
         + &read_back_and_finish();
     let (_, events, model) = run(&script, levers(false), None);
     assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""));
-    assert!(sampled(&events)[0].0.iter().all(|c| !c.told));
+    assert!(sampled(&events)[0].0.iter().all(|c| c.told.is_none()));
 }
 
 #[test]
@@ -128,12 +130,12 @@ fn a_judged_draw_s_failures_are_never_told() {
     assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""), "nothing told");
     let (candidates, chosen) = &sampled(&events)[0];
     assert!(candidates[0].failed.contains(&"total-hours".to_string()));
-    assert!(!candidates[1].told);
+    assert!(candidates[1].told.is_none());
     assert_eq!(*chosen, 1);
 }
 
 #[test]
-fn after_a_cut_draw_the_next_is_asked_for_a_shorter_call_under_short_caps() {
+fn after_a_cut_draw_only_the_next_is_asked_for_a_shorter_call_under_short_caps() {
     let script = reads()
         + &line("write_sections", pasted_fields())
         + &line("write_sections", pasted_fields())
@@ -149,29 +151,103 @@ fn after_a_cut_draw_the_next_is_asked_for_a_shorter_call_under_short_caps() {
         }
     });
     let (_, events, model) = run(&script, levers(true), Some(tap));
+    let second = added_after(&model, 4, 3).unwrap();
+    assert!(second.contains(REFUSED_NOTE) && !second.contains(CUT_NOTE), "{second}");
+    // The third is told of the draw just before it: the cut, not the older refusal.
     let third = added_after(&model, 5, 3).expect("the third draw extends the first's prompt");
-    assert!(third.contains(REFUSED_NOTE) && third.contains(CUT_NOTE), "{third}");
-    let fields = |i: usize| -> Value {
-        let schema = model.requests[i].json_schema.clone().unwrap();
-        let branch = schema["anyOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["properties"]["action"]["const"] == "write_sections")
-            .cloned()
-            .unwrap();
-        branch["properties"]["parameters"]["properties"].clone()
-    };
-    assert_eq!(fields(5)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
-    assert_ne!(fields(4)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
+    assert!(third.contains(CUT_NOTE), "{third}");
+    assert!(!third.contains(REFUSED_NOTE) && !third.contains(PASTED), "{third}");
     let (candidates, _) = &sampled(&events)[0];
     assert_eq!(candidates.len(), 3);
-    assert!(candidates[1].told && candidates[2].told);
     assert_eq!(candidates[1].skipped.as_deref(), Some("no action could be read"));
+    assert!(candidates[2].told.as_deref().is_some_and(|t| t.contains(CUT_NOTE)));
+    assert_eq!(write_sections_fields(&model, 5)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
+    assert_ne!(write_sections_fields(&model, 4)["Goal"]["maxLength"], json!(SHORT_TEXT_MAX_CHARS));
     for (i, r) in model.requests.iter().enumerate() {
         if let Some(schema) = &r.json_schema {
             rein_llama::check_schema_grammar(schema)
                 .unwrap_or_else(|e| panic!("request {i}: llguidance cannot build it: {e}"));
         }
     }
+}
+
+#[test]
+fn without_short_after_cut_a_draw_after_a_cut_keeps_the_first_draw_s_schema() {
+    let script = reads()
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", pasted_fields())
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let tap: Tap = Box::new(|call, request, c| {
+        if call == 4 {
+            c.text = c.text.chars().take(40).collect();
+            c.finish = FinishReason::Length;
+            c.completion_tokens = request.max_tokens;
+        }
+    });
+    let mut l = levers(true);
+    l.short_after_cut = false;
+    let (_, _, model) = run(&script, l, Some(tap));
+    assert!(added_after(&model, 5, 3).unwrap().contains(CUT_NOTE));
+    assert_eq!(model.requests[5].json_schema, model.requests[4].json_schema);
+}
+
+#[test]
+fn a_draw_skipped_for_another_reason_is_not_told_a_refusal() {
+    // The second draw reads instead of writing (an endpoint that ignores the schema would):
+    // the step would have run it, so the third draw is told nothing.
+    let script = reads()
+        + &line("write_sections", pasted_fields())
+        + &line("read_file", json!({"path": "notes/overview.md"}))
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let (_, events, model) = run(&script, levers(true), None);
+    assert!(added_after(&model, 4, 3).unwrap().contains(REFUSED_NOTE));
+    assert_eq!(added_after(&model, 5, 3).as_deref(), Some(""), "nothing told");
+    let (candidates, chosen) = &sampled(&events)[0];
+    assert!(candidates[1].skipped.is_some() && candidates[2].told.is_none());
+    assert_eq!(*chosen, 2);
+}
+
+#[test]
+fn nothing_is_told_when_the_prompt_would_no_longer_fit() {
+    // A long refused draft: with the context set just above the transcript, telling it would
+    // push the prompt past the budget, so the next draw gets the plain prompt.
+    let mut long = pasted_fields();
+    let pasted = format!("{PASTED} {}", "word ".repeat(1200));
+    long["Project summary"] = json!(pasted);
+    long["Goal"] = json!(pasted);
+    let script = reads()
+        + &line("write_sections", long)
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let (_, _, probe) = run(&script, levers(true), None);
+    let rein_protocol::Prompt::Chat { messages } = &probe.requests[3].prompt else {
+        panic!("a chat prompt");
+    };
+    let transcript = rein_engine::agent::estimate_tokens(messages);
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(&script, "told.jsonl");
+    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers(true);
+        o.samples = 3;
+        o.constrained = true;
+        o.limits.attempts = 1;
+        // Budget = context - reply cap - margin: room for the transcript and 300 tokens more.
+        o.context_tokens = Some(transcript + 300 + 384 + 128);
+    });
+    assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""), "nothing told");
+    assert!(added_after(&probe, 4, 3).unwrap().contains(REFUSED_NOTE), "told with room");
+}
+
+fn write_sections_fields(model: &PromptRecorder, i: usize) -> Value {
+    let schema = model.requests[i].json_schema.clone().unwrap();
+    let branch = schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_sections")
+        .cloned()
+        .unwrap();
+    branch["properties"]["parameters"]["properties"].clone()
 }

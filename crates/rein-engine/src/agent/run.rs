@@ -705,14 +705,24 @@ impl<'a> Agent<'a> {
         }
     }
 
+    /// The context window the prompt must fit: the run's setting, else the model's.
+    fn context_tokens(&self) -> u32 {
+        self.options
+            .context_tokens
+            .unwrap_or(self.model.identity().context_tokens)
+    }
+
     /// Verified sampling: when the step's reply writes the deliverable, judge it on a scratch
     /// view with the contract's checks and, while no candidate so far is clean (every check
     /// the scratch view can rule on passed), draw another for the same tool (another seed,
     /// [`SAMPLE_TEMPERATURE`], the same prompt and so the same cached prefix), up to K in all.
     /// The best goes on (the first draw unless another is strictly better). Stopping at the
     /// first clean draw proposes what drawing all K would: a later draw is chosen only when
-    /// strictly better, and nothing beats clean. Journaled and reported; the model sees only
-    /// the reply that is proposed.
+    /// strictly better, and nothing beats clean. Journaled and reported; the run's transcript
+    /// keeps only the reply that is proposed. With `told-draws`, an extra draw after one the
+    /// tool refused (or one cut at the reply cap) also sees that draft and Rein's answer to it
+    /// (see [`Told`]): a redraw with the step's own feedback, which the bench's best-of-K
+    /// figures include.
     fn sample_write(
         &mut self,
         st: &mut State,
@@ -733,11 +743,13 @@ impl<'a> Agent<'a> {
         // The extra draws are held to the schema the first one was drawn under (after a cut
         // reply, the short one), narrowed to its tool.
         let narrowed = schema.map(|s| only_tool(s, &tool));
-        let first = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
+        let (first, refusal) = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
+        let told_draws = self.options.levers.told_draws;
         let mut told = Told::default();
-        if self.options.levers.told_draws {
-            told.learn(&first, &asked);
+        if told_draws {
+            told = Told::after(&asked, refusal.as_deref());
         }
+        let budget = prompt_budget(self.context_tokens(), MAX_REPLY_TOKENS);
         let mut candidates = vec![first];
         let mut draws = vec![asked];
         let mut failure = None;
@@ -760,10 +772,16 @@ impl<'a> Agent<'a> {
             let mut sampling = own;
             sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
             let seed = draw_seed("verified-sampling", self.options.seed, n, draw);
+            // What the draw before it did is told only when the prompt still fits: a prompt
+            // over the budget would be cut at the context's end, not at the reply cap.
+            let extra = told.messages(MAX_REPLY_TOKENS);
+            if !st.transcript.fits_with(&extra, budget) {
+                told = Told::Nothing;
+            }
             let mut messages = st.transcript.messages();
             messages.extend(told.messages(MAX_REPLY_TOKENS));
             // After a cut draw, the next is held to short texts as the step after a cut reply
-            // would be.
+            // is.
             let short = (told.cut() && self.options.levers.short_after_cut)
                 .then(|| narrowed.as_ref().map(|_| self.action_schema(&[tool.clone()], true)))
                 .flatten();
@@ -777,10 +795,11 @@ impl<'a> Agent<'a> {
             ) {
                 Ok(a) => {
                     add_tokens(&mut st.figures, &a.completion);
-                    let mut judged = self.judge_draw(st, n, draw, &a, seed, sampling.temperature);
-                    judged.told = !told.is_empty();
-                    if self.options.levers.told_draws {
-                        told.learn(&judged, &a);
+                    let (mut judged, refusal) =
+                        self.judge_draw(st, n, draw, &a, seed, sampling.temperature);
+                    judged.told = told.note(MAX_REPLY_TOKENS);
+                    if told_draws {
+                        told = Told::after(&a, refusal.as_deref());
                     }
                     candidates.push(judged);
                     draws.push(a);
@@ -834,7 +853,9 @@ impl<'a> Agent<'a> {
     }
 
     /// One candidate judged on a scratch view: its change computed by the gate without
-    /// writing, laid over the workspace, and the contract's checks run on that.
+    /// writing, laid over the workspace, and the contract's checks run on that. With it, the
+    /// tool's own refusal of the call, when that is why it was not judged (what the step would
+    /// have answered it).
     fn judge_draw(
         &self,
         st: &State,
@@ -843,7 +864,7 @@ impl<'a> Agent<'a> {
         asked: &Asked,
         seed: u32,
         temperature: f32,
-    ) -> Candidate {
+    ) -> (Candidate, Option<String>) {
         let mut c = Candidate {
             draw,
             seed,
@@ -854,27 +875,29 @@ impl<'a> Agent<'a> {
             passed: false,
             clean: false,
             skipped: None,
-            told: false,
+            told: None,
         };
         let Reply::Action { action, .. } = &asked.reply else {
             c.skipped = Some("no action could be read".into());
-            return c;
+            return (c, None);
         };
         c.tool = Some(action.action.clone());
         let params = Value::Object(action.parameters.clone());
-        // The arguments the gate would get, as the step gives them.
-        let arguments = self.deliverable_write(asked).and_then(|tool| {
-            match self.typed_arguments(&tool, &params) {
-                Some(typed) => typed.map(|(args, _)| args),
-                None => Ok(params),
-            }
-        });
-        let arguments = match arguments {
-            Ok(a) => a,
+        let tool = match self.deliverable_write(asked) {
+            Ok(tool) => tool,
             Err(why) => {
                 c.skipped = Some(why);
-                return c;
+                return (c, None);
             }
+        };
+        // The arguments the gate would get, as the step gives them.
+        let arguments = match self.typed_arguments(&tool, &params) {
+            Some(Ok((args, _))) => args,
+            Some(Err(why)) => {
+                c.skipped = Some(why.clone());
+                return (c, Some(why));
+            }
+            None => params,
         };
         let call = ToolCall {
             id: format!("run{}-step{n}-draw{draw}", self.env.run),
@@ -894,7 +917,7 @@ impl<'a> Agent<'a> {
                 c.record(&v, &self.semantic_check_ids());
             }
         }
-        c
+        (c, None)
     }
 
     /// Runs to the end, emitting events as it goes, and finishes the run in the journal.
@@ -1311,11 +1334,7 @@ impl<'a> Agent<'a> {
     ) -> Result<Option<RunEnd>, AgentError> {
         // What the backend has to say before the first request (a remote endpoint's host).
         self.model_notices(on_event)?;
-        let context = self
-            .options
-            .context_tokens
-            .unwrap_or(self.model.identity().context_tokens);
-        let budget = prompt_budget(context, MAX_REPLY_TOKENS);
+        let budget = prompt_budget(self.context_tokens(), MAX_REPLY_TOKENS);
         loop {
             if let Some(end) = self.stop_for_caps(st, on_event)? {
                 return Ok(Some(end));

@@ -102,8 +102,8 @@ pub struct Candidate {
     /// Why the candidate was not judged: not a write of the deliverable, or its change could
     /// not be computed.
     pub skipped: Option<String>,
-    /// Whether this draw was shown an earlier draw's refusal or cut (lever `told-draws`).
-    pub told: bool,
+    /// Rein's note about the draw before, when this draw was shown it (lever `told-draws`).
+    pub told: Option<String>,
 }
 
 impl Candidate {
@@ -160,64 +160,70 @@ pub fn best(candidates: &[Candidate]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// What an extra draw is told of the draws before it (lever `told-draws`): the latest readable
-/// call Rein refused before judging it (the tool's own refusal, as the next step would show
-/// it), and whether a draw was cut off at the reply cap. A judged draw's failures are never
-/// told: which checks failed is the checklist's to say, with only the facts a model may see.
-#[derive(Debug, Default)]
-pub struct Told {
-    refused: Option<(String, String)>,
-    cut: bool,
+/// What an extra draw is told of the draw just before it (lever `told-draws`): the draft and the
+/// refusal when the tool itself refused that call before it could be judged (the refusal the
+/// next step would show: the same text under two headings, a missing field, a document that
+/// breaks the schema), or a note when it was cut off at the reply cap. Only the latest draw
+/// counts, as only the reply after a cut one is held short (`short-after-cut`). A judged draw's
+/// failed checks are never told (which checks fail is the checklist's to say, with only the
+/// facts a model may see), nor a draw skipped for another reason (another tool, a preview the
+/// policy keeps back: the step would have run those, not refused them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Told {
+    #[default]
+    Nothing,
+    Refused {
+        draft: String,
+        why: String,
+    },
+    Cut,
 }
 
 impl Told {
-    /// Learns from the latest draw.
-    pub fn learn(&mut self, candidate: &Candidate, asked: &Asked) {
-        match &asked.reply {
-            Reply::Action { .. } => {
-                if let Some(why) = &candidate.skipped {
-                    self.refused = Some((asked.raw.clone(), why.clone()));
-                }
-            }
-            Reply::FormatError(e) => self.cut |= e.cut_at.is_some(),
+    /// What the draw after `asked` is told; `refusal` is the tool's own refusal of it, if any.
+    pub fn after(asked: &Asked, refusal: Option<&str>) -> Told {
+        match (&asked.reply, refusal) {
+            (Reply::Action { .. }, Some(why)) => Told::Refused {
+                draft: asked.raw.clone(),
+                why: why.to_string(),
+            },
+            (Reply::FormatError(e), _) if e.cut_at.is_some() => Told::Cut,
+            _ => Told::Nothing,
         }
     }
 
-    /// Whether a draw so far was cut off at the reply cap.
+    /// Whether the draw before was cut off at the reply cap.
     pub fn cut(&self) -> bool {
-        self.cut
+        matches!(self, Told::Cut)
     }
 
-    /// Whether there is anything to tell.
-    pub fn is_empty(&self) -> bool {
-        self.refused.is_none() && !self.cut
-    }
-
-    /// The messages that follow the run's transcript for the next draw: the refused draft as
-    /// the model's own reply and Rein's answer to it, and a note when a draw was cut.
-    pub fn messages(&self, reply_cap: u32) -> Vec<ChatMessage> {
-        let cut = self.cut.then(|| {
-            format!(
+    /// Rein's note to the next draw, if any.
+    pub fn note(&self, reply_cap: u32) -> Option<String> {
+        match self {
+            Told::Nothing => None,
+            Told::Refused { why, .. } => Some(format!(
+                "Rein checked that call before running it and refused it, so nothing was \
+                 written: {why}. Make the call again with that fixed."
+            )),
+            Told::Cut => Some(format!(
                 "A draft of this reply ran past the {reply_cap}-token reply cap and was cut \
                  off, so nothing was done. Make the call shorter: one short sentence of thought \
                  and short texts."
-            )
-        });
-        match (&self.refused, cut) {
-            (Some((draft, why)), cut) => {
-                let mut note = format!(
-                    "Rein checked that call before running it and refused it, so nothing was \
-                     written: {why}. Make the call again with that fixed."
-                );
-                if let Some(cut) = cut {
-                    note.push(' ');
-                    note.push_str(&cut);
-                }
-                vec![ChatMessage::assistant(draft.clone()), ChatMessage::user(note)]
-            }
-            (None, Some(cut)) => vec![ChatMessage::user(cut)],
-            (None, None) => Vec::new(),
+            )),
         }
+    }
+
+    /// The messages that follow the run's transcript for the next draw: the refused draft as
+    /// the model's own reply, then Rein's note.
+    pub fn messages(&self, reply_cap: u32) -> Vec<ChatMessage> {
+        let draft = match self {
+            Told::Refused { draft, .. } => Some(ChatMessage::assistant(draft.clone())),
+            _ => None,
+        };
+        draft
+            .into_iter()
+            .chain(self.note(reply_cap).map(ChatMessage::user))
+            .collect()
     }
 }
 
@@ -236,7 +242,7 @@ mod tests {
             passed: false,
             clean: false,
             skipped: skipped.then(|| "not a write".to_string()),
-            told: false,
+            told: None,
         }
     }
 

@@ -87,6 +87,14 @@ impl Transcript {
         (f64::from(estimate_tokens(&self.messages())) * self.scale).ceil() as u32
     }
 
+    /// Whether the prompt with `extra` messages after it fits in `budget` tokens, by the same
+    /// corrected estimate the trimming uses.
+    pub fn fits_with(&self, extra: &[ChatMessage], budget: u32) -> bool {
+        let mut messages = self.messages();
+        messages.extend_from_slice(extra);
+        (f64::from(estimate_tokens(&messages)) * self.scale).ceil() as u32 <= budget
+    }
+
     /// Adds a message to the head (the plan, once made); only before the first step.
     pub fn push_head(&mut self, message: ChatMessage) {
         self.head.push(message);
