@@ -38,6 +38,11 @@ const JOURNAL: &[Migration] = &[
         name: "0003_check_advisory",
         sql: include_str!("../migrations/journal/0003_check_advisory.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_run_owner",
+        sql: include_str!("../migrations/journal/0004_run_owner.sql"),
+    },
 ];
 
 const CHAT: &[Migration] = &[

@@ -7,7 +7,7 @@ mod common;
 use common::{journal, raw, temp};
 use rein_journal::{
     canonical_json, sha256_hex, CallOutcome, CallRecord, CallScope, Error, Journal, NewCheck,
-    NewRun, NewStep, Replay, RunKind, RunStatus, StepKind,
+    NewRun, NewStep, Replay, RunId, RunKind, RunStatus, StepKind,
 };
 use serde_json::json;
 
@@ -402,4 +402,57 @@ fn two_connections_in_parallel_threads_both_get_their_writes_in() {
     assert_eq!(trace.events.len(), 100);
     let seqs: Vec<i64> = trace.steps.iter().map(|s| s.step.seq).collect();
     assert_eq!(seqs, (1..=100).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_run_whose_process_ended_is_closed_as_interrupted_when_the_next_begins() {
+    let dir = temp();
+    let j = journal(dir.path());
+    let live = j.begin_run(&NewRun::new(RunKind::Bench)).unwrap();
+    // A run whose process is gone (a pid no process can have), and one as rows written before
+    // owners were recorded, naming none.
+    let conn = raw(&dir.path().join("journal.db"));
+    let insert = |owner: Option<i64>| {
+        conn.execute(
+            "INSERT INTO runs (kind, meta, started_at, owner_pid, owner_started)
+             VALUES ('bench', '{}', 1, ?1, ?2)",
+            rusqlite::params![owner, owner.map(|_| 1)],
+        )
+        .unwrap();
+        RunId(conn.last_insert_rowid())
+    };
+    let orphan = insert(Some(4_194_305));
+    let legacy = insert(None);
+    // Nothing rewrites a run's owner.
+    assert!(conn
+        .execute("UPDATE runs SET owner_pid = 1 WHERE id = ?1", [live.0])
+        .is_err());
+    let next = j.begin_run(&NewRun::new(RunKind::Bench)).unwrap();
+    let closed = j.run_trace(orphan).unwrap();
+    assert_eq!(closed.run.status, RunStatus::Aborted);
+    assert!(closed.run.finished_at.is_some());
+    let verdict = closed.run.verdict.clone().unwrap();
+    assert_eq!(verdict["interrupted"], json!(true));
+    assert!(verdict["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("interrupted: its process"));
+    let note = closed
+        .events
+        .iter()
+        .find(|e| e.kind == "interrupted")
+        .expect("an interrupted event");
+    assert!(note.payload["note"]
+        .as_str()
+        .unwrap()
+        .contains("pid 4194305"));
+    for run in [live, legacy, next] {
+        assert_eq!(
+            j.run(run).unwrap().unwrap().status,
+            RunStatus::Running,
+            "{run:?}"
+        );
+    }
+    // Closing is idempotent: nothing more to close.
+    assert!(j.interrupt_orphaned_runs().unwrap().is_empty());
 }

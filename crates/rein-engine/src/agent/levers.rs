@@ -80,14 +80,17 @@ pub enum Lever {
     /// passed every check, and it then read, recomputed and rewrote the report for four more
     /// steps (about six minutes) instead of finishing.
     FinishWhenMet,
-    /// An extra draw of verified sampling that follows a draw Rein refused before judging it
-    /// (the tool's own refusal: the same text under two headings, a missing field) is shown
-    /// that draft and the refusal, as the next step would show them, and asked for the call
-    /// again; after a draw cut off at the reply cap, it is asked for a shorter call (with
-    /// `short-after-cut`, under that lever's caps). A judged draw's failures are never told
-    /// (their facts are the checklist's to give). On desk_task seeds 1, 2 and 4 the 1.5B pasted
-    /// the overview under two headings in every draw of its first write (refused each time)
-    /// or ran past the reply cap, and never wrote the report in time.
+    /// An extra draw of verified sampling that follows a draw `write_sections` or `write_json`
+    /// refused before it could be judged (the same text under two headings, a missing field, a
+    /// document that breaks the schema) is shown that draft and the refusal, as the next step
+    /// would show them, and asked for the call again; after a draw cut off at the reply cap, the
+    /// next draw is asked for a shorter call (with `short-after-cut`, under that lever's caps),
+    /// and a first draw of those tools that was cut is drawn again so. A judged draw's failures
+    /// are never told (their facts are the checklist's to give). The step after a cut call of
+    /// theirs is told to shorten the fields, not to write the file in parts with `create_file`.
+    /// On desk_task seeds 1, 2 and 4 the 1.5B pasted the overview under two headings in every
+    /// draw of its first write (refused each time) or ran past the reply cap, and on seed 1 the
+    /// generic advice after a cut sent it to a pasted `create_file`.
     ToldDraws,
 }
 

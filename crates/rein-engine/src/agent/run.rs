@@ -1,8 +1,10 @@
 //! The loop: one action per step through the gate, finish refusals, attempts, caps, the judge.
 
 use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Instant;
 
+use regex::Regex;
 use rein_journal::{
     AttemptId, ChangeId, Journal, NewCheck, NewRun, NewStep, RunId, RunKind, RunStatus, StepKind,
 };
@@ -705,6 +707,28 @@ impl<'a> Agent<'a> {
         }
     }
 
+    /// The typed writer (`write_sections`, `write_json`) a reply cut off at the reply cap was
+    /// calling, with `told-draws` and constrained decoding: the cut text is then a prefix of one
+    /// call that starts with its thought, and a quote not escaped before `action` can only open
+    /// that key (inside a JSON string every quote is escaped).
+    fn cut_writer(&self, asked: &Asked) -> Option<&'static str> {
+        static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+            Regex::new(
+                r#"^\{\s*"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"action"\s*:\s*"([a-z_]+)""#,
+            )
+            .ok()
+        });
+        let Reply::FormatError(e) = &asked.reply else {
+            return None;
+        };
+        if e.cut_at.is_none() || !self.options.levers.told_draws || !self.options.constrained {
+            return None;
+        }
+        let writer = self.deliverable_writer()?;
+        let called = CALL.as_ref()?.captures(&asked.raw)?.get(1)?.as_str();
+        (called == writer).then_some(writer)
+    }
+
     /// The context window the prompt must fit: the run's setting, else the model's.
     fn context_tokens(&self) -> u32 {
         self.options
@@ -735,15 +759,21 @@ impl<'a> Agent<'a> {
         if k <= 1 {
             return Ok(asked);
         }
-        let Ok(tool) = self.deliverable_write(&asked) else {
-            return Ok(asked);
+        // With `told-draws`, a write cut off at the reply cap is drawn again too, told so.
+        let tool = match self.deliverable_write(&asked) {
+            Ok(tool) => tool,
+            Err(_) => match self.cut_writer(&asked) {
+                Some(writer) => writer.to_string(),
+                None => return Ok(asked),
+            },
         };
         st.figures.sampled_writes += 1;
         let own = self.action_sampling();
         // The extra draws are held to the schema the first one was drawn under (after a cut
         // reply, the short one), narrowed to its tool.
         let narrowed = schema.map(|s| only_tool(s, &tool));
-        let (first, refusal) = self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
+        let (first, refusal) =
+            self.judge_draw(st, n, 1, &asked, self.options.seed, own.temperature);
         let told_draws = self.options.levers.told_draws;
         let mut told = Told::default();
         if told_draws {
@@ -772,6 +802,9 @@ impl<'a> Agent<'a> {
             let mut sampling = own;
             sampling.temperature = sampling.temperature.max(SAMPLE_TEMPERATURE);
             let seed = draw_seed("verified-sampling", self.options.seed, n, draw);
+            // After a cut draw, the next is held to short texts as the step after a cut reply
+            // is.
+            let after_cut = told.cut();
             // What the draw before it did is told only when the prompt still fits: a prompt
             // over the budget would be cut at the context's end, not at the reply cap.
             let extra = told.messages(MAX_REPLY_TOKENS);
@@ -780,10 +813,12 @@ impl<'a> Agent<'a> {
             }
             let mut messages = st.transcript.messages();
             messages.extend(told.messages(MAX_REPLY_TOKENS));
-            // After a cut draw, the next is held to short texts as the step after a cut reply
-            // is.
-            let short = (told.cut() && self.options.levers.short_after_cut)
-                .then(|| narrowed.as_ref().map(|_| self.action_schema(&[tool.clone()], true)))
+            let short = (after_cut && self.options.levers.short_after_cut)
+                .then(|| {
+                    narrowed
+                        .as_ref()
+                        .map(|_| self.action_schema(&[tool.clone()], true))
+                })
                 .flatten();
             match ask_action(
                 self.model,
@@ -893,9 +928,12 @@ impl<'a> Agent<'a> {
         // The arguments the gate would get, as the step gives them.
         let arguments = match self.typed_arguments(&tool, &params) {
             Some(Ok((args, _))) => args,
+            // A refusal of the call's own content; `rewrite_section`'s also answer the file on
+            // disk (write it whole first), which a draw held to that tool cannot act on.
             Some(Err(why)) => {
                 c.skipped = Some(why.clone());
-                return (c, Some(why));
+                let told = (tool == WRITE_SECTIONS || tool == WRITE_JSON).then_some(why);
+                return (c, told);
             }
             None => params,
         };
@@ -1505,7 +1543,17 @@ impl<'a> Agent<'a> {
         let (action, repairs) = match &asked.reply {
             Reply::FormatError(e) => {
                 st.figures.format_errors += 1;
-                let message = e.to_string();
+                // The generic advice (write a long file in parts with create_file) sent the
+                // 1.5B from a cut write_sections call to a pasted create_file.
+                let message = match (self.cut_writer(asked), e.cut_at) {
+                    (Some(writer), Some(cap)) => format!(
+                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                         before it was complete, so nothing was done. Make the {writer} call \
+                         shorter: one short sentence of thought, and a few short sentences in \
+                         your own words for each field; it writes the whole file in one call."
+                    ),
+                    _ => e.to_string(),
+                };
                 let ev = StepEvent {
                     step: n,
                     attempt: st.attempt,

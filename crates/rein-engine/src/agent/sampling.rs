@@ -161,9 +161,9 @@ pub fn best(candidates: &[Candidate]) -> Option<usize> {
 }
 
 /// What an extra draw is told of the draw just before it (lever `told-draws`): the draft and the
-/// refusal when the tool itself refused that call before it could be judged (the refusal the
-/// next step would show: the same text under two headings, a missing field, a document that
-/// breaks the schema), or a note when it was cut off at the reply cap. Only the latest draw
+/// refusal when `write_sections` or `write_json` refused that call before it could be judged
+/// (the refusal the next step would show: the same text under two headings, a missing field, a
+/// document that breaks the schema), or a note when it was cut off at the reply cap. Only the latest draw
 /// counts, as only the reply after a cut one is held short (`short-after-cut`). A judged draw's
 /// failed checks are never told (which checks fail is the checklist's to say, with only the
 /// facts a model may see), nor a draw skipped for another reason (another tool, a preview the
@@ -202,8 +202,8 @@ impl Told {
         match self {
             Told::Nothing => None,
             Told::Refused { why, .. } => Some(format!(
-                "Rein checked that call before running it and refused it, so nothing was \
-                 written: {why}. Make the call again with that fixed."
+                "Rein checked that call before running it and refused it: {why}. Make the call \
+                 again with that fixed."
             )),
             Told::Cut => Some(format!(
                 "A draft of this reply ran past the {reply_cap}-token reply cap and was cut \

@@ -255,4 +255,17 @@ mod tests {
             DEFAULT_CONTEXT_TOKENS - 384 - CONTEXT_MARGIN_TOKENS
         );
     }
+
+    #[test]
+    fn fits_with_counts_the_extra_messages_at_the_learnt_scale() {
+        let mut t = Transcript::new(vec![ChatMessage::system("s".repeat(350))]);
+        let extra = vec![ChatMessage::user("u".repeat(350))];
+        let base = estimate_tokens(&t.messages());
+        let both = base + estimate_tokens(&extra);
+        assert!(t.fits_with(&[], base) && !t.fits_with(&[], base - 1));
+        assert!(t.fits_with(&extra, both) && !t.fits_with(&extra, both - 1));
+        // The model counted twice the estimate: the same prompt now needs twice the room.
+        t.calibrate(base, base * 2);
+        assert!(!t.fits_with(&extra, both) && t.fits_with(&extra, both * 2));
+    }
 }

@@ -9,6 +9,7 @@ use super::changes::Change;
 use super::{Journal, RunId};
 use crate::db::{id_type, text_enum};
 use crate::error::{invalid, not_found, Error, Result};
+use crate::jobs::JobOwner;
 use crate::{is_sha256_hex, now_millis};
 
 id_type! {
@@ -272,6 +273,8 @@ impl Journal {
             }
         }
         let meta = self.db.to_json("run meta", &run.meta)?;
+        self.interrupt_orphaned_runs()?;
+        let owner = JobOwner::current();
         self.db.write("start a run", |tx| {
             if let Some(sha) = &run.contract_sha {
                 let known: bool = tx
@@ -289,8 +292,9 @@ impl Journal {
                 }
             }
             tx.execute(
-                "INSERT INTO runs (kind, mission_id, contract_sha, workspace, model, meta, started_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO runs (kind, mission_id, contract_sha, workspace, model, meta, started_at,
+                                   owner_pid, owner_started)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     run.kind,
                     run.mission_id,
@@ -298,11 +302,63 @@ impl Journal {
                     run.workspace,
                     run.model,
                     meta,
-                    now_millis()
+                    now_millis(),
+                    owner.pid,
+                    i64::try_from(owner.started).unwrap_or(0)
                 ],
             )
             .map_err(self.db.err("start a run"))?;
             Ok(RunId(tx.last_insert_rowid()))
+        })
+    }
+
+    /// Records every run still `running` whose process has ended (a killed bench, a crash) as
+    /// aborted, with an `interrupted` event that says so; runs of a live process, and rows of
+    /// earlier versions that name no process, are left alone. Called as each run begins.
+    /// Returns the runs it closed.
+    pub fn interrupt_orphaned_runs(&self) -> Result<Vec<RunId>> {
+        self.db.write("close interrupted runs", |tx| {
+            let running: Vec<(RunId, u32, i64)> = tx
+                .prepare_cached(
+                    "SELECT id, owner_pid, owner_started FROM runs
+                     WHERE status = 'running' AND owner_pid IS NOT NULL ORDER BY id",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map([], |r| Ok((RunId(r.get(0)?), r.get(1)?, r.get(2)?)))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(self.db.err("close interrupted runs"))?;
+            let now = now_millis();
+            let mut closed = Vec::new();
+            for (run, pid, started) in running {
+                let owner = JobOwner {
+                    pid,
+                    started: u64::try_from(started).unwrap_or(0),
+                };
+                if owner.is_alive() {
+                    continue;
+                }
+                let note = format!(
+                    "interrupted: its process (pid {pid}) ended before the run did, so it has no \
+                     verdict"
+                );
+                let verdict =
+                    serde_json::json!({ "reason": note, "interrupted": true }).to_string();
+                tx.execute(
+                    "UPDATE runs SET status = 'aborted', verdict = ?2, finished_at = ?3
+                     WHERE id = ?1 AND status = 'running'",
+                    params![run, verdict, now],
+                )
+                .map_err(self.db.err("close interrupted runs"))?;
+                tx.execute(
+                    "INSERT INTO events (run_id, kind, payload, created_at)
+                     VALUES (?1, 'interrupted', ?2, ?3)",
+                    params![run, serde_json::json!({ "note": note }).to_string(), now],
+                )
+                .map_err(self.db.err("close interrupted runs"))?;
+                closed.push(run);
+            }
+            Ok(closed)
         })
     }
 
