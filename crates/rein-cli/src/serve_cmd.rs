@@ -119,15 +119,20 @@ fn present_models() -> Result<Vec<String>> {
         .collect())
 }
 
-/// Pass rates per task and model over finished runs (a run still running is left out; an
-/// aborted one counts as not passed), with the Wilson 95 % interval of `rein bench`'s report.
+/// Pass rates per task and model over finished runs (a run still running is left out, and so
+/// is one closed as interrupted because its process ended: a bench redoes it; an aborted one
+/// counts as not passed), with the Wilson 95 % interval of `rein bench`'s report.
 /// Like is compared with like: a suite run counts for `SUITE/TASK`, an ad-hoc task for
 /// `adhoc:` and its contract's SHA-256 (the same words make the same contract), any other run
 /// for its mission.
 fn compare_runs(runs: &[rein_journal::RunSummary]) -> Value {
     let mut by_task: std::collections::BTreeMap<(String, &str), (u64, u64)> = Default::default();
     for r in runs {
-        if r.status == RunStatus::Running {
+        let interrupted = r
+            .verdict
+            .as_ref()
+            .is_some_and(|v| v.get("interrupted") == Some(&Value::Bool(true)));
+        if r.status == RunStatus::Running || interrupted {
             continue;
         }
         let meta = |k: &str| r.meta.get(k).and_then(Value::as_str);

@@ -492,3 +492,14 @@ fn a_cut_call_of_another_tool_that_names_the_writer_in_its_thought_is_not_redraw
     );
     assert!(r.model.prompt(4).contains("create it with its first part"));
 }
+
+#[test]
+fn with_one_sample_the_lever_changes_nothing() {
+    let script = reads()
+        + &line("write_sections", gold_fields())
+        + &line("write_sections", gold_fields())
+        + &read_back_and_finish();
+    let r = run_with(&script, levers(true), 1, Some(cut_at(3)));
+    assert!(sampled(&r.events).is_empty());
+    assert!(r.model.prompt(4).contains("create it with its first part"));
+}

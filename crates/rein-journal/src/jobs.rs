@@ -67,6 +67,30 @@ impl JobOwner {
     }
 }
 
+/// This machine's boot and this process's pid namespace (`<boot id>/<namespace>`), or `None`
+/// where `/proc` does not tell: a pid means the same process only under the same key.
+pub fn host_key() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(format!("{}/{}", boot.trim(), namespace.display()))
+}
+
+impl JobOwner {
+    /// Whether this owner's process has certainly ended: it ran under `host` (its
+    /// [`host_key`] as recorded), which is this process's, and no process with its pid (and
+    /// start time, when known) exists. Whatever this process cannot see answers `false`: a
+    /// process in another container or pid namespace, or on a system without `/proc`.
+    pub fn has_ended(&self, host: &str) -> bool {
+        if host_key().as_deref() != Some(host) {
+            return false;
+        }
+        match process_start(self.pid) {
+            Some(started) => self.started != 0 && started != self.started,
+            None => true,
+        }
+    }
+}
+
 fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Field 22 (starttime); fields after the command name, which ends at the last ')'.

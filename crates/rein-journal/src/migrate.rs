@@ -43,6 +43,11 @@ const JOURNAL: &[Migration] = &[
         name: "0004_run_owner",
         sql: include_str!("../migrations/journal/0004_run_owner.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_run_owner_host",
+        sql: include_str!("../migrations/journal/0005_run_owner_host.sql"),
+    },
 ];
 
 const CHAT: &[Migration] = &[

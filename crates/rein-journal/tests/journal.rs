@@ -406,47 +406,55 @@ fn two_connections_in_parallel_threads_both_get_their_writes_in() {
 
 #[test]
 fn a_run_whose_process_ended_is_closed_as_interrupted_when_the_next_begins() {
+    let Some(here) = rein_journal::jobs::host_key() else {
+        eprintln!("no /proc here: nothing is ever judged dead, nothing to test");
+        return;
+    };
     let dir = temp();
     let j = journal(dir.path());
     let live = j.begin_run(&NewRun::new(RunKind::Bench)).unwrap();
-    // A run whose process is gone (a pid no process can have), and one as rows written before
-    // owners were recorded, naming none.
+    // Runs whose pid no process can have: one begun here, one under another boot or pid
+    // namespace (a container sharing the journal), and one as rows written before owners were
+    // recorded, naming none.
     let conn = raw(&dir.path().join("journal.db"));
-    let insert = |owner: Option<i64>| {
+    let insert = |pid: Option<i64>, started: Option<i64>, host: Option<&str>| {
         conn.execute(
-            "INSERT INTO runs (kind, meta, started_at, owner_pid, owner_started)
-             VALUES ('bench', '{}', 1, ?1, ?2)",
-            rusqlite::params![owner, owner.map(|_| 1)],
+            "INSERT INTO runs (kind, meta, started_at, owner_pid, owner_started, owner_host)
+             VALUES ('bench', '{}', 1, ?1, ?2, ?3)",
+            rusqlite::params![pid, started, host],
         )
         .unwrap();
         RunId(conn.last_insert_rowid())
     };
-    let orphan = insert(Some(4_194_305));
-    let legacy = insert(None);
-    // Nothing rewrites a run's owner.
-    assert!(conn
-        .execute("UPDATE runs SET owner_pid = 1 WHERE id = ?1", [live.0])
-        .is_err());
+    let orphan = insert(Some(4_194_305), Some(1), Some(&here));
+    let no_start = insert(Some(4_194_306), None, Some(&here));
+    let foreign = insert(Some(4_194_307), Some(1), Some("another-boot/pid:[1]"));
+    let legacy = insert(None, None, None);
+    // Nothing rewrites a run's owner, not even as it finishes.
+    for column in ["owner_pid = 1", "owner_started = 2", "owner_host = 'x'"] {
+        let sql =
+            format!("UPDATE runs SET {column}, status = 'aborted', finished_at = 5 WHERE id = ?1");
+        assert!(conn.execute(&sql, [live.0]).is_err(), "{column}");
+    }
     let next = j.begin_run(&NewRun::new(RunKind::Bench)).unwrap();
-    let closed = j.run_trace(orphan).unwrap();
-    assert_eq!(closed.run.status, RunStatus::Aborted);
-    assert!(closed.run.finished_at.is_some());
-    let verdict = closed.run.verdict.clone().unwrap();
-    assert_eq!(verdict["interrupted"], json!(true));
-    assert!(verdict["reason"]
-        .as_str()
-        .unwrap()
-        .starts_with("interrupted: its process"));
-    let note = closed
-        .events
-        .iter()
-        .find(|e| e.kind == "interrupted")
-        .expect("an interrupted event");
-    assert!(note.payload["note"]
-        .as_str()
-        .unwrap()
-        .contains("pid 4194305"));
-    for run in [live, legacy, next] {
+    for run in [orphan, no_start] {
+        let closed = j.run_trace(run).unwrap();
+        assert_eq!(closed.run.status, RunStatus::Aborted, "{run:?}");
+        assert!(closed.run.finished_at.is_some());
+        let verdict = closed.run.verdict.clone().unwrap();
+        assert_eq!(verdict["interrupted"], json!(true));
+        assert!(verdict["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted: its process"));
+        let note = closed
+            .events
+            .iter()
+            .find(|e| e.kind == "interrupted")
+            .expect("an interrupted event");
+        assert!(note.payload["note"].as_str().unwrap().contains("pid 4194"));
+    }
+    for run in [live, foreign, legacy, next] {
         assert_eq!(
             j.run(run).unwrap().unwrap().status,
             RunStatus::Running,

@@ -714,14 +714,18 @@ impl<'a> Agent<'a> {
     fn cut_writer(&self, asked: &Asked) -> Option<&'static str> {
         static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
             Regex::new(
-                r#"^\{\s*"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"action"\s*:\s*"([a-z_]+)""#,
+                r#"^\s*\{\s*"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"action"\s*:\s*"([a-z_]+)""#,
             )
             .ok()
         });
         let Reply::FormatError(e) = &asked.reply else {
             return None;
         };
-        if e.cut_at.is_none() || !self.options.levers.told_draws || !self.options.constrained {
+        if e.cut_at.is_none()
+            || !self.options.levers.told_draws
+            || !self.options.constrained
+            || self.samples() <= 1
+        {
             return None;
         }
         let writer = self.deliverable_writer()?;
@@ -1545,12 +1549,17 @@ impl<'a> Agent<'a> {
                 st.figures.format_errors += 1;
                 // The generic advice (write a long file in parts with create_file) sent the
                 // 1.5B from a cut write_sections call to a pasted create_file.
+                let shorter = |writer: &str| match writer {
+                    WRITE_SECTIONS => "a few short sentences in your own words under each heading",
+                    _ => "only the values the document needs",
+                };
                 let message = match (self.cut_writer(asked), e.cut_at) {
                     (Some(writer), Some(cap)) => format!(
                         "Your reply was cut off at {cap} tokens, the most one reply may have, \
                          before it was complete, so nothing was done. Make the {writer} call \
-                         shorter: one short sentence of thought, and a few short sentences in \
-                         your own words for each field; it writes the whole file in one call."
+                         shorter: one short sentence of thought, and {}; it writes the whole \
+                         file in one call.",
+                        shorter(writer)
                     ),
                     _ => e.to_string(),
                 };

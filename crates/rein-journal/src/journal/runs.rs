@@ -9,7 +9,7 @@ use super::changes::Change;
 use super::{Journal, RunId};
 use crate::db::{id_type, text_enum};
 use crate::error::{invalid, not_found, Error, Result};
-use crate::jobs::JobOwner;
+use crate::jobs::{host_key, JobOwner};
 use crate::{is_sha256_hex, now_millis};
 
 id_type! {
@@ -275,6 +275,7 @@ impl Journal {
         let meta = self.db.to_json("run meta", &run.meta)?;
         self.interrupt_orphaned_runs()?;
         let owner = JobOwner::current();
+        let host = host_key();
         self.db.write("start a run", |tx| {
             if let Some(sha) = &run.contract_sha {
                 let known: bool = tx
@@ -293,8 +294,8 @@ impl Journal {
             }
             tx.execute(
                 "INSERT INTO runs (kind, mission_id, contract_sha, workspace, model, meta, started_at,
-                                   owner_pid, owner_started)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                   owner_pid, owner_started, owner_host)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     run.kind,
                     run.mission_id,
@@ -304,7 +305,8 @@ impl Journal {
                     meta,
                     now_millis(),
                     owner.pid,
-                    i64::try_from(owner.started).unwrap_or(0)
+                    i64::try_from(owner.started).unwrap_or(0),
+                    host
                 ],
             )
             .map_err(self.db.err("start a run"))?;
@@ -312,19 +314,25 @@ impl Journal {
         })
     }
 
-    /// Records every run still `running` whose process has ended (a killed bench, a crash) as
-    /// aborted, with an `interrupted` event that says so; runs of a live process, and rows of
-    /// earlier versions that name no process, are left alone. Called as each run begins.
-    /// Returns the runs it closed.
+    /// Records every run still `running` whose process has certainly ended (a killed bench, a
+    /// crash) as aborted, with an `interrupted` event that says so. Only runs begun under this
+    /// process's boot and pid namespace are judged ([`host_key`]); a run of another container,
+    /// of a system without `/proc`, or of an earlier version that recorded no owner is left as
+    /// it is, since aborting a live run cannot be undone. Called as each run begins. Returns the
+    /// runs it closed.
     pub fn interrupt_orphaned_runs(&self) -> Result<Vec<RunId>> {
+        let Some(host) = host_key() else {
+            return Ok(Vec::new());
+        };
         self.db.write("close interrupted runs", |tx| {
-            let running: Vec<(RunId, u32, i64)> = tx
+            let running: Vec<(RunId, u32, Option<i64>)> = tx
                 .prepare_cached(
                     "SELECT id, owner_pid, owner_started FROM runs
-                     WHERE status = 'running' AND owner_pid IS NOT NULL ORDER BY id",
+                     WHERE status = 'running' AND owner_pid IS NOT NULL AND owner_host = ?1
+                     ORDER BY id",
                 )
                 .and_then(|mut stmt| {
-                    stmt.query_map([], |r| Ok((RunId(r.get(0)?), r.get(1)?, r.get(2)?)))?
+                    stmt.query_map([&host], |r| Ok((RunId(r.get(0)?), r.get(1)?, r.get(2)?)))?
                         .collect::<rusqlite::Result<Vec<_>>>()
                 })
                 .map_err(self.db.err("close interrupted runs"))?;
@@ -333,9 +341,9 @@ impl Journal {
             for (run, pid, started) in running {
                 let owner = JobOwner {
                     pid,
-                    started: u64::try_from(started).unwrap_or(0),
+                    started: started.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
                 };
-                if owner.is_alive() {
+                if !owner.has_ended(&host) {
                     continue;
                 }
                 let note = format!(
@@ -344,12 +352,16 @@ impl Journal {
                 );
                 let verdict =
                     serde_json::json!({ "reason": note, "interrupted": true }).to_string();
-                tx.execute(
-                    "UPDATE runs SET status = 'aborted', verdict = ?2, finished_at = ?3
-                     WHERE id = ?1 AND status = 'running'",
-                    params![run, verdict, now],
-                )
-                .map_err(self.db.err("close interrupted runs"))?;
+                let changed = tx
+                    .execute(
+                        "UPDATE runs SET status = 'aborted', verdict = ?2, finished_at = ?3
+                         WHERE id = ?1 AND status = 'running'",
+                        params![run, verdict, now],
+                    )
+                    .map_err(self.db.err("close interrupted runs"))?;
+                if changed == 0 {
+                    continue;
+                }
                 tx.execute(
                     "INSERT INTO events (run_id, kind, payload, created_at)
                      VALUES (?1, 'interrupted', ?2, ?3)",
