@@ -821,7 +821,7 @@ impl<'a> Agent<'a> {
                 .then(|| {
                     narrowed
                         .as_ref()
-                        .map(|_| self.action_schema(&[tool.clone()], true))
+                        .map(|_| self.action_schema(std::slice::from_ref(&tool), true))
                 })
                 .flatten();
             match ask_action(
