@@ -83,14 +83,7 @@ fn run(
 
 /// A tap that cuts request `at` off at the reply cap.
 fn cut_at(at: usize) -> Tap {
-    Box::new(move |call, request, c| {
-        if call == at {
-            let keep = c.text.chars().count() / 2;
-            c.text = c.text.chars().take(keep).collect();
-            c.finish = FinishReason::Length;
-            c.completion_tokens = request.max_tokens;
-        }
-    })
+    cut_all(vec![at])
 }
 
 /// The messages of request `i` after those of request `j`, as text (`None` when request `i`
@@ -390,7 +383,7 @@ fn a_rewrite_section_refusal_is_not_told() {
 }
 
 /// A tap that cuts every request in `calls` off at the reply cap.
-fn cut_all(calls: &'static [usize]) -> Tap {
+fn cut_all(calls: Vec<usize>) -> Tap {
     Box::new(move |call, request, c| {
         if calls.contains(&call) {
             let keep = c.text.chars().count() / 2;
@@ -459,7 +452,7 @@ fn after_every_draw_of_a_write_is_cut_the_step_asks_for_shorter_fields_not_parts
         + &line("write_sections", gold_fields())
         + &line("write_sections", gold_fields())
         + &read_back_and_finish();
-    let r = run_with(&script, levers(true), 3, Some(cut_all(&[3, 4, 5])));
+    let r = run_with(&script, levers(true), 3, Some(cut_all(vec![3, 4, 5])));
     let (candidates, chosen) = &sampled(&r.events)[0];
     assert_eq!(candidates.len(), 3);
     assert!(candidates.iter().all(|c| c.skipped.is_some()));
