@@ -65,17 +65,7 @@ impl JobOwner {
             None => false,
         }
     }
-}
 
-/// This machine's boot and this process's pid namespace (`<boot id>/<namespace>`), or `None`
-/// where `/proc` does not tell: a pid means the same process only under the same key.
-pub fn host_key() -> Option<String> {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
-    Some(format!("{}/{}", boot.trim(), namespace.display()))
-}
-
-impl JobOwner {
     /// Whether this owner's process has certainly ended: it ran under `host` (its
     /// [`host_key`] as recorded), which is this process's, and no process with its pid (and
     /// start time, when known) exists. Whatever this process cannot see answers `false`: a
@@ -89,6 +79,14 @@ impl JobOwner {
             None => true,
         }
     }
+}
+
+/// This machine's boot and this process's pid namespace (`<boot id>/<namespace>`), or `None`
+/// where `/proc` does not tell: a pid means the same process only under the same key.
+pub fn host_key() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(format!("{}/{}", boot.trim(), namespace.display()))
 }
 
 fn process_start(pid: u32) -> Option<u64> {

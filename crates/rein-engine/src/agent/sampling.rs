@@ -163,8 +163,8 @@ pub fn best(candidates: &[Candidate]) -> Option<usize> {
 /// What an extra draw is told of the draw just before it (lever `told-draws`): the draft and the
 /// refusal when `write_sections` or `write_json` refused that call before it could be judged
 /// (the refusal the next step would show: the same text under two headings, a missing field, a
-/// document that breaks the schema), or a note when it was cut off at the reply cap. Only the latest draw
-/// counts, as only the reply after a cut one is held short (`short-after-cut`). A judged draw's
+/// document that breaks the schema), or a note when it was cut off at the reply cap. Only the
+/// latest draw counts, as only the reply after a cut one is held short (`short-after-cut`). A judged draw's
 /// failed checks are never told (which checks fail is the checklist's to say, with only the
 /// facts a model may see), nor a draw skipped for another reason (another tool, a preview the
 /// policy keeps back: the step would have run those, not refused them).
