@@ -37,6 +37,21 @@ fn levers(told: bool) -> Levers {
     l
 }
 
+/// desk_task's reads, one `write_sections` reply per element, then the read-back and finish.
+fn writes(fields: &[Value]) -> String {
+    let mut script = reads();
+    for f in fields {
+        script += &line("write_sections", f.clone());
+    }
+    script + &read_back_and_finish()
+}
+
+/// The gold fields with a wrong total, which the judge fails on `total-hours`.
+fn wrong_total_fields() -> Value {
+    let wrong = wrong_total_fields();
+    wrong
+}
+
 fn read_back_and_finish() -> String {
     line("read_file", json!({"path": SUMMARY})) + &line("finish", json!({"summary": "done"}))
 }
@@ -49,6 +64,16 @@ struct Ran {
 }
 
 fn run_with(script: &str, levers: Levers, samples: u32, tap: Option<Tap>) -> Ran {
+    run_tweaked(script, levers, samples, tap, |_| {})
+}
+
+fn run_tweaked(
+    script: &str,
+    levers: Levers,
+    samples: u32,
+    tap: Option<Tap>,
+    tweak: impl FnOnce(&mut rein_engine::agent::AgentOptions),
+) -> Ran {
     let h = Harness::new("desk_task");
     let mut model = match tap {
         Some(tap) => PromptRecorder::tapped(script, "told.jsonl", tap),
@@ -59,6 +84,7 @@ fn run_with(script: &str, levers: Levers, samples: u32, tap: Option<Tap>) -> Ran
         o.samples = samples;
         o.constrained = true;
         o.limits.attempts = 1;
+        tweak(o);
     });
     Ran {
         h,
@@ -105,10 +131,7 @@ fn added_after(model: &PromptRecorder, i: usize, j: usize) -> Option<String> {
 
 #[test]
 fn a_draw_after_a_refused_one_sees_the_draft_and_the_refusal_and_the_run_does_not() {
-    let script = reads()
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[pasted_fields(), gold_fields()]);
     let Ran {
         h,
         outcome,
@@ -152,10 +175,7 @@ fn a_draw_after_a_refused_one_sees_the_draft_and_the_refusal_and_the_run_does_no
 
 #[test]
 fn without_the_lever_every_draw_gets_the_same_prompt() {
-    let script = reads()
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[pasted_fields(), gold_fields()]);
     let (_, events, model) = run(&script, levers(false), None);
     assert_eq!(added_after(&model, 4, 3).as_deref(), Some(""));
     assert!(sampled(&events)[0].0.iter().all(|c| c.told.is_none()));
@@ -163,15 +183,8 @@ fn without_the_lever_every_draw_gets_the_same_prompt() {
 
 #[test]
 fn a_judged_draw_s_failures_are_never_told() {
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    let script = reads()
-        + &line("write_sections", wrong)
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let wrong = wrong_total_fields();
+    let script = writes(&[wrong, gold_fields()]);
     let (_, events, model) = run(&script, levers(true), None);
     assert_eq!(
         added_after(&model, 4, 3).as_deref(),
@@ -186,11 +199,7 @@ fn a_judged_draw_s_failures_are_never_told() {
 
 #[test]
 fn after_a_cut_draw_only_the_next_is_asked_for_a_shorter_call_under_short_caps() {
-    let script = reads()
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[pasted_fields(), pasted_fields(), gold_fields()]);
     // The second draw (request 4) is cut off at the reply cap.
     let (_, events, model) = run(&script, levers(true), Some(cut_at(4)));
     let second = added_after(&model, 4, 3).unwrap();
@@ -233,11 +242,7 @@ fn after_a_cut_draw_only_the_next_is_asked_for_a_shorter_call_under_short_caps()
 
 #[test]
 fn without_short_after_cut_a_draw_after_a_cut_keeps_the_first_draw_s_schema() {
-    let script = reads()
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[pasted_fields(), pasted_fields(), gold_fields()]);
     let mut l = levers(true);
     l.short_after_cut = false;
     let (_, _, model) = run(&script, l, Some(cut_at(4)));
@@ -274,24 +279,16 @@ fn nothing_is_told_when_the_prompt_would_no_longer_fit() {
     let pasted = format!("{PASTED} {}", "word ".repeat(1200));
     long["Project summary"] = json!(pasted);
     long["Goal"] = json!(pasted);
-    let script = reads()
-        + &line("write_sections", long)
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[long, gold_fields()]);
     let (_, _, probe) = run(&script, levers(true), None);
     let rein_protocol::Prompt::Chat { messages } = &probe.requests[3].prompt else {
         panic!("a chat prompt");
     };
     let transcript = rein_engine::agent::estimate_tokens(messages);
-    let h = Harness::new("desk_task");
-    let mut model = PromptRecorder::new(&script, "told.jsonl");
-    let (_, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers(true);
-        o.samples = 3;
-        o.constrained = true;
-        o.limits.attempts = 1;
-        // Budget = context - reply cap - margin: room for the transcript and 300 tokens more.
-        o.context_tokens = Some(transcript + 300 + 384 + 128);
+    // Budget = context - reply cap - margin: room for the transcript and 300 tokens more.
+    let context = transcript + 300 + 384 + 128;
+    let Ran { events, model, .. } = run_tweaked(&script, levers(true), 3, None, |o| {
+        o.context_tokens = Some(context);
     });
     assert_eq!(
         added_after(&model, 4, 3).as_deref(),
@@ -324,17 +321,8 @@ fn write_sections_fields(model: &PromptRecorder, i: usize) -> Value {
 fn a_cut_shortens_only_the_draw_after_it() {
     // Four draws: refused, cut, judged (a wrong total), then one told nothing and held to the
     // ordinary schema again.
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    let script = reads()
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", pasted_fields())
-        + &line("write_sections", wrong)
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let wrong = wrong_total_fields();
+    let script = writes(&[pasted_fields(), pasted_fields(), wrong, gold_fields()]);
     let r = run_with(&script, levers(true), 4, Some(cut_at(4)));
     assert!(added_after(&r.model, 5, 3).unwrap().contains(CUT_NOTE));
     assert_eq!(
@@ -396,10 +384,7 @@ fn cut_all(calls: Vec<usize>) -> Tap {
 
 #[test]
 fn a_first_write_cut_at_the_cap_is_drawn_again_shorter() {
-    let script = reads()
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[gold_fields(), gold_fields()]);
     let r = run_with(&script, levers(true), 3, Some(cut_at(3)));
     assert!(
         r.outcome.verdict.as_ref().is_some_and(|v| v.passed),
@@ -431,10 +416,7 @@ fn a_first_write_cut_at_the_cap_is_drawn_again_shorter() {
 
 #[test]
 fn without_the_lever_a_cut_first_write_ends_the_step_with_the_generic_advice() {
-    let script = reads()
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[gold_fields(), gold_fields()]);
     let r = run_with(&script, levers(false), 3, Some(cut_at(3)));
     // The only sampled write is the next step's whole one.
     let writes = sampled(&r.events);
@@ -446,12 +428,7 @@ fn without_the_lever_a_cut_first_write_ends_the_step_with_the_generic_advice() {
 
 #[test]
 fn after_every_draw_of_a_write_is_cut_the_step_asks_for_shorter_fields_not_parts() {
-    let script = reads()
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[gold_fields(), gold_fields(), gold_fields(), gold_fields()]);
     let r = run_with(&script, levers(true), 3, Some(cut_all(vec![3, 4, 5])));
     let (candidates, chosen) = &sampled(&r.events)[0];
     assert_eq!(candidates.len(), 3);
@@ -488,10 +465,7 @@ fn a_cut_call_of_another_tool_that_names_the_writer_in_its_thought_is_not_redraw
 
 #[test]
 fn with_one_sample_the_lever_changes_nothing() {
-    let script = reads()
-        + &line("write_sections", gold_fields())
-        + &line("write_sections", gold_fields())
-        + &read_back_and_finish();
+    let script = writes(&[gold_fields(), gold_fields()]);
     let r = run_with(&script, levers(true), 1, Some(cut_at(3)));
     assert!(sampled(&r.events).is_empty());
     assert!(r.model.prompt(4).contains("create it with its first part"));

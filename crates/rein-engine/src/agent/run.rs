@@ -811,12 +811,13 @@ impl<'a> Agent<'a> {
             let after_cut = told.cut();
             // What the draw before it did is told only when the prompt still fits: a prompt
             // over the budget would be cut at the context's end, not at the reply cap.
-            let extra = told.messages(MAX_REPLY_TOKENS);
-            if !st.transcript.fits_with(&extra, budget) {
+            let mut messages = st.transcript.messages();
+            let kept = messages.len();
+            messages.extend(told.messages(MAX_REPLY_TOKENS));
+            if st.transcript.estimate_of(&messages) > budget {
+                messages.truncate(kept);
                 told = Told::Nothing;
             }
-            let mut messages = st.transcript.messages();
-            messages.extend(told.messages(MAX_REPLY_TOKENS));
             let short = (after_cut && self.options.levers.short_after_cut)
                 .then(|| {
                     narrowed

@@ -84,15 +84,13 @@ impl Transcript {
 
     /// The prompt's estimate, corrected by what the model counted before.
     fn estimate(&self) -> u32 {
-        (f64::from(estimate_tokens(&self.messages())) * self.scale).ceil() as u32
+        self.estimate_of(&self.messages())
     }
 
-    /// Whether the prompt with `extra` messages after it fits in `budget` tokens, by the same
-    /// corrected estimate the trimming uses.
-    pub fn fits_with(&self, extra: &[ChatMessage], budget: u32) -> bool {
-        let mut messages = self.messages();
-        messages.extend_from_slice(extra);
-        (f64::from(estimate_tokens(&messages)) * self.scale).ceil() as u32 <= budget
+    /// The corrected estimate of a prompt built on this transcript (its messages, perhaps with
+    /// more after them), as the trimming measures it.
+    pub fn estimate_of(&self, messages: &[ChatMessage]) -> u32 {
+        (f64::from(estimate_tokens(messages)) * self.scale).ceil() as u32
     }
 
     /// Adds a message to the head (the plan, once made); only before the first step.
@@ -257,15 +255,17 @@ mod tests {
     }
 
     #[test]
-    fn fits_with_counts_the_extra_messages_at_the_learnt_scale() {
+    fn estimate_of_counts_extra_messages_at_the_learnt_scale() {
         let mut t = Transcript::new(vec![ChatMessage::system("s".repeat(350))]);
-        let extra = vec![ChatMessage::user("u".repeat(350))];
+        let mut prompt = t.messages();
+        prompt.push(ChatMessage::user("u".repeat(350)));
         let base = estimate_tokens(&t.messages());
-        let both = base + estimate_tokens(&extra);
-        assert!(t.fits_with(&[], base) && !t.fits_with(&[], base - 1));
-        assert!(t.fits_with(&extra, both) && !t.fits_with(&extra, both - 1));
+        let both = estimate_tokens(&prompt);
+        assert!(both > base);
+        assert_eq!(t.estimate_of(&t.messages()), base);
+        assert_eq!(t.estimate_of(&prompt), both);
         // The model counted twice the estimate: the same prompt now needs twice the room.
         t.calibrate(base, base * 2);
-        assert!(!t.fits_with(&extra, both) && t.fits_with(&extra, both * 2));
+        assert_eq!(t.estimate_of(&prompt), both * 2);
     }
 }
