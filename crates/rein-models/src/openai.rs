@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-pub use choose::label_probabilities;
+pub use choose::{score_labels, LabelScores};
 pub use client::{ServedModel, CA_FILE_ENV};
 pub use endpoint::{
     allow_remote_from_env, api_key_env_name, check_endpoint, is_loopback, ApiKey, Endpoint,
@@ -309,6 +309,21 @@ impl OpenAiModel {
     }
 }
 
+/// A choose request's body for a reply that starts with `start`: the start as a final
+/// assistant message for chat (llama-server continues it), appended to a raw prompt.
+fn continued(body: &Map<String, Value>, start: &str) -> Map<String, Value> {
+    let mut body = body.clone();
+    if start.is_empty() {
+        return body;
+    }
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        messages.push(json!({"role": "assistant", "content": start}));
+    } else if let Some(Value::String(prompt)) = body.get_mut("prompt") {
+        prompt.push_str(start);
+    }
+    body
+}
+
 fn role_name(role: Role) -> &'static str {
     match role {
         Role::System => "system",
@@ -525,9 +540,10 @@ impl Model for OpenAiModel {
         Ok(completion)
     }
 
-    /// One non-streamed request for a single token with the top 20 logprobs; see
-    /// [`label_probabilities`] for how tokens map to labels. An endpoint that returns no
-    /// logprobs is `Unsupported`, never a silent fallback.
+    /// Non-streamed requests for one token with the top 20 logprobs each, the first after the
+    /// prompt and the next after each reply start that spells or begins a label; see
+    /// [`score_labels`] for how tokens map to labels. An endpoint that returns no logprobs is
+    /// `Unsupported`, never a silent fallback.
     fn choose(&mut self, request: &ChooseRequest) -> Result<ChooseReply> {
         let started = Instant::now();
         if request.labels.is_empty() {
@@ -557,20 +573,28 @@ impl Model for OpenAiModel {
             body.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
         }
         let url = self.client.endpoint.url(path);
-        let response = self.post(path, &Value::Object(body))?;
-        let value: Value = response.into_json().map_err(|e| {
-            if is_timeout(&e) {
-                ModelError::Timeout {
-                    seconds: self.client.read_timeout.as_secs(),
+        let read_timeout = self.client.read_timeout.as_secs();
+        let (mut prompt_tokens, mut cached_tokens) = (0, 0);
+        let scores = score_labels(&request.labels, |start| {
+            let response = self.post(path, &Value::Object(continued(&body, start)))?;
+            let value: Value = response.into_json().map_err(|e| {
+                if is_timeout(&e) {
+                    ModelError::Timeout {
+                        seconds: read_timeout,
+                    }
+                } else {
+                    ModelError::Endpoint(format!("{url} sent a reply that is not JSON: {e}"))
                 }
-            } else {
-                ModelError::Endpoint(format!("{url} sent a reply that is not JSON: {e}"))
+            })?;
+            if start.is_empty() {
+                prompt_tokens = as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0);
+                cached_tokens =
+                    as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
+                        .unwrap_or(0);
             }
+            choose::top_logprobs(&value)
+                .ok_or_else(|| ModelError::Unsupported(NO_LOGPROBS.into()))
         })?;
-        let Some(tops) = choose::top_logprobs(&value) else {
-            return Err(ModelError::Unsupported(NO_LOGPROBS.into()));
-        };
-        let scores = label_probabilities(&tops, &request.labels);
         check_label_mass(ChooseReply {
             probabilities: request
                 .labels
@@ -583,9 +607,8 @@ impl Model for OpenAiModel {
                 .collect(),
             source: DecisionSource::Logprobs,
             label_mass: Some(scores.mass),
-            prompt_tokens: as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0),
-            cached_tokens: as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
-                .unwrap_or(0),
+            prompt_tokens,
+            cached_tokens,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
             prompt_ms: None,
             scored_spellings: None,

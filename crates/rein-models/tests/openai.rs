@@ -100,7 +100,11 @@ fn a_schema_becomes_response_format_and_stop_strings_cut() {
 fn raw_prompts_use_the_completions_endpoint() {
     let server = FakeOpenAi::start().unwrap();
     server.push(FakeReply::stream(&["a", "b"]));
-    server.push(FakeReply::logprobs(&[(" yes", -0.2), ("no", -1.8)]));
+    server.set_logprob_tree(&[
+        ("Q: x\nA:", &[(" yes", -0.2), ("no", -1.8)]),
+        ("Q: x\nA: yes", &[("", 0.0)]),
+        ("Q: x\nA:no", &[("\n", 0.0)]),
+    ]);
     let mut m = OpenAiModel::new(&server.url(), "gemma", false).unwrap();
     let r = CompletionRequest::new(Prompt::raw("Q: x\nA:"), 8, SamplingProfile::JUDGE);
     assert_eq!(m.complete(&r, &mut |_| {}).unwrap().text, "ab");
@@ -115,22 +119,42 @@ fn raw_prompts_use_the_completions_endpoint() {
     assert_eq!(posts[0].body["prompt"], "Q: x\nA:");
     assert_eq!(posts[1].path, "/v1/completions");
     assert_eq!(posts[1].body["logprobs"], 20);
+    // The likeliest label is continued first: its text is appended to the raw prompt.
+    assert_eq!(posts[2].body["prompt"], "Q: x\nA: yes");
+    assert_eq!(posts.len(), 4);
     let sum: f64 = reply.probabilities.iter().map(|p| p.probability).sum();
     assert!((sum - 1.0).abs() < 1e-9);
+    let mass = (-0.2f64).exp() + (-1.8f64).exp();
+    assert!((reply.label_mass.unwrap() - mass).abs() < 1e-9, "{reply:?}");
     assert_eq!(reply.best().unwrap().0, "yes");
 }
 
 #[test]
 fn choose_from_logprobs_sums_case_and_space_variants_and_reports_mass() {
     let server = FakeOpenAi::start().unwrap();
-    server.push(FakeReply::logprobs(&[
-        ("Summ", (0.4f64).ln()),
-        (" summarize", (0.2f64).ln()),
-        (" Read", (0.1f64).ln()),
-        ("READ", (0.1f64).ln()),
-        ("re", (0.1f64).ln()),
-        ("The", (0.05f64).ln()),
-    ]));
+    let p = |x: f64| x.ln();
+    server.set_logprob_tree(&[
+        (
+            "",
+            &[
+                ("Summ", p(0.4)),
+                (" summarize", p(0.2)),
+                (" Read", p(0.1)),
+                ("READ", p(0.1)),
+                ("re", p(0.1)),
+                ("The", p(0.05)),
+            ],
+        ),
+        ("Summ", &[("arize", p(0.9)), ("ary", p(0.1))]),
+        ("Summarize", &[("", 0.0)]),
+        (" summarize", &[(":", 0.0)]),
+        (" Read", &[("\n", 0.0)]),
+        ("READ", &[("ING", 0.0)]),
+        // "re" begins read and report: the next token says which.
+        ("re", &[("port", p(0.5)), ("ad", p(0.5))]),
+        ("report", &[("", 0.0)]),
+        ("read", &[(" ", 0.0)]),
+    ]);
     let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
     let req = ChooseRequest {
         prompt: Prompt::chat(vec![ChatMessage::user("Summarize docs/q3.md")]),
@@ -138,64 +162,91 @@ fn choose_from_logprobs_sums_case_and_space_variants_and_reports_mass() {
     };
     let r = m.choose(&req).unwrap();
     assert_eq!(r.source, DecisionSource::Logprobs);
-    let p: Vec<f64> = r.probabilities.iter().map(|p| p.probability).collect();
-    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
-    // summarize 0.4 + 0.2; read 0.1 + 0.1 (case and space variants); "re" begins both read and
-    // report, so one token cannot say which: it counts for neither; write 0.
-    let mass = 0.8;
+    let got: Vec<f64> = r.probabilities.iter().map(|p| p.probability).collect();
+    assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{got:?}");
+    // summarize 0.36 + 0.2 ("Summary" is not the label); read 0.1 + 0.05 (" Read", then "re"
+    // "ad"; "READING" is another word); report 0.05; write 0.
+    let mass = 0.56 + 0.15 + 0.05;
     assert!((r.label_mass.unwrap() - mass).abs() < 1e-9, "{r:?}");
-    assert!((p[0] - 0.6 / mass).abs() < 1e-9, "{p:?}");
-    assert!((p[1] - 0.2 / mass).abs() < 1e-9, "{p:?}");
-    assert_eq!(p[2], 0.0);
-    assert_eq!(p[3], 0.0);
+    assert!((got[0] - 0.56 / mass).abs() < 1e-9, "{got:?}");
+    assert!((got[1] - 0.15 / mass).abs() < 1e-9, "{got:?}");
+    assert!((got[2] - 0.05 / mass).abs() < 1e-9, "{got:?}");
+    assert_eq!(got[3], 0.0);
     assert_eq!(r.best().unwrap().0, "summarize");
 
-    let b = &server.posts()[0].body;
+    let posts = server.posts();
+    let b = &posts[0].body;
     assert_eq!(b["max_tokens"], 1);
     assert_eq!(b["logprobs"], true);
     assert_eq!(b["top_logprobs"], 20);
     assert_eq!(b["stream"], false);
+    assert_eq!(b["messages"].as_array().unwrap().len(), 1);
+    // A continuation is the same request with the reply's start as a final assistant message.
+    let next = posts[1].body["messages"].as_array().unwrap();
+    assert_eq!(next.len(), 2);
+    assert_eq!(next[1], json!({"role": "assistant", "content": "Summ"}));
 }
 
 #[test]
 fn a_prefix_label_does_not_take_the_longer_labels_mass() {
-    // The model starts "edit" (which begins both edit and edit_file): under the old rule edit
-    // won by being a prefix. Now that token is unattributed and the decision fails closed.
+    // The model starts "edit", which begins both edit and edit_file; the next token decides.
     let server = FakeOpenAi::start().unwrap();
-    server.push(FakeReply::logprobs(&[
-        ("edit", (0.7f64).ln()),
-        (" read", (0.1f64).ln()),
-    ]));
-    server.push(FakeReply::logprobs(&[
-        ("edit", (0.1f64).ln()),
-        ("edit_file", (0.8f64).ln()),
-    ]));
+    let p = |x: f64| x.ln();
+    server.set_logprob_tree(&[
+        ("Tool:", &[("edit", p(0.9)), (" read", p(0.1))]),
+        ("Tool:edit", &[("_file", p(0.8)), ("\n", p(0.2))]),
+        ("Tool:edit_file", &[("", 0.0)]),
+        ("Tool: read", &[(".", 0.0)]),
+    ]);
     let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
     let req = ChooseRequest {
         prompt: Prompt::raw("Tool:"),
         labels: labels(&["edit", "edit_file", "read"]),
     };
-    let e = m.choose(&req).unwrap_err();
-    assert!(
-        matches!(e, ModelError::LowLabelMass { mass, floor } if (mass - 0.1).abs() < 1e-9 && floor == rein_models::LABEL_MASS_FLOOR),
-        "{e}"
-    );
-    // A token that spells the longer label whole is attributed to it alone.
     let r = m.choose(&req).unwrap();
     assert_eq!(r.best().unwrap().0, "edit_file");
-    assert!((r.label_mass.unwrap() - 0.8).abs() < 1e-9);
+    let got: Vec<f64> = r.probabilities.iter().map(|p| p.probability).collect();
+    assert!((got[0] - 0.18).abs() < 1e-9, "{got:?}");
+    assert!((got[1] - 0.72).abs() < 1e-9, "{got:?}");
+    assert!((r.label_mass.unwrap() - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn an_endpoint_that_does_not_continue_the_reply_fails_closed() {
+    // Asked to continue "Yes", it starts a new reply: the word never ends, the mass is low.
+    let server = FakeOpenAi::start().unwrap();
+    let tops: &[(&str, f64)] = &[("Yes", (0.9f64).ln()), ("No", (0.1f64).ln())];
+    server.set_logprob_tree(&[("", tops), ("Yes", tops), ("No", tops)]);
+    let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
+    let e = m
+        .choose(&ChooseRequest {
+            prompt: Prompt::chat(vec![ChatMessage::user("Q?")]),
+            labels: labels(&["yes", "no"]),
+        })
+        .unwrap_err();
+    assert!(
+        matches!(e, ModelError::LowLabelMass { mass, .. } if mass == 0.0),
+        "{e}"
+    );
 }
 
 #[test]
 fn low_label_mass_is_an_outage_not_a_confident_answer() {
     let server = FakeOpenAi::start().unwrap();
     // Normalised over the labels "yes" would be 0.99, yet the labels held 0.101 of the mass.
-    server.push(FakeReply::logprobs(&[
-        ("I", (0.6f64).ln()),
-        ("Sure", (0.29f64).ln()),
-        ("yes", (0.1f64).ln()),
-        ("no", (0.001f64).ln()),
-    ]));
+    server.set_logprob_tree(&[
+        (
+            "Q?",
+            &[
+                ("I", (0.6f64).ln()),
+                ("Sure", (0.29f64).ln()),
+                ("yes", (0.1f64).ln()),
+                ("no", (0.001f64).ln()),
+            ],
+        ),
+        ("Q?yes", &[("", 0.0)]),
+        ("Q?no", &[("", 0.0)]),
+    ]);
     let mut m = OpenAiModel::new(&server.url(), "qwen", false).unwrap();
     let e = m
         .choose(&ChooseRequest {

@@ -7,7 +7,7 @@
 //! `response_format` JSON schema was included). It binds to loopback only, serves on plain
 //! threads, and stops when dropped.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,6 +92,11 @@ struct State {
     /// When set, a `POST` with a `response_format` gets this HTTP status (a server that refuses
     /// JSON schemas); the scripted reply is kept for the next request.
     refuse_response_format: Option<u16>,
+    /// When set, a non-streamed request for logprobs is answered from this map: the top
+    /// tokens (token, logprob) after the reply's start (the content of a final assistant
+    /// message, or the whole raw prompt); a start it lacks gets no top tokens' worth of mass
+    /// (one `"\u{1}"` token, which spells no label). The queued replies wait.
+    logprob_tree: Option<HashMap<String, Vec<(String, f64)>>>,
 }
 
 /// A fake OpenAI-compatible server on 127.0.0.1 (an ephemeral port).
@@ -220,6 +225,19 @@ impl FakeOpenAi {
     /// not take JSON schemas answer); the scripted replies wait for the next requests.
     pub fn refuse_response_format(&self, status: u16) {
         lock(&self.state).refuse_response_format = Some(status);
+    }
+
+    /// Answers `choose` requests from a model given as the top tokens (token, logprob) after
+    /// each reply start; see `State::logprob_tree`.
+    pub fn set_logprob_tree(&self, steps: &[(&str, &[(&str, f64)])]) {
+        let tree = steps
+            .iter()
+            .map(|(start, tops)| {
+                let tops = tops.iter().map(|(t, l)| (t.to_string(), *l)).collect();
+                (start.to_string(), tops)
+            })
+            .collect();
+        lock(&self.state).logprob_tree = Some(tree);
     }
 
     /// `http://127.0.0.1:PORT`, or `https://` for a TLS server (no `/v1`).
@@ -366,6 +384,15 @@ fn serve<R: Read, W: Write>(
                 status,
                 "response_format type json_schema is not supported",
             ))
+        } else if let (Some(tree), true) = (
+            st.logprob_tree.as_ref(),
+            request.body.get("logprobs").is_some() && request.body["stream"] != json!(true),
+        ) {
+            let top = tree
+                .get(&reply_start(&request.body))
+                .cloned()
+                .unwrap_or_else(|| vec![("\u{1}".to_string(), 0.0)]);
+            Some(FakeReply::Logprobs { top })
         } else {
             st.replies.pop_front()
         }
@@ -374,6 +401,21 @@ fn serve<R: Read, W: Write>(
         .unwrap_or_else(|| FakeReply::error(500, "the fake server has no scripted reply left"));
     respond(&mut out, &request, reply)?;
     out.flush()
+}
+
+/// The start of the reply a request asks to continue: a final assistant message's content
+/// (chat), or the raw prompt.
+fn reply_start(body: &Value) -> String {
+    if let Some(prompt) = body.get("prompt").and_then(Value::as_str) {
+        return prompt.to_string();
+    }
+    body.get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .filter(|m| m["role"] == "assistant")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn status_text(status: u16) -> &'static str {
