@@ -588,12 +588,10 @@ impl Model for OpenAiModel {
             })?;
             if start.is_empty() {
                 prompt_tokens = as_u32(value.pointer("/usage/prompt_tokens")).unwrap_or(0);
-                cached_tokens =
-                    as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
-                        .unwrap_or(0);
+                cached_tokens = as_u32(value.pointer("/usage/prompt_tokens_details/cached_tokens"))
+                    .unwrap_or(0);
             }
-            choose::top_logprobs(&value)
-                .ok_or_else(|| ModelError::Unsupported(NO_LOGPROBS.into()))
+            choose::top_logprobs(&value).ok_or_else(|| ModelError::Unsupported(NO_LOGPROBS.into()))
         })?;
         check_label_mass(ChooseReply {
             probabilities: request

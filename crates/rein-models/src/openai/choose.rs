@@ -124,9 +124,9 @@ pub fn score_labels<E>(
                 // spelled ended above.
                 let ended = label.len() > so_far.len()
                     && said
-                    .strip_prefix(label.as_str())
-                    .and_then(|rest| rest.chars().next())
-                    .is_some_and(|c| !continues_word(c));
+                        .strip_prefix(label.as_str())
+                        .and_then(|rest| rest.chars().next())
+                        .is_some_and(|c| !continues_word(c));
                 if ended {
                     mass[l] += q;
                 }
@@ -212,7 +212,10 @@ mod tests {
         .unwrap();
         let p = &s.probabilities;
         assert!(close(s.mass, 1.0), "{s:?}");
-        assert!(close(p[0], 0.18) && close(p[1], 0.72) && close(p[2], 0.1), "{s:?}");
+        assert!(
+            close(p[0], 0.18) && close(p[1], 0.72) && close(p[2], 0.1),
+            "{s:?}"
+        );
         assert_eq!(s.requests, 4);
     }
 
@@ -221,7 +224,15 @@ mod tests {
         let s = score_labels(
             &labels(&["summarize", "read"]),
             tree(&[
-                ("", &[("Summ", 0.4), (" summarize", 0.2), ("READ", 0.1), (" ", 0.2)]),
+                (
+                    "",
+                    &[
+                        ("Summ", 0.4),
+                        (" summarize", 0.2),
+                        ("READ", 0.1),
+                        (" ", 0.2),
+                    ],
+                ),
                 ("Summ", &[("arize", 1.0)]),
                 ("Summarize", &[("", 1.0)]),
                 (" summarize", &[(":", 1.0)]),
@@ -269,7 +280,9 @@ mod tests {
         let s = score_labels(&many, |start: &str| -> Result<_, String> {
             asked.push(start.to_string());
             Ok(if start.is_empty() {
-                (0..20).map(|i| (format!("label{i}"), (0.0499f64).ln())).collect()
+                (0..20)
+                    .map(|i| (format!("label{i}"), (0.0499f64).ln()))
+                    .collect()
             } else {
                 vec![("".to_string(), 0.0)]
             })
@@ -280,14 +293,20 @@ mod tests {
         // The first request and 15 label ends: 15 of the 20 labels seen are counted.
         assert!(close(s.mass, 15.0 * 0.0499), "{s:?}");
         let mut rare = Vec::new();
-        score_labels(&labels(&["yes", "no"]), |start: &str| -> Result<_, String> {
-            rare.push(start.to_string());
-            Ok(if start.is_empty() {
-                vec![("yes".into(), (0.9995f64).ln()), ("no".into(), (0.0005f64).ln())]
-            } else {
-                vec![("".into(), 0.0)]
-            })
-        })
+        score_labels(
+            &labels(&["yes", "no"]),
+            |start: &str| -> Result<_, String> {
+                rare.push(start.to_string());
+                Ok(if start.is_empty() {
+                    vec![
+                        ("yes".into(), (0.9995f64).ln()),
+                        ("no".into(), (0.0005f64).ln()),
+                    ]
+                } else {
+                    vec![("".into(), 0.0)]
+                })
+            },
+        )
         .unwrap();
         assert_eq!(rare, vec!["".to_string(), "yes".to_string()]);
     }
