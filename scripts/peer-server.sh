@@ -8,6 +8,7 @@
 #   1. `rein ask`                                  (a streamed answer)
 #   2. `rein run desk_task --approve=all --seed 0` (a verified mission in a fresh workspace)
 #   3. `rein route`                                (a `choose` decision from top logprobs)
+#   4. three `rein route` decisions remote and embedded, which must rank the labels alike
 # then prints a short summary. The server is always stopped on exit.
 #
 # Usage: scripts/peer-server.sh [--build-only | --serve] [--compare-embedded] [--model NAME]
@@ -202,17 +203,32 @@ step() { # name, then the command
 code_of() { awk -v n="$1" '$1 == n { print $2 }' "$out/steps.txt"; }
 secs_of() { awk -v n="$1" '$1 == n { print $3 }' "$out/steps.txt"; }
 
-say "1/3 rein ask"
+say "1/4 rein ask"
 step ask "$rein" ask --model "$spec" --max-tokens 64 --json \
   "In one sentence: what does a Makefile do?" >"$out/ask.json" 2>"$out/ask.err"
 
-say "2/3 rein run desk_task (seed 0) in a fresh workspace: minutes on a small CPU"
+say "2/4 rein run desk_task (seed 0) in a fresh workspace: minutes on a small CPU"
 step run "$rein" run desk_task --workspace "$out/desk-remote" --model "$spec" --approve=all \
   --seed 0 --json >"$out/desk-remote.jsonl" 2>"$out/desk-remote.err"
 
-say "3/3 rein route (a choose decision from top logprobs)"
+say "3/4 rein route (a choose decision from top logprobs)"
 step route "$rein" route --model "$spec" --json \
   "Please fix the typo in the second heading of notes.md" >"$out/route.json" 2>"$out/route.err"
+
+# choose has one meaning on both backends (issue 10): the same decisions, remote through top
+# logprobs and embedded through the logits, must rank the labels alike.
+say "4/4 the same three route decisions remote and embedded (choose on both backends)"
+choose_texts=(
+  "Please fix the typo in the second heading of notes.md"
+  "Summarize the meeting notes in notes/2024-q3.md for me please"
+  "Which files in this folder talk about the invoice from ACME?"
+)
+for i in "${!choose_texts[@]}"; do
+  step "choose-remote-$i" "$rein" route --model "$spec" --json "${choose_texts[$i]}" \
+    >"$out/choose-remote-$i.json" 2>>"$out/choose.err"
+  step "choose-embedded-$i" "$rein" route --model "$model" --json "${choose_texts[$i]}" \
+    >"$out/choose-embedded-$i.json" 2>>"$out/choose.err"
+done
 
 if [ "$compare" = 1 ]; then
   say "comparison: the same desk_task run with $model embedded"
@@ -262,5 +278,31 @@ if [ "$rc" = 0 ] && jq -e '.label_mass != null' "$out/route.json" >/dev/null 2>&
 else
   failed=1
   echo "route:   FAILED (exit $rc): $(jq -r '.note // empty' "$out/route.json" 2>/dev/null || true)$(tail -n1 "$out/route.err")"
+fi
+# Per decision: the best label of each side, and the largest gap between the two sides' label
+# probabilities; they agree when the best labels match and no gap exceeds 0.1.
+agree=0
+gaps=()
+for i in "${!choose_texts[@]}"; do
+  r="$out/choose-remote-$i.json"
+  e="$out/choose-embedded-$i.json"
+  line="$(jq -rs '
+    def best: .probabilities | max_by(.probability) | .label;
+    def p($l): .probabilities | map(select(.label == $l)) | first | .probability;
+    .[0] as $r | .[1] as $e
+    | ([$r.probabilities[].label | . as $l | (($r | p($l)) - ($e | p($l))) | fabs] | max) as $gap
+    | "\($r | best) \($e | best) \($gap * 1000 | round / 1000) \($r.label_mass * 1000 | round / 1000) \($e.label_mass * 1000 | round / 1000)"' \
+    "$r" "$e" 2>/dev/null || true)"
+  read -r best_r best_e gap mass_r mass_e <<<"$line"
+  if [ -n "${gap:-}" ] && [ "$best_r" = "$best_e" ] && awk -v g="$gap" 'BEGIN { exit !(g <= 0.1) }'; then
+    agree=$((agree + 1))
+  fi
+  gaps+=("${best_r:-?}/${best_e:-?} gap ${gap:-?} mass ${mass_r:-?}/${mass_e:-?}")
+done
+if [ "$agree" = "${#choose_texts[@]}" ]; then
+  echo "choose:  remote and embedded agree on $agree of ${#choose_texts[@]} decisions (best label remote/embedded, largest probability gap, label mass): ${gaps[*]}"
+else
+  failed=1
+  echo "choose:  remote and embedded DISAGREE ($agree of ${#choose_texts[@]} agree): ${gaps[*]}; $(tail -n1 "$out/choose.err" 2>/dev/null)"
 fi
 [ "$failed" = 0 ] || exit 3

@@ -14,6 +14,9 @@
 //! model send it again without, read replies with repair from then on, and say so in a notice.
 //! An endpoint that takes the field is still held to it: a reply it finished that is not JSON
 //! marks it as ignoring the schema (a notice again), since accepting a field proves nothing.
+//!
+//! The repeat penalty is never sent above 1.0 (see `complete`): a server applies it to the
+//! prompt as well, which is a different quantity from the embedded model's.
 
 mod choose;
 mod client;
@@ -152,6 +155,8 @@ pub struct OpenAiModel {
     identity: ModelIdentity,
     structured: StructuredOutput,
     notices: Vec<String>,
+    /// Whether the notice that the repeat penalty is not sent was given (once per model).
+    penalty_noticed: bool,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -195,6 +200,7 @@ impl OpenAiModel {
             model: opts.model,
             structured: StructuredOutput::Unknown,
             notices,
+            penalty_noticed: false,
         };
         model.identity.name = model.served_model_name()?;
         Ok(model)
@@ -407,7 +413,18 @@ impl Model for OpenAiModel {
         body.insert("temperature".into(), json!(s.temperature.max(0.0)));
         body.insert("top_p".into(), json!(s.top_p));
         body.insert("top_k".into(), json!(s.top_k));
-        body.insert("repeat_penalty".into(), json!(s.repeat_penalty));
+        // An embedded model's repeat penalty looks at the reply's own tokens; llama-server feeds
+        // the whole prompt into its sampler, so the same penalty there also pushes the model
+        // away from the paths and numbers it just read (on desk_task, greedy, it sent a 0.5B
+        // re-reading one file until the no-progress cap). Endpoints get no penalty.
+        body.insert("repeat_penalty".into(), json!(1.0));
+        if s.repeat_penalty != 1.0 && !self.penalty_noticed {
+            self.penalty_noticed = true;
+            self.notices.push(format!(
+                "{}: the repeat penalty ({}) is not sent; a server applies it over the prompt as well as the reply (llama-server does), which penalises copying what was just read, so endpoints decode with repeat_penalty 1.0 (as an embedded model with --lever repeat-penalty=off)",
+                self.client.endpoint.host, s.repeat_penalty
+            ));
+        }
         body.insert("seed".into(), json!(request.seed));
         if !request.stop.is_empty() {
             body.insert("stop".into(), json!(request.stop));

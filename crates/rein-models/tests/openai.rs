@@ -20,6 +20,8 @@ fn chat_request() -> CompletionRequest {
         SamplingProfile::ACTOR,
     );
     r.seed = 7;
+    // Without a repeat penalty, so the only notices are the ones a test is about.
+    r.sampling.repeat_penalty = 1.0;
     r
 }
 
@@ -36,8 +38,10 @@ fn streams_deltas_in_order_and_sends_the_sampling_fields() {
     assert_eq!(m.identity().architecture, "remote");
 
     let mut pieces = Vec::new();
+    let mut request = chat_request();
+    request.sampling = SamplingProfile::ACTOR;
     let c = m
-        .complete(&chat_request(), &mut |t| pieces.push(t.to_string()))
+        .complete(&request, &mut |t| pieces.push(t.to_string()))
         .unwrap();
     assert_eq!(pieces, vec!["Hel", "lo", ", wor", "ld ✓"]);
     assert_eq!(c.text, "Hello, world ✓");
@@ -54,7 +58,17 @@ fn streams_deltas_in_order_and_sends_the_sampling_fields() {
     assert_eq!(b["seed"], 7);
     assert_eq!(b["top_k"], 50);
     assert!((b["temperature"].as_f64().unwrap() - 0.1).abs() < 1e-6);
-    assert!((b["repeat_penalty"].as_f64().unwrap() - 1.1).abs() < 1e-6);
+    // The profile's 1.1 is not sent: a server would apply it over the prompt too; a notice
+    // says so once.
+    assert_eq!(b["repeat_penalty"].as_f64(), Some(1.0));
+    let notices = m.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains("repeat penalty (1.1) is not sent"),
+        "{notices:?}"
+    );
+    m.complete(&request, &mut |_| {}).ok();
+    assert!(m.take_notices().is_empty());
     assert_eq!(
         b["messages"],
         json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}])
