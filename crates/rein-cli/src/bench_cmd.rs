@@ -73,7 +73,8 @@ pub struct RunBenchArgs {
     /// Which tasks: dev, heldout or all.
     #[arg(long, default_value = "dev", value_parser = ["dev", "heldout", "all"])]
     pub(crate) split: String,
-    /// Runs at once (each worker opens its own model).
+    /// Runs at once (each worker opens its own model; an embedded one gets an equal share of
+    /// the physical cores, at least one thread).
     #[arg(long, default_value_t = 1)]
     pub(crate) jobs: usize,
     /// Run only shard K of N (K/N) of the work items.

@@ -72,6 +72,25 @@ pub fn open_actor(
     open_model_with(spec, allow_remote, &knobs)
 }
 
+/// [`open_actor`] for one of `workers` bench workers on this machine: an embedded model gets
+/// its share of the physical cores (at least one thread), so two workers on two cores run two
+/// threads, not four that wait on each other.
+pub fn open_bench_actor(
+    spec: &str,
+    allow_remote: bool,
+    levers: &rein_engine::agent::Levers,
+    workers: usize,
+) -> anyhow::Result<Box<dyn Model>> {
+    let embedded = ModelSpec::parse(spec)?.is_embedded();
+    let share = rein_models::embedded::default_threads() / workers.max(1) as u32;
+    let knobs = ModelKnobs {
+        gguf_template: levers.gguf_template,
+        threads: (embedded && workers > 1).then_some(share.max(1)),
+        ..ModelKnobs::default()
+    };
+    open_model_with(spec, allow_remote, &knobs)
+}
+
 /// [`open_model`] with runtime knobs; a knob that does not apply to the kind of model named
 /// is refused rather than ignored.
 pub fn open_model_with(

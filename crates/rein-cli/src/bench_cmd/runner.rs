@@ -170,7 +170,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(spec) {
                 open = Some((
                     spec.to_string(),
-                    crate::open::open_actor(spec, args.allow_remote, &levers)?,
+                    crate::open::open_bench_actor(spec, args.allow_remote, &levers, args.jobs)?,
                 ));
             }
             let Some((_, model)) = open.as_mut() else {
