@@ -82,13 +82,20 @@ pub fn open_bench_actor(
     workers: usize,
 ) -> anyhow::Result<Box<dyn Model>> {
     let embedded = ModelSpec::parse(spec)?.is_embedded();
-    let share = rein_models::embedded::default_threads() / workers.max(1) as u32;
     let knobs = ModelKnobs {
         gguf_template: levers.gguf_template,
-        threads: (embedded && workers > 1).then_some(share.max(1)),
+        threads: worker_share(rein_models::embedded::default_threads(), workers)
+            .filter(|_| embedded),
         ..ModelKnobs::default()
     };
     open_model_with(spec, allow_remote, &knobs)
+}
+
+/// The threads each of `workers` workers gets out of `cores`: `None` (the default) for one
+/// worker, else an equal share, at least one.
+fn worker_share(cores: u32, workers: usize) -> Option<u32> {
+    let workers = u32::try_from(workers).unwrap_or(u32::MAX);
+    (workers > 1).then(|| (cores / workers).max(1))
 }
 
 /// [`open_model`] with runtime knobs; a knob that does not apply to the kind of model named
@@ -284,7 +291,17 @@ fn canonical_as_far_as_exists(path: &std::path::Path) -> anyhow::Result<std::pat
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::check_apart;
+    use super::{check_apart, worker_share};
+
+    #[test]
+    fn bench_workers_share_the_cores() {
+        assert_eq!(worker_share(2, 1), None);
+        assert_eq!(worker_share(2, 0), None);
+        assert_eq!(worker_share(2, 2), Some(1));
+        assert_eq!(worker_share(8, 3), Some(2));
+        assert_eq!(worker_share(2, 5), Some(1));
+        assert_eq!(worker_share(4, usize::MAX), Some(1));
+    }
 
     #[test]
     fn a_workspace_and_the_data_folder_must_not_nest() {

@@ -8,6 +8,9 @@
 //! end term is what keeps `edit` from winning over `edit_file` by being its prefix. The label
 //! probabilities are then normalised over the labels, and `label_mass` reports the share of the
 //! model's probability they held before that; the parent fails a decision whose mass is low.
+//! A combining mark continues a word too, and a label set in which one label starts another
+//! before a word-ending character (`c` and `c++`) is refused: there the shorter label's end
+//! would be the longer one's next piece (`rein_protocol::model::label_set_problem`).
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -104,7 +107,7 @@ pub(crate) fn continues_word(piece: &str) -> bool {
     piece
         .chars()
         .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        .is_some_and(rein_protocol::model::continues_word)
 }
 
 /// Which candidates (by first-token probability) are decoded: all but the least likely ones
@@ -252,20 +255,13 @@ fn validate_labels(labels: &[String]) -> Result<()> {
             labels.len()
         )));
     }
-    let mut seen = HashSet::new();
-    for label in labels {
-        if label.trim().is_empty() {
-            return Err(LlamaError::BadRequest("a label is empty".into()));
-        }
-        // Case and leading-space variants are folded into one label, so two labels that differ
-        // only by case would share their probability.
-        if !seen.insert(label.trim().to_lowercase()) {
-            return Err(LlamaError::BadRequest(format!(
-                "label {label:?} appears twice (labels are compared ignoring case and surrounding spaces); give each label a distinct name"
-            )));
-        }
+    // Case and leading-space variants are folded into one label, so two labels that differ
+    // only by case would share their probability; a label that starts another before a
+    // word-ending character would take the longer one's probability as its own end.
+    match rein_protocol::model::label_set_problem(labels) {
+        Some(problem) => Err(LlamaError::BadRequest(problem)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -391,5 +387,19 @@ mod tests {
         assert!(validate_labels(&["yes".into(), "Yes".into()]).is_err());
         assert!(validate_labels(&["a".into(), " ".into()]).is_err());
         assert!(validate_labels(&["a".into(), "b".into()]).is_ok());
+        // A label that starts another before a word-ending character has no one meaning (its
+        // end would be the longer label's next piece); `_` continues the word.
+        for (short, long) in [
+            ("pass", "pass with notes"),
+            ("c", "C++"),
+            ("web", "web.search"),
+        ] {
+            let e = validate_labels(&[short.into(), long.into()]).unwrap_err();
+            assert!(e.to_string().contains("is the start of label"), "{e}");
+        }
+        assert!(validate_labels(&["edit".into(), "edit_file".into()]).is_ok());
+        // A combining mark continues the word: "cafe" + U+0301 is not the end of "cafe".
+        assert!(continues_word("\u{301}"));
+        assert!(!continues_word("."));
     }
 }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-pub use choose::{score_labels, LabelScores};
+pub use choose::{score_labels, ChooseProblem, LabelScores};
 pub use client::{ServedModel, CA_FILE_ENV};
 pub use endpoint::{
     allow_remote_from_env, api_key_env_name, check_endpoint, is_loopback, ApiKey, Endpoint,
@@ -316,18 +316,38 @@ impl OpenAiModel {
 }
 
 /// A choose request's body for a reply that starts with `start`: the start as a final
-/// assistant message for chat (llama-server continues it), appended to a raw prompt.
+/// assistant message for chat (llama-server continues it; added to one the prompt ends with),
+/// appended to a raw prompt.
 fn continued(body: &Map<String, Value>, start: &str) -> Map<String, Value> {
     let mut body = body.clone();
     if start.is_empty() {
         return body;
     }
     if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        messages.push(json!({"role": "assistant", "content": start}));
+        // A prompt that already ends with the assistant's words is continued from them.
+        match messages.last_mut() {
+            Some(last) if last["role"] == "assistant" => {
+                let before = last["content"].as_str().unwrap_or_default();
+                last["content"] = json!(format!("{before}{start}"));
+            }
+            _ => messages.push(json!({"role": "assistant", "content": start})),
+        }
     } else if let Some(Value::String(prompt)) = body.get_mut("prompt") {
         prompt.push_str(start);
     }
     body
+}
+
+impl From<ChooseProblem> for ModelError {
+    fn from(problem: ChooseProblem) -> ModelError {
+        match problem {
+            ChooseProblem::Labels(why) => ModelError::BadRequest(why),
+            ChooseProblem::NotContinued => ModelError::Unsupported(problem.to_string()),
+            ChooseProblem::NotADistribution(_) | ChooseProblem::Unsettled { .. } => {
+                ModelError::Endpoint(problem.to_string())
+            }
+        }
+    }
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -566,16 +586,6 @@ impl Model for OpenAiModel {
         if request.labels.is_empty() {
             return Err(ModelError::BadRequest(
                 "choose needs at least one label".into(),
-            ));
-        }
-        let distinct: std::collections::HashSet<String> = request
-            .labels
-            .iter()
-            .map(|l| l.trim().to_lowercase())
-            .collect();
-        if distinct.len() != request.labels.len() || distinct.contains("") {
-            return Err(ModelError::BadRequest(
-                "labels must be non-empty and distinct ignoring case and surrounding spaces; give each label a distinct name".into(),
             ));
         }
         let (path, mut body) = self.base_body(&request.prompt);

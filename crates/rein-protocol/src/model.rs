@@ -158,6 +158,61 @@ pub struct ChooseRequest {
     pub labels: Vec<String>,
 }
 
+/// Whether `c`, right after a label's spelling, continues its word, so the label has not
+/// ended there: a letter, digit, `_`, `-`, or a combining mark (`e` + U+0301 is `é`).
+pub fn continues_word(c: char) -> bool {
+    c.is_alphanumeric()
+        || c == '_'
+        || c == '-'
+        || matches!(c, '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}' | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}')
+}
+
+/// Text as `choose` compares spellings: lower case, final sigma as sigma (so a spelling split
+/// after a final-looking sigma still begins the label).
+pub fn fold_case(text: &str) -> String {
+    text.to_lowercase().replace('ς', "σ")
+}
+
+/// A label as `choose` compares it: surrounding spaces trimmed, then [`fold_case`].
+pub fn label_key(label: &str) -> String {
+    fold_case(label.trim())
+}
+
+/// Why `labels` cannot be scored with `choose`'s one meaning, if they cannot: a label is empty,
+/// two are the same ignoring case and surrounding spaces, or one is the start of another that
+/// goes on with a character that ends a word (`pass` and `pass with notes`, `c` and `c++`,
+/// `web` and `web.search`): the end of the shorter would be the first piece of the longer, so
+/// the shorter would take its probability. `edit` and `edit_file` are fine (`_` continues the
+/// word).
+pub fn label_set_problem(labels: &[String]) -> Option<String> {
+    let keys: Vec<String> = labels.iter().map(|l| label_key(l)).collect();
+    for (i, (label, key)) in labels.iter().zip(&keys).enumerate() {
+        if key.is_empty() {
+            return Some("a label is empty".into());
+        }
+        if keys[..i].contains(key) {
+            return Some(format!(
+                "label {label:?} appears twice (labels are compared ignoring case and surrounding spaces); give each label a distinct name"
+            ));
+        }
+    }
+    for (short, short_key) in labels.iter().zip(&keys) {
+        for (long, long_key) in labels.iter().zip(&keys) {
+            let next = long_key
+                .strip_prefix(short_key.as_str())
+                .and_then(|rest| rest.chars().next());
+            if next.is_some_and(|c| !continues_word(c)) {
+                return Some(format!(
+                    "label {short:?} is the start of label {long:?}, which goes on with {:?}: the end of the one could not be told from the rest of the other; rename one (e.g. {:?})",
+                    next.unwrap_or(' '),
+                    long.trim().replace(|c: char| !continues_word(c), "_")
+                ));
+            }
+        }
+    }
+    None
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabelProbability {
     pub label: String,

@@ -14,10 +14,15 @@
 //!
 //! What the tree does not reach is counted for no label, so it shows as missing label mass and
 //! the caller fails a decision whose mass is under [`crate::LABEL_MASS_FLOOR`]: probability
-//! outside the top tokens, branches under [`MIN_BRANCH`] and branches past [`MAX_REQUESTS`]. An
-//! endpoint that does not continue a final assistant message (it starts a new reply instead)
-//! gives ends that continue the word, so its decisions fail closed as low label mass rather than
-//! guess.
+//! outside the top tokens, branches under [`MIN_BRANCH`] and branches past [`MAX_REQUESTS`];
+//! when the branches left unfollowed hold enough to change which label is best, the decision is
+//! refused instead ([`ChooseProblem::Unsettled`]). Also refused, never guessed: a label set in
+//! which one label starts another before a word-ending character (`c` and `c++`: the end of
+//! the one is the other's next piece; see `label_set_problem`), top logprobs that are not a
+//! distribution (a logprob above 0, probabilities adding up to more than 1), and an endpoint
+//! that answers a continuation with the bare prompt's tokens (it starts a new reply instead of
+//! continuing the started one).
+use rein_protocol::model::{continues_word, fold_case, label_key, label_set_problem};
 use serde_json::Value;
 
 /// Requests one decision may make (the first included). Two-label yes/no decisions take three
@@ -71,27 +76,109 @@ pub struct LabelScores {
     pub requests: usize,
 }
 
-/// A character that continues a word, so a label followed by it has not ended.
-fn continues_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '-'
+/// Why labels could not be scored: each is a refusal, never a guess.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChooseProblem {
+    /// The label set has no one meaning (see [`label_set_problem`]).
+    Labels(String),
+    /// A reply's top logprobs are not part of a probability distribution (a logprob above 0,
+    /// or probabilities that add up to more than 1).
+    NotADistribution(String),
+    /// Asked to continue a reply, the endpoint answered as it did to the bare prompt: it does
+    /// not continue a final assistant message.
+    NotContinued,
+    /// Requests ran out, or branches too unlikely to follow were left, with enough probability
+    /// in them to change which label is best.
+    Unsettled { unresolved: f64, lead: f64 },
 }
 
-/// A reply's text as a label spelling: one leading space removed, lower case.
+impl std::fmt::Display for ChooseProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChooseProblem::Labels(why) => write!(f, "{why}"),
+            ChooseProblem::NotADistribution(why) => write!(
+                f,
+                "the endpoint's top logprobs are not a probability distribution ({why}); choose cannot trust them"
+            ),
+            ChooseProblem::NotContinued => write!(
+                f,
+                "the endpoint does not continue a reply that was started for it (a final assistant message): choose needs that to score whole labels; use llama-server or an embedded model for decisions"
+            ),
+            ChooseProblem::Unsettled { unresolved, lead } => write!(
+                f,
+                "choose could not settle the labels within {MAX_REQUESTS} requests: {unresolved:.3} of the probability was not followed, and the best label leads by only {lead:.3}; use labels with fewer spellings or an embedded model"
+            ),
+        }
+    }
+}
+
+impl From<ChooseProblem> for String {
+    fn from(p: ChooseProblem) -> String {
+        p.to_string()
+    }
+}
+
+/// A reply's text as a label spelling: one leading space removed, then [`fold_case`] (nothing
+/// trimmed: a trailing blank ends the word, it does not vanish).
 fn spelling(text: &str) -> String {
-    text.strip_prefix(' ').unwrap_or(text).to_lowercase()
+    fold_case(text.strip_prefix(' ').unwrap_or(text))
+}
+
+/// Logprobs a little above 0, and sums a little above 1, are rounding, not manufactured
+/// probability.
+const ROUNDING: f64 = 1e-3;
+
+/// Refuses top tokens that are not part of one distribution.
+fn check_distribution(tops: &[(String, f64)]) -> Result<(), ChooseProblem> {
+    if let Some((token, lp)) = tops.iter().find(|(_, lp)| *lp > ROUNDING) {
+        return Err(ChooseProblem::NotADistribution(format!(
+            "token {token:?} has logprob {lp}"
+        )));
+    }
+    let total: f64 = tops
+        .iter()
+        .map(|(_, lp)| lp.exp())
+        .filter(|p| p.is_finite())
+        .sum();
+    if total > 1.0 + ROUNDING {
+        return Err(ChooseProblem::NotADistribution(format!(
+            "the top tokens' probabilities add up to {total:.3}"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a continuation's top tokens are the bare prompt's (the same leading tokens, in the
+/// same order, with the same logprobs): the endpoint started a new reply instead.
+fn same_as_first(tops: &[(String, f64)], first: &[(String, f64)]) -> bool {
+    let n = tops.len().min(first.len()).min(5);
+    n > 0
+        && tops.len().min(5) == first.len().min(5)
+        && tops[..n]
+            .iter()
+            .zip(&first[..n])
+            .all(|((a, x), (b, y))| a == b && (x - y).abs() < 0.01)
 }
 
 /// Scores `labels` under the rule above. `next(start)` gives the top tokens after a reply that
 /// starts with `start` (`""` for the first request); its error ends the scoring. `mass` is 0
-/// (and the shares equal) when no label was reached.
-pub fn score_labels<E>(
+/// (and the shares equal) when no label was reached. The labels must pass
+/// [`label_set_problem`]; a reply that is not a distribution, an endpoint that does not
+/// continue, and a ranking the unfollowed branches could change are refused.
+pub fn score_labels<E: From<ChooseProblem>>(
     labels: &[String],
     mut next: impl FnMut(&str) -> Result<Vec<(String, f64)>, E>,
 ) -> Result<LabelScores, E> {
-    let lower: Vec<String> = labels.iter().map(|l| l.trim().to_lowercase()).collect();
+    if let Some(problem) = label_set_problem(labels) {
+        return Err(ChooseProblem::Labels(problem).into());
+    }
+    let keys: Vec<String> = labels.iter().map(|l| label_key(l)).collect();
     let mut mass = vec![0.0f64; labels.len()];
     // Texts to continue, with their probabilities; the likeliest is continued first.
     let mut open: Vec<(f64, String)> = vec![(1.0, String::new())];
+    // Probability in label prefixes too unlikely to follow.
+    let mut pruned = 0.0f64;
+    let mut first: Option<Vec<(String, f64)>> = None;
     let mut requests = 0;
     while requests < MAX_REQUESTS {
         let Some(likeliest) = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0))
@@ -101,14 +188,23 @@ pub fn score_labels<E>(
         let (p, start) = open.remove(likeliest);
         let tops = next(&start)?;
         requests += 1;
+        check_distribution(&tops)?;
+        match &first {
+            None => first = Some(tops.clone()),
+            Some(first) if same_as_first(&tops, first) => {
+                return Err(ChooseProblem::NotContinued.into())
+            }
+            Some(_) => {}
+        }
         let so_far = spelling(&start);
-        let spelled = lower.iter().position(|l| *l == so_far);
+        let spelled = keys.iter().position(|k| *k == so_far);
         for (token, logprob) in tops {
             let q = p * logprob.exp();
             if !q.is_finite() || q <= 0.0 {
                 continue;
             }
             // The start spells a label and this token does not continue the word: it ends.
+            // (No other label goes on from here with such a character: label_set_problem.)
             if let Some(l) = spelled {
                 if !token.chars().next().is_some_and(continues_word) {
                     mass[l] += q;
@@ -119,22 +215,33 @@ pub fn score_labels<E>(
             }
             let text = format!("{start}{token}");
             let said = spelling(&text);
-            for (l, label) in lower.iter().enumerate() {
+            for (l, key) in keys.iter().enumerate() {
                 // A label that ends inside this token ("yes." or "yes\n"); one the start already
                 // spelled ended above.
-                let ended = label.len() > so_far.len()
+                let ended = key.len() > so_far.len()
                     && said
-                        .strip_prefix(label.as_str())
+                        .strip_prefix(key.as_str())
                         .and_then(|rest| rest.chars().next())
                         .is_some_and(|c| !continues_word(c));
                 if ended {
                     mass[l] += q;
                 }
             }
-            if q >= MIN_BRANCH && lower.iter().any(|l| l.starts_with(&said)) {
-                open.push((q, text));
+            if keys.iter().any(|k| k.starts_with(&said)) {
+                if q >= MIN_BRANCH {
+                    open.push((q, text));
+                } else {
+                    pruned += q;
+                }
             }
         }
+    }
+    let unresolved = pruned + open.iter().map(|(q, _)| q).sum::<f64>();
+    let mut ranked = mass.clone();
+    ranked.sort_by(|a, b| b.total_cmp(a));
+    let lead = ranked[0] - ranked.get(1).copied().unwrap_or(0.0);
+    if unresolved > 0.0 && lead <= unresolved {
+        return Err(ChooseProblem::Unsettled { unresolved, lead }.into());
     }
     let total: f64 = mass.iter().sum();
     if total <= 0.0 || !total.is_finite() {
@@ -259,25 +366,76 @@ mod tests {
     }
 
     #[test]
-    fn an_endpoint_that_starts_a_new_reply_instead_of_continuing_fails_closed() {
-        // Asked to continue "Yes", it answers afresh: "Yes" again, which continues the word.
-        let s = score_labels(
+    fn an_endpoint_that_starts_a_new_reply_instead_of_continuing_is_found_out() {
+        // Asked to continue "Yes", it answers afresh: the bare prompt's tokens again.
+        let tops: &[(&str, f64)] = &[(" edit", 0.8), ("Yes", 0.1), ("No", 0.1)];
+        let e = score_labels(
+            &labels(&["yes", "no", "edit"]),
+            tree(&[("", tops), (" edit", tops), ("Yes", tops), ("No", tops)]),
+        )
+        .unwrap_err();
+        assert_eq!(e, ChooseProblem::NotContinued.to_string());
+    }
+
+    #[test]
+    fn a_reply_that_is_not_a_distribution_is_refused() {
+        let positive = score_labels(&labels(&["yes", "no"]), |_: &str| -> Result<_, String> {
+            Ok(vec![("yes".to_string(), 1.5)])
+        });
+        assert!(positive.unwrap_err().contains("logprob 1.5"));
+        let over = score_labels(
             &labels(&["yes", "no"]),
+            tree(&[("", &[("yes", 0.4), ("yes", 0.4), ("no", 0.45)])]),
+        );
+        assert!(over.unwrap_err().contains("add up to 1.250"));
+    }
+
+    #[test]
+    fn label_sets_without_one_meaning_are_refused_before_any_request() {
+        for set in [
+            &["pass", "pass with notes"][..],
+            &["c", "C++"],
+            &["web", "web.search"],
+            &["a", " A "],
+            &["a", ""],
+        ] {
+            let mut asked = 0;
+            let e = score_labels(&labels(set), |_: &str| -> Result<Vec<_>, String> {
+                asked += 1;
+                Ok(vec![])
+            });
+            assert!(e.is_err(), "{set:?}");
+            assert_eq!(asked, 0);
+        }
+        // A word character after the shorter label keeps the two apart.
+        assert!(rein_protocol::model::label_set_problem(&labels(&[
+            "edit",
+            "edit_file",
+            "re-run",
+            "re"
+        ]))
+        .is_none());
+    }
+
+    #[test]
+    fn a_combining_mark_or_a_dotted_capital_continues_the_word() {
+        let s = score_labels(
+            &labels(&["cafe", "multi", "other"]),
             tree(&[
-                ("", &[("Yes", 0.9), ("No", 0.1)]),
-                ("Yes", &[("Yes", 0.9), ("No", 0.1)]),
-                ("No", &[("Yes", 0.9), ("No", 0.1)]),
+                ("", &[("cafe", 0.5), ("MULTİPLE", 0.4), ("other", 0.1)]),
+                ("cafe", &[("\u{301}", 1.0)]),
+                ("other", &[("", 1.0)]),
             ]),
         )
         .unwrap();
-        assert!(s.mass < crate::LABEL_MASS_FLOOR, "{s:?}");
+        assert!(close(s.mass, 0.1), "{s:?}");
     }
 
     #[test]
     fn requests_are_capped_and_unlikely_branches_are_not_asked() {
         let mut asked = Vec::new();
         let many: Vec<String> = (0..40).map(|i| format!("label{i}")).collect();
-        let s = score_labels(&many, |start: &str| -> Result<_, String> {
+        let e = score_labels(&many, |start: &str| -> Result<_, String> {
             asked.push(start.to_string());
             Ok(if start.is_empty() {
                 (0..20)
@@ -287,13 +445,12 @@ mod tests {
                 vec![("".to_string(), 0.0)]
             })
         })
-        .unwrap();
-        assert_eq!(s.requests, MAX_REQUESTS);
+        .unwrap_err();
         assert_eq!(asked.len(), MAX_REQUESTS);
-        // The first request and 15 label ends: 15 of the 20 labels seen are counted.
-        assert!(close(s.mass, 15.0 * 0.0499), "{s:?}");
+        // 15 of the 20 labels seen were ended; the 5 left could change the best label.
+        assert!(e.contains("could not settle"), "{e}");
         let mut rare = Vec::new();
-        score_labels(
+        let s = score_labels(
             &labels(&["yes", "no"]),
             |start: &str| -> Result<_, String> {
                 rare.push(start.to_string());
@@ -309,6 +466,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rare, vec!["".to_string(), "yes".to_string()]);
+        assert_eq!(s.requests, 2);
+        // A pruned branch that could change the winner is not left out silently.
+        let e = score_labels(
+            &labels(&["yes", "no"]),
+            |start: &str| -> Result<_, String> {
+                Ok(match start {
+                    "" => vec![
+                        ("yes".into(), (0.0009f64).ln()),
+                        ("no".into(), (0.0008f64).ln()),
+                        ("x".into(), (0.99f64).ln()),
+                    ],
+                    _ => vec![("".into(), 0.0)],
+                })
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("could not settle"), "{e}");
+    }
+
+    #[test]
+    fn a_prompt_that_ends_with_the_assistants_words_is_continued_from_them() {
+        use serde_json::Map;
+        let mut body = Map::new();
+        body.insert(
+            "messages".into(),
+            json!([{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "Answer:"}]),
+        );
+        let next = crate::openai::continued(&body, " yes");
+        assert_eq!(
+            next["messages"],
+            json!([{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "Answer: yes"}])
+        );
     }
 
     #[test]
