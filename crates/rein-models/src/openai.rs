@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-pub use choose::{score_labels, ChooseProblem, LabelScores};
+pub use choose::{score_labels, ChooseProblem, LabelScores, MAX_REQUESTS};
 pub use client::{ServedModel, CA_FILE_ENV};
 pub use endpoint::{
     allow_remote_from_env, api_key_env_name, check_endpoint, is_loopback, ApiKey, Endpoint,

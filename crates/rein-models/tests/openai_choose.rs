@@ -1,6 +1,7 @@
-//! Red-team attacks on `score_labels` (OpenAI-compatible choose), kept as regressions. Each
-//! test asserts the safe behaviour: the decision is refused (an error, which callers treat as
-//! an outage), fails the label-mass floor, or is right.
+//! `score_labels` (OpenAI-compatible choose): the meaning on models given as trees of top
+//! tokens, then a red team's attacks kept as regressions. Each attack asserts the safe
+//! behaviour: the decision is refused (an error, which callers treat as an outage), fails the
+//! label-mass floor, or is right.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -52,6 +53,219 @@ fn argmax(s: &LabelScores) -> usize {
 /// A decision the caller would accept (mass at or above the floor).
 fn accepted(s: &LabelScores) -> bool {
     !s.mass.is_nan() && s.mass >= LABEL_MASS_FLOOR
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+// ---------------------------------------------------------------------------------------------
+// The meaning.
+
+#[test]
+fn a_label_counts_once_its_word_has_ended() {
+    let s = score_labels(
+        &labels(&["yes", "no"]),
+        tree(&[
+            ("", &[("Yes", 0.6), (" no", 0.3), ("I", 0.1)]),
+            // "Yes" then the end of generation or a full stop; "Yesterday" is not yes.
+            ("Yes", &[("", 0.8), (".", 0.1), ("terday", 0.1)]),
+            (" no", &[("\n", 1.0)]),
+        ]),
+    )
+    .unwrap();
+    assert!(close(s.mass, 0.6 * 0.9 + 0.3), "{s:?}");
+    assert!(close(s.probabilities[0], 0.54 / 0.84), "{s:?}");
+    assert_eq!(s.requests, 3);
+}
+
+#[test]
+fn a_prefix_label_does_not_take_the_longer_labels_mass() {
+    let s = score_labels(
+        &labels(&["edit", "edit_file", "read"]),
+        tree(&[
+            ("", &[("edit", 0.9), (" read", 0.1)]),
+            ("edit", &[("_file", 0.8), ("\n", 0.2)]),
+            ("edit_file", &[("", 1.0)]),
+            (" read", &[(" ", 1.0)]),
+        ]),
+    )
+    .unwrap();
+    let p = &s.probabilities;
+    assert!(close(s.mass, 1.0), "{s:?}");
+    assert!(
+        close(p[0], 0.18) && close(p[1], 0.72) && close(p[2], 0.1),
+        "{s:?}"
+    );
+    assert_eq!(s.requests, 4);
+}
+
+#[test]
+fn case_and_space_variants_and_split_spellings_add_up() {
+    let s = score_labels(
+        &labels(&["summarize", "read"]),
+        tree(&[
+            (
+                "",
+                &[
+                    ("Summ", 0.4),
+                    (" summarize", 0.2),
+                    ("READ", 0.1),
+                    (" ", 0.2),
+                ],
+            ),
+            ("Summ", &[("arize", 1.0)]),
+            ("Summarize", &[("", 1.0)]),
+            (" summarize", &[(":", 1.0)]),
+            ("READ", &[("", 1.0)]),
+            // One space, then the word: the leading-space variant spelled in two tokens.
+            (" ", &[("Read", 0.5), ("\n", 0.5)]),
+            (" Read", &[("", 1.0)]),
+        ]),
+    )
+    .unwrap();
+    assert!(close(s.mass, 0.4 + 0.2 + 0.1 + 0.1), "{s:?}");
+    assert!(close(s.probabilities[0], 0.6 / 0.8), "{s:?}");
+}
+
+#[test]
+fn a_label_that_ends_inside_its_token_needs_no_second_request() {
+    let s = score_labels(
+        &labels(&["yes", "no"]),
+        tree(&[("", &[("yes.", 0.5), ("no,", 0.25), ("nope", 0.25)])]),
+    )
+    .unwrap();
+    assert!(close(s.mass, 0.75), "{s:?}");
+    assert_eq!(s.requests, 1);
+}
+
+#[test]
+fn an_endpoint_that_starts_a_new_reply_instead_of_continuing_is_found_out() {
+    // Asked to continue "Yes", it answers afresh: the bare prompt's tokens again.
+    let tops: &[(&str, f64)] = &[(" edit", 0.8), ("Yes", 0.1), ("No", 0.1)];
+    let e = score_labels(
+        &labels(&["yes", "no", "edit"]),
+        tree(&[("", tops), (" edit", tops), ("Yes", tops), ("No", tops)]),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        rein_models::openai::ChooseProblem::NotContinued.to_string()
+    );
+}
+
+#[test]
+fn a_reply_that_is_not_a_distribution_is_refused() {
+    let positive = score_labels(&labels(&["yes", "no"]), |_: &str| -> Result<_, String> {
+        Ok(vec![("yes".to_string(), 1.5)])
+    });
+    assert!(positive.unwrap_err().contains("logprob 1.5"));
+    let over = score_labels(
+        &labels(&["yes", "no"]),
+        tree(&[("", &[("yes", 0.4), ("yes", 0.4), ("no", 0.45)])]),
+    );
+    assert!(over.unwrap_err().contains("add up to 1.250"));
+}
+
+#[test]
+fn label_sets_without_one_meaning_are_refused_before_any_request() {
+    for set in [
+        &["pass", "pass with notes"][..],
+        &["c", "C++"],
+        &["web", "web.search"],
+        &["a", " A "],
+        &["a", ""],
+    ] {
+        let mut asked = 0;
+        let e = score_labels(&labels(set), |_: &str| -> Result<Vec<_>, String> {
+            asked += 1;
+            Ok(vec![])
+        });
+        assert!(e.is_err(), "{set:?}");
+        assert_eq!(asked, 0);
+    }
+    // A word character after the shorter label keeps the two apart.
+    assert!(
+        rein_models::label_set_problem(&labels(&["edit", "edit_file", "re-run", "re"])).is_none()
+    );
+}
+
+#[test]
+fn a_combining_mark_or_a_dotted_capital_continues_the_word() {
+    let s = score_labels(
+        &labels(&["cafe", "multi", "other"]),
+        tree(&[
+            ("", &[("cafe", 0.5), ("MULTİPLE", 0.4), ("other", 0.1)]),
+            ("cafe", &[("\u{301}", 1.0)]),
+            ("other", &[("", 1.0)]),
+        ]),
+    )
+    .unwrap();
+    assert!(close(s.mass, 0.1), "{s:?}");
+}
+
+#[test]
+fn requests_are_capped_and_unlikely_branches_are_not_asked() {
+    let mut asked = Vec::new();
+    let many: Vec<String> = (0..40).map(|i| format!("label{i}")).collect();
+    let e = score_labels(&many, |start: &str| -> Result<_, String> {
+        asked.push(start.to_string());
+        Ok(if start.is_empty() {
+            (0..20)
+                .map(|i| (format!("label{i}"), (0.0499f64).ln()))
+                .collect()
+        } else {
+            vec![("".to_string(), 0.0)]
+        })
+    })
+    .unwrap_err();
+    assert_eq!(asked.len(), rein_models::openai::MAX_REQUESTS);
+    // 15 of the 20 labels seen were ended; the 5 left could change the best label.
+    assert!(e.contains("could not settle"), "{e}");
+    let mut rare = Vec::new();
+    let s = score_labels(
+        &labels(&["yes", "no"]),
+        |start: &str| -> Result<_, String> {
+            rare.push(start.to_string());
+            Ok(if start.is_empty() {
+                vec![
+                    ("yes".into(), (0.9995f64).ln()),
+                    ("no".into(), (0.0005f64).ln()),
+                ]
+            } else {
+                vec![("".into(), 0.0)]
+            })
+        },
+    )
+    .unwrap();
+    assert_eq!(rare, vec!["".to_string(), "yes".to_string()]);
+    assert_eq!(s.requests, 2);
+    // A pruned branch that could change the winner is not left out silently.
+    let e = score_labels(
+        &labels(&["yes", "no"]),
+        |start: &str| -> Result<_, String> {
+            Ok(match start {
+                "" => vec![
+                    ("yes".into(), (0.0009f64).ln()),
+                    ("no".into(), (0.0008f64).ln()),
+                    ("x".into(), (0.99f64).ln()),
+                ],
+                _ => vec![("".into(), 0.0)],
+            })
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("could not settle"), "{e}");
+}
+
+#[test]
+fn an_error_ends_the_scoring() {
+    let e = score_labels(&labels(&["a"]), |_: &str| -> Result<Vec<_>, String> {
+        Err("down".into())
+    });
+    assert_eq!(e.unwrap_err(), "down");
+    let none = score_labels(&labels(&["a", "b"]), tree(&[("", &[("xyz", 0.9)])])).unwrap();
+    assert_eq!((none.mass, none.probabilities), (0.0, vec![0.5, 0.5]));
 }
 
 // ---------------------------------------------------------------------------------------------
