@@ -16,6 +16,7 @@
 #   --build-only  only build (or find) llama-server, print its path
 #   --serve       only build and serve the model; stop with Ctrl-C (prints the --model spec)
 #   --compare-embedded  also run the same desk_task with the model embedded, for comparison
+#                 (with --lever repeat-penalty=off, as endpoints decode: see README)
 #   --model NAME  a model `rein models list` shows as present (default: qwen2.5-coder-0.5b)
 #   --port N      the port to serve on (default: a free one)
 #   --dir DIR     where the source and build are cached (default: $REIN_PEER_DIR, else
@@ -233,7 +234,8 @@ done
 if [ "$compare" = 1 ]; then
   say "comparison: the same desk_task run with $model embedded"
   step embedded "$rein" run desk_task --workspace "$out/desk-embedded" --model "$model" \
-    --approve=all --seed 0 --json >"$out/desk-embedded.jsonl" 2>"$out/desk-embedded.err"
+    --approve=all --seed 0 --lever repeat-penalty=off --json \
+    >"$out/desk-embedded.jsonl" 2>"$out/desk-embedded.err"
 fi
 
 # One line for a desk_task run from its JSON lines: verdict, end, steps, format errors, repairs.
