@@ -65,16 +65,12 @@ pub fn open_actor(
     allow_remote: bool,
     levers: &rein_engine::agent::Levers,
 ) -> anyhow::Result<Box<dyn Model>> {
-    let knobs = ModelKnobs {
-        gguf_template: levers.gguf_template,
-        ..ModelKnobs::default()
-    };
-    open_model_with(spec, allow_remote, &knobs)
+    open_bench_actor(spec, allow_remote, levers, 1)
 }
 
 /// [`open_actor`] for one of `workers` bench workers on this machine: an embedded model gets
 /// its share of the physical cores (at least one thread), so two workers on two cores run two
-/// threads, not four that wait on each other.
+/// threads, not four that wait on each other. One worker keeps the default threads.
 pub fn open_bench_actor(
     spec: &str,
     allow_remote: bool,

@@ -623,3 +623,10 @@ fn raw_prompt_continuation_is_bounded_and_yes_no_takes_three_requests() {
     assert_eq!(server.posts().len(), 3);
     assert!((r.probabilities[0].probability - 0.7).abs() < 1e-9, "{r:?}");
 }
+
+#[test]
+fn no_labels_do_not_panic() {
+    // The public scorer, called without labels: nothing to rank, no panic.
+    let s = score_labels(&[], tree(&[("", &[("yes", 0.9)])])).unwrap();
+    assert!(s.probabilities.is_empty() && s.mass == 0.0, "{s:?}");
+}

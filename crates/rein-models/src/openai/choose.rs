@@ -239,7 +239,8 @@ pub fn score_labels<E: From<ChooseProblem>>(
     let unresolved = pruned + open.iter().map(|(q, _)| q).sum::<f64>();
     let mut ranked = mass.clone();
     ranked.sort_by(|a, b| b.total_cmp(a));
-    let lead = ranked[0] - ranked.get(1).copied().unwrap_or(0.0);
+    let best = ranked.first().copied().unwrap_or(0.0);
+    let lead = best - ranked.get(1).copied().unwrap_or(0.0);
     if unresolved > 0.0 && lead <= unresolved {
         return Err(ChooseProblem::Unsettled { unresolved, lead }.into());
     }
