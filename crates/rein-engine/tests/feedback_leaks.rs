@@ -430,3 +430,26 @@ fn a_failed_not_copied_names_only_the_deliverable_s_own_text_on_hostile_files() 
         assert!(fact.chars().count() < 1_000, "{}", fact.len());
     }
 }
+
+/// A JSON deliverable of the wrong shape is named by its kind, not echoed: the schema crate's
+/// own message starts with the whole document, so a few kilobytes of it pushed the reason ("is
+/// not of type object") past the feedback's clip and the model read only its own file back.
+#[test]
+fn a_wrong_json_shape_is_said_in_a_line_whatever_the_document_size() {
+    let entries: Vec<Value> = (0..60)
+        .map(|i| json!({"merchant": format!("Shop number {i}"), "total": i}))
+        .collect();
+    let mut w = world(None);
+    w.set_file(
+        "out/receipts.json",
+        serde_json::to_string_pretty(&entries).unwrap(),
+    );
+    let check = json!({"id": "schema", "kind": "json_schema", "path": "out/receipts.json",
+        "schema": {"type": "object", "required": ["receipts"]}});
+    let r = judge(check, &w, &[]);
+    assert!(!r.passed);
+    assert_eq!(
+        said(&r),
+        "out/receipts.json: An array here, where the schema needs an object"
+    );
+}

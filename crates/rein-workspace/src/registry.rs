@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::schema_error::{describe_schema_error, kind_of};
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Longest single string input a model may send (DESIGN: one input, 32,000 characters).
@@ -162,7 +163,7 @@ impl ToolRegistry {
         if !args.is_object() {
             return Err(format!(
                 "the parameters of {tool} must be a JSON object, got {}",
-                type_name(args)
+                kind_of(args)
             ));
         }
         if let Some((path, chars)) = longest_over_cap(args, "parameters") {
@@ -178,10 +179,11 @@ impl ToolRegistry {
             .take(MAX_REPORTED_ERRORS)
             .map(|e| {
                 let at = e.instance_path.to_string();
+                let what = describe_schema_error(&e);
                 if at.is_empty() {
-                    e.to_string()
+                    what
                 } else {
-                    format!("at {at}: {e}")
+                    format!("at {at}: {what}")
                 }
             })
             .collect();
@@ -215,17 +217,6 @@ impl ToolRegistry {
                 message,
             })?;
         entry.tool.run(ctx, args)
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -234,14 +234,15 @@ pub(crate) fn schema_judged(
         let keyword = schema_path.rsplit('/').next().unwrap_or("");
         // These messages name only what the deliverable holds or the shape the prompt asks
         // for; the others (pattern, enum, const, bounds) would read the contract out.
+        let what = rein_workspace::describe_schema_error(&e);
         if MODEL_SAFE_SCHEMA_KEYWORDS.contains(&keyword) {
-            j.say(format!("{path}{at}: {e}"));
+            j.say(format!("{path}{at}: {what}"));
         } else {
             j.say(format!(
                 "{path}{at}: does not satisfy the schema's {} rule",
                 rule_name(keyword)
             ));
-            j.withhold(format!("{path}{at}: {e}"));
+            j.withhold(format!("{path}{at}: {what}"));
         }
     }
     for at in integers_not_written_as_integers(schema, instance, String::new()) {

@@ -159,6 +159,30 @@ fn validate_names_the_problem() {
     assert!(e.contains("JSON object"), "{e}");
 }
 
+/// A document sent where a tool wants text (a model writing JSON as an object instead of a
+/// string) is refused in one line naming both kinds, not with the document echoed back in full.
+#[test]
+fn a_value_of_the_wrong_kind_is_named_not_echoed() {
+    let registry = desk_registry();
+    let rows: Vec<Value> = (0..200)
+        .map(|i| json!({"name": format!("row {i}"), "amount": i}))
+        .collect();
+    let e = registry
+        .validate(
+            "create_file",
+            &json!({"path": "out/rows.json", "content": {"rows": rows}}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "at /content: An object here, where the schema needs a string"
+    );
+    let e = registry
+        .validate("create_file", &json!({"content": "text"}))
+        .unwrap_err();
+    assert_eq!(e, "the required field \"path\" is missing");
+}
+
 #[test]
 fn input_cap_at_its_edge() {
     let registry = desk_registry();
