@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rein_engine::agent::checklist_note;
+use rein_engine::agent::{checklist_note, clip, MAX_FAILED_CHECK_CHARS};
 use rein_engine::checks::{
     evaluate, requirement, requirements_message, Check, CheckResult, MemWorld, TraceEntry,
 };
@@ -452,4 +452,26 @@ fn a_wrong_json_shape_is_said_in_a_line_whatever_the_document_size() {
         said(&r),
         "out/receipts.json: An array here, where the schema needs an object"
     );
+}
+
+/// Many statements of a number, some wrong: the reason leads, so the feedback's clip cuts the
+/// list of statements, never the conclusion (it came last, after a list longer than the clip).
+#[test]
+fn a_long_list_of_wrong_statements_keeps_its_reason_within_the_clip() {
+    let check = json!({"id": "n", "kind": "numeric_consistency", "path": "out/answer.md",
+        "stated": {"regex": "(?im)^deadline:\\s*(.*?)\\s*$"},
+        "expected": {"from": "matches", "paths": ["policies/equipment.md"],
+                     "pattern": "returned within (\\d+) working days", "op": "max"},
+        "tolerance": 0, "units": ["working days"]});
+    let text: String = (0..12)
+        .map(|i| format!("Deadline: {} working days\n", 1_000_000 + i))
+        .collect();
+    let r = judge(check, &world(Some(&text)), &[]);
+    assert!(!r.passed);
+    let conclusion =
+        "not all 12 statements agree with the value computed from the inputs; every one must";
+    assert!(r.feedback[0].starts_with(conclusion), "{:?}", r.feedback);
+    let joined = r.feedback.join("; ");
+    assert!(joined.chars().count() > MAX_FAILED_CHECK_CHARS, "{joined}");
+    assert!(clip(&joined, MAX_FAILED_CHECK_CHARS).contains(conclusion));
 }

@@ -62,7 +62,7 @@ pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};
 pub use prompt::{
     clip, mission_action_schema, signature, system_prompt, task_message, type_document,
-    MAX_RESULT_CHARS, MAX_THOUGHT_CHARS,
+    MAX_FAILED_CHECK_CHARS, MAX_RESULT_CHARS, MAX_THOUGHT_CHARS,
 };
 pub use rewrite::REWRITE_SECTION;
 pub use run::{

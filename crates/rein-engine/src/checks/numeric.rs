@@ -57,6 +57,19 @@ pub(crate) fn numeric_consistency(
             format!("statement {} of {}", i + 1, stated.len())
         }
     };
+    // The conclusion comes first: with many statements, the list of them could fill the
+    // feedback's clip and leave the model without the reason.
+    if !ok {
+        j.say(if stated.len() == 1 {
+            "the stated number does not agree with the value computed from the inputs".to_string()
+        } else {
+            format!(
+                "not all {} statements agree with the value computed from the inputs; every one \
+                 must (each is listed below)",
+                stated.len()
+            )
+        });
+    }
     for (i, (raw, value)) in stated.iter().enumerate() {
         let read = format!(
             "{} `{}` (read as {})",
@@ -83,16 +96,6 @@ pub(crate) fn numeric_consistency(
         if !ok {
             j.say(read);
         }
-    }
-    if !ok {
-        j.say(if stated.len() == 1 {
-            "it does not agree with the value computed from the inputs".to_string()
-        } else {
-            format!(
-                "not all {} statements agree with the value computed from the inputs; every one must",
-                stated.len()
-            )
-        });
     }
     j.passed = ok;
     j
