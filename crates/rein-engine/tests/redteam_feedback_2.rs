@@ -62,8 +62,8 @@ fn schema_check(schema: Value) -> Value {
 /// schema needs ..." past the 480-character clip and the model reads only its own key back.
 #[test]
 fn a_long_key_does_not_push_the_schema_reason_past_the_clip() {
-    let key = "What must an employee do with company equipment when they leave, and by when? "
-        .repeat(7);
+    let key =
+        "What must an employee do with company equipment when they leave, and by when? ".repeat(7);
     assert!(key.chars().count() > MAX_FAILED_CHECK_CHARS);
     let doc = json!({ key: "seven working days" });
     let check = schema_check(json!({
@@ -132,9 +132,12 @@ fn many_unexpected_fields_do_not_hide_the_missing_one() {
 /// whatever keys the document holds (a giant key, or thousands of them).
 #[test]
 fn each_schema_fact_is_short_whatever_the_keys() {
-    let schema = json!({"type": "object", "properties": {"total": {}}, "additionalProperties": false});
+    let schema =
+        json!({"type": "object", "properties": {"total": {}}, "additionalProperties": false});
     let giant = json!({ "k".repeat(20_000): 1 });
-    let many: Map<String, Value> = (0..2_000).map(|i| (format!("field_{i}"), json!(i))).collect();
+    let many: Map<String, Value> = (0..2_000)
+        .map(|i| (format!("field_{i}"), json!(i)))
+        .collect();
     for doc in [giant, Value::Object(many)] {
         let facts = schema_violations("out/answer.json", &schema, &doc);
         assert!(!facts.is_empty());
@@ -204,8 +207,20 @@ fn said_schema_facts_name_nothing_of_the_contract() {
         }
     });
     let secrets = [
-        "GOLD", "7421", "SECRETCARD", "SECRETCASH", "9137", "9138", "PAT", "77", "78", "13",
-        "NEEDLE", "0.37", "8123", "date",
+        "GOLD",
+        "7421",
+        "SECRETCARD",
+        "SECRETCASH",
+        "9137",
+        "9138",
+        "PAT",
+        "77",
+        "78",
+        "13",
+        "NEEDLE",
+        "0.37",
+        "8123",
+        "date",
     ];
     for value in [json!("short"), json!(long), json!([long, long, long])] {
         let doc = json!({
@@ -245,7 +260,10 @@ fn the_numeric_conclusion_leads_whatever_the_statements() {
                 if Some(i) == right_at {
                     "Deadline: 7 working days\n".to_string()
                 } else {
-                    format!("Deadline: {} working days\n", 1_000_000_000_000u64 + i as u64)
+                    format!(
+                        "Deadline: {} working days\n",
+                        1_000_000_000_000u64 + i as u64
+                    )
                 }
             })
             .collect();

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::schema_error::{describe_schema_error, kind_of};
+use crate::schema_error::{describe_schema_error, kind_of, schema_error_place};
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Longest single string input a model may send (DESIGN: one input, 32,000 characters).
@@ -178,7 +178,7 @@ impl ToolRegistry {
             .iter_errors(args)
             .take(MAX_REPORTED_ERRORS)
             .map(|e| {
-                let at = e.instance_path.to_string();
+                let at = schema_error_place(&e);
                 let what = describe_schema_error(&e);
                 if at.is_empty() {
                     what

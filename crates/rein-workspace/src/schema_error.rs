@@ -12,9 +12,19 @@ use serde_json::Value;
 
 /// The longest value echoed as it is; longer values are described by kind and size.
 const ECHOED_VALUE_CHARS: usize = 60;
+/// The longest description of any error; a longer one from the crate is replaced by the value's
+/// kind and the rule's name.
+const MESSAGE_CHARS: usize = 200;
+/// Field names and pointer segments longer than this are cut (they come from the document, so
+/// a model keying a map by a sentence could otherwise push the reason past a clip).
+const NAME_CHARS: usize = 40;
+/// The longest place (JSON pointer) written out; deeper ones keep their two ends.
+const POINTER_CHARS: usize = 120;
+/// Unexpected field names listed by name; the rest are counted.
+const LISTED_NAMES: usize = 5;
 
 /// What is wrong with the value at the error's place, without the place itself (callers prefix
-/// it as they need: `at /receipts/2: ` or `out/receipts.json at /total: `).
+/// it as they need, with [`schema_error_place`]).
 pub fn describe_schema_error(e: &ValidationError<'_>) -> String {
     match &e.kind {
         ValidationErrorKind::Type { kind } => format!(
@@ -26,10 +36,17 @@ pub fn describe_schema_error(e: &ValidationError<'_>) -> String {
             format!("the required field {property} is missing")
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
-            let names: Vec<String> = unexpected.iter().map(|n| format!("\"{n}\"")).collect();
+            let mut names: Vec<String> = unexpected
+                .iter()
+                .take(LISTED_NAMES)
+                .map(|n| format!("\"{}\"", printable(n, NAME_CHARS)))
+                .collect();
+            if unexpected.len() > LISTED_NAMES {
+                names.push(format!("and {} more", unexpected.len() - LISTED_NAMES));
+            }
             format!(
                 "{} the schema does not allow: {}",
-                if names.len() == 1 {
+                if unexpected.len() == 1 {
                     "a field"
                 } else {
                     "fields"
@@ -40,14 +57,48 @@ pub fn describe_schema_error(e: &ValidationError<'_>) -> String {
         _ => {
             let message = e.to_string();
             let echoed = e.instance.to_string();
-            match message.strip_prefix(&echoed) {
+            let message = match message.strip_prefix(&echoed) {
                 Some(rule) if echoed.chars().count() > ECHOED_VALUE_CHARS => {
                     format!("{}{rule}", short_value(&e.instance))
                 }
                 _ => message,
+            };
+            if message.chars().count() <= MESSAGE_CHARS && !message.chars().any(char::is_control) {
+                return message;
             }
+            let schema_path = e.schema_path.to_string();
+            let keyword = schema_path.rsplit('/').next().unwrap_or("");
+            format!(
+                "{} does not satisfy the schema's `{}` rule",
+                short_value(&e.instance),
+                printable(keyword, NAME_CHARS)
+            )
         }
     }
+}
+
+/// Where the error is, as a JSON pointer short enough to leave room for the reason (empty for
+/// the document itself): long segments are cut and a deep pointer keeps its two ends.
+pub fn schema_error_place(e: &ValidationError<'_>) -> String {
+    let pointer = e.instance_path.to_string();
+    let segments: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| printable(s, NAME_CHARS))
+        .collect();
+    let whole: String = segments.iter().map(|s| format!("/{s}")).collect();
+    if whole.chars().count() <= POINTER_CHARS || segments.len() <= 4 {
+        return whole;
+    }
+    let n = segments.len();
+    format!(
+        "/{}/{}/... ({} levels) .../{}/{}",
+        segments[0],
+        segments[1],
+        n - 4,
+        segments[n - 2],
+        segments[n - 1]
+    )
 }
 
 /// "a string", "an array", ... (`a boolean` for true and false).
@@ -86,18 +137,54 @@ fn needed_types(kind: &TypeKind) -> String {
     with_article.join(" or ")
 }
 
+/// At most `max` characters of `s` on one line: control characters escaped (a newline as
+/// `\n`), and `...` where it was cut.
+fn printable(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .take(max)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if s.chars().count() > max {
+        out.push_str("...");
+    }
+    out
+}
+
 /// A long value by its kind, size and first characters.
 fn short_value(v: &Value) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     match v {
         Value::String(s) => {
+            let n = s.chars().count();
             let head: String = s.chars().take(ECHOED_VALUE_CHARS / 2).collect();
+            // JSON-escaped, so a newline or an escape sequence in the value stays one line.
+            let quoted = Value::String(head).to_string();
+            let cut = if n > ECHOED_VALUE_CHARS / 2 {
+                "..."
+            } else {
+                ""
+            };
             format!(
-                "the string \"{head}...\" ({} characters)",
-                s.chars().count()
+                "the string {}{cut}\" ({})",
+                &quoted[..quoted.len() - 1],
+                plural(n, "character", "characters")
             )
         }
-        Value::Array(items) => format!("the array of {} items", items.len()),
-        Value::Object(fields) => format!("the object with {} fields", fields.len()),
+        Value::Array(items) => format!("the array of {}", plural(items.len(), "item", "items")),
+        Value::Object(fields) => {
+            format!(
+                "the object with {}",
+                plural(fields.len(), "field", "fields")
+            )
+        }
         other => other.to_string(),
     }
 }

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rein_workspace::{desk_registry, describe_schema_error, MAX_INPUT_CHARS};
+use rein_workspace::{describe_schema_error, desk_registry, MAX_INPUT_CHARS};
 use serde_json::{json, Map, Value};
 
 /// Short enough for a prompt: well under the engine's 480-character feedback clip.
@@ -45,7 +45,9 @@ fn a_giant_unexpected_key_is_not_echoed_in_full() {
 #[test]
 fn many_unexpected_keys_are_not_listed_without_bound() {
     let registry = desk_registry();
-    let mut args: Map<String, Value> = (0..2_000).map(|i| (format!("extra_{i}"), json!(i))).collect();
+    let mut args: Map<String, Value> = (0..2_000)
+        .map(|i| (format!("extra_{i}"), json!(i)))
+        .collect();
     args.insert("path".into(), json!("out/a.md"));
     args.insert("content".into(), json!("text"));
     let e = registry
@@ -76,7 +78,10 @@ fn a_shortened_string_is_written_escaped_on_one_line() {
         head(&e)
     );
     // Twenty NULs: 122 characters as JSON, so described, "head..." though the head is all of it.
-    let got = described(json!({"type": "string", "maxLength": 3}), &json!("\u{0}".repeat(20)));
+    let got = described(
+        json!({"type": "string", "maxLength": 3}),
+        &json!("\u{0}".repeat(20)),
+    );
     assert_eq!(got.len(), 1);
     assert!(!got[0].chars().any(char::is_control), "{:?}", got[0]);
 }
@@ -86,7 +91,9 @@ fn a_shortened_string_is_written_escaped_on_one_line() {
 /// promise that a value over 60 characters is described by kind and size.
 #[test]
 fn every_keyword_describes_a_long_value_instead_of_echoing_it() {
-    let big: Vec<Value> = (0..300).map(|i| json!(format!("entry number {i}"))).collect();
+    let big: Vec<Value> = (0..300)
+        .map(|i| json!(format!("entry number {i}")))
+        .collect();
     let big = Value::Array(big);
     let obj = json!({"a": big.clone()});
     let mut many_keys = Map::new();
@@ -94,10 +101,22 @@ fn every_keyword_describes_a_long_value_instead_of_echoing_it() {
         many_keys.insert(format!("unevaluated_field_{i}"), json!(i));
     }
     let cases: Vec<(&str, Value, Value)> = vec![
-        ("contains", json!({"contains": {"type": "integer"}}), big.clone()),
+        (
+            "contains",
+            json!({"contains": {"type": "integer"}}),
+            big.clone(),
+        ),
         ("not", json!({"not": {"type": "array"}}), big.clone()),
-        ("false schema", json!({"properties": {"a": false}}), obj.clone()),
-        ("prefixItems + items:false", json!({"prefixItems": [{}], "items": false}), big.clone()),
+        (
+            "false schema",
+            json!({"properties": {"a": false}}),
+            obj.clone(),
+        ),
+        (
+            "prefixItems + items:false",
+            json!({"prefixItems": [{}], "items": false}),
+            big.clone(),
+        ),
         (
             "additionalItems (draft 7)",
             json!({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{}], "additionalItems": false}),
@@ -113,7 +132,11 @@ fn every_keyword_describes_a_long_value_instead_of_echoing_it() {
     for (name, schema, instance) in cases {
         for m in described(schema, &instance) {
             if m.chars().count() > SHORT {
-                long.push(format!("{name}: {} characters: {}...", m.chars().count(), head(&m)));
+                long.push(format!(
+                    "{name}: {} characters: {}...",
+                    m.chars().count(),
+                    head(&m)
+                ));
             }
         }
     }
@@ -153,9 +176,15 @@ fn wrong_kinds_are_named_correctly_at_any_depth() {
     let e = registry
         .validate("create_file", &json!({"path": "out/a.md", "content": deep}))
         .unwrap_err();
-    assert_eq!(e, "at /content: An object here, where the schema needs a string");
+    assert_eq!(
+        e,
+        "at /content: An object here, where the schema needs a string"
+    );
     let e = registry
-        .validate("create_file", &json!({"path": ["out/a.md"], "content": null}))
+        .validate(
+            "create_file",
+            &json!({"path": ["out/a.md"], "content": null}),
+        )
         .unwrap_err();
     assert_eq!(
         e,
@@ -188,6 +217,9 @@ fn wrong_kinds_are_named_correctly_at_any_depth() {
     );
     for args in [json!([1, 2]), json!("x"), json!(null), json!(3.5)] {
         let e = registry.validate("create_file", &args).unwrap_err();
-        assert!(e.starts_with("the parameters of create_file must be a JSON object, got "), "{e}");
+        assert!(
+            e.starts_with("the parameters of create_file must be a JSON object, got "),
+            "{e}"
+        );
     }
 }

@@ -224,7 +224,7 @@ pub(crate) fn schema_judged(
     };
     let mut j = Judged::default();
     for e in validator.iter_errors(instance).take(20) {
-        let at = e.instance_path.to_string();
+        let at = rein_workspace::schema_error_place(&e);
         let at = if at.is_empty() {
             String::new()
         } else {
@@ -336,6 +336,41 @@ fn rule_name(keyword: &str) -> String {
         "minItems" | "maxItems" => "bounds on the number of items".to_string(),
         "minProperties" | "maxProperties" => "bounds on the number of fields".to_string(),
         "minContains" | "maxContains" => "bounds on the matching items".to_string(),
-        other => format!("`{other}`"),
+        other if SCHEMA_KEYWORDS.contains(&other) => format!("`{other}`"),
+        // The last step of the schema path is then a name from the contract's schema (a
+        // property whose subschema is `false`), not a keyword: not the model's to read.
+        _ => "field".to_string(),
     }
 }
+
+/// JSON Schema's validation and applicator keywords (2020-12 and draft 7): a withheld rule is
+/// named only when it is one of these.
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "enum",
+    "const",
+    "pattern",
+    "format",
+    "multipleOf",
+    "uniqueItems",
+    "not",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "propertyNames",
+    "patternProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentMediaType",
+    "contentEncoding",
+    "false",
+];
