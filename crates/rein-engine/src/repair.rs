@@ -144,7 +144,7 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
         Some(other) => {
             return Err(FormatError::new(format!(
                 "\"action\" must be a tool name string, not {}",
-                type_name(&other)
+                rein_workspace::kind_of(&other)
             )))
         }
         None => return Err(FormatError::new("it has no \"action\" key")),
@@ -164,7 +164,7 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
         Some(other) => {
             return Err(FormatError::new(format!(
                 "\"parameters\" must be an object such as {{\"path\": \"notes.md\"}}, not {}",
-                type_name(&other)
+                rein_workspace::kind_of(&other)
             )))
         }
     };
@@ -185,17 +185,6 @@ fn shape(mut map: Map<String, Value>, repairs: &mut Vec<String>) -> Result<Actio
         action,
         parameters,
     })
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Scans one object starting at `chars[start] == '{'` and re-emits it as strict JSON text.
