@@ -41,6 +41,8 @@ pub enum FinishRefusal {
     ChangedSinceWritten { path: String },
     #[error("finish refused: re-read the output first: `{path}` was written after you last read it; call read_file on it, check it, then finish")]
     NotReread { path: String },
+    #[error("finish refused: `{path}` is the very file that failed {checks}, and those checks read only that file, so they would fail again; nothing was judged: change it to meet them (the failed checks say what they found), read it back, then finish")]
+    FailedUnchanged { path: String, checks: String },
 }
 
 impl FinishRefusal {

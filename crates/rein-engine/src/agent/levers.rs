@@ -92,6 +92,13 @@ pub enum Lever {
     /// draw of its first write (refused each time) or ran past the reply cap, and on seed 1 the
     /// generic advice after a cut sent it to a pasted `create_file`.
     ToldDraws,
+    /// After a failed verdict, `finish` is not offered (constrained decoding) and is refused
+    /// while the deliverable holds the very bytes that failed, when every failed check is
+    /// settled by those bytes alone (a check of the run's calls or of another file can still
+    /// change): judged again they would fail again. The 1.5B re-read an input and called
+    /// finish on the unchanged file in its second and third attempts of five of the seven desk
+    /// extract tasks, spending every attempt on one verdict.
+    ChangeBeforeFinish,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -99,7 +106,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 18] = [
+    pub const ALL: [Lever; 19] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -118,6 +125,7 @@ impl Lever {
         Lever::PlainBodies,
         Lever::FinishWhenMet,
         Lever::ToldDraws,
+        Lever::ChangeBeforeFinish,
     ];
 
     pub fn name(self) -> &'static str {
@@ -140,6 +148,7 @@ impl Lever {
             Lever::PlainBodies => "plain-bodies",
             Lever::FinishWhenMet => "finish-when-met",
             Lever::ToldDraws => "told-draws",
+            Lever::ChangeBeforeFinish => "change-before-finish",
         }
     }
 
@@ -183,6 +192,7 @@ pub struct Levers {
     pub plain_bodies: bool,
     pub finish_when_met: bool,
     pub told_draws: bool,
+    pub change_before_finish: bool,
 }
 
 impl Default for Levers {
@@ -216,6 +226,7 @@ impl Levers {
         plain_bodies: false,
         finish_when_met: false,
         told_draws: false,
+        change_before_finish: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -237,6 +248,7 @@ impl Levers {
         plain_bodies: true,
         finish_when_met: true,
         told_draws: true,
+        change_before_finish: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -259,6 +271,7 @@ impl Levers {
             Lever::PlainBodies => self.plain_bodies,
             Lever::FinishWhenMet => self.finish_when_met,
             Lever::ToldDraws => self.told_draws,
+            Lever::ChangeBeforeFinish => self.change_before_finish,
         }
     }
 
@@ -282,6 +295,7 @@ impl Levers {
             Lever::PlainBodies => self.plain_bodies = on,
             Lever::FinishWhenMet => self.finish_when_met = on,
             Lever::ToldDraws => self.told_draws = on,
+            Lever::ChangeBeforeFinish => self.change_before_finish = on,
         }
     }
 

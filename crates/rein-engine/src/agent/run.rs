@@ -42,7 +42,7 @@ use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
     table_stats_hint, CheckSpec, Decider, TraceEntry, Verdict, World,
 };
-use crate::finish::check_finish;
+use crate::finish::{check_finish, FinishRefusal};
 use crate::gate::{Approver, CallExecutor};
 use crate::mission::{FrozenContract, InputHash, Mode};
 
@@ -226,6 +226,15 @@ struct State {
     table_facts: Vec<(String, Value)>,
     /// Whether the last reply was cut off at the reply cap (lever `short-after-cut`).
     last_reply_cut: bool,
+    /// The deliverable a failed verdict judged, when every check it failed is settled by
+    /// those bytes (lever `change-before-finish`).
+    failed_as_is: Option<FailedAsIs>,
+}
+
+/// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
+struct FailedAsIs {
+    sha256: String,
+    checks: Vec<String>,
 }
 
 /// What the last undo of an attempt did, for the next attempt's feedback.
@@ -352,6 +361,65 @@ impl<'a> Agent<'a> {
                 .any(|(_, p)| same_path(p, artifact))
             && check_finish(c, self.env.world, &st.trace, self.env.input_hashes).is_ok()
             && shown_checks_met(c, self.env.world, &st.trace)
+    }
+
+    /// Lever `change-before-finish`: what a failed verdict judged, when every deciding check it
+    /// failed is settled by the deliverable's bytes ([`CheckSpec::settled_by`]); `None` when
+    /// the lever is off, the verdict passed, or a failed check could change another way.
+    fn failed_as_is(&self, v: &Verdict) -> Option<FailedAsIs> {
+        let c = self.env.contract;
+        let artifact = &c.mission.required_artifact;
+        if !self.options.levers.change_before_finish || self.options.memory || v.passed {
+            return None;
+        }
+        let failed: Vec<&str> = v
+            .checks
+            .iter()
+            .filter(|r| !r.passed && !r.advisory)
+            .map(|r| r.id.as_str())
+            .collect();
+        let settled = failed.iter().all(|id| {
+            c.mission
+                .checks
+                .iter()
+                .find(|k| k.id == *id)
+                .is_some_and(|k| k.spec.settled_by(artifact))
+        });
+        let bytes = self.env.world.read(artifact).ok().flatten()?;
+        (settled && !failed.is_empty()).then(|| FailedAsIs {
+            sha256: crate::mission::sha256_hex(&bytes),
+            checks: failed.iter().map(|s| s.to_string()).collect(),
+        })
+    }
+
+    /// The failed checks a `finish` now would fail again: the deliverable still holds the bytes
+    /// a failed verdict judged (lever `change-before-finish`).
+    fn unchanged_failure<'s>(&self, st: &'s State) -> Option<&'s FailedAsIs> {
+        let failed = st.failed_as_is.as_ref()?;
+        let bytes = self
+            .env
+            .world
+            .read(&self.env.contract.mission.required_artifact)
+            .ok()
+            .flatten()?;
+        (crate::mission::sha256_hex(&bytes) == failed.sha256).then_some(failed)
+    }
+
+    /// The retry feedback's last line when `finish` is withheld at the start of attempt `n`
+    /// (lever `change-before-finish`), journaled so the run shows why finish was not offered.
+    fn finish_withheld(&self, st: &State, n: u32) -> Result<String, AgentError> {
+        let Some(failed) = self.unchanged_failure(st) else {
+            return Ok(String::new());
+        };
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "finish_withheld",
+            &json!({"attempt": n, "checks": failed.checks}),
+        )?;
+        Ok(format!(
+            "\nfinish is not offered until {} changes: those checks read only that file, so the same file would fail them again.",
+            self.env.contract.mission.required_artifact
+        ))
     }
 
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
@@ -998,6 +1066,7 @@ impl<'a> Agent<'a> {
             started: Instant::now(),
             table_facts: Vec::new(),
             last_reply_cut: false,
+            failed_as_is: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -1072,7 +1141,8 @@ impl<'a> Agent<'a> {
                     // A fresh start from the deliverable as it stands, not from the steps
                     // that led to it.
                     let feedback =
-                        self.monotone_feedback(v, restored.take().as_ref(), &st.table_facts);
+                        self.monotone_feedback(v, restored.take().as_ref(), &st.table_facts)
+                            + &self.finish_withheld(st, n)?;
                     st.transcript.restart();
                     st.transcript.push(
                         vec![ChatMessage::user(feedback)],
@@ -1082,7 +1152,7 @@ impl<'a> Agent<'a> {
                     let feedback = if self.options.memory {
                         memory_retry_feedback(v)
                     } else {
-                        retry_feedback(v)
+                        retry_feedback(v) + &self.finish_withheld(st, n)?
                     };
                     st.transcript.push(
                         vec![ChatMessage::user(feedback)],
@@ -1152,6 +1222,7 @@ impl<'a> Agent<'a> {
                     if verdict.passed {
                         return Ok((RunEnd::Judged, Some(verdict), true));
                     }
+                    st.failed_as_is = self.failed_as_is(&verdict);
                     last = Some(verdict);
                 }
             }
@@ -1384,11 +1455,18 @@ impl<'a> Agent<'a> {
             }
             // Per step: what decoding offers follows the workspace (see `offered_tools`), and
             // is `finish` alone once the work is done (`finish-when-met`).
-            let ready = self.finish_ready(st);
+            // ... and never offers `finish` on the very bytes a failed verdict judged
+            // (`change-before-finish`).
+            let withheld = self.unchanged_failure(st).is_some();
+            let ready = !withheld && self.finish_ready(st);
             let tools = if ready {
                 vec!["finish".to_string()]
             } else {
-                self.offered_tools()
+                let mut tools = self.offered_tools();
+                if withheld {
+                    tools.retain(|t| t != "finish");
+                }
+                tools
             };
             let schema = self
                 .options
@@ -1671,12 +1749,19 @@ impl<'a> Agent<'a> {
                 result: Value::Null,
             }
         } else if tool == "finish" {
-            match check_finish(
-                self.env.contract,
-                self.env.world,
-                &st.trace,
-                self.env.input_hashes,
-            ) {
+            let refused = match self.unchanged_failure(st) {
+                Some(failed) => Err(FinishRefusal::FailedUnchanged {
+                    path: self.env.contract.mission.required_artifact.clone(),
+                    checks: failed.checks.join(", "),
+                }),
+                None => check_finish(
+                    self.env.contract,
+                    self.env.world,
+                    &st.trace,
+                    self.env.input_hashes,
+                ),
+            };
+            match refused {
                 Err(refusal) => {
                     st.figures.finish_refusals += 1;
                     kind = StepKind::Refusal;

@@ -416,6 +416,39 @@ impl CheckSpec {
             }
         )
     }
+
+    /// Whether this check's result is settled by the bytes of `artifact` alone (with the
+    /// frozen inputs it may read): judged again on the same bytes it fails again. False for a
+    /// check of the run's calls or of another file, which a later step can change without
+    /// touching the artifact. Every kind is named, so a new one has to be decided here.
+    pub fn settled_by(&self, artifact: &str) -> bool {
+        use super::paths::same_path;
+        match self {
+            CheckSpec::FileExists { path, .. }
+            | CheckSpec::FileAbsent { path }
+            | CheckSpec::ContentMatches { path, .. }
+            | CheckSpec::ContentAbsent { path, .. }
+            | CheckSpec::JsonSchema { path, .. }
+            | CheckSpec::NumericConsistency { path, .. }
+            | CheckSpec::ReportComplete { path, .. }
+            | CheckSpec::Grounded { path, .. }
+            | CheckSpec::Statement { path, .. }
+            | CheckSpec::MentionsAll { path, .. }
+            | CheckSpec::NotCopied { path, .. }
+            | CheckSpec::NoPlaceholders { path }
+            | CheckSpec::FileEquals { path, .. }
+            | CheckSpec::EntriesMatch { path, .. } => same_path(path, artifact),
+            CheckSpec::Decision { path, .. } => {
+                path.as_deref().is_some_and(|p| same_path(p, artifact))
+            }
+            CheckSpec::ActionsCalled { .. }
+            | CheckSpec::VariableSet { .. }
+            | CheckSpec::InputsRead { .. }
+            | CheckSpec::WrittenThisRun { .. }
+            | CheckSpec::InputsUnchanged {}
+            | CheckSpec::NothingElseChanged { .. } => false,
+        }
+    }
 }
 
 /// Where a value is read from an artifact: the first capture group of the first regex match, or a
