@@ -120,6 +120,17 @@ fn an_unchanged_failed_report_is_not_judged_again_and_a_fixed_one_is() {
     for call in 6..12 {
         assert!(!offers_finish(&model, call), "call {call} offered finish");
     }
+    // The progress note after the read back asks for a change, not for finish.
+    assert!(
+        model
+            .prompt(8)
+            .contains("change out/summary.md to meet the failed checks; finish is offered again"),
+        "{}",
+        model.prompt(8)
+    );
+    // (Attempt 1's notes, earlier in the same prompt, still say "call finish if it is complete".)
+    let p = model.prompt(8);
+    assert!(p.rfind("call finish if it is complete") < p.rfind("finish is offered again"));
     // From the gold rewrite (call 11) on, finish is offered again.
     assert!(offers_finish(&model, 12) && offers_finish(&model, 13));
     assert_eq!(model.requests.len(), 14);

@@ -74,19 +74,26 @@ impl Step {
     }
 }
 
-/// The spellings of a label a model may produce: as written, lower case, capitalised and upper
-/// case, each bare and after one space; without duplicates, in that order.
+/// The spellings of a label a model may produce: as written, lower case, capitalised (the
+/// label's first letter raised, and the lower-case form's, so `YES` also counts `Yes`) and upper
+/// case, each bare and after one space; without duplicates, in that order. The OpenAI backend
+/// folds case on whatever tokens the endpoint returns; here every spelling costs a decode, so
+/// only these are scored (a mixed case such as `yEs` is not).
 pub(crate) fn surface_variants(label: &str) -> Vec<String> {
-    let mut chars = label.chars();
-    let capitalised = match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
+    let capitalise = |text: &str| -> String {
+        let mut chars = text.chars();
+        match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars).collect(),
+            None => String::new(),
+        }
     };
+    let lower = label.to_lowercase();
     let mut forms: Vec<String> = Vec::new();
     for form in [
         label.to_string(),
-        label.to_lowercase(),
-        capitalised,
+        lower.clone(),
+        capitalise(label),
+        capitalise(&lower),
         label.to_uppercase(),
     ] {
         if !forms.contains(&form) {
@@ -304,6 +311,17 @@ mod tests {
         assert_eq!(v.len(), 6, "duplicates in {v:?}");
         let v = surface_variants("edit_file");
         assert!(v.contains(&"Edit_file".to_string()) && v.contains(&" EDIT_FILE".to_string()));
+        // A label written in capitals still counts the model's usual `Yes` (the OpenAI backend
+        // folds case, and both must mean the same).
+        let v = surface_variants("YES");
+        for want in ["YES", " YES", "yes", " yes", "Yes", " Yes"] {
+            assert!(v.contains(&want.to_string()), "{want} missing from {v:?}");
+        }
+        assert_eq!(v.len(), 6, "duplicates in {v:?}");
+        let v = surface_variants("editFile");
+        for want in ["editFile", "editfile", "EditFile", "Editfile", "EDITFILE"] {
+            assert!(v.contains(&want.to_string()), "{want} missing from {v:?}");
+        }
     }
 
     #[test]

@@ -270,6 +270,12 @@ pub fn progress_note(
             format!("{artifact} is not written yet"),
             format!("write the whole of {artifact}{}", with(writer)),
         ),
+        // `finish` is left out while the deliverable holds bytes that failed
+        // (`change-before-finish`): then the step is to change it.
+        (Some(_), true) if offered("finish").is_none() => (
+            format!("{artifact} is written and was read back"),
+            format!("change {artifact} to meet the failed checks; finish is offered again once it differs from the version that failed"),
+        ),
         (Some(_), true) => (
             format!("{artifact} is written and was read back"),
             "call finish if it is complete, else fix it".to_string(),

@@ -1901,11 +1901,15 @@ impl<'a> Agent<'a> {
         }
         if !self.options.memory {
             feedback.push('\n');
+            let mut tools = self.tools();
+            if self.unchanged_failure(st).is_some() {
+                tools.retain(|t| t != "finish");
+            }
             feedback.push_str(&progress_note(
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
-                &self.tools(),
+                &tools,
             ));
         }
         if self.options.levers.checklist {
@@ -1920,7 +1924,7 @@ impl<'a> Agent<'a> {
             feedback.push('\n');
             feedback.push_str(&task_reminder(self.env.contract, &st.trace));
         }
-        if self.finish_ready(st) {
+        if self.unchanged_failure(st).is_none() && self.finish_ready(st) {
             feedback.push_str(&format!(
                 "\nRein checked {}: finish would be accepted and every requirement it checks before finish is met. Call finish now; the rest is judged after it.",
                 self.env.contract.mission.required_artifact
