@@ -13,10 +13,11 @@ use rein_engine::checks::CheckSpec;
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
 use support::{
-    allowed_tools, finish_refusals, gold_text, journal_events, line, reads, Harness, PromptRecorder,
+    attempts_finished, finish_line, finish_refusals, gold_text, journal_events, line,
+    offers_finish, read_summary, reads, rewrite_summary, write_summary, wrong_total_text, Harness,
+    PromptRecorder,
 };
 
-const SUMMARY: &str = "out/summary.md";
 const WITHHELD: &str = "finish is not offered until out/summary.md changes";
 
 fn run(
@@ -38,62 +39,24 @@ fn run(
     (out, events, model, h)
 }
 
-fn write(text: &str) -> String {
-    line("create_file", json!({ "path": SUMMARY, "content": text }))
-}
-
-fn rewrite(text: &str) -> String {
-    line("replace_file", json!({ "path": SUMMARY, "content": text }))
-}
-
-fn read_back() -> String {
-    line("read_file", json!({ "path": SUMMARY }))
-}
-
-fn done() -> String {
-    line("finish", json!({"summary": "Wrote the summary."}))
-}
-
-fn wrong_total() -> String {
-    let gold = gold_text();
-    assert!(gold.contains("Total hours: 64"), "{gold}");
-    gold.replace("Total hours: 64", "Total hours: 72")
-}
-
-fn attempts_finished(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::AttemptFinished { outcome, .. } => Some(outcome.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn offers_finish(model: &PromptRecorder, call: usize) -> bool {
-    allowed_tools(&model.requests[call])
-        .iter()
-        .any(|t| t == "finish")
-}
-
 #[test]
 fn an_unchanged_failed_report_is_not_judged_again_and_a_fixed_one_is() {
     // Attempt 1 states 72 where the column sums to 64 (total-hours reads only the report).
     // Attempt 2 calls finish on the same bytes (refused, not judged), re-reads, rewrites the
     // same wrong text (still the same bytes: still refused), then writes the gold report.
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let script = reads()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
-        + &done()
-        + &read_back()
-        + &rewrite(&wrong)
-        + &read_back()
-        + &done()
-        + &rewrite(&gold_text())
-        + &read_back()
-        + &done();
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &finish_line()
+        + &read_summary()
+        + &rewrite_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &rewrite_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
     let (out, events, model, h) = run(&script, true, 3);
     assert!(out.passed(), "{}", out.reason());
     // Two verdicts: the failed one and the pass. The refused finishes spent no attempt.
@@ -142,8 +105,13 @@ fn an_unchanged_failed_report_is_not_judged_again_and_a_fixed_one_is() {
 
 #[test]
 fn without_the_lever_the_same_bytes_are_judged_again_in_every_attempt() {
-    let wrong = wrong_total();
-    let script = reads() + &write(&wrong) + &read_back() + &done() + &done() + &done();
+    let wrong = wrong_total_text();
+    let script = reads()
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &finish_line()
+        + &finish_line();
     let (out, events, model, h) = run(&script, false, 3);
     assert!(!out.passed());
     assert_eq!(attempts_finished(&events).len(), 3);
@@ -160,15 +128,15 @@ fn a_failure_the_run_can_fix_without_touching_the_report_keeps_finish() {
     // bytes must be judged, and passes. A lever that keyed on the report's bytes alone would
     // withhold finish here and make a fixable run fail.
     let script = reads()
-        + &write(&gold_text())
+        + &write_summary(&gold_text())
         + &line(
             "create_file",
             json!({"path": "summary.md", "content": "stray"}),
         )
-        + &read_back()
-        + &done()
+        + &read_summary()
+        + &finish_line()
         + &line("delete_file", json!({"path": "summary.md"}))
-        + &done();
+        + &finish_line();
     let (out, events, model, h) = run(&script, true, 2);
     let finished = attempts_finished(&events);
     assert_eq!(finished.len(), 2, "{finished:?}");
@@ -184,16 +152,16 @@ fn a_failure_the_run_can_fix_without_touching_the_report_keeps_finish() {
 fn a_stray_file_failure_beside_a_settled_one_keeps_finish() {
     // A wrong total and a stray root summary.md: deleting the stray file (not the report) can
     // change the verdict, so finish stays offered on the same report bytes.
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let script = reads()
-        + &write(&wrong)
+        + &write_summary(&wrong)
         + &line(
             "create_file",
             json!({"path": "summary.md", "content": "stray"}),
         )
-        + &read_back()
-        + &done()
-        + &done();
+        + &read_summary()
+        + &finish_line()
+        + &finish_line();
     let (out, events, model, h) = run(&script, true, 2);
     assert!(!out.passed());
     let finished = attempts_finished(&events);

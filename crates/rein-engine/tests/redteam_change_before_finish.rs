@@ -10,24 +10,20 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rein_engine::agent::{
-    begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunEnd, RunEnv, RunOutcome,
-    WorkspaceWorld,
-};
+use rein_engine::agent::{AgentEvent, AgentOptions, Levers, RunEnd, RunOutcome};
 use rein_engine::checks::{CheckSpec, Decider};
 use rein_engine::gate::AllowAll;
 use rein_engine::memory::{run_memory, start_sandbox, MemoryRunEnv};
 use rein_engine::mission::Mission;
 use rein_journal::Journal;
 use rein_models::{Model, ScriptedModel};
-use rein_workspace::{desk_registry, Workspace};
 use serde_json::{json, Value};
 use support::{
-    allowed_tools, caps, finish_refusals, gold_fields, gold_text, journal_events, line, reads,
-    Harness, PromptRecorder,
+    allowed_tools, attempts_finished, caps, finish_line, finish_refusals, gold_fields, gold_text,
+    journal_events, line, offers_finish, read_summary, reads, rewrite_summary, write_summary,
+    wrong_total_text, Harness, PromptRecorder, SUMMARY,
 };
 
-const SUMMARY: &str = "out/summary.md";
 const WITHHELD: &str = "finish is not offered until out/summary.md changes";
 const UNCHANGED: &str = "is the very file that failed";
 
@@ -57,46 +53,8 @@ fn run_on(
     (out, events, model)
 }
 
-fn write(text: &str) -> String {
-    line("create_file", json!({ "path": SUMMARY, "content": text }))
-}
-
-fn rewrite(text: &str) -> String {
-    line("replace_file", json!({ "path": SUMMARY, "content": text }))
-}
-
 fn delete() -> String {
     line("delete_file", json!({ "path": SUMMARY }))
-}
-
-fn read_back() -> String {
-    line("read_file", json!({ "path": SUMMARY }))
-}
-
-fn done() -> String {
-    line("finish", json!({"summary": "Wrote the summary."}))
-}
-
-fn wrong_total() -> String {
-    let gold = gold_text();
-    assert!(gold.contains("Total hours: 64"), "{gold}");
-    gold.replace("Total hours: 64", "Total hours: 72")
-}
-
-fn attempts_finished(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::AttemptFinished { outcome, .. } => Some(outcome.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn offers_finish(model: &PromptRecorder, call: usize) -> bool {
-    allowed_tools(&model.requests[call])
-        .iter()
-        .any(|t| t == "finish")
 }
 
 /// The last message of call `call`'s prompt: what the model was told after its last step.
@@ -164,55 +122,25 @@ fn run_with_decider(
     decider: &mut dyn Decider,
 ) -> (RunOutcome, Vec<AgentEvent>) {
     let mut model = PromptRecorder::new(script, "redteam_cbf_decider.jsonl");
-    let registry = desk_registry();
-    let ws = Workspace::open(&h.workspace).unwrap();
-    let run = begin_mission_run(
-        &h.journal,
-        &h.contract,
-        &ws.display_root(),
-        model.identity(),
-        json!({}),
+    h.run_gated_with_decider(
+        &mut model,
+        &mut AllowAll,
+        rein_engine::policy::Policy::safe_default(),
+        Some(decider),
+        |o| {
+            o.levers = Levers {
+                change_before_finish: lever,
+                ..Levers::DEFAULT
+            };
+            o.constrained = true;
+            o.limits.attempts = 2;
+        },
     )
-    .unwrap();
-    let mut gate = rein_engine::gate::Gate::new(rein_engine::gate::GateConfig {
-        registry: &registry,
-        target: rein_engine::gate::GateTarget::Desk(&ws),
-        journal: &h.journal,
-        scope: rein_journal::CallScope::Run(run),
-        policy: rein_engine::policy::Policy::safe_default(),
-        budget: None,
-    });
-    let world = WorkspaceWorld::new(&ws);
-    let env = RunEnv {
-        contract: &h.contract,
-        mission_file: &h.mission_file,
-        world: &world,
-        registry: &registry,
-        input_hashes: &h.hashes,
-        journal: &h.journal,
-        run,
-        workspace_label: ws.display_root(),
-    };
-    let mut options = AgentOptions::for_mission(&h.contract, model.identity());
-    options.levers = Levers {
-        change_before_finish: lever,
-        ..Levers::DEFAULT
-    };
-    options.constrained = true;
-    options.limits.attempts = 2;
-    let mut events = Vec::new();
-    let mut approver = AllowAll;
-    let outcome = Agent::new(env, &mut model, &mut gate, &mut approver)
-        .with_options(options)
-        .with_decider(decider)
-        .run(&mut |e| events.push(e.clone()))
-        .unwrap();
-    (outcome, events)
 }
 
 /// The gold report, finished; then, in attempt 2, finished again on the very same bytes.
 fn gold_twice() -> String {
-    reads() + &write(&gold_text()) + &read_back() + &done() + &done()
+    reads() + &write_summary(&gold_text()) + &read_summary() + &finish_line() + &finish_line()
 }
 
 fn assert_second_judgement_passes(first: Result<f64, String>) {
@@ -263,18 +191,18 @@ fn attack_finish_when_met_never_says_call_finish_while_finish_is_withheld() {
     // all met). Attempt 2: the model deletes the report and writes the very same bytes back,
     // then reads it back: the attempt wrote the deliverable, the finish rules hold and the shown
     // checks are met (finish-when-met's "ready"), yet the bytes are the failed ones.
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let script = reads()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
         + &delete()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
-        + &rewrite(&gold_text())
-        + &read_back()
-        + &done();
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &rewrite_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(&h, &script, levers(|l| l.finish_when_met = true), 3, |_| {});
     assert!(out.passed(), "{}", out.reason());
@@ -382,20 +310,20 @@ fn regression_after_a_monotone_undo_the_restored_failed_bytes_are_withheld_again
     // Attempt 1: wrong total. Attempt 2 (withheld until changed): fixes the total but drops the
     // project's name, which passed before: undone, the wrong-total report is back. Attempt 3
     // starts withheld again and is told so; the gold report then passes.
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let broken = gold_text().replace("Harbor Library", "the library");
     assert_ne!(broken, gold_text());
     let script = reads()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
-        + &rewrite(&broken)
-        + &read_back()
-        + &done()
-        + &done()
-        + &rewrite(&gold_text())
-        + &read_back()
-        + &done();
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &rewrite_summary(&broken)
+        + &read_summary()
+        + &finish_line()
+        + &finish_line()
+        + &rewrite_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(
         &h,
@@ -427,19 +355,19 @@ fn regression_after_a_monotone_undo_the_restored_failed_bytes_are_withheld_again
 
 #[test]
 fn regression_a_deleted_report_is_not_withheld_and_recreating_the_same_bytes_is() {
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let script = reads()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
         + &delete()
-        + &done()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
-        + &rewrite(&gold_text())
-        + &read_back()
-        + &done();
+        + &finish_line()
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &rewrite_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(&h, &script, levers(|_| {}), 3, |_| {});
     assert!(out.passed(), "{}", out.reason());
@@ -459,18 +387,18 @@ fn regression_a_deleted_report_is_not_withheld_and_recreating_the_same_bytes_is(
 
 #[test]
 fn regression_a_directory_where_the_report_was_neither_panics_nor_withholds() {
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     let script = reads()
-        + &write(&wrong)
-        + &read_back()
-        + &done()
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
         + &delete()
         + &line(
             "create_file",
             json!({"path": "out/summary.md/inner.md", "content": "x"}),
         )
-        + &done()
-        + &done();
+        + &finish_line()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(&h, &script, levers(|_| {}), 2, |_| {});
     assert!(!out.passed());
@@ -485,8 +413,8 @@ fn regression_a_directory_where_the_report_was_neither_panics_nor_withholds() {
 fn regression_a_turn_cap_while_finish_is_withheld_ends_aborted_with_the_failed_verdict() {
     // Attempt 2 never changes the report: the model reads until the turn cap. The run stops on
     // the cap (not on a judged finish), with the world's verdict for the record.
-    let wrong = wrong_total();
-    let mut script = reads() + &write(&wrong) + &read_back() + &done();
+    let wrong = wrong_total_text();
+    let mut script = reads() + &write_summary(&wrong) + &read_summary() + &finish_line();
     for _ in 0..10 {
         script += &reads();
     }
@@ -508,8 +436,8 @@ fn regression_a_turn_cap_while_finish_is_withheld_ends_aborted_with_the_failed_v
 fn regression_a_model_that_keeps_calling_finish_unconstrained_stops_on_no_progress() {
     // Not held to the schema, the model names finish anyway, again and again: each is refused
     // with nothing judged, and the no-progress cap ends the loop.
-    let wrong = wrong_total();
-    let mut script = reads() + &write(&wrong) + &read_back() + &done();
+    let wrong = wrong_total_text();
+    let mut script = reads() + &write_summary(&wrong) + &read_summary() + &finish_line();
     for i in 0..40 {
         script += &line("finish", json!({"summary": format!("Done {i}.")}));
     }
@@ -542,15 +470,15 @@ fn regression_a_model_that_keeps_calling_finish_unconstrained_stops_on_no_progre
 #[test]
 fn regression_the_lever_says_nothing_the_feedback_did_not() {
     for monotone in [false, true] {
-        let wrong = wrong_total();
+        let wrong = wrong_total_text();
         let script = reads()
-            + &write(&wrong)
-            + &read_back()
-            + &done()
-            + &done()
-            + &rewrite(&gold_text())
-            + &read_back()
-            + &done();
+            + &write_summary(&wrong)
+            + &read_summary()
+            + &finish_line()
+            + &finish_line()
+            + &rewrite_summary(&gold_text())
+            + &read_summary()
+            + &finish_line();
         let h = Harness::new("desk_task");
         let (out, events, model) = run_on(
             &h,
@@ -587,14 +515,14 @@ fn regression_with_write_sections_the_same_fields_are_withheld_and_new_ones_judg
     wrong["Tasks"] = json!(tasks.replace("Total hours: 64", "Total hours: 72"));
     let script = reads()
         + &line("write_sections", wrong.clone())
-        + &read_back()
-        + &done()
+        + &read_summary()
+        + &finish_line()
         + &line("write_sections", wrong)
-        + &read_back()
-        + &done()
+        + &read_summary()
+        + &finish_line()
         + &line("write_sections", gold_fields())
-        + &read_back()
-        + &done();
+        + &read_summary()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(&h, &script, levers(|l| l.write_sections = true), 2, |_| {});
     assert!(out.passed(), "{}", out.reason());
@@ -607,20 +535,20 @@ fn regression_with_write_sections_the_same_fields_are_withheld_and_new_ones_judg
 
 #[test]
 fn regression_with_verified_sampling_finish_stays_withheld_and_a_fix_passes() {
-    let wrong = wrong_total();
+    let wrong = wrong_total_text();
     // Samples 2: each write of the deliverable is drawn twice (the scripted model replays the
     // second draw next). The first write draws the wrong report twice; the second the wrong
     // one, then the gold one, which the judge picks.
     let script = reads()
-        + &write(&wrong)
-        + &write(&wrong)
-        + &read_back()
-        + &done()
-        + &done()
-        + &rewrite(&wrong)
-        + &rewrite(&gold_text())
-        + &read_back()
-        + &done();
+        + &write_summary(&wrong)
+        + &write_summary(&wrong)
+        + &read_summary()
+        + &finish_line()
+        + &finish_line()
+        + &rewrite_summary(&wrong)
+        + &rewrite_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
     let h = Harness::new("desk_task");
     let (out, events, model) = run_on(&h, &script, levers(|_| {}), 2, |o| o.samples = 2);
     assert!(out.passed(), "{}", out.reason());
@@ -703,18 +631,18 @@ fn regression_an_input_changed_and_restored_never_reaches_the_lever() {
     });
     let csv = std::fs::read_to_string(h.workspace.join("data/tasks.csv")).unwrap();
     let script = reads()
-        + &write(&gold_text())
+        + &write_summary(&gold_text())
         + &line(
             "replace_file",
             json!({"path": "data/tasks.csv", "content": csv.replace(",", ";")}),
         )
-        + &read_back()
-        + &done()
+        + &read_summary()
+        + &finish_line()
         + &line(
             "replace_file",
             json!({"path": "data/tasks.csv", "content": csv}),
         )
-        + &done();
+        + &finish_line();
     let (out, events, _) = run_on(&h, &script, levers(|_| {}), 2, |_| {});
     assert!(!out.passed());
     assert!(attempts_finished(&events).is_empty());

@@ -271,6 +271,18 @@ impl Harness {
         policy: rein_engine::policy::Policy,
         tweak: impl FnOnce(&mut AgentOptions),
     ) -> (RunOutcome, Vec<AgentEvent>) {
+        self.run_gated_with_decider(model, approver, policy, None, tweak)
+    }
+
+    /// [`Harness::run_gated_with_policy`] with a decider for the contract's decision checks.
+    pub fn run_gated_with_decider(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        decider: Option<&mut dyn rein_engine::checks::Decider>,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
         let registry = desk_registry();
         let ws = Workspace::open(&self.workspace).unwrap();
         let run = begin_mission_run(
@@ -303,10 +315,11 @@ impl Harness {
         let mut options = AgentOptions::for_mission(&self.contract, model.identity());
         tweak(&mut options);
         let mut events = Vec::new();
-        let outcome = Agent::new(env, model, &mut gate, approver)
-            .with_options(options)
-            .run(&mut |e| events.push(e.clone()))
-            .unwrap();
+        let mut agent = Agent::new(env, model, &mut gate, approver).with_options(options);
+        if let Some(d) = decider {
+            agent = agent.with_decider(d);
+        }
+        let outcome = agent.run(&mut |e| events.push(e.clone())).unwrap();
         (outcome, events)
     }
 }
@@ -497,4 +510,52 @@ pub fn reads() -> String {
     .iter()
     .map(|p| line("read_file", json!({ "path": p })))
     .collect()
+}
+
+/// desk_task's deliverable.
+pub const SUMMARY: &str = "out/summary.md";
+
+/// A reply that creates desk_task's report with `text`.
+pub fn write_summary(text: &str) -> String {
+    line("create_file", json!({ "path": SUMMARY, "content": text }))
+}
+
+/// A reply that replaces desk_task's report with `text`.
+pub fn rewrite_summary(text: &str) -> String {
+    line("replace_file", json!({ "path": SUMMARY, "content": text }))
+}
+
+/// A reply that reads desk_task's report back.
+pub fn read_summary() -> String {
+    line("read_file", json!({ "path": SUMMARY }))
+}
+
+/// A reply that calls finish.
+pub fn finish_line() -> String {
+    line("finish", json!({"summary": "Wrote the summary."}))
+}
+
+/// desk_task's gold report with the total stated as 72 where the column sums to 64.
+pub fn wrong_total_text() -> String {
+    let gold = gold_text();
+    assert!(gold.contains("Total hours: 64"), "{gold}");
+    gold.replace("Total hours: 64", "Total hours: 72")
+}
+
+/// The outcome of each attempt that finished, in order.
+pub fn attempts_finished(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AttemptFinished { outcome, .. } => Some(outcome.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether request `call` (from 0) let the model name `finish`.
+pub fn offers_finish(model: &PromptRecorder, call: usize) -> bool {
+    allowed_tools(&model.requests[call])
+        .iter()
+        .any(|t| t == "finish")
 }
