@@ -99,6 +99,12 @@ pub enum Lever {
     /// finish on the unchanged file in its second and third attempts of five of the seven desk
     /// extract tasks, spending every attempt on one verdict.
     ChangeBeforeFinish,
+    /// An executed write of a JSON deliverable returns, with its result, the entry count of each
+    /// array of objects in the document as written, the sum of each numeric field and the count
+    /// of each repeated text value: arithmetic on the model's own entries, never on the inputs
+    /// or the expected answer. The 1.5B gave 138.62 as the total of four receipts its own
+    /// document lists as summing to 211.43.
+    DocumentFacts,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -106,7 +112,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 19] = [
+    pub const ALL: [Lever; 20] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -126,6 +132,7 @@ impl Lever {
         Lever::FinishWhenMet,
         Lever::ToldDraws,
         Lever::ChangeBeforeFinish,
+        Lever::DocumentFacts,
     ];
 
     pub fn name(self) -> &'static str {
@@ -149,6 +156,7 @@ impl Lever {
             Lever::FinishWhenMet => "finish-when-met",
             Lever::ToldDraws => "told-draws",
             Lever::ChangeBeforeFinish => "change-before-finish",
+            Lever::DocumentFacts => "document-facts",
         }
     }
 
@@ -193,6 +201,7 @@ pub struct Levers {
     pub finish_when_met: bool,
     pub told_draws: bool,
     pub change_before_finish: bool,
+    pub document_facts: bool,
 }
 
 impl Default for Levers {
@@ -227,6 +236,7 @@ impl Levers {
         finish_when_met: false,
         told_draws: false,
         change_before_finish: false,
+        document_facts: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -249,6 +259,7 @@ impl Levers {
         finish_when_met: true,
         told_draws: true,
         change_before_finish: true,
+        document_facts: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -272,6 +283,7 @@ impl Levers {
             Lever::FinishWhenMet => self.finish_when_met,
             Lever::ToldDraws => self.told_draws,
             Lever::ChangeBeforeFinish => self.change_before_finish,
+            Lever::DocumentFacts => self.document_facts,
         }
     }
 
@@ -296,6 +308,7 @@ impl Levers {
             Lever::FinishWhenMet => self.finish_when_met = on,
             Lever::ToldDraws => self.told_draws = on,
             Lever::ChangeBeforeFinish => self.change_before_finish = on,
+            Lever::DocumentFacts => self.document_facts = on,
         }
     }
 

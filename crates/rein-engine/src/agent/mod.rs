@@ -34,6 +34,7 @@ mod caps;
 mod checklist;
 pub use checklist::checklist_note;
 mod decide;
+mod document_facts;
 mod error;
 mod event;
 mod facts;

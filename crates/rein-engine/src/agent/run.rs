@@ -19,6 +19,7 @@ use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::{checklist_note, shown_checks_met};
+use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
@@ -1823,6 +1824,19 @@ impl<'a> Agent<'a> {
         if self.options.levers.table_facts && !self.options.memory {
             add_table_facts(self.env.world, &tool, &mut report);
             remember_table_facts(&mut st.table_facts, &report);
+        }
+        let writes = self
+            .env
+            .registry
+            .get(self.gate_tool(&tool))
+            .is_some_and(|t| t.mutates());
+        if self.options.levers.document_facts && !self.options.memory && writes {
+            add_document_facts(
+                self.env.world,
+                &self.env.contract.mission.required_artifact,
+                trace_target(&tool, &params),
+                &mut report,
+            );
         }
         if report.outcome == GateOutcome::ApprovalRequired {
             stop = Some(RunEnd::ApprovalUnavailable {
