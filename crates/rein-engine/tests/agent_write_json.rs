@@ -210,7 +210,11 @@ fn constrained_decoding_types_the_document_with_the_contract_schema() {
 
     // Off: no write_json, nothing typed.
     let h = Harness::new("doc_extract");
-    let (_, _, requests) = run(&h, &reads(), Levers::DEFAULT, true, &mut AllowAll);
+    let off = Levers {
+        write_json: false,
+        ..Levers::DEFAULT
+    };
+    let (_, _, requests) = run(&h, &reads(), off, true, &mut AllowAll);
     let schema = requests[0].json_schema.as_ref().unwrap();
     assert!(!schema.to_string().contains("write_json"));
 }
