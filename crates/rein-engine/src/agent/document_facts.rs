@@ -5,7 +5,7 @@
 //! three backend applicants in a list that names two.
 
 use rein_protocol::{GateOutcome, GateReport};
-use rein_workspace::desk::column_totals;
+use rein_workspace::desk::{column_totals, json_number_tokens};
 use serde_json::{json, Map, Value};
 
 use crate::checks::World;
@@ -219,7 +219,7 @@ fn describe(at: &str, entries: &[Value]) -> Value {
 /// a fraction of more than 15 significant digits (an f64 holds any 15-digit decimal exactly).
 /// An integer is read exactly, or past i64/u64 as an f64 the table code refuses.
 fn has_inexact_number(text: &str) -> bool {
-    let inexact = |token: &str| {
+    json_number_tokens(text).iter().any(|token| {
         token.contains(['e', 'E'])
             || (token.contains('.')
                 && token
@@ -228,31 +228,7 @@ fn has_inexact_number(text: &str) -> bool {
                     .skip_while(|b| *b == b'0')
                     .count()
                     > 15)
-    };
-    let (mut in_string, mut escaped) = (false, false);
-    let mut token = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        let number_char = c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
-        if number_char && (!token.is_empty() || c.is_ascii_digit() || c == '-') {
-            token.push(c);
-            continue;
-        }
-        if inexact(&token) {
-            return true;
-        }
-        token.clear();
-        in_string = c == '"';
-    }
-    false
+    })
 }
 
 #[cfg(test)]

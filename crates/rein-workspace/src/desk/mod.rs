@@ -33,8 +33,8 @@ pub use search::{
 };
 pub use sections::{render_sections, Rendered, Section, HEADING_MAX_CHARS, SECTIONS_MAX};
 pub use table::{
-    column_totals, parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES, TABLE_MAX_DISTINCT,
-    TOTALS_MAX_COLUMNS,
+    column_totals, json_number_tokens, parse_number, Table, MEAN_DECIMALS, TABLE_MAX_BYTES,
+    TABLE_MAX_DISTINCT, TOTALS_MAX_COLUMNS,
 };
 
 /// How many leading bytes are sniffed for a NUL, the classic binary marker.

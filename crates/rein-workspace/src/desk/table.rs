@@ -246,7 +246,7 @@ impl Table {
 /// Whether a JSON line holds a number serde_json may not read as written: one with an exponent
 /// or more than 15 significant digits (an f64 holds any 15-digit decimal exactly, not more).
 fn has_inexact_number(line: &str) -> bool {
-    let inexact = |token: &str| {
+    json_number_tokens(line).iter().any(|token| {
         token.contains(['e', 'E'])
             || token
                 .bytes()
@@ -254,10 +254,16 @@ fn has_inexact_number(line: &str) -> bool {
                 .skip_while(|b| *b == b'0')
                 .count()
                 > 15
-    };
+    })
+}
+
+/// The numbers of a JSON text as written (outside strings), in order: what serde_json will
+/// parse, before it rounds them.
+pub fn json_number_tokens(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
     let (mut in_string, mut escaped) = (false, false);
     let mut token = String::new();
-    for c in line.chars().chain(std::iter::once(' ')) {
+    for c in text.chars().chain(std::iter::once(' ')) {
         if in_string {
             match c {
                 _ if escaped => escaped = false,
@@ -272,13 +278,12 @@ fn has_inexact_number(line: &str) -> bool {
             token.push(c);
             continue;
         }
-        if inexact(&token) {
-            return true;
+        if !token.is_empty() {
+            tokens.push(std::mem::take(&mut token));
         }
-        token.clear();
         in_string = c == '"';
     }
-    false
+    tokens
 }
 
 /// A cell as a number: an optional sign and currency symbol, digits with optional thousands
