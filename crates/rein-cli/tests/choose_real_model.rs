@@ -47,7 +47,7 @@ fn skip() -> bool {
 const Q: &str = "Is Paris the capital of France? Reply with one word only, yes or no.";
 
 #[test]
-fn capitalised_labels_score_as_lower_case_ones() {
+fn real_model_capitalised_labels_score_as_lower_case_ones() {
     if skip() {
         return;
     }
@@ -57,7 +57,7 @@ fn capitalised_labels_score_as_lower_case_ones() {
 /// The issue: "the sum over its surface variants (case, leading space)". A label written in
 /// capitals must count the model's "Yes" too (the OpenAI backend folds case and does).
 #[test]
-fn upper_case_labels_score_as_lower_case_ones() {
+fn real_model_upper_case_labels_score_as_lower_case_ones() {
     if skip() {
         return;
     }
@@ -65,7 +65,7 @@ fn upper_case_labels_score_as_lower_case_ones() {
 }
 
 #[test]
-fn a_prefix_label_does_not_win_over_the_longer_one() {
+fn real_model_a_prefix_label_does_not_win_over_the_longer_one() {
     if skip() {
         return;
     }

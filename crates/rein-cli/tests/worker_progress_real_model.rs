@@ -12,7 +12,7 @@ use rein_models::{Catalog, CompletionRequest, DataDir, Prompt, SamplingProfile};
 use rein_protocol::worker::{WorkerReply, WorkerRequest};
 
 #[test]
-fn the_real_worker_reports_progress_through_a_long_prompt() {
+fn real_model_worker_reports_progress_through_a_long_prompt() {
     if std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1") {
         return;
     }
