@@ -45,16 +45,10 @@ pub fn add_document_facts(
     let Ok(document) = serde_json::from_slice::<Value>(&bytes) else {
         return;
     };
-    let mut arrays = describe_arrays(&document);
     // serde_json reads a number of more digits than an f64 holds as the nearest f64 (and 1e-400
     // as 0): a sum of what it read would be a figure the document does not hold.
-    if std::str::from_utf8(&bytes).map_or(true, has_inexact_number) {
-        for a in &mut arrays {
-            if let Value::Object(fields) = a {
-                fields.remove("sums");
-            }
-        }
-    }
+    let exact = std::str::from_utf8(&bytes).is_ok_and(|text| !has_inexact_number(text));
+    let mut arrays = describe_arrays(&document, exact);
     let facts = |arrays: &[Value]| {
         json!({
             "note": "Computed by Rein from the document you just wrote (not from the inputs): check every count and total in it against these, and fix the document where they differ.",
@@ -76,14 +70,29 @@ pub fn add_document_facts(
 }
 
 /// The arrays of objects in `document` (the root, or under object keys at any depth), each with
-/// its entry count, the sum of each numeric field and the count of each value of a text field
-/// whose values repeat.
-pub fn describe_arrays(document: &Value) -> Vec<Value> {
+/// its entry count, the sum of each numeric field (only when `with_sums`) and the count of each
+/// value of a text field whose values repeat.
+pub fn describe_arrays(document: &Value, with_sums: bool) -> Vec<Value> {
     let mut found = Vec::new();
     collect_arrays(document, &mut Vec::new(), &mut found);
     found
         .into_iter()
-        .map(|(at, entries)| describe(&at, entries))
+        .map(|(at, entries)| {
+            let mut out = json!({ "array": at, "entries": entries.len() });
+            let sums = if with_sums {
+                sums_of(entries)
+            } else {
+                Map::new()
+            };
+            if !sums.is_empty() {
+                out["sums"] = Value::Object(sums);
+            }
+            let values = repeated_values(entries);
+            if !values.is_empty() {
+                out["values"] = Value::Object(values);
+            }
+            out
+        })
         .collect()
 }
 
@@ -120,8 +129,10 @@ fn collect_arrays<'d>(
     }
 }
 
-fn describe(at: &str, entries: &[Value]) -> Value {
-    let mut out = json!({ "array": at, "entries": entries.len() });
+/// The exact sum of each numeric field of `entries`, through the table code (exact decimals; a
+/// field of mixed units or non-numbers gets none), fed the entries' scalar fields as JSON lines:
+/// the first MAX_FIELDS of short names.
+fn sums_of(entries: &[Value]) -> Map<String, Value> {
     // Sums through the table code (exact decimals; a field of mixed units or non-numbers gets
     // none), fed the entries' scalar fields as JSON lines: the first MAX_FIELDS of short names.
     let described = |k: &String, v: &Value| {
@@ -164,9 +175,12 @@ fn describe(at: &str, entries: &[Value]) -> Value {
             }
         }
     }
-    if !sums.is_empty() {
-        out["sums"] = Value::Object(sums);
-    }
+    sums
+}
+
+/// The count of each value of a text field of `entries` whose values repeat (at most
+/// [`MAX_DISTINCT_VALUES`] short values, the first [`MAX_FIELDS`] short field names).
+fn repeated_values(entries: &[Value]) -> Map<String, Value> {
     let mut values = Map::new();
     let keys: Vec<&String> = entries
         .first()
@@ -209,10 +223,7 @@ fn describe(at: &str, entries: &[Value]) -> Value {
             values.insert(key.clone(), Value::Object(m));
         }
     }
-    if !values.is_empty() {
-        out["values"] = Value::Object(values);
-    }
-    out
+    values
 }
 
 /// Whether `text` holds a number serde_json may read as another value: one with an exponent, or
@@ -247,7 +258,7 @@ mod tests {
             ],
             "total": 138.62
         });
-        let a = describe_arrays(&doc);
+        let a = describe_arrays(&doc, true);
         assert_eq!(a.len(), 1);
         assert_eq!(a[0]["array"], "receipts");
         assert_eq!(a[0]["entries"], 4);
@@ -260,15 +271,15 @@ mod tests {
     #[test]
     fn nested_and_root_arrays_are_found_and_non_tables_give_nothing() {
         let root = json!([{"n": 1}, {"n": 2}]);
-        assert_eq!(describe_arrays(&root)[0]["array"], "(the document)");
-        assert_eq!(describe_arrays(&root)[0]["sums"]["n"], "3");
+        assert_eq!(describe_arrays(&root, true)[0]["array"], "(the document)");
+        assert_eq!(describe_arrays(&root, true)[0]["sums"]["n"], "3");
         let nested = json!({"report": {"rows": [{"x": "a"}, {"x": "a"}]}});
-        let a = describe_arrays(&nested);
+        let a = describe_arrays(&nested, true);
         assert_eq!(a[0]["array"], "report.rows");
         assert_eq!(a[0]["values"]["x"], json!({"a": 2}));
         assert!(a[0].get("sums").is_none());
         for nothing in [json!({"a": 1}), json!([1, 2]), json!([]), json!("text")] {
-            assert!(describe_arrays(&nothing).is_empty(), "{nothing}");
+            assert!(describe_arrays(&nothing, true).is_empty(), "{nothing}");
         }
     }
 
@@ -276,7 +287,7 @@ mod tests {
     fn numbers_written_as_text_are_not_summed() {
         // A field of strings that look like numbers is the model's text, not a figure.
         let doc = json!({"rows": [{"amount": "10"}, {"amount": "5"}]});
-        let a = describe_arrays(&doc);
+        let a = describe_arrays(&doc, true);
         assert!(a[0].get("sums").is_none(), "{a:?}");
     }
 
@@ -309,7 +320,7 @@ mod tests {
                 {"item": "A", "amount": 10}, {"item": "B", "amount": 20},
                 {"item": label, "amount": 30}
             ]});
-            let a = describe_arrays(&doc);
+            let a = describe_arrays(&doc, true);
             assert_eq!(a[0]["entries"], 3);
             assert!(a[0].get("sums").is_none(), "{label}: {a:?}");
         }
@@ -318,7 +329,7 @@ mod tests {
             {"item": "A", "amount": 10}, {"item": "B", "amount": 20},
             {"item": "Sum of A and B", "amount": 30}
         ]});
-        assert!(describe_arrays(&doc)[0].get("sums").is_none());
+        assert!(describe_arrays(&doc, true)[0].get("sums").is_none());
     }
 
     #[test]
@@ -400,7 +411,7 @@ mod tests {
 
     #[test]
     fn redteam_an_empty_key_is_not_the_document() {
-        let a = describe_arrays(&json!({"": [{"x": 1}, {"x": 2}]}));
+        let a = describe_arrays(&json!({"": [{"x": 1}, {"x": 2}]}), true);
         assert_ne!(a[0]["array"], "(the document)", "{a:?}");
         assert_eq!(a[0]["sums"]["x"], "3");
     }
@@ -436,11 +447,11 @@ mod tests {
             .map(|i| json!({"name": format!("n{i}"), "v": i}))
             .collect();
         let started = std::time::Instant::now();
-        let a = describe_arrays(&json!({ "rows": rows }));
+        let a = describe_arrays(&json!({ "rows": rows }), true);
         assert_eq!(a[0]["sums"]["v"], "4999950000");
         assert!(a[0].get("values").is_none());
         let keys: Vec<Value> = (0..20_000).map(|i| json!({ format!("k{i}"): 1 })).collect();
-        let a = describe_arrays(&json!({ "rows": keys }));
+        let a = describe_arrays(&json!({ "rows": keys }), true);
         assert_eq!(a[0]["entries"], 20_000);
         assert_eq!(a[0]["sums"].as_object().unwrap().len(), MAX_FIELDS);
         assert!(

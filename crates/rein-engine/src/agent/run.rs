@@ -1463,11 +1463,7 @@ impl<'a> Agent<'a> {
             let tools = if ready {
                 vec!["finish".to_string()]
             } else {
-                let mut tools = self.offered_tools();
-                if withheld {
-                    tools.retain(|t| t != "finish");
-                }
-                tools
+                without_finish_if(withheld, self.offered_tools())
             };
             let schema = self
                 .options
@@ -1915,10 +1911,7 @@ impl<'a> Agent<'a> {
         }
         if !self.options.memory {
             feedback.push('\n');
-            let mut tools = self.tools();
-            if self.unchanged_failure(st).is_some() {
-                tools.retain(|t| t != "finish");
-            }
+            let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
             feedback.push_str(&progress_note(
                 self.env.contract,
                 &st.trace,
@@ -2145,6 +2138,15 @@ fn retry_feedback(v: &Verdict) -> String {
         "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
+}
+
+/// `tools` without `finish` when it is withheld (lever `change-before-finish`): what the action
+/// schema offers and what the progress note may name.
+fn without_finish_if(withheld: bool, mut tools: Vec<String>) -> Vec<String> {
+    if withheld {
+        tools.retain(|t| t != "finish");
+    }
+    tools
 }
 
 /// What a trace entry is about: the file a call named, or the variable a variable tool named
