@@ -383,6 +383,7 @@ fn run_memory_case(
                 trace[at].tool
             )],
             feedback: Vec::new(),
+            quoted: Vec::new(),
             advisory: false,
         });
         // Nothing after the stop executes.
@@ -398,6 +399,7 @@ fn run_memory_case(
             passed: false,
             facts: vec!["the action log never reaches an executed final_answer".into()],
             feedback: Vec::new(),
+            quoted: Vec::new(),
             advisory: false,
         });
     }

@@ -105,6 +105,15 @@ pub enum Lever {
     /// or the expected answer. The 1.5B gave 138.62 as the total of four receipts its own
     /// document lists as summing to 211.43.
     DocumentFacts,
+    /// After a failed verdict, the next attempt's feedback also quotes the lines of the frozen
+    /// inputs that the failed checks compared against, with file and line number: the label
+    /// line an `entries_match` field must be copied from, the lines a `numeric_consistency`
+    /// value is taken from by pattern (at most eight; never for a count). Input lines the model
+    /// may read itself, never a value computed from them (no sum, no count). The 1.5B wrote
+    /// invoice 1's first line amount (120.00) as its total in all five doc_extract runs and,
+    /// told only that entry 1 `total` is not the value on the `Total due:` line, re-read the
+    /// invoice and finished on the same file.
+    SourceLines,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -112,7 +121,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 20] = [
+    pub const ALL: [Lever; 21] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -133,6 +142,7 @@ impl Lever {
         Lever::ToldDraws,
         Lever::ChangeBeforeFinish,
         Lever::DocumentFacts,
+        Lever::SourceLines,
     ];
 
     pub fn name(self) -> &'static str {
@@ -157,6 +167,7 @@ impl Lever {
             Lever::ToldDraws => "told-draws",
             Lever::ChangeBeforeFinish => "change-before-finish",
             Lever::DocumentFacts => "document-facts",
+            Lever::SourceLines => "source-lines",
         }
     }
 
@@ -202,6 +213,7 @@ pub struct Levers {
     pub told_draws: bool,
     pub change_before_finish: bool,
     pub document_facts: bool,
+    pub source_lines: bool,
 }
 
 impl Default for Levers {
@@ -240,6 +252,7 @@ impl Levers {
         told_draws: false,
         change_before_finish: false,
         document_facts: false,
+        source_lines: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -263,6 +276,7 @@ impl Levers {
         told_draws: true,
         change_before_finish: true,
         document_facts: true,
+        source_lines: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -287,6 +301,7 @@ impl Levers {
             Lever::ToldDraws => self.told_draws,
             Lever::ChangeBeforeFinish => self.change_before_finish,
             Lever::DocumentFacts => self.document_facts,
+            Lever::SourceLines => self.source_lines,
         }
     }
 
@@ -312,6 +327,7 @@ impl Levers {
             Lever::ToldDraws => self.told_draws = on,
             Lever::ChangeBeforeFinish => self.change_before_finish = on,
             Lever::DocumentFacts => self.document_facts = on,
+            Lever::SourceLines => self.source_lines = on,
         }
     }
 

@@ -87,6 +87,53 @@ pub fn memory_retry_feedback(v: &crate::checks::Verdict) -> String {
     s
 }
 
+/// The most the quoted input lines of a failed verdict take in the next attempt's feedback
+/// (lever `source-lines`): eight invoice lines fit with room to spare.
+pub const MAX_SOURCE_LINES_CHARS: usize = 1_200;
+
+/// The lines of the inputs that a verdict's failed deciding checks compared against (lever
+/// `source-lines`), each once, in check order; empty when no failed check quotes a line.
+/// Only lines of files in `read_whole` (the run's own executed full reads) are told: a quote
+/// never shows a file the model has not seen, such as one policy keeps from `read_file`.
+/// Lines that do not fit under [`MAX_SOURCE_LINES_CHARS`] are counted, not silently dropped.
+pub fn source_lines_note(v: &crate::checks::Verdict, read_whole: &[String]) -> String {
+    let seen = |q: &str| {
+        read_whole.iter().any(|p| {
+            q.strip_prefix(p.as_str())
+                .is_some_and(|r| r.starts_with(" line "))
+        })
+    };
+    let mut lines: Vec<&str> = Vec::new();
+    for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
+        for q in &c.quoted {
+            if seen(q) && !lines.contains(&q.as_str()) {
+                lines.push(q);
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "The lines of the inputs those checks compare against, quoted from the files:\n",
+    );
+    let mut used = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let shown = format!("- {}\n", clip(line, MAX_SOURCE_LINES_CHARS / 4));
+        let chars = shown.chars().count();
+        if used + chars > MAX_SOURCE_LINES_CHARS {
+            s.push_str(&format!(
+                "- ... and {} more lines not shown (read the files they are in)\n",
+                lines.len() - i
+            ));
+            break;
+        }
+        used += chars;
+        s.push_str(&shown);
+    }
+    s
+}
+
 fn tool_lines(registry: &ToolRegistry, tools: &[String]) -> String {
     let mut s = String::new();
     let schemas = registry.schemas();

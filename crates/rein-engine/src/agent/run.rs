@@ -28,8 +28,8 @@ use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, summarize, system_prompt, task_message, task_reminder,
-    type_document,
+    progress_note, result_message, source_lines_note, summarize, system_prompt, task_message,
+    task_reminder, type_document,
 };
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{
@@ -1141,9 +1141,8 @@ impl<'a> Agent<'a> {
                 if monotone {
                     // A fresh start from the deliverable as it stands, not from the steps
                     // that led to it.
-                    let feedback =
-                        self.monotone_feedback(v, restored.take().as_ref(), &st.table_facts)
-                            + &self.finish_withheld(st, n)?;
+                    let feedback = self.monotone_feedback(v, restored.take().as_ref(), st)
+                        + &self.finish_withheld(st, n)?;
                     st.transcript.restart();
                     st.transcript.push(
                         vec![ChatMessage::user(feedback)],
@@ -1153,7 +1152,8 @@ impl<'a> Agent<'a> {
                     let feedback = if self.options.memory {
                         memory_retry_feedback(v)
                     } else {
-                        retry_feedback(v) + &self.finish_withheld(st, n)?
+                        let quotes = self.quotes_source_lines(v).then(|| read_whole(st));
+                        retry_feedback(v, quotes.as_deref()) + &self.finish_withheld(st, n)?
                     };
                     st.transcript.push(
                         vec![ChatMessage::user(feedback)],
@@ -1306,16 +1306,43 @@ impl<'a> Agent<'a> {
         ))
     }
 
+    /// Whether a retry after `v` quotes input lines (lever `source-lines`): not when a failed
+    /// check counts lines or rows, since the lines another check quotes could be those very
+    /// lines and so tell the count.
+    fn quotes_source_lines(&self, v: &Verdict) -> bool {
+        use crate::checks::{Aggregate, Computed};
+        let counts = |spec: &CheckSpec| {
+            matches!(
+                spec,
+                CheckSpec::NumericConsistency {
+                    expected: Computed::Lines { .. }
+                        | Computed::Matches {
+                            op: Aggregate::Count,
+                            ..
+                        }
+                        | Computed::Csv {
+                            op: Aggregate::Count,
+                            ..
+                        },
+                    ..
+                }
+            )
+        };
+        let checks = &self.env.contract.mission.checks;
+        self.options.levers.source_lines
+            && !v
+                .checks
+                .iter()
+                .filter(|c| !c.passed && !c.advisory)
+                .any(|c| checks.iter().any(|k| k.id == c.id && counts(&k.spec)))
+    }
+
     /// What the model reads when a `monotone-attempts` retry starts: what the last undo did,
     /// each failed check as its requirement in plain words and the facts it found (never a
     /// value computed from the inputs, never a gold file), the deliverable as it stands, and
     /// the ask for the smallest edit.
-    fn monotone_feedback(
-        &self,
-        v: &Verdict,
-        restored: Option<&Restored>,
-        table_facts: &[(String, Value)],
-    ) -> String {
+    fn monotone_feedback(&self, v: &Verdict, restored: Option<&Restored>, st: &State) -> String {
+        let table_facts = &st.table_facts;
         let c = self.env.contract;
         let path = &c.mission.required_artifact;
         let mut s = String::new();
@@ -1352,6 +1379,9 @@ impl<'a> Agent<'a> {
                 "- {} ({}): requires: {wants} Found: {found}\n",
                 chk.id, chk.kind
             ));
+        }
+        if self.quotes_source_lines(v) {
+            s.push_str(&source_lines_note(v, &read_whole(st)));
         }
         match self.env.world.read(path) {
             Ok(Some(bytes)) => s.push_str(&format!(
@@ -2123,8 +2153,9 @@ fn hinted_requirement(spec: &CheckSpec, hints: bool) -> String {
 /// What the model reads when an attempt's finish was accepted but the judge failed it: which
 /// checks failed and what the deliverable stated. Never a value computed from the inputs (the
 /// expected total, the missing names): those stay in the journal, and the model must get them
-/// from the inputs or from a tool that computes them visibly.
-fn retry_feedback(v: &Verdict) -> String {
+/// from the inputs or from a tool that computes them visibly. With `source_lines` (the lever)
+/// the input lines the failed checks compared against follow, of the files in `source_lines`.
+fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>) -> String {
     let mut s =
         String::from("The harness checked your deliverable on disk and these checks failed:\n");
     for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
@@ -2134,10 +2165,23 @@ fn retry_feedback(v: &Verdict) -> String {
         );
         s.push_str(&format!("- {} ({}): {facts}\n", c.id, c.kind));
     }
+    if let Some(read) = source_lines {
+        s.push_str(&source_lines_note(v, read));
+    }
     s.push_str(
         "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
+}
+
+/// The files this run read whole with an executed `read_file` (lever `source-lines` quotes
+/// lines of these only).
+fn read_whole(st: &State) -> Vec<String> {
+    st.trace
+        .iter()
+        .filter(|e| e.tool == "read_file" && e.full_read && e.executed())
+        .filter_map(|e| e.path.clone())
+        .collect()
 }
 
 /// `tools` without `finish` when it is withheld (lever `change-before-finish`): what the action

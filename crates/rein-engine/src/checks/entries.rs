@@ -17,11 +17,21 @@ use super::{Ctx, Judged};
 /// Slack for binary floating point on top of a field's tolerance.
 const FLOAT_SLACK: f64 = 1e-9;
 
-/// The rest of the first line of `text` that starts with `label` (ignoring leading space).
-fn labelled(text: &str, label: &str) -> Option<String> {
+/// The first line of `text` that starts with `label` (ignoring leading space): its number
+/// (1-based), the line as it stands, and the rest of it after the label, trimmed.
+fn labelled(text: &str, label: &str) -> Option<(usize, String, String)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        l.trim_start()
+            .strip_prefix(label)
+            .map(|rest| (i + 1, l.trim_end().to_string(), rest.trim().to_string()))
+    })
+}
+
+/// How many lines of `text` start with `label` (ignoring leading space).
+fn label_lines(text: &str, label: &str) -> usize {
     text.lines()
-        .find_map(|l| l.trim_start().strip_prefix(label))
-        .map(|rest| rest.trim().to_string())
+        .filter(|l| l.trim_start().starts_with(label))
+        .count()
 }
 
 pub(crate) fn entries_match(
@@ -66,7 +76,7 @@ pub(crate) fn entries_match(
         };
         for (name, rule) in fields {
             let at = format!("entry {} `{name}`", i + 1);
-            let Some(truth) = labelled(&text, &rule.label) else {
+            let Some((number, line, truth)) = labelled(&text, &rule.label) else {
                 ok = false;
                 j.say(format!(
                     "{source}: no line starts with `{}`, so {at} cannot be checked",
@@ -92,6 +102,11 @@ pub(crate) fn entries_match(
                         rule.label
                     ));
                     j.withhold(format!("{source}: `{}` {}", rule.label, preview(&truth)));
+                    // With the label on several lines, quoting the judge's one would say
+                    // which candidate is right.
+                    if label_lines(&text, &rule.label) == 1 {
+                        j.quote(source, number, &line);
+                    }
                 }
             }
         }
@@ -159,8 +174,12 @@ mod tests {
     fn the_label_takes_the_rest_of_its_line() {
         let t = "INVOICE\nVendor: Northwind Paper Co.\nBill to: Harbor Library\n";
         assert_eq!(
-            labelled(t, "Vendor:").as_deref(),
-            Some("Northwind Paper Co.")
+            labelled(t, "Vendor:"),
+            Some((
+                2,
+                "Vendor: Northwind Paper Co.".to_string(),
+                "Northwind Paper Co.".to_string()
+            ))
         );
         assert_eq!(labelled(t, "Total due:"), None);
     }

@@ -23,6 +23,11 @@ pub struct CheckResult {
     /// The facts a model may be told: never a value computed from the inputs.
     #[serde(default)]
     pub feedback: Vec<String>,
+    /// Lines of frozen inputs a failed check compared against, quoted unchanged with their file
+    /// and line number (`path line N: text`); told to the model only under lever
+    /// `source-lines`, and never a value computed from the inputs (no sum, no count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quoted: Vec<String>,
     /// Reported as advice for a person; does not decide the verdict (an unqualified decision).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub advisory: bool,
@@ -120,6 +125,7 @@ fn result_of(
         passed: judged.passed,
         facts,
         feedback: judged.facts,
+        quoted: judged.quoted,
         advisory: automatic && check.spec.is_advisory(),
     }
 }

@@ -74,13 +74,15 @@ pub use world::{DirWorld, MemWorld, World, WorldError};
 
 use crate::mission::FrozenContract;
 
-/// One check's outcome: whether it passed, the facts a model may be told, and the facts
-/// withheld from the model because they come from the inputs (expected values).
+/// One check's outcome: whether it passed, the facts a model may be told, the facts withheld
+/// from the model because they come from the inputs (expected values), and the lines of frozen
+/// inputs a failed check compared against, quoted unchanged (told only under `source-lines`).
 #[derive(Debug, Default)]
 pub(crate) struct Judged {
     pub passed: bool,
     pub facts: Vec<String>,
     pub withheld: Vec<String>,
+    pub quoted: Vec<String>,
 }
 
 impl Judged {
@@ -91,6 +93,12 @@ impl Judged {
     pub fn withhold(&mut self, fact: impl Into<String>) {
         self.withheld.push(fact.into());
     }
+
+    /// Line `number` (1-based) of frozen input `path` as the check read it (normalised as every
+    /// check reads text): an input line, never a value computed from one.
+    pub fn quote(&mut self, path: &str, number: usize, line: &str) {
+        self.quoted.push(format!("{path} line {number}: {line}"));
+    }
 }
 
 impl From<(bool, Vec<String>)> for Judged {
@@ -98,7 +106,7 @@ impl From<(bool, Vec<String>)> for Judged {
         Judged {
             passed,
             facts,
-            withheld: Vec::new(),
+            ..Judged::default()
         }
     }
 }

@@ -18,6 +18,10 @@ use super::{Ctx, Judged};
 /// Slack for binary floating point on top of the contract's tolerance (sums of decimals).
 const FLOAT_SLACK: f64 = 1e-9;
 
+/// Most input lines a failed check quotes (lever `source-lines`); with more matches it quotes
+/// none, since a partial list would read as the whole.
+const MAX_QUOTED_LINES: usize = 8;
+
 /// What a numeric check asks of the stated number.
 pub(crate) struct Statement<'a> {
     pub path: &'a str,
@@ -38,7 +42,8 @@ pub(crate) fn numeric_consistency(
         Some(s) => s,
         None => return j,
     };
-    let e = match computed_number(cx, expected) {
+    let mut lines = Vec::new();
+    let e = match computed_number(cx, expected, &mut lines) {
         Ok((v, fact)) => {
             j.withhold(fact);
             v
@@ -95,6 +100,11 @@ pub(crate) fn numeric_consistency(
         }
         if !ok {
             j.say(read);
+        }
+    }
+    if !ok && lines.len() <= MAX_QUOTED_LINES {
+        for (path, number, line) in &lines {
+            j.quote(path, *number, line);
         }
     }
     j.passed = ok;
@@ -304,7 +314,14 @@ pub(crate) fn column_index(path: &str, header: &[String], name: &str) -> Result<
         })
 }
 
-fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), String> {
+/// The expected value and the withheld fact that states it. For a value taken from lines of
+/// the inputs by a pattern (not a count of them) `lines` gets each matched line: its file, its
+/// number (1-based) and its text.
+fn computed_number(
+    cx: &Ctx<'_>,
+    expected: &Computed,
+    lines: &mut Vec<(String, usize, String)>,
+) -> Result<(f64, String), String> {
     let plain = NumberRules::default();
     match expected {
         Computed::Csv {
@@ -390,6 +407,19 @@ fn computed_number(cx: &Ctx<'_>, expected: &Computed) -> Result<(f64, String), S
                     if *op == Aggregate::Count {
                         values.push(0.0);
                         continue;
+                    }
+                    // The line that holds the value (the first group), not where the match
+                    // starts: a pattern may begin on the line above its number.
+                    let at = caps.get(1).or_else(|| caps.get(0)).map_or(0, |m| m.start());
+                    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+                    let number = text[..at].matches('\n').count() + 1;
+                    if !lines.iter().any(|(p, n, _)| p == path && *n == number) {
+                        lines.push((
+                            path.clone(),
+                            number,
+                            text[start..end].trim_end().to_string(),
+                        ));
                     }
                     let t = caps.get(1).map(|m| m.as_str()).unwrap_or("");
                     let v = parse_strict(t, &rules).map_err(|why| {

@@ -16,8 +16,8 @@ pub(crate) fn inputs_read(cx: &Ctx<'_>, paths: &[String], before_writing: Option
     }
     let mut j = Judged {
         passed: ok,
-        facts: Vec::new(),
         withheld: facts,
+        ..Judged::default()
     };
     let before = before_writing
         .map(|a| format!(" before {a} was first written"))
