@@ -1,8 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 //! Red team of lever `source-lines`: the input lines a failed check quotes, and the note that
-//! carries them into the next attempt's feedback. Tests marked DEFECT assert the correct
-//! behaviour and fail on the engine as it stands; the others pin claims that held.
+//! carries them into the next attempt's feedback. Tests marked "was a defect" failed on the
+//! first version of the lever (a denied file quoted, the wrong line, the cap in bytes, a count
+//! told by a sum's lines, the judge's pick among repeated labels) and pass on the fixed one;
+//! the others pin claims that held from the start.
 
 #[path = "agent_support/mod.rs"]
 mod support;
