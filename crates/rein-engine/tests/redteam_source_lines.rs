@@ -15,11 +15,10 @@ use std::path::Path;
 use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::checks::{evaluate, CheckResult, MemWorld, Verdict};
 use rein_engine::gate::AllowAll;
-use rein_engine::mission::{materialise_inputs, FrozenContract, Mission};
-use rein_journal::Journal;
+use rein_engine::mission::{FrozenContract, Mission};
 use rein_protocol::Prompt;
 use serde_json::{json, Value};
-use support::{line, Harness, PromptRecorder};
+use support::{doc_extract_attempt, line, Harness, PromptRecorder};
 
 // ---------------------------------------------------------------------------------------------
 // Set-up: a mission of our own over inputs we write, judged directly or run by the agent.
@@ -83,19 +82,7 @@ fn sum_of(id: &str, paths: &[&str], pattern: &str, op: &str, pointer: &str) -> V
 fn harness(inputs: &[(&str, &str)], checks: Value) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mission_file = write_mission(dir.path(), inputs, &checks);
-    let contract = Mission::load(&mission_file).unwrap();
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(&workspace).unwrap();
-    let hashes = materialise_inputs(&contract, &workspace).unwrap();
-    let journal = Journal::open(dir.path().join("journal.db")).unwrap();
-    Harness {
-        dir,
-        mission_file,
-        workspace,
-        contract,
-        hashes,
-        journal,
-    }
+    Harness::load(dir, mission_file)
 }
 
 /// One attempt: read every input, write the deliverable, read it back, finish.
@@ -611,46 +598,13 @@ fn one_long_line_of_four_byte_characters_is_shown_clipped() {
 // the lever.
 // ---------------------------------------------------------------------------------------------
 
-fn fields(right: bool) -> Value {
-    let (total, vendor, grand) = if right {
-        (300.50, "Bayside Cleaning Ltd", 1054.80)
-    } else {
-        (120.00, "Bayside Cleaning Ltd.", 874.30)
-    };
-    json!({
-        "invoices": [
-            {"invoice_number": "INV-2024-001", "date": "2024-03-04", "vendor": "Northwind Paper Co.", "total": total},
-            {"invoice_number": "INV-2024-002", "date": "2024-03-11", "vendor": vendor, "total": 450.00},
-            {"invoice_number": "INV-2024-003", "date": "2024-03-20", "vendor": "Quayside Books", "total": 304.30}
-        ],
-        "grand_total": grand
-    })
-}
-
-fn doc_attempt(right: bool) -> String {
-    let reads: String = ["invoice_001.txt", "invoice_002.txt", "invoice_003.txt"]
-        .iter()
-        .map(|f| line("read_file", json!({ "path": format!("invoices/{f}") })))
-        .collect();
-    reads
-        + &line(
-            if right { "replace_file" } else { "create_file" },
-            json!({"path": "out/fields.json", "content": fields(right).to_string()}),
-        )
-        + &line("read_file", json!({ "path": "out/fields.json" }))
-        + &line(
-            "finish",
-            json!({"summary": "Extracted the three invoices."}),
-        )
-}
-
 fn run_doc_extract(
     levers: Levers,
     policy: Option<rein_engine::policy::Policy>,
 ) -> (bool, PromptRecorder, Vec<AgentEvent>) {
     let h = Harness::new("doc_extract");
     let mut model = PromptRecorder::new(
-        &(doc_attempt(false) + &doc_attempt(true)),
+        &(doc_extract_attempt(false) + &doc_extract_attempt(true)),
         "redteam_doc.jsonl",
     );
     let policy = policy.unwrap_or_else(rein_engine::policy::Policy::safe_default);

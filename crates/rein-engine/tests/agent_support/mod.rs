@@ -164,6 +164,11 @@ impl Harness {
             serde_json::from_str(&std::fs::read_to_string(&mission_file).unwrap()).unwrap();
         edit(&mut v);
         std::fs::write(&mission_file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        Harness::load(dir, mission_file)
+    }
+
+    /// Loads the mission at `mission_file` and sets up a workspace and a journal in `dir`.
+    pub fn load(dir: tempfile::TempDir, mission_file: PathBuf) -> Harness {
         let contract = Mission::load(&mission_file).unwrap();
         let workspace = dir.path().join("ws");
         std::fs::create_dir_all(&workspace).unwrap();
@@ -510,6 +515,45 @@ pub fn reads() -> String {
     .iter()
     .map(|p| line("read_file", json!({ "path": p })))
     .collect()
+}
+
+/// doc_extract's deliverable as the 1.5B wrote it (invoice 1's first line amount as its total,
+/// a full stop after the second vendor) or the right document.
+pub fn doc_extract_fields(right: bool) -> serde_json::Value {
+    let (total, vendor, grand) = if right {
+        (300.50, "Bayside Cleaning Ltd", 1054.80)
+    } else {
+        (120.00, "Bayside Cleaning Ltd.", 874.30)
+    };
+    json!({
+        "invoices": [
+            {"invoice_number": "INV-2024-001", "date": "2024-03-04", "vendor": "Northwind Paper Co.", "total": total},
+            {"invoice_number": "INV-2024-002", "date": "2024-03-11", "vendor": vendor, "total": 450.00},
+            {"invoice_number": "INV-2024-003", "date": "2024-03-20", "vendor": "Quayside Books", "total": 304.30}
+        ],
+        "grand_total": grand
+    })
+}
+
+/// One doc_extract attempt: read the three invoices in full, write `doc_extract_fields(right)`
+/// (created when wrong, replaced when right, as a second attempt would), read it back, finish.
+pub fn doc_extract_attempt(right: bool) -> String {
+    let reads: String = ["invoice_001.txt", "invoice_002.txt", "invoice_003.txt"]
+        .iter()
+        .map(|f| line("read_file", json!({ "path": format!("invoices/{f}") })))
+        .collect();
+    let path = "out/fields.json";
+    let content = doc_extract_fields(right).to_string();
+    reads
+        + &line(
+            if right { "replace_file" } else { "create_file" },
+            json!({ "path": path, "content": content }),
+        )
+        + &line("read_file", json!({ "path": path }))
+        + &line(
+            "finish",
+            json!({"summary": "Extracted the three invoices."}),
+        )
 }
 
 /// desk_task's deliverable.
