@@ -1,7 +1,10 @@
 //! `rein route TEXT`: the router's intent, source and confidence for one message.
 
+use std::time::Duration;
+
 use clap::Args;
 use rein_models::Catalog;
+use rein_protocol::cowork::DECISION_TIMEOUT_MS;
 
 use crate::open::open_model;
 
@@ -11,6 +14,12 @@ pub struct RouteArgs {
     /// catalog's `decision` model).
     #[arg(long)]
     model: Option<String>,
+    /// How long to wait for the decision model, in milliseconds, before the keyword route
+    /// stands (default: chat's deadline, 12000). A cold `rein route` loads the model and reads
+    /// the whole prompt within it, which can take longer on a slow CPU than chat's warm worker.
+    #[arg(long, value_name = "MS", default_value_t = DECISION_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    deadline_ms: u64,
     /// The message to route.
     text: String,
 }
@@ -32,9 +41,12 @@ pub fn run(args: RouteArgs, json: bool) -> anyhow::Result<i32> {
         Some(m) => m,
         None => default_decision()?,
     };
+    let deadline = Duration::from_millis(args.deadline_ms);
     // A model that cannot be opened is an outage: the keyword route stands and says why.
     let route = match open_model(&spec, false) {
-        Ok(mut model) => rein_chat::route(&args.text, Some(model.as_mut())),
+        Ok(mut model) => {
+            rein_chat::route::route_with_deadline(&args.text, Some(model.as_mut()), deadline)
+        }
         Err(error) => {
             let mut route = rein_chat::route(&args.text, None);
             if route.note.is_some() {

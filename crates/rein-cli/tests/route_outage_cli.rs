@@ -9,24 +9,49 @@ use rein_testkit::FakeOpenAi;
 use serde_json::Value;
 
 fn route(server: &FakeOpenAi) -> Value {
+    route_with(server, &[])
+}
+
+fn rein_route(server: &FakeOpenAi, extra: &[&str]) -> std::process::Output {
     let spec = format!("openai:{}/v1#qwen", server.url());
-    let out = Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args([
-            "--json",
-            "route",
-            "--model",
-            &spec,
-            "please transcribe voice_memo_0612.m4a for me",
-        ])
+    let mut args = vec!["--json", "route", "--model", &spec];
+    args.extend_from_slice(extra);
+    args.push("please transcribe voice_memo_0612.m4a for me");
+    Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(&args)
         .env("REIN_HOME", tempfile::tempdir().unwrap().path())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn route_with(server: &FakeOpenAi, extra: &[&str]) -> Value {
+    let out = rein_route(server, extra);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_chosen_deadline_is_used_and_a_zero_one_is_refused() {
+    let server = FakeOpenAi::start().unwrap();
+    server.set_logprob_tree(&[
+        ("", &[("audio", 0.9f64.ln()), ("I", 0.1f64.ln())]),
+        ("audio", &[("", 0.0)]),
+    ]);
+    let v = route_with(&server, &["--deadline-ms", "60000"]);
+    assert_eq!(v["intent"], "voice", "{v}");
+    assert_ne!(v["source"], "outage", "{v}");
+
+    let out = rein_route(&server, &["--deadline-ms", "0"]);
+    assert_eq!(out.status.code(), Some(2), "a zero deadline is bad usage");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--deadline-ms"),
+        "the error names the flag: {err}"
+    );
 }
 
 #[test]
