@@ -8,10 +8,6 @@ use std::process::Command;
 use rein_testkit::FakeOpenAi;
 use serde_json::Value;
 
-fn route(server: &FakeOpenAi) -> Value {
-    route_with(server, &[])
-}
-
 fn rein_route(server: &FakeOpenAi, extra: &[&str]) -> std::process::Output {
     let spec = format!("openai:{}/v1#qwen", server.url());
     let mut args = vec!["--json", "route", "--model", &spec];
@@ -35,7 +31,7 @@ fn route_with(server: &FakeOpenAi, extra: &[&str]) -> Value {
 }
 
 #[test]
-fn a_chosen_deadline_is_used_and_a_zero_one_is_refused() {
+fn a_deadline_flag_is_taken_and_a_zero_one_is_refused() {
     let server = FakeOpenAi::start().unwrap();
     server.set_logprob_tree(&[
         ("", &[("audio", 0.9f64.ln()), ("I", 0.1f64.ln())]),
@@ -69,7 +65,7 @@ fn low_label_mass_routes_as_an_outage_with_the_reason() {
         ),
         ("audio", &[("", 0.0)]),
     ]);
-    let v = route(&server);
+    let v = route_with(&server, &[]);
     assert_eq!(v["source"], "outage", "{v}");
     let note = v["note"].as_str().unwrap_or_default();
     assert!(note.contains("0.1"), "the note names the mass: {v}");
@@ -80,7 +76,7 @@ fn low_label_mass_routes_as_an_outage_with_the_reason() {
         ("", &[("audio", 0.9f64.ln()), ("I", 0.1f64.ln())]),
         ("audio", &[("", 0.0)]),
     ]);
-    let v = route(&server);
+    let v = route_with(&server, &[]);
     // The model was heard ("keyword" when it agrees with the keywords).
     assert!(v["source"] == "model" || v["source"] == "keyword", "{v}");
     assert_eq!(v["intent"], "voice", "{v}");
