@@ -734,6 +734,22 @@ pub fn check_schema_grammar(schema: &serde_json::Value) -> Result<()> {
         .map_err(|e| LlamaError::Schema(e.to_string()))
 }
 
+/// How many bytes of `text` llguidance lets through under `schema` (as it is: wrap it in
+/// [`with_fixed_separators`] to decode as a request would), over a byte-level vocabulary:
+/// `text.len()` when all of it. For tests that hold a schema's patterns to what they refuse.
+pub fn schema_accepted_len(schema: &serde_json::Value, text: &str) -> Result<usize> {
+    let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+    let factory = ParserFactory::new_simple(&env).map_err(|e| LlamaError::Schema(e.to_string()))?;
+    let parser = factory
+        .create_parser(TopLevelGrammar::from_json_schema(schema.clone()))
+        .map_err(|e| LlamaError::Schema(e.to_string()))?;
+    let mut matcher = Matcher::new(Ok(parser));
+    let tokens: Vec<u32> = text.bytes().map(u32::from).collect();
+    matcher
+        .validate_tokens(&tokens)
+        .map_err(|e| LlamaError::Schema(e.to_string()))
+}
+
 /// `schema` with llguidance told to write JSON with exactly `", "` between items and `": "`
 /// after keys, and no other whitespace between tokens (unless the schema sets its own
 /// `x-guidance`). By default the grammar allows any run of whitespace there, and a model whose
@@ -761,14 +777,7 @@ mod tests {
 
     /// How many bytes of `text` the grammar of `schema` accepts, one byte per token.
     fn accepted(schema: &serde_json::Value, text: &str) -> usize {
-        let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
-        let factory = ParserFactory::new_simple(&env).unwrap();
-        let parser = factory
-            .create_parser(TopLevelGrammar::from_json_schema(schema.clone()))
-            .unwrap();
-        let mut matcher = Matcher::new(Ok(parser));
-        let tokens: Vec<u32> = text.bytes().map(u32::from).collect();
-        matcher.validate_tokens(&tokens).unwrap()
+        schema_accepted_len(schema, text).unwrap()
     }
 
     #[test]

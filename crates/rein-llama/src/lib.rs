@@ -18,7 +18,8 @@ pub mod template;
 pub mod worker;
 
 pub use engine::{
-    check_schema_grammar, generation_decode_calls, EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS,
+    check_schema_grammar, generation_decode_calls, schema_accepted_len, with_fixed_separators,
+    EngineOptions, LlamaEngine, DEFAULT_BATCH_TOKENS,
 };
 pub use error::{LlamaError, Result};
 pub use prefix::reuse_prefix;

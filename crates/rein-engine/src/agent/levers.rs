@@ -114,6 +114,19 @@ pub enum Lever {
     /// told only that entry 1 `total` is not the value on the `Total due:` line, re-read the
     /// invoice and finished on the same file.
     SourceLines,
+    /// With `write_json`, each text value the contract says is copied from the inputs (a
+    /// `grounded` check's JSON claim, an `entries_match` text field) is held by constrained
+    /// decoding to a run of whole words of one line of the inputs this run has read whole
+    /// (embedded models; the judge checks as before). The 1.5B wrote `Bayside Cleaning Ltd.`
+    /// and `Quayside Books.` for vendors written without the full stop in all five doc_extract
+    /// runs (the first vendor, `Northwind Paper Co.`, has one).
+    CopiedStrings,
+    /// A whole read of an input that an `entries_match` check copies fields from carries, first,
+    /// the lines of it that start with the fields' labels, quoted with their line numbers (a
+    /// label that starts several lines is not quoted). The 1.5B copied invoice 1's first line
+    /// amount (120.00) as its total in four of five doc_extract runs; its `Total due:` line
+    /// says 300.50.
+    LabelLines,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -121,7 +134,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 21] = [
+    pub const ALL: [Lever; 23] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -143,6 +156,8 @@ impl Lever {
         Lever::ChangeBeforeFinish,
         Lever::DocumentFacts,
         Lever::SourceLines,
+        Lever::CopiedStrings,
+        Lever::LabelLines,
     ];
 
     pub fn name(self) -> &'static str {
@@ -168,6 +183,8 @@ impl Lever {
             Lever::ChangeBeforeFinish => "change-before-finish",
             Lever::DocumentFacts => "document-facts",
             Lever::SourceLines => "source-lines",
+            Lever::CopiedStrings => "copied-strings",
+            Lever::LabelLines => "label-lines",
         }
     }
 
@@ -214,6 +231,8 @@ pub struct Levers {
     pub change_before_finish: bool,
     pub document_facts: bool,
     pub source_lines: bool,
+    pub copied_strings: bool,
+    pub label_lines: bool,
 }
 
 impl Default for Levers {
@@ -253,6 +272,8 @@ impl Levers {
         change_before_finish: false,
         document_facts: false,
         source_lines: false,
+        copied_strings: false,
+        label_lines: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -277,6 +298,8 @@ impl Levers {
         change_before_finish: true,
         document_facts: true,
         source_lines: true,
+        copied_strings: true,
+        label_lines: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -302,6 +325,8 @@ impl Levers {
             Lever::ChangeBeforeFinish => self.change_before_finish,
             Lever::DocumentFacts => self.document_facts,
             Lever::SourceLines => self.source_lines,
+            Lever::CopiedStrings => self.copied_strings,
+            Lever::LabelLines => self.label_lines,
         }
     }
 
@@ -328,6 +353,8 @@ impl Levers {
             Lever::ChangeBeforeFinish => self.change_before_finish = on,
             Lever::DocumentFacts => self.document_facts = on,
             Lever::SourceLines => self.source_lines = on,
+            Lever::CopiedStrings => self.copied_strings = on,
+            Lever::LabelLines => self.label_lines = on,
         }
     }
 

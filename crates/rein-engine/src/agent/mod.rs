@@ -32,12 +32,14 @@
 mod bodies;
 mod caps;
 mod checklist;
+mod copied;
 pub use checklist::checklist_note;
 mod decide;
 mod document_facts;
 mod error;
 mod event;
 mod facts;
+mod label_lines;
 mod levers;
 mod outcome;
 mod plan;

@@ -19,10 +19,14 @@ use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::{checklist_note, shown_checks_met};
+use super::copied::{
+    copied_text_pattern, hold_strings, HeldStrings, NoPattern, COPIED_PATTERN_MAX_CHARS,
+};
 use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
+use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -41,11 +45,11 @@ use super::step::{ask_action, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
-    table_stats_hint, CheckSpec, Decider, TraceEntry, Verdict, World,
+    table_stats_hint, CheckSpec, Decider, Locator, TraceEntry, Verdict, World,
 };
 use crate::finish::{check_finish, FinishRefusal};
 use crate::gate::{Approver, CallExecutor};
-use crate::mission::{FrozenContract, InputHash, Mode};
+use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).
@@ -230,6 +234,8 @@ struct State {
     /// The deliverable a failed verdict judged, when every check it failed is settled by
     /// those bytes (lever `change-before-finish`).
     failed_as_is: Option<FailedAsIs>,
+    /// The deliverable's copied strings held this step (lever `copied-strings`).
+    held: Vec<HeldStrings>,
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -493,9 +499,13 @@ impl<'a> Agent<'a> {
     /// The action schema for constrained decoding over `tools`, with `write_json`'s document
     /// typed by the contract's schema when that lever applies; `short` holds its texts to
     /// [`SHORT_TEXT_MAX_CHARS`] (the reply after a cut one, lever `short-after-cut`).
-    fn action_schema(&self, tools: &[String], short: bool) -> Value {
+    /// `held` are the deliverable's copied strings and their patterns (lever `copied-strings`).
+    fn action_schema(&self, tools: &[String], short: bool, held: &[HeldStrings]) -> Value {
         let mut s = mission_action_schema(self.env.registry, tools);
-        if let Some((path, document)) = self.typed_json() {
+        if let Some((path, mut document)) = self.typed_json() {
+            for h in held {
+                hold_strings(&mut document, &h.pointer, &h.pattern);
+            }
             type_document(&mut s, WRITE_JSON, &path, &document);
         }
         let sections = self.typed_sections();
@@ -546,6 +556,107 @@ impl<'a> Agent<'a> {
             }
             _ => None,
         })
+    }
+
+    /// With `copied-strings`, `write_json` and an embedded model: for each check that says
+    /// strings of the deliverable are copied from inputs (a `grounded` check's JSON Pointer
+    /// claim, an `entries_match` text field), where they are and the pattern of the lines of
+    /// those inputs this run has read whole (still their frozen bytes), or why none was made.
+    fn copied_strings(&self, st: &State) -> Vec<(String, Result<HeldStrings, NoPattern>)> {
+        if !self.options.levers.copied_strings || is_endpoint(self.model.identity()) {
+            return Vec::new();
+        }
+        let Some((deliverable, _)) = self.typed_json() else {
+            return Vec::new();
+        };
+        let read = read_whole(st);
+        let c = self.env.contract;
+        let all_inputs: Vec<String> = c.inputs.iter().map(|h| h.path.clone()).collect();
+        let mut out = Vec::new();
+        for check in &c.mission.checks {
+            let (pointers, sources) = match &check.spec {
+                CheckSpec::Grounded {
+                    path,
+                    claim: Locator::Pointer(p),
+                    sources,
+                } if same_path(path, &deliverable) => (
+                    vec![p.clone()],
+                    if sources.is_empty() {
+                        &all_inputs
+                    } else {
+                        sources
+                    },
+                ),
+                CheckSpec::EntriesMatch {
+                    path,
+                    array,
+                    sources,
+                    fields,
+                    ..
+                } if same_path(path, &deliverable) => (
+                    fields
+                        .iter()
+                        .filter(|(_, rule)| !rule.number)
+                        .map(|(name, _)| {
+                            format!("{array}/0/{}", name.replace('~', "~0").replace('/', "~1"))
+                        })
+                        .collect(),
+                    sources,
+                ),
+                _ => continue,
+            };
+            let texts: Vec<String> = sources
+                .iter()
+                .filter(|src| read.iter().any(|r| same_path(r, src)))
+                .filter_map(|src| {
+                    let frozen = c.input_hash(src)?;
+                    let bytes = self.env.world.read(src).ok()??;
+                    (sha256_hex(&bytes) == frozen)
+                        .then(|| String::from_utf8(bytes).ok())
+                        .flatten()
+                })
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let pattern = copied_text_pattern(&refs);
+            for pointer in pointers {
+                let held = pattern.clone().map(|pattern| HeldStrings {
+                    pointer: pointer.clone(),
+                    pattern,
+                });
+                out.push((pointer, held));
+            }
+        }
+        out
+    }
+
+    /// Sets the step's copied strings (lever `copied-strings`) and journals, when the lever
+    /// applies, which are held and why any is not (no input read yet, the pattern's cap).
+    fn hold_copied_strings(&self, st: &mut State, step: u32) -> Result<(), AgentError> {
+        let found = self.copied_strings(st);
+        st.held = found
+            .iter()
+            .filter_map(|(_, h)| h.as_ref().ok().cloned())
+            .collect();
+        if found.is_empty() {
+            return Ok(());
+        }
+        let not_held: Vec<Value> = found
+            .iter()
+            .filter_map(|(pointer, h)| match h {
+                Ok(_) => None,
+                Err(NoPattern::NoWords) => Some(json!({"pointer": pointer,
+                    "why": "no input it may be copied from has been read whole yet"})),
+                Err(NoPattern::OverCap(chars)) => Some(json!({"pointer": pointer,
+                    "why": format!("the inputs read give a pattern of {chars} characters, over the cap of {COPIED_PATTERN_MAX_CHARS}: these strings are not held")})),
+            })
+            .collect();
+        let held: Vec<&str> = st.held.iter().map(|h| h.pointer.as_str()).collect();
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "copied_strings",
+            &json!({"step": step, "held": held, "not_held": not_held}),
+        )?;
+        Ok(())
     }
 
     /// Why a `write_json` call is refused before the gate: it names another file than the
@@ -711,7 +822,7 @@ impl<'a> Agent<'a> {
                         .filter(|t| **t != repeated_tool)
                         .cloned()
                         .collect();
-                    (!others.is_empty()).then(|| self.action_schema(&others, false))
+                    (!others.is_empty()).then(|| self.action_schema(&others, false, &st.held))
                 })
                 .flatten();
             let draw_schema = narrowed.as_ref().or(schema);
@@ -891,7 +1002,7 @@ impl<'a> Agent<'a> {
                 .then(|| {
                     narrowed
                         .as_ref()
-                        .map(|_| self.action_schema(std::slice::from_ref(&tool), true))
+                        .map(|_| self.action_schema(std::slice::from_ref(&tool), true, &st.held))
                 })
                 .flatten();
             match ask_action(
@@ -1068,6 +1179,7 @@ impl<'a> Agent<'a> {
             table_facts: Vec::new(),
             last_reply_cut: false,
             failed_as_is: None,
+            held: Vec::new(),
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -1495,17 +1607,20 @@ impl<'a> Agent<'a> {
             } else {
                 without_finish_if(withheld, self.offered_tools())
             };
-            let schema = self
-                .options
-                .constrained
-                .then(|| self.action_schema(&tools, false));
-            let short_schema = schema
-                .as_ref()
-                .filter(|_| self.options.levers.short_after_cut)
-                .map(|_| self.action_schema(&tools, true));
             st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
             st.figures.steps += 1;
             let n = st.figures.steps;
+            if self.options.constrained {
+                self.hold_copied_strings(st, n)?;
+            }
+            let schema = self
+                .options
+                .constrained
+                .then(|| self.action_schema(&tools, false, &st.held));
+            let short_schema = schema
+                .as_ref()
+                .filter(|_| self.options.levers.short_after_cut)
+                .map(|_| self.action_schema(&tools, true, &st.held));
             let started = Instant::now();
             let sampling = self.action_sampling();
             let messages = st.transcript.messages();
@@ -1851,6 +1966,10 @@ impl<'a> Agent<'a> {
             add_table_facts(self.env.world, &tool, &mut report);
             remember_table_facts(&mut st.table_facts, &report);
         }
+        if self.options.levers.label_lines && !self.options.memory {
+            let whole = shows_whole_file(&report.result);
+            add_label_lines(self.env.world, self.env.contract, &tool, whole, &mut report);
+        }
         let writes = self
             .env
             .registry
@@ -2016,13 +2135,7 @@ impl<'a> Agent<'a> {
         }
         let r = &report.result;
         // A sandbox read always returns the whole file.
-        let full_read = tool == "read_file" && self.options.memory
-            || tool == "read_file"
-                && r.get("start_line").and_then(Value::as_u64) == Some(1)
-                && r.get("truncated").and_then(Value::as_bool) == Some(false)
-                && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
-                && r.get("end_line").and_then(Value::as_u64)
-                    == r.get("total_lines").and_then(Value::as_u64);
+        let full_read = tool == "read_file" && (self.options.memory || shows_whole_file(r));
         let written = match path {
             Some(p) if mutates && !is_variable_tool(tool) => self
                 .env
@@ -2172,6 +2285,14 @@ fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>) -> String {
         "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
     );
     s
+}
+
+/// Whether a `read_file` result shows its file whole: from line 1 to the last, nothing cut.
+fn shows_whole_file(r: &Value) -> bool {
+    r.get("start_line").and_then(Value::as_u64) == Some(1)
+        && r.get("truncated").and_then(Value::as_bool) == Some(false)
+        && r.get("file_truncated").and_then(Value::as_bool) != Some(true)
+        && r.get("end_line").and_then(Value::as_u64) == r.get("total_lines").and_then(Value::as_u64)
 }
 
 /// The files this run read whole with an executed `read_file` (lever `source-lines` quotes

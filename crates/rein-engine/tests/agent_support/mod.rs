@@ -29,7 +29,7 @@ pub fn missions_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
