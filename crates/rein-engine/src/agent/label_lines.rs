@@ -10,7 +10,8 @@
 use rein_protocol::{GateOutcome, GateReport};
 use serde_json::{json, Value};
 
-use crate::checks::{same_path, CheckSpec, World};
+use super::prompt::MAX_RESULT_CHARS;
+use crate::checks::{normalize, same_path, CheckSpec, World};
 use crate::mission::{sha256_hex, FrozenContract};
 
 /// Adds `labelled_lines` to the result of a `read_file` that ran and read `path` whole, when
@@ -63,6 +64,11 @@ pub fn add_label_lines(
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return;
     };
+    // Only lines of the text this result shows (a replayed result carries the content
+    // recorded back then).
+    if report.result.get("content").and_then(Value::as_str) != Some(text) {
+        return;
+    }
     let lines = labelled_lines(text, &labels);
     if lines.is_empty() {
         return;
@@ -71,31 +77,46 @@ pub fn add_label_lines(
         "note": "The lines of this file that start with the labels the task's fields are copied from, as they are: copy each value from the rest of its label's line.",
         "lines": lines,
     });
-    // First in the result, like the table facts: what the model is shown is clipped.
-    if let Value::Object(fields) = &mut report.result {
-        let rest = std::mem::take(fields);
-        fields.insert("labelled_lines".to_string(), quoted);
-        fields.extend(rest);
+    // First in the result, like the table facts; nothing when the prompt would clip the
+    // result, since a quoted line could lie past what is shown.
+    if let Value::Object(fields) = &report.result {
+        let mut with = serde_json::Map::new();
+        with.insert("labelled_lines".to_string(), quoted);
+        with.extend(fields.clone());
+        let with = Value::Object(with);
+        if with.to_string().chars().count() <= MAX_RESULT_CHARS {
+            report.result = with;
+        }
     }
 }
 
 /// `N: line` for each line of `text` that is the only one to start (after blanks) with one of
-/// `labels`, in file order, each line once.
+/// `labels`, in file order, each line once. The judge reads the normalised text (BOM and
+/// invisible characters removed, NFKC): a label counts only when it starts exactly one line
+/// there too, the same one.
 fn labelled_lines(text: &str, labels: &[&str]) -> Vec<String> {
-    let starts = |l: &str, label: &str| l.trim_start().starts_with(label);
+    let lines: Vec<&str> = text.lines().collect();
+    let judged = normalize(text);
+    let judged: Vec<&str> = judged.lines().collect();
+    if judged.len() != lines.len() {
+        return Vec::new();
+    }
+    let only = |lines: &[&str], label: &str| {
+        let mut hits = (0..lines.len()).filter(|&i| lines[i].trim_start().starts_with(label));
+        match (hits.next(), hits.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    };
     let mut numbers: Vec<usize> = labels
         .iter()
         .filter_map(|label| {
-            let mut hits = text.lines().enumerate().filter(|(_, l)| starts(l, label));
-            match (hits.next(), hits.next()) {
-                (Some((i, _)), None) => Some(i),
-                _ => None,
-            }
+            let i = only(&lines, label)?;
+            (only(&judged, label) == Some(i)).then_some(i)
         })
         .collect();
     numbers.sort_unstable();
     numbers.dedup();
-    let lines: Vec<&str> = text.lines().collect();
     numbers
         .into_iter()
         .map(|i| format!("{}: {}", i + 1, lines[i].trim_end()))
