@@ -104,7 +104,10 @@ fn quoted(shown: &str) -> Option<Vec<String>> {
     let key = "\"labelled_lines\":";
     let at = shown.find(key)?;
     let mut it = serde_json::Deserializer::from_str(&shown[at + key.len()..]).into_iter::<Value>();
-    let v = it.next().unwrap().expect("labelled_lines is whole JSON in the prompt");
+    let v = it
+        .next()
+        .unwrap()
+        .expect("labelled_lines is whole JSON in the prompt");
     Some(
         v["lines"]
             .as_array()
@@ -157,16 +160,16 @@ fn baseline_whole_read_quotes_the_four_label_lines() {
 #[test]
 fn a_lookalike_second_label_line_quotes_neither() {
     let lookalikes = [
-        "\u{ff34}otal due: 120.00 EUR",      // full-width T
-        "\u{1d413}otal due: 120.00 EUR",     // mathematical bold T
-        "Total\u{200b} due: 120.00 EUR",     // zero-width space inside
-        "\u{200b}Total due: 120.00 EUR",     // zero-width space before
-        "\u{2060}Total due: 120.00 EUR",     // word joiner before
-        "\u{feff}Total due: 120.00 EUR",     // a BOM mid-file
-        "Tot\u{ad}al due: 120.00 EUR",       // soft hyphen
-        "Total\u{a0}due: 120.00 EUR",        // no-break space
-        "Total due\u{ff1a} 120.00 EUR",      // full-width colon
-        "Total\u{2002}due: 120.00 EUR",      // en space
+        "\u{ff34}otal due: 120.00 EUR",  // full-width T
+        "\u{1d413}otal due: 120.00 EUR", // mathematical bold T
+        "Total\u{200b} due: 120.00 EUR", // zero-width space inside
+        "\u{200b}Total due: 120.00 EUR", // zero-width space before
+        "\u{2060}Total due: 120.00 EUR", // word joiner before
+        "\u{feff}Total due: 120.00 EUR", // a BOM mid-file
+        "Tot\u{ad}al due: 120.00 EUR",   // soft hyphen
+        "Total\u{a0}due: 120.00 EUR",    // no-break space
+        "Total due\u{ff1a} 120.00 EUR",  // full-width colon
+        "Total\u{2002}due: 120.00 EUR",  // en space
     ];
     let cases: Vec<(&str, bool)> = lookalikes
         .iter()
@@ -196,7 +199,10 @@ fn a_lookalike_second_label_line_quotes_neither() {
         let m = run(&h, &script, levers(true));
         for (n, case) in group.iter().enumerate() {
             let q = quoted(&step_result(&m, n + 1)).unwrap_or_default();
-            assert!(!q.iter().any(|l| l.contains("due")), "{case:?}: quoted {q:?}");
+            assert!(
+                !q.iter().any(|l| l.contains("due")),
+                "{case:?}: quoted {q:?}"
+            );
             assert!(q.contains(&ALL_FOUR[0].to_string()), "{case:?}: {q:?}");
         }
     }
@@ -326,7 +332,10 @@ fn two_checks_keep_their_labels_to_their_own_sources() {
     // invoice_002 is no source of the second check: its `Bill to:` line is not quoted.
     let q = quoted_on_read(&h, INV2).unwrap();
     assert!(!q.iter().any(|l| l.contains("Bill to")), "{q:?}");
-    assert!(q.iter().any(|l| l.contains("Invoice number: INV-2024-002")), "{q:?}");
+    assert!(
+        q.iter().any(|l| l.contains("Invoice number: INV-2024-002")),
+        "{q:?}"
+    );
 }
 
 /// Labels the judge can never find (its text is normalised, its label is not): a raw match
@@ -402,7 +411,10 @@ fn a_result_the_prompt_clips_quotes_nothing_beyond_what_is_shown() {
     let h = invoice(&text);
     let m = run(&h, &read(INV1), levers(true));
     let shown = step_result(&m, 1);
-    assert!(shown.contains("more characters not shown"), "premise: clipped");
+    assert!(
+        shown.contains("more characters not shown"),
+        "premise: clipped"
+    );
     assert!(shown.contains("\"truncated\":false") || !shown.contains("\"truncated\":true"));
     assert!(
         !shown.contains("300.50"),
@@ -461,7 +473,9 @@ fn very_many_labels_each_one_line() {
     let h = mission(&[(INV1, text.into_bytes())], |v| {
         set_fields(v, Value::Object(fields))
     });
-    let want: Vec<String> = (0..n).map(|i| format!("{}: F{i:02}: v{i}", i + 1)).collect();
+    let want: Vec<String> = (0..n)
+        .map(|i| format!("{}: F{i:02}: v{i}", i + 1))
+        .collect();
     assert_eq!(quoted_on_read(&h, INV1).unwrap(), want);
 }
 
@@ -470,12 +484,21 @@ fn lever_off_shows_nothing_and_changes_nothing() {
     let text = format!("\u{feff}{}", ORIGINAL.replace('\n', "\r\n"));
     let script = read(INV1) + &read(INV2) + &read("invoices/invoice_003.txt");
     let off = run(&invoice(&text), &script, levers(false));
-    let default = run(&invoice(&text), &script, Levers::DEFAULT);
-    assert!(!Levers::DEFAULT.label_lines);
+    // Off, a read's result is what it is with every lever off but the typed writer the
+    // progress note names.
+    let plain = run(
+        &invoice(&text),
+        &script,
+        Levers::from_settings(&["all=off", "write-json=on"]).unwrap(),
+    );
+    assert!(
+        Levers::DEFAULT.label_lines,
+        "on by default since 3 December"
+    );
     for n in 1..=3 {
         let a = step_result(&off, n);
         assert!(!a.contains("labelled_lines"), "{a}");
-        assert_eq!(a, step_result(&default, n));
+        assert_eq!(a, step_result(&plain, n));
     }
     // On, the result is the same apart from the quote put first.
     let on = run(&invoice(&text), &script, levers(true));
@@ -488,7 +511,11 @@ fn lever_off_shows_nothing_and_changes_nothing() {
             it.next().unwrap().unwrap()
         };
         let mut v = parse(&on);
-        assert!(v.as_object_mut().unwrap().remove("labelled_lines").is_some());
+        assert!(v
+            .as_object_mut()
+            .unwrap()
+            .remove("labelled_lines")
+            .is_some());
         assert_eq!(v, parse(&off));
     }
 }
@@ -572,13 +599,19 @@ fn denied_failed_and_stale_reads_get_nothing() {
     // file as it is now against the content the model is shown.
     let m = run_doctored(&h, &read(INV1), |_, mut r| {
         r.outcome = GateOutcome::Replayed;
-        let c = r.result["content"].as_str().unwrap().replace("300.50", "999.00");
+        let c = r.result["content"]
+            .as_str()
+            .unwrap()
+            .replace("300.50", "999.00");
         r.result["content"] = json!(c);
         r
     });
     let shown = step_result(&m, 1);
     assert!(shown.contains("999.00"), "premise: {shown}");
-    assert!(!shown.contains("300.50"), "quoted against what was shown: {shown}");
+    assert!(
+        !shown.contains("300.50"),
+        "quoted against what was shown: {shown}"
+    );
 
     // The input missing from the workspace: the read fails.
     let h = invoice(ORIGINAL);
@@ -590,7 +623,10 @@ fn denied_failed_and_stale_reads_get_nothing() {
     let h = invoice(ORIGINAL);
     let m = run(
         &h,
-        &line("search_text", json!({"pattern": "Total due", "path": "invoices"})),
+        &line(
+            "search_text",
+            json!({"pattern": "Total due", "path": "invoices"}),
+        ),
         levers(true),
     );
     assert!(quoted(&step_result(&m, 1)).is_none());

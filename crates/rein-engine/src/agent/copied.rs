@@ -3,16 +3,20 @@
 //! constrained decoding to a run of whole words of one line of the inputs this run has read
 //! whole. The model still chooses which words; the judge checks them as before.
 //!
-//! A run may drop the punctuation that ends its last word or starts its first (`Co` from
-//! `Co.`, `boxes` from `boxes,`): still a substring, so still grounded. A value that spans two
-//! lines, or a part of a word, cannot be written while the lever is on (the registry's own
-//! schema check still takes it from a remote model, which is never held by a pattern).
+//! A run may drop the punctuation that ends its last word or starts its first, or a part of
+//! it (`Co` and `Co.` from `Co.),`, `boxes` from `boxes,`): still a substring, so still
+//! grounded. A value that spans two lines, or a part of a word, cannot be written while the
+//! lever is on (the registry's own schema check still takes it from a remote model, which is
+//! never held by a pattern).
 //!
 //! The pattern is one alternation over the runs that start at each word: O(words x line
 //! length) characters a line. Past [`COPIED_PATTERN_MAX_CHARS`] it is not used at all, and the
-//! run's journal says so.
+//! run's journal says so. A string with its own `minLength`/`maxLength` gets the pattern of the
+//! runs of that length instead, and no bounds: llguidance proves a pattern meeting bounds
+//! non-empty by a bounded search, which a long `minLength` over many lines runs out of (the
+//! schema then cannot be built, and `write_json` is lost).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -22,15 +26,25 @@ pub const COPIED_PATTERN_MAX_CHARS: usize = 40_000;
 
 /// Punctuation a run may leave off the end of its last word.
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '"', '\''];
-/// Punctuation a run may leave off the start of its first word.
-const LEADING: &[char] = &['(', '[', '"', '\''];
+/// Punctuation a run may leave off the start of its first word (and a byte order mark, which a
+/// file saved with one glues to its first word).
+const LEADING: &[char] = &['(', '[', '"', '\'', '\u{feff}'];
 
 /// Where the held strings are in the deliverable's schema (a JSON Pointer into the document;
-/// every string under it is held) and the pattern that holds them.
+/// every string under it is held), the pattern that holds them, and the texts it is made of.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeldStrings {
     pub pointer: String,
     pub pattern: String,
+    pub texts: Vec<String>,
+}
+
+/// What holding did at one pointer: the strings given a pattern, and the free strings left free
+/// because no run fits them (their own length bounds; the lines every check on them allows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Holding {
+    pub held: usize,
+    pub unfit: usize,
 }
 
 /// Why no pattern was made from the texts.
@@ -45,6 +59,15 @@ pub enum NoPattern {
 /// The anchored pattern of a value copied from one line of `texts`: a run of whole words with
 /// the whitespace between them as written.
 pub fn copied_text_pattern(texts: &[&str]) -> Result<String, NoPattern> {
+    copied_text_pattern_within(texts, 0, usize::MAX)
+}
+
+/// [`copied_text_pattern`] of the runs of `min..=max` characters only (`NoWords` when none).
+pub fn copied_text_pattern_within(
+    texts: &[&str],
+    min: usize,
+    max: usize,
+) -> Result<String, NoPattern> {
     let mut runs = BTreeSet::new();
     // A line's runs are about as long as its tails together; said before they are built, so
     // a long line costs no more than counting.
@@ -55,7 +78,7 @@ pub fn copied_text_pattern(texts: &[&str]) -> Result<String, NoPattern> {
             if size > COPIED_PATTERN_MAX_CHARS {
                 return Err(NoPattern::OverCap(size));
             }
-            line_runs(line, &mut runs);
+            line_runs(line, min, max, &mut runs);
         }
     }
     if runs.is_empty() {
@@ -102,84 +125,214 @@ fn words(line: &str) -> Vec<Word<'_>> {
     out
 }
 
-/// Adds, for each word of `line`, the pattern of the runs that start there (and, when the word
-/// opens with punctuation, of those that start after it).
-fn line_runs(line: &str, runs: &mut BTreeSet<String>) {
+/// Adds, for each word of `line`, the pattern of the runs of `min..=max` characters that start
+/// there (and after each part of its opening punctuation).
+fn line_runs(line: &str, min: usize, max: usize, runs: &mut BTreeSet<String>) {
     let words = words(line);
-    // `from[j]`: the runs that start at word j, nested so a run may stop after any word.
-    let mut from: Vec<String> = vec![String::new(); words.len()];
-    for j in (0..words.len()).rev() {
-        let more = from
-            .get(j + 1)
-            .map(|next| format!("{}{next}", esc(words[j].gap)));
-        from[j] = word_then(words[j].text, more.as_deref());
-        runs.insert(from[j].clone());
-        let opened = words[j].text.trim_start_matches(LEADING);
-        if !opened.is_empty() && opened.len() < words[j].text.len() {
-            runs.insert(word_then(opened, more.as_deref()));
+    for j in 0..words.len() {
+        let mut first = words[j].text;
+        loop {
+            if let Some(run) = runs_from(first, &words[j..], min, max) {
+                runs.insert(run);
+            }
+            match first.strip_prefix(LEADING) {
+                Some(rest) if !rest.trim_start_matches(LEADING).is_empty() => first = rest,
+                _ => break,
+            }
         }
     }
 }
 
-/// A word, then optionally `more` (the gap and the runs from the next word); the run may also
-/// end on the word without its closing punctuation.
-fn word_then(word: &str, more: Option<&str>) -> String {
-    let core = word.trim_end_matches(TRAILING);
-    let more = more.map(|m| format!("(?:{m})?")).unwrap_or_default();
-    if core.is_empty() || core.len() == word.len() {
-        return format!("{}{more}", esc(word));
+/// The runs that start with `first` (the text of `words[0]`, or its end) and go on through
+/// `words`, nested so a run may stop after any word, or inside the closing punctuation of its
+/// last one, where its length is within `min..=max`. `None` when no run is.
+fn runs_from(first: &str, words: &[Word<'_>], min: usize, max: usize) -> Option<String> {
+    // The pieces a run is made of, in order; a run may end after each (when its length fits).
+    let mut pieces: Vec<(String, bool)> = Vec::new();
+    let mut last = None;
+    let mut len = 0usize;
+    'words: for (i, w) in words.iter().enumerate() {
+        let (gap, text) = if i == 0 {
+            ("", first)
+        } else {
+            (words[i - 1].gap, w.text)
+        };
+        let core = text.trim_end_matches(TRAILING);
+        let mut parts = Vec::new();
+        if core.is_empty() || core.len() == text.len() {
+            parts.push(format!("{gap}{text}"));
+        } else {
+            parts.push(format!("{gap}{core}"));
+            parts.extend(text[core.len()..].chars().map(String::from));
+        }
+        for part in parts {
+            len += part.chars().count();
+            if len > max {
+                break 'words;
+            }
+            let may_end = len >= min;
+            pieces.push((esc(&part), may_end));
+            if may_end {
+                last = Some(pieces.len());
+            }
+        }
     }
-    format!("{}(?:{}{more})?", esc(core), esc(&word[core.len()..]))
+    let pieces = &pieces[..last?];
+    let mut out = pieces[0].0.clone();
+    for (piece, _) in &pieces[1..] {
+        out.push_str("(?:");
+        out.push_str(piece);
+    }
+    // The group of piece i may be left out when the run may end after piece i - 1.
+    for i in (1..pieces.len()).rev() {
+        out.push(')');
+        if pieces[i - 1].1 {
+            out.push('?');
+        }
+    }
+    Some(out)
 }
 
 fn esc(s: &str) -> String {
     regex::escape(s)
 }
 
-/// Holds every free string of `schema` at `pointer` (a JSON Pointer into documents of that
-/// schema: a number steps into `items`, a name into `properties`) to `pattern`. A string that
-/// already has a `pattern`, a `const`, an `enum` or a `format` keeps its own rule. `false` when the
-/// pointer leads nowhere in the schema.
-pub fn hold_strings(schema: &mut Value, pointer: &str, pattern: &str) -> bool {
-    let mut at = schema;
-    for token in pointer.split('/').skip(1) {
-        let token = token.replace("~1", "/").replace("~0", "~");
-        let next = if token.parse::<usize>().is_ok() || token == "-" {
-            at.get_mut("items")
-        } else {
-            at.get_mut("properties").and_then(|p| p.get_mut(&token))
-        };
-        match next {
-            Some(n) => at = n,
-            None => return false,
+/// Holds the free strings of `document` (a deliverable's schema) at each of `held`'s pointers
+/// (JSON Pointers into documents of that schema: a name of `properties` steps there, else a
+/// number steps into `items`). A string that has its own `pattern`, a `const`, an `enum` or a
+/// `format` keeps its own rule. A string two of them reach is held to the lines both may copy
+/// from, whatever the order of their checks; one with its own `minLength`/`maxLength` to the
+/// runs of that length, its bounds then in the pattern. A string no run fits is left as it is.
+/// For each of `held`, what was done, or `None` where its pointer leads nowhere in the schema.
+pub fn hold_document(document: &mut Value, held: &[HeldStrings]) -> Vec<Option<Holding>> {
+    // Where in the schema each one's free strings are, and which of them reach each.
+    let places: Vec<Option<Vec<String>>> = held
+        .iter()
+        .map(|h| free_strings(document, &h.pointer))
+        .collect();
+    let mut reached: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (i, found) in places.iter().enumerate() {
+        for at in found.iter().flatten() {
+            reached.entry(at).or_default().insert(i);
         }
     }
-    hold_all(at, pattern);
+    let mut fitted: BTreeMap<&str, bool> = BTreeMap::new();
+    for (at, who) in &reached {
+        let fit = match document.pointer_mut(at) {
+            Some(Value::Object(node)) => hold_node(node, who, held),
+            _ => false,
+        };
+        fitted.insert(at, fit);
+    }
+    places
+        .iter()
+        .map(|found| {
+            found.as_ref().map(|f| {
+                let mut done = Holding::default();
+                for at in f {
+                    if fitted.get(at.as_str()).copied().unwrap_or(false) {
+                        done.held += 1;
+                    } else {
+                        done.unfit += 1;
+                    }
+                }
+                done
+            })
+        })
+        .collect()
+}
+
+/// Gives the string schema `node` the pattern of the runs `who` (indices into `held`) all
+/// allow, within its own length bounds; `false` when there is none.
+fn hold_node(
+    node: &mut serde_json::Map<String, Value>,
+    who: &BTreeSet<usize>,
+    held: &[HeldStrings],
+) -> bool {
+    let bound = |k: &str| {
+        node.get(k)
+            .and_then(Value::as_u64)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    let (min, max) = (bound("minLength"), bound("maxLength"));
+    let bounded = min.is_some() || max.is_some();
+    let pattern = match who.iter().collect::<Vec<_>>()[..] {
+        [&one] if !bounded => Ok(held[one].pattern.clone()),
+        _ => {
+            // The lines every one of them may copy from.
+            let mut lines: Option<BTreeSet<&str>> = None;
+            for &i in who {
+                let these: BTreeSet<&str> = held[i].texts.iter().flat_map(|t| t.lines()).collect();
+                lines = Some(match lines {
+                    None => these,
+                    Some(l) => l.intersection(&these).copied().collect(),
+                });
+            }
+            let lines: Vec<&str> = lines.unwrap_or_default().into_iter().collect();
+            copied_text_pattern_within(&lines, min.unwrap_or(0), max.unwrap_or(usize::MAX))
+        }
+    };
+    let Ok(pattern) = pattern else {
+        return false;
+    };
+    node.insert("pattern".into(), Value::String(pattern));
+    node.remove("minLength");
+    node.remove("maxLength");
     true
 }
 
-fn hold_all(schema: &mut Value, pattern: &str) {
+/// The places (JSON Pointers into the schema itself) of the free strings of `schema` at the
+/// document pointer `pointer`; `None` when it leads nowhere in the schema.
+fn free_strings(schema: &Value, pointer: &str) -> Option<Vec<String>> {
+    let mut at = schema;
+    let mut place = String::new();
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        if let Some(next) = at.get("properties").and_then(|p| p.get(&token)) {
+            place.push_str(&format!("/properties/{}", escape_token(&token)));
+            at = next;
+        } else if token.parse::<usize>().is_ok() || token == "-" {
+            at = at.get("items")?;
+            place.push_str("/items");
+        } else {
+            return None;
+        }
+    }
+    let mut out = Vec::new();
+    collect_free(at, &place, &mut out);
+    Some(out)
+}
+
+fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn collect_free(schema: &Value, place: &str, out: &mut Vec<String>) {
     let Value::Object(map) = schema else { return };
     let is_string = map.get("type").and_then(Value::as_str) == Some("string");
     let fixed = ["pattern", "const", "enum", "format"]
         .iter()
         .any(|k| map.contains_key(*k));
     if is_string && !fixed {
-        map.insert("pattern".into(), Value::String(pattern.to_string()));
+        out.push(place.to_string());
     }
     for key in ["properties", "patternProperties"] {
-        if let Some(Value::Object(children)) = map.get_mut(key) {
-            children.values_mut().for_each(|c| hold_all(c, pattern));
+        if let Some(Value::Object(children)) = map.get(key) {
+            for (name, c) in children {
+                collect_free(c, &format!("{place}/{key}/{}", escape_token(name)), out);
+            }
         }
     }
     for key in ["items", "additionalProperties"] {
-        if let Some(child) = map.get_mut(key) {
-            hold_all(child, pattern);
+        if let Some(child) = map.get(key) {
+            collect_free(child, &format!("{place}/{key}"), out);
         }
     }
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(children)) = map.get_mut(key) {
-            children.iter_mut().for_each(|c| hold_all(c, pattern));
+        if let Some(Value::Array(children)) = map.get(key) {
+            for (i, c) in children.iter().enumerate() {
+                collect_free(c, &format!("{place}/{key}/{i}"), out);
+            }
         }
     }
 }
@@ -276,27 +429,42 @@ mod tests {
                 "kind": {"type": "string", "enum": ["a", "b"]},
                 "total": {"type": "number"}}}},
             "note": {"type": "string"}}});
+        let texts = vec!["Vendor: Bayside Cleaning Ltd".to_string()];
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let held = |pointer: &str| HeldStrings {
+            pointer: pointer.into(),
+            pattern: copied_text_pattern(&refs).unwrap(),
+            texts: texts.clone(),
+        };
         let mut all = schema.clone();
-        assert!(hold_strings(&mut all, "", "^x$"));
+        let done = hold_document(&mut all, &[held("")]);
+        assert_eq!(done, vec![Some(Holding { held: 2, unfit: 0 })]);
         let item = &all["properties"]["invoices"]["items"]["properties"];
-        assert_eq!(item["vendor"]["pattern"], "^x$");
-        assert_eq!(item["vendor"]["minLength"], 2);
+        // The vendor's own minLength is in its pattern now: runs of 2 characters or more.
+        let vendor = Regex::new(item["vendor"]["pattern"].as_str().unwrap()).unwrap();
+        assert!(vendor.is_match("Bayside Cleaning Ltd") && !vendor.is_match("Ltd."));
+        assert!(item["vendor"].get("minLength").is_none());
         assert_eq!(item["invoice_number"]["pattern"], "^INV-[0-9]{4}-[0-9]{3}$");
         assert!(item["kind"].get("pattern").is_none());
         assert!(item["total"].get("pattern").is_none());
-        assert_eq!(all["properties"]["note"]["pattern"], "^x$");
+        assert_eq!(
+            all["properties"]["note"]["pattern"],
+            copied_text_pattern(&refs).unwrap()
+        );
 
         let mut one = schema.clone();
-        assert!(hold_strings(&mut one, "/invoices/0/vendor", "^y$"));
-        assert_eq!(
-            one["properties"]["invoices"]["items"]["properties"]["vendor"]["pattern"],
-            "^y$"
+        assert!(hold_document(&mut one, &[held("/invoices/0/vendor")])[0].is_some());
+        assert!(
+            one["properties"]["invoices"]["items"]["properties"]["vendor"]["pattern"].is_string()
         );
         assert!(one["properties"]["note"].get("pattern").is_none());
 
         let mut nowhere = schema.clone();
-        assert!(!hold_strings(&mut nowhere, "/invoices/0/missing", "^z$"));
-        assert!(!hold_strings(&mut nowhere, "/absent", "^z$"));
+        let done = hold_document(
+            &mut nowhere,
+            &[held("/invoices/0/missing"), held("/absent")],
+        );
+        assert_eq!(done, vec![None, None]);
         assert_eq!(nowhere, schema);
     }
 }

@@ -20,7 +20,7 @@ use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::{checklist_note, shown_checks_met};
 use super::copied::{
-    copied_text_pattern, hold_strings, HeldStrings, NoPattern, COPIED_PATTERN_MAX_CHARS,
+    copied_text_pattern, hold_document, HeldStrings, NoPattern, COPIED_PATTERN_MAX_CHARS,
 };
 use super::document_facts::add_document_facts;
 use super::error::AgentError;
@@ -502,12 +502,6 @@ impl<'a> Agent<'a> {
     /// `held` are the deliverable's copied strings and their patterns (lever `copied-strings`).
     fn action_schema(&self, tools: &[String], short: bool, held: &[HeldStrings]) -> Value {
         let mut s = mission_action_schema(self.env.registry, tools);
-        if let Some((path, mut document)) = self.typed_json() {
-            for h in held {
-                hold_strings(&mut document, &h.pointer, &h.pattern);
-            }
-            type_document(&mut s, WRITE_JSON, &path, &document);
-        }
         let sections = self.typed_sections();
         if let Some(outline) = &sections {
             outline.type_action_schema(&mut s);
@@ -524,6 +518,15 @@ impl<'a> Agent<'a> {
         }
         if short {
             s = shorten_texts(&s, SHORT_TEXT_MAX_CHARS);
+        }
+        // Typed after the cut's shortening, so a held string's bounds (its own, the cut's) stay
+        // in its pattern and are not set again beside it (see `hold_document`).
+        if let Some((path, mut document)) = self.typed_json() {
+            if short {
+                document = shorten_texts(&document, SHORT_TEXT_MAX_CHARS);
+            }
+            hold_document(&mut document, held);
+            type_document(&mut s, WRITE_JSON, &path, &document);
         }
         // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way (llama-server
         // wants it anchored, others match it whole): only llguidance gets one.
@@ -622,6 +625,7 @@ impl<'a> Agent<'a> {
                 let held = pattern.clone().map(|pattern| HeldStrings {
                     pointer: pointer.clone(),
                     pattern,
+                    texts: texts.clone(),
                 });
                 out.push((pointer, held));
             }
@@ -640,7 +644,7 @@ impl<'a> Agent<'a> {
         if found.is_empty() {
             return Ok(());
         }
-        let not_held: Vec<Value> = found
+        let mut not_held: Vec<Value> = found
             .iter()
             .filter_map(|(pointer, h)| match h {
                 Ok(_) => None,
@@ -650,7 +654,28 @@ impl<'a> Agent<'a> {
                     "why": format!("the inputs read give a pattern of {chars} characters, over the cap of {COPIED_PATTERN_MAX_CHARS}: these strings are not held")})),
             })
             .collect();
-        let held: Vec<&str> = st.held.iter().map(|h| h.pointer.as_str()).collect();
+        // What the deliverable's schema makes of them: a pointer may lead nowhere in it, and
+        // no run may fit a string (its own length bounds, another check's sources).
+        let holdings = self
+            .typed_json()
+            .map(|(_, mut document)| hold_document(&mut document, &st.held))
+            .unwrap_or_default();
+        let mut held: Vec<&str> = Vec::new();
+        for (h, done) in st.held.iter().zip(&holdings) {
+            match done {
+                None => not_held.push(json!({"pointer": h.pointer,
+                    "why": "the pointer leads nowhere in the deliverable's schema"})),
+                Some(done) => {
+                    if done.unfit > 0 {
+                        not_held.push(json!({"pointer": h.pointer,
+                            "why": format!("no run of the inputs read fits {} string(s) there (their own length bounds, or another check's sources): they are left free", done.unfit)}));
+                    }
+                    if done.held > 0 || done.unfit == 0 {
+                        held.push(h.pointer.as_str());
+                    }
+                }
+            }
+        }
         self.env.journal.append_event(
             Some(self.env.run),
             "copied_strings",
