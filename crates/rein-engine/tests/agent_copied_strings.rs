@@ -10,9 +10,10 @@ mod support;
 
 use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
-use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{doc_extract_fields, journal_events, line, Harness, PromptRecorder};
+use support::{
+    constrained_run, doc_extract_fields, line, write_json_document, Harness, PromptRecorder,
+};
 
 fn levers(copied: bool) -> Levers {
     Levers {
@@ -24,34 +25,6 @@ fn levers(copied: bool) -> Levers {
 
 fn read(file: &str) -> String {
     line("read_file", json!({ "path": format!("invoices/{file}") }))
-}
-
-/// Runs doc_extract on `script` (one attempt, constrained): the requests and the payloads of
-/// the run's `copied_strings` journal events.
-fn run(h: &Harness, script: &str, levers: Levers) -> (Vec<CompletionRequest>, Vec<Value>) {
-    let mut model = PromptRecorder::new(script, "copied_strings.jsonl");
-    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    let events = journal_events(&h.journal, out.run, "copied_strings");
-    (model.requests, events)
-}
-
-/// The `document` schema `write_json` offered in request `i`.
-fn document_schema(requests: &[CompletionRequest], i: usize) -> Value {
-    let schema = requests[i]
-        .json_schema
-        .as_ref()
-        .expect("a constrained request");
-    schema["anyOf"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["properties"]["action"]["const"] == "write_json")
-        .map(|b| b["properties"]["parameters"]["properties"]["document"].clone())
-        .expect("write_json is offered")
 }
 
 /// How much of `document` (as compact JSON with the prompt's separators) llguidance lets
@@ -79,9 +52,9 @@ fn all_reads() -> String {
 #[test]
 fn after_the_reads_a_vendor_with_an_invented_full_stop_cannot_be_written() {
     let h = Harness::new("doc_extract");
-    let (requests, events) = run(&h, &all_reads(), levers(true));
+    let (requests, events) = constrained_run(&h, &all_reads(), levers(true));
     // Request 4 comes after the three reads.
-    let schema = document_schema(&requests, 3);
+    let schema = write_json_document(&requests, 3);
     let vendor = &schema["properties"]["invoices"]["items"]["properties"]["vendor"];
     assert!(vendor["pattern"].as_str().unwrap().starts_with("^(?:"));
     // The schema's own format rules stand.
@@ -126,9 +99,9 @@ fn only_inputs_read_whole_are_copied_from() {
         "read_file",
         json!({"path": "invoices/invoice_003.txt", "start_line": 1, "end_line": 4}),
     );
-    let (requests, events) = run(&h, &(read("invoice_001.txt") + &part), levers(true));
+    let (requests, events) = constrained_run(&h, &(read("invoice_001.txt") + &part), levers(true));
     // Before any read nothing is held, and the journal says why.
-    let first = document_schema(&requests, 0);
+    let first = write_json_document(&requests, 0);
     assert!(
         first["properties"]["invoices"]["items"]["properties"]["vendor"]
             .get("pattern")
@@ -141,7 +114,7 @@ fn only_inputs_read_whole_are_copied_from() {
         .contains("no input it may be copied from has been read whole yet"));
 
     // After a whole read of invoice 1 and a part of invoice 3: invoice 1's vendor only.
-    let schema = document_schema(&requests, 2);
+    let schema = write_json_document(&requests, 2);
     assert!(all_vendors(&schema, "Northwind Paper Co."));
     assert!(
         !all_vendors(&schema, "Quayside Books"),
@@ -166,8 +139,8 @@ fn all_vendors(schema: &Value, vendor: &str) -> bool {
 #[test]
 fn with_the_lever_off_nothing_is_held_or_journaled() {
     let h = Harness::new("doc_extract");
-    let (requests, events) = run(&h, &all_reads(), levers(false));
-    let schema = document_schema(&requests, 3);
+    let (requests, events) = constrained_run(&h, &all_reads(), levers(false));
+    let schema = write_json_document(&requests, 3);
     let (n, text) = accepted(&schema, &doc_extract_fields(false));
     assert_eq!(n, text.len());
     assert!(events.is_empty());
@@ -194,7 +167,7 @@ fn an_edited_input_is_not_copied_from() {
         o.constrained = true;
         o.limits.attempts = 1;
     });
-    let schema = document_schema(&model.requests, 2);
+    let schema = write_json_document(&model.requests, 2);
     assert!(!all_vendors(&schema, "Invented Vendor Ltd."));
     assert!(!all_vendors(&schema, "Bayside Cleaning Ltd"));
     assert!(all_vendors(&schema, "Northwind Paper Co."));

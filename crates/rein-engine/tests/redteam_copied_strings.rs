@@ -11,7 +11,9 @@ use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
 use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{journal_events, line, Harness, PromptRecorder};
+use support::{
+    constrained_run, journal_events, line, write_json_document, Harness, PromptRecorder,
+};
 
 const OUT: &str = "out/fields.json";
 
@@ -76,35 +78,11 @@ fn read(path: &str) -> String {
     line("read_file", json!({ "path": path }))
 }
 
-/// Runs `script` once, constrained: the requests and the `copied_strings` journal payloads.
-fn run(h: &Harness, script: &str, levers: Levers) -> (Vec<CompletionRequest>, Vec<Value>) {
-    let mut model = PromptRecorder::new(script, "redteam.jsonl");
-    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    let events = journal_events(&h.journal, out.run, "copied_strings");
-    (model.requests, events)
-}
-
-/// The `document` schema `write_json` offered in request `i`.
-fn document_schema(requests: &[CompletionRequest], i: usize) -> Value {
-    let schema = requests[i].json_schema.as_ref().expect("constrained");
-    schema["anyOf"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["properties"]["action"]["const"] == "write_json")
-        .map(|b| b["properties"]["parameters"]["properties"]["document"].clone())
-        .expect("write_json is offered")
-}
-
 /// The document schema after the reads of `paths` (the request right after them).
 fn after_reads(h: &Harness, paths: &[&str]) -> Value {
     let script: String = paths.iter().map(|p| read(p)).collect();
-    let (requests, _) = run(h, &script, levers(true));
-    document_schema(&requests, paths.len())
+    let (requests, _) = constrained_run(h, &script, levers(true));
+    write_json_document(&requests, paths.len())
 }
 
 /// Whether llguidance lets all of `text` (a document in JSON) through under `schema`.
@@ -354,8 +332,8 @@ fn a_min_length_no_run_meets_leaves_the_field_free_and_write_json_offered() {
         name_schema(json!({"minLength": 10})),
         vec![grounded("/name")],
     );
-    let (requests, events) = run(&h, &read("in/a.txt"), levers(true));
-    let doc = document_schema(&requests, 1);
+    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
+    let doc = write_json_document(&requests, 1);
     rein_llama::check_schema_grammar(&doc).unwrap();
     let action = requests[1].json_schema.clone().unwrap();
     assert!(
@@ -378,8 +356,8 @@ fn a_max_length_no_run_meets_leaves_the_field_free() {
         name_schema(json!({"maxLength": 8})),
         vec![grounded("/name")],
     );
-    let (requests, events) = run(&h, &read("in/a.txt"), levers(true));
-    let doc = document_schema(&requests, 1);
+    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
+    let doc = write_json_document(&requests, 1);
     rein_llama::check_schema_grammar(&doc).unwrap();
     let action = requests[1].json_schema.clone().unwrap();
     assert!(action_decodes(&action, &name_doc("Super")));
@@ -397,31 +375,13 @@ fn after_a_cut_reply_the_short_schema_keeps_write_json() {
         vec![grounded("/name")],
     );
     let script = read("in/a.txt") + &read("in/a.txt") + &read("in/a.txt");
-    let mut model = PromptRecorder::tapped(
-        &script,
-        "cut.jsonl",
-        Box::new(|call, request, c| {
-            if call == 1 {
-                c.text = c.text.chars().take(20).collect();
-                c.finish = rein_protocol::FinishReason::Length;
-                c.completion_tokens = request.max_tokens;
-            }
-        }),
-    );
-    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = Levers {
-            short_after_cut: true,
-            ..levers(true)
-        };
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
+    let model = run_cut_at_second_call(&h, &script);
     // Call 1 held the 300-x word; call 2 is the short schema after the cut.
-    let before = document_schema(&model.requests, 1);
+    let before = write_json_document(&model.requests, 1);
     assert!(name_pattern(&before).is_some());
     assert!(name_decodes(&before, &long));
     let after = model.requests[2].json_schema.clone().unwrap();
-    let doc = document_schema(&model.requests, 2);
+    let doc = write_json_document(&model.requests, 2);
     assert_eq!(doc["properties"]["name"]["maxLength"], 250, "{doc}");
     rein_llama::check_schema_grammar(&doc).unwrap();
     assert!(action_decodes(&after, &name_doc("xxx")), "{doc}");
@@ -453,8 +413,8 @@ fn a_long_min_length_over_many_like_lines_stays_buildable() {
             name_schema(json!({"minLength": min, "maxLength": 200})),
             vec![grounded("/name")],
         );
-        let (requests, events) = run(&h, &read("in/a.txt"), levers(true));
-        let doc = document_schema(&requests, 1);
+        let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
+        let doc = write_json_document(&requests, 1);
         assert!(name_pattern(&doc).is_some(), "{min}");
         let t = std::time::Instant::now();
         rein_llama::check_schema_grammar(&doc).unwrap();
@@ -477,27 +437,9 @@ fn after_a_cut_reply_a_held_string_with_bounds_stays_buildable() {
         vec![grounded("/name")],
     );
     let script = read("in/a.txt") + &read("in/a.txt") + &read("in/a.txt");
-    let mut model = PromptRecorder::tapped(
-        &script,
-        "cut.jsonl",
-        Box::new(|call, request, c| {
-            if call == 1 {
-                c.text = c.text.chars().take(20).collect();
-                c.finish = rein_protocol::FinishReason::Length;
-                c.completion_tokens = request.max_tokens;
-            }
-        }),
-    );
-    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = Levers {
-            short_after_cut: true,
-            ..levers(true)
-        };
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
+    let model = run_cut_at_second_call(&h, &script);
     let after = model.requests[2].json_schema.clone().unwrap();
-    let doc = document_schema(&model.requests, 2);
+    let doc = write_json_document(&model.requests, 2);
     assert!(name_pattern(&doc).is_some(), "{doc}");
     rein_llama::check_schema_grammar(&after).unwrap();
     assert!(action_decodes(&after, &name_doc("Paid by customer 7")));
@@ -519,9 +461,9 @@ fn a_single_long_line_is_over_the_cap_and_said_quickly() {
         vec![grounded("/name")],
     );
     let t = std::time::Instant::now();
-    let (requests, events) = run(&h, &read("in/a.txt"), levers(true));
+    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
     assert!(t.elapsed().as_secs_f64() < 1.5, "{:?}", t.elapsed());
-    let doc = document_schema(&requests, 1);
+    let doc = write_json_document(&requests, 1);
     assert!(name_pattern(&doc).is_none());
     let why = events.last().unwrap()["not_held"][0]["why"]
         .as_str()
@@ -542,9 +484,9 @@ fn a_large_file_is_not_read_whole_so_nothing_is_held_and_no_blow_up() {
         vec![grounded("/name")],
     );
     let t = std::time::Instant::now();
-    let (requests, events) = run(&h, &read("in/a.txt"), levers(true));
+    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
     assert!(t.elapsed().as_secs_f64() < 1.5, "{:?}", t.elapsed());
-    assert!(name_pattern(&document_schema(&requests, 1)).is_none());
+    assert!(name_pattern(&write_json_document(&requests, 1)).is_none());
     assert_eq!(events.last().unwrap()["held"], json!([]));
 }
 
@@ -558,8 +500,8 @@ fn thousands_of_short_lines_near_the_cap_stay_buildable_and_exact() {
         name_schema(json!({"minLength": 2, "maxLength": 40})),
         vec![grounded("/name")],
     );
-    let (requests, _) = run(&h, &read("in/a.txt"), levers(true));
-    let doc = document_schema(&requests, 1);
+    let (requests, _) = constrained_run(&h, &read("in/a.txt"), levers(true));
+    let doc = write_json_document(&requests, 1);
     let p = name_pattern(&doc).expect("held");
     assert!(p.len() > 10_000, "{}", p.len());
     let t = std::time::Instant::now();
@@ -641,8 +583,9 @@ fn checks_with_other_sources_on_one_string_hold_it_to_what_both_allow() {
         grounded_in("", &["in/b.txt"]),
         grounded_in("/name", &["in/a.txt"]),
     ]);
-    let (requests, events) = run(&h, &(read("in/a.txt") + &read("in/b.txt")), levers(true));
-    let s = document_schema(&requests, 2);
+    let (requests, events) =
+        constrained_run(&h, &(read("in/a.txt") + &read("in/b.txt")), levers(true));
+    let s = write_json_document(&requests, 2);
     rein_llama::check_schema_grammar(&s).unwrap();
     assert!(s["properties"]["name"].get("pattern").is_none(), "{s}");
     assert!(decodes_text(&s, &doc2("anything", "Beta Supplies")));
@@ -686,11 +629,11 @@ fn a_partial_read_even_of_every_line_but_one_adds_nothing() {
         "read_file",
         json!({"path": "in/a.txt", "start_line": 1, "end_line": 3}),
     );
-    let (requests, events) = run(&h, &(part + &whole), levers(true));
-    assert!(name_pattern(&document_schema(&requests, 1)).is_none());
+    let (requests, events) = constrained_run(&h, &(part + &whole), levers(true));
+    assert!(name_pattern(&write_json_document(&requests, 1)).is_none());
     assert_eq!(events[1]["held"], json!([]));
     // start_line 1 to the last line is a whole read.
-    let s = document_schema(&requests, 2);
+    let s = write_json_document(&requests, 2);
     assert_held(
         &s,
         &["first line words", "third line"],
@@ -719,13 +662,13 @@ fn rich_schema() -> Value {
 fn only_free_strings_under_the_pointer_change() {
     let files: &[(&str, &[u8])] = &[("in/a.txt", b"ABC Alpha Vendor 12\n")];
     let on = mission(files, rich_schema(), vec![grounded("")]);
-    let (with, _) = run(&on, &read("in/a.txt"), levers(true));
-    let (without, _) = run(&on, &read("in/a.txt"), levers(false));
+    let (with, _) = constrained_run(&on, &read("in/a.txt"), levers(true));
+    let (without, _) = constrained_run(&on, &read("in/a.txt"), levers(false));
     let mut a = with[1].json_schema.clone().unwrap();
     let b = without[1].json_schema.clone().unwrap();
     rein_llama::check_schema_grammar(&a).unwrap();
-    let doc = document_schema(&with, 1);
-    let free = document_schema(&without, 1);
+    let doc = write_json_document(&with, 1);
+    let free = write_json_document(&without, 1);
     // `name` has its minLength 1 in its pattern; the others are held as they were.
     assert!(doc["properties"]["name"].get("minLength").is_none());
     assert!(name_decodes(&rich_only(&doc, "name"), "Alpha Vendor"));
@@ -768,8 +711,8 @@ fn a_pointer_that_leads_nowhere_changes_nothing_and_is_not_said_held() {
             rich_schema(),
             vec![grounded(pointer)],
         );
-        let (with, events) = run(&on, &read("in/a.txt"), levers(true));
-        let (without, _) = run(&on, &read("in/a.txt"), levers(false));
+        let (with, events) = constrained_run(&on, &read("in/a.txt"), levers(true));
+        let (without, _) = constrained_run(&on, &read("in/a.txt"), levers(false));
         assert_eq!(with[1].json_schema, without[1].json_schema, "{pointer}");
         let last = events.last().unwrap();
         assert_eq!(last["held"], json!([]), "{pointer}: {last}");
@@ -785,8 +728,8 @@ fn a_pointer_to_a_number_or_an_own_rule_changes_nothing() {
             rich_schema(),
             vec![grounded(pointer)],
         );
-        let (with, _) = run(&on, &read("in/a.txt"), levers(true));
-        let (without, _) = run(&on, &read("in/a.txt"), levers(false));
+        let (with, _) = constrained_run(&on, &read("in/a.txt"), levers(true));
+        let (without, _) = constrained_run(&on, &read("in/a.txt"), levers(false));
         assert_eq!(with[1].json_schema, without[1].json_schema, "{pointer}");
     }
 }
@@ -843,7 +786,7 @@ fn an_openai_endpoint_is_never_held() {
     });
     let requests = &model.inner.requests;
     assert!(requests.len() >= 2);
-    let doc = document_schema(requests, 1);
+    let doc = write_json_document(requests, 1);
     assert!(doc["properties"]["name"].is_object());
     assert!(name_pattern(&doc).is_none(), "{doc}");
     assert!(journal_events(&h.journal, out.run, "copied_strings").is_empty());
@@ -1032,4 +975,28 @@ fn random_lines_hold_exactly_their_runs_within_the_bounds() {
             }
         }
     }
+}
+
+/// Runs `script` with the lever and `short-after-cut` on, the second reply cut at the reply cap.
+fn run_cut_at_second_call(h: &Harness, script: &str) -> PromptRecorder {
+    let mut model = PromptRecorder::tapped(
+        script,
+        "cut.jsonl",
+        Box::new(|call, request, c| {
+            if call == 1 {
+                c.text = c.text.chars().take(20).collect();
+                c.finish = rein_protocol::FinishReason::Length;
+                c.completion_tokens = request.max_tokens;
+            }
+        }),
+    );
+    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = Levers {
+            short_after_cut: true,
+            ..levers(true)
+        };
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    model
 }

@@ -603,3 +603,41 @@ pub fn offers_finish(model: &PromptRecorder, call: usize) -> bool {
         .iter()
         .any(|t| t == "finish")
 }
+
+/// Runs `h`'s mission once, constrained, with `levers` on `script`: the requests and the
+/// payloads of the run's `copied_strings` journal events.
+pub fn constrained_run(
+    h: &Harness,
+    script: &str,
+    levers: rein_engine::agent::Levers,
+) -> (
+    Vec<rein_protocol::CompletionRequest>,
+    Vec<serde_json::Value>,
+) {
+    let mut model = PromptRecorder::new(script, "constrained.jsonl");
+    let (out, _) = h.run_gated(&mut model, &mut rein_engine::gate::AllowAll, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    let events = journal_events(&h.journal, out.run, "copied_strings");
+    (model.requests, events)
+}
+
+/// The `document` schema `write_json` offered in request `i`.
+pub fn write_json_document(
+    requests: &[rein_protocol::CompletionRequest],
+    i: usize,
+) -> serde_json::Value {
+    let schema = requests[i]
+        .json_schema
+        .as_ref()
+        .expect("a constrained request");
+    schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_json")
+        .map(|b| b["properties"]["parameters"]["properties"]["document"].clone())
+        .expect("write_json is offered")
+}
