@@ -491,10 +491,12 @@ fn lever_off_shows_nothing_and_changes_nothing() {
         &script,
         Levers::from_settings(&["all=off", "write-json=on"]).unwrap(),
     );
-    assert!(
-        Levers::DEFAULT.label_lines,
-        "on by default since 3 December"
-    );
+    const {
+        assert!(
+            Levers::DEFAULT.label_lines,
+            "on by default since 3 December"
+        )
+    };
     for n in 1..=3 {
         let a = step_result(&off, n);
         assert!(!a.contains("labelled_lines"), "{a}");
@@ -588,7 +590,7 @@ fn denied_failed_and_stale_reads_get_nothing() {
         GateOutcome::IdConflict,
     ] {
         let m = run_doctored(&h, &read(INV1), |_, mut r| {
-            r.outcome = outcome.clone();
+            r.outcome = outcome;
             r
         });
         let shown = step_result(&m, 1);
