@@ -327,18 +327,10 @@ fn a_min_length_no_run_meets_leaves_the_field_free_and_write_json_offered() {
     // Every run of the input is shorter than the field's own minLength: a pattern there makes
     // the string unsatisfiable, llguidance drops the whole write_json branch, and the model can
     // no longer write the deliverable at all.
-    let h = mission(
-        &[("in/a.txt", b"ab cd\nef\n")],
-        name_schema(json!({"minLength": 10})),
-        vec![grounded("/name")],
-    );
-    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
-    let doc = write_json_document(&requests, 1);
-    rein_llama::check_schema_grammar(&doc).unwrap();
-    let action = requests[1].json_schema.clone().unwrap();
+    let (action, events) = after_one_read(b"ab cd\nef\n", json!({"minLength": 10}));
     assert!(
         action_decodes(&action, &name_doc("ten chars or more")),
-        "write_json is still offered: {doc}"
+        "write_json is still offered: {action}"
     );
     assert!(
         !action_decodes(&action, &name_doc("short")),
@@ -351,15 +343,7 @@ fn a_min_length_no_run_meets_leaves_the_field_free_and_write_json_offered() {
 
 #[test]
 fn a_max_length_no_run_meets_leaves_the_field_free() {
-    let h = mission(
-        &[("in/a.txt", b"Supercalifragilistic\n")],
-        name_schema(json!({"maxLength": 8})),
-        vec![grounded("/name")],
-    );
-    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
-    let doc = write_json_document(&requests, 1);
-    rein_llama::check_schema_grammar(&doc).unwrap();
-    let action = requests[1].json_schema.clone().unwrap();
+    let (action, events) = after_one_read(b"Supercalifragilistic\n", json!({"maxLength": 8}));
     assert!(action_decodes(&action, &name_doc("Super")));
     assert_eq!(events.last().unwrap()["held"], json!([]));
 }
@@ -999,4 +983,18 @@ fn run_cut_at_second_call(h: &Harness, script: &str) -> PromptRecorder {
         o.limits.attempts = 1;
     });
     model
+}
+
+/// One read of `in/a.txt` holding `text`, `/name` grounded in it with the schema rules `bounds`:
+/// the action schema of the next request (its document schema checked buildable) and the
+/// `copied_strings` journal payloads.
+fn after_one_read(text: &[u8], bounds: Value) -> (Value, Vec<Value>) {
+    let h = mission(
+        &[("in/a.txt", text)],
+        name_schema(bounds),
+        vec![grounded("/name")],
+    );
+    let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
+    rein_llama::check_schema_grammar(&write_json_document(&requests, 1)).unwrap();
+    (requests[1].json_schema.clone().unwrap(), events)
 }
