@@ -28,6 +28,7 @@
 //! | `event` | what fronts render |
 //! | `world` | the judge's view of a confined workspace |
 //! | `decide` | a model as the judge's decider |
+//! | `inputs_first` | the `inputs-first` lever: which inputs Rein reads before the first step |
 
 mod bodies;
 mod caps;
@@ -39,6 +40,7 @@ mod document_facts;
 mod error;
 mod event;
 mod facts;
+mod inputs_first;
 mod label_lines;
 mod levers;
 mod outcome;

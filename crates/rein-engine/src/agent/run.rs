@@ -26,6 +26,7 @@ use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
+use super::inputs_first::{files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
@@ -54,6 +55,10 @@ use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).
 pub const STRATEGY: &str = "act";
+
+/// The thought the journal shows for a read Rein made for the model (lever `inputs-first`).
+const INPUTS_FIRST_THOUGHT: &str =
+    "Rein read this input for the model before its first step (lever inputs-first)";
 
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
@@ -1215,7 +1220,10 @@ impl<'a> Agent<'a> {
         st.figures.samples = self.samples();
         let (end, verdict, accepted) = match self.refusal_before_start() {
             Some(end) => (end, None, false),
-            None => self.attempts(&mut st, on_event)?,
+            None => {
+                self.read_inputs_first(&mut st, on_event)?;
+                self.attempts(&mut st, on_event)?
+            }
         };
         self.finish(st, end, verdict, accepted, on_event)
     }
@@ -1987,14 +1995,7 @@ impl<'a> Agent<'a> {
         } else {
             self.submit(&call_id, &tool, &params)
         };
-        if self.options.levers.table_facts && !self.options.memory {
-            add_table_facts(self.env.world, &tool, &mut report);
-            remember_table_facts(&mut st.table_facts, &report);
-        }
-        if self.options.levers.label_lines && !self.options.memory {
-            let whole = shows_whole_file(&report.result);
-            add_label_lines(self.env.world, self.env.contract, &tool, whole, &mut report);
-        }
+        self.add_read_facts(st, &tool, &mut report);
         let writes = self
             .env
             .registry
@@ -2123,6 +2124,102 @@ impl<'a> Agent<'a> {
             (None, true) => StepEnd::FinishAccepted,
             (None, false) => StepEnd::Continue,
         })
+    }
+
+    /// What the levers add to a read's result before the model sees it: the table facts of a
+    /// table (`table-facts`), the label lines of an input fields are copied from
+    /// (`label-lines`).
+    fn add_read_facts(&self, st: &mut State, tool: &str, report: &mut GateReport) {
+        if self.options.memory {
+            return;
+        }
+        if self.options.levers.table_facts {
+            add_table_facts(self.env.world, tool, report);
+            remember_table_facts(&mut st.table_facts, report);
+        }
+        if self.options.levers.label_lines {
+            let whole = shows_whole_file(&report.result);
+            add_label_lines(self.env.world, self.env.contract, tool, whole, report);
+        }
+    }
+
+    /// Lever `inputs-first`: Rein reads the mission's input files through the gate before the
+    /// first step, journals each read as its own, and the task carries the results. Where the
+    /// lever does not apply, the journal says why and the model reads them itself.
+    fn read_inputs_first(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(), AgentError> {
+        if !self.options.levers.inputs_first || self.options.memory {
+            return Ok(());
+        }
+        let files = match files_to_read(self.env.contract, self.env.world, &self.tools()) {
+            Ok(files) => files,
+            Err(reason) => {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "inputs_first",
+                    &json!({"read": [], "not_applied": reason}),
+                )?;
+                return Ok(());
+            }
+        };
+        let mut reads = Vec::new();
+        for (i, path) in files.iter().enumerate() {
+            let started = Instant::now();
+            let call_id = format!("run{}-rein-read{}", self.env.run, i + 1);
+            let params = json!({ "path": path });
+            let mut report = self.submit(&call_id, "read_file", &params);
+            self.add_read_facts(st, "read_file", &mut report);
+            let entry = self
+                .trace_entry("read_file", Some(path), &report, false)
+                .by_rein();
+            st.trace.push(entry);
+            let summary = summarize("read_file", &params, &report);
+            let ev = StepEvent {
+                step: 0,
+                attempt: 1,
+                kind: StepKind::Action.to_string(),
+                thought: Some(INPUTS_FIRST_THOUGHT.into()),
+                action: Some("read_file".into()),
+                parameters: Some(params.clone()),
+                call_id: Some(call_id),
+                outcome: report.outcome.as_str().into(),
+                summary: summary.clone(),
+                repaired: false,
+                prompt_tokens: 0,
+                cached_tokens: 0,
+                completion_tokens: 0,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            };
+            let detail = json!({
+                "parameters": params,
+                "outcome": report.outcome.as_str(),
+                "reason": report.reason,
+                "summary": summary,
+                "by": "rein",
+                "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
+            });
+            self.record(st, StepKind::Action, &ev, None, detail)?;
+            on_event(&AgentEvent::Step(ev));
+            reads.push((path.clone(), report));
+        }
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "inputs_first",
+            &json!({"read": files}),
+        )?;
+        let progress = progress_note(
+            self.env.contract,
+            &st.trace,
+            self.deliverable_writer(),
+            &self.tools(),
+        );
+        for turn in read_turns(&reads, &progress) {
+            st.transcript.push_head(turn);
+        }
+        Ok(())
     }
 
     /// With the `read-back` lever, what the model reads after an applied write of the

@@ -83,6 +83,10 @@ fn inputs_read_facts(
                         w + 1
                     ));
                 }
+                _ if cx.trace[i].by_rein => facts.push(format!(
+                    "{p}: read in full at call {} (by Rein before the first step, lever inputs-first)",
+                    i + 1
+                )),
                 _ => facts.push(format!("{p}: read in full at call {}", i + 1)),
             },
         }

@@ -29,6 +29,10 @@ pub struct TraceEntry {
     /// it back for the finish rule. Never a read for the judge's checks of what the model did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shown_back: bool,
+    /// A read Rein made for the model before its first step (lever `inputs-first`), with its
+    /// result in the task message: the model had the file, but did not ask for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_rein: bool,
 }
 
 impl TraceEntry {
@@ -41,7 +45,14 @@ impl TraceEntry {
             full_read: false,
             written_sha256: None,
             shown_back: false,
+            by_rein: false,
         }
+    }
+
+    /// Marks a call Rein made for the model (lever `inputs-first`).
+    pub fn by_rein(mut self) -> Self {
+        self.by_rein = true;
+        self
     }
 
     /// Marks a read that returned the whole file.
