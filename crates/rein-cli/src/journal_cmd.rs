@@ -136,6 +136,9 @@ fn print_trace(t: &RunTrace) {
         if let Some(thought) = &s.thought {
             println!("     thought: {}", escape_line(thought));
         }
+        if s.detail.get("by").and_then(Value::as_str) == Some("rein") {
+            println!("     by: Rein (lever inputs-first), not the model");
+        }
         if let Some(p) = s.detail.get("parameters") {
             println!("     parameters: {}", clip_json(p, 300));
         }

@@ -296,3 +296,48 @@ fn write_sections_through_rein_run_writes_the_report_and_is_journaled() {
     assert!(text.contains("unknown tool \"write_sections\""), "{text}");
     assert!(!ws.join("out/summary.md").exists());
 }
+
+/// `inputs-first` from the command line: Rein's reads are shown as Rein's, at the terminal and
+/// in `rein journal show`, and the scripted model's own reads after them still work.
+#[test]
+fn rein_s_reads_are_shown_as_rein_s() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let ws = scratch.path().join("ws");
+    let mission = repo().join("missions/desk_task");
+    let o = rein(
+        home.path(),
+        &[
+            "run",
+            mission.to_str().unwrap(),
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--model",
+            &script("good.jsonl"),
+            "--approve=all",
+            "--lever",
+            "inputs-first=on",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert_eq!(
+        out.matches("Rein read this input for the model before its first step")
+            .count(),
+        3,
+        "{out}"
+    );
+    let o = rein(home.path(), &["journal", "show", "1"]);
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        shown
+            .matches("by: Rein (lever inputs-first), not the model")
+            .count(),
+        3,
+        "{shown}"
+    );
+    assert!(
+        shown.contains("(by Rein before the first step, lever inputs-first)"),
+        "{shown}"
+    );
+}

@@ -23,7 +23,11 @@ fn levers(on: bool) -> Levers {
     }
 }
 
-const INPUTS: [&str; 3] = ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"];
+const INPUTS: [&str; 3] = [
+    "notes/overview.md",
+    "notes/meeting-notes.md",
+    "data/tasks.csv",
+];
 
 /// A run of `h`'s mission on `script` with `levers` and `attempts` attempts.
 fn run(
@@ -97,7 +101,11 @@ fn rein_reads_the_inputs_and_the_model_goes_straight_to_the_write() {
     // The judge says whose reads they were.
     let (passed, facts) = check_facts(&outcome, "inputs-read");
     assert!(passed, "{facts}");
-    assert_eq!(facts.matches("by Rein before the first step").count(), 3, "{facts}");
+    assert_eq!(
+        facts.matches("by Rein before the first step").count(),
+        3,
+        "{facts}"
+    );
     // The journal records them as Rein's: no reply, `by: rein`, before the model's steps.
     let steps = steps(&h, &outcome);
     assert_eq!(steps.len(), 6, "{steps:?}");
@@ -108,7 +116,9 @@ fn rein_reads_the_inputs_and_the_model_goes_straight_to_the_write() {
         assert_eq!(detail["outcome"], "executed");
         assert!(reply.is_none());
     }
-    assert!(steps[3..].iter().all(|(_, d, r)| d.get("by").is_none() && r.is_some()));
+    assert!(steps[3..]
+        .iter()
+        .all(|(_, d, r)| d.get("by").is_none() && r.is_some()));
     let events = journal_events(&h.journal, outcome.run, "inputs_first");
     assert_eq!(events, vec![json!({"read": INPUTS})]);
 }
@@ -158,7 +168,9 @@ fn not_where_which_inputs_are_read_is_the_answer() {
     let (outcome, _, model) = run(&h, &the_model_writes_at_once(), levers(true), 1);
     assert!(not_applied(&h, &outcome).contains("part of the task"));
     assert!(!model.prompt(0).contains("Rein's read"));
-    assert!(steps(&h, &outcome).iter().all(|(_, d, _)| d.get("by").is_none()));
+    assert!(steps(&h, &outcome)
+        .iter()
+        .all(|(_, d, _)| d.get("by").is_none()));
     assert!(!check_facts(&outcome, "inputs-read").0);
 }
 
@@ -168,7 +180,11 @@ fn a_subset_named_in_full_is_no_secret() {
     let h = Harness::with_edit("desk_task", |m| {
         for c in m["checks"].as_array_mut().unwrap() {
             if c["kind"] == "inputs_read" {
-                c["paths"] = json!(["data/tasks.csv", "notes/overview.md", "notes/meeting-notes.md"]);
+                c["paths"] = json!([
+                    "data/tasks.csv",
+                    "notes/overview.md",
+                    "notes/meeting-notes.md"
+                ]);
             }
         }
     });
@@ -197,7 +213,10 @@ fn not_where_the_calls_are_judged() {
 #[test]
 fn not_without_read_file() {
     let h = Harness::with_edit("desk_task", |m| {
-        m["tools"].as_array_mut().unwrap().retain(|t| t != "read_file");
+        m["tools"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|t| t != "read_file");
         // A contract without read_file cannot ask for reads (the loader refuses it).
         m["checks"]
             .as_array_mut()

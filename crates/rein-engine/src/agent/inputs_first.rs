@@ -78,6 +78,14 @@ pub fn files_to_read(
     Ok(files)
 }
 
+/// Whether the model is shown `report`'s result whole: the transcript clips every result to
+/// [`MAX_RESULT_CHARS`] of its JSON, where a quote or a line break takes two characters, so an
+/// input within [`INPUTS_FIRST_MAX_CHARS`] can still be cut. A read the model saw only in part
+/// is no read in full, whoever made it.
+pub fn shown_whole(report: &GateReport) -> bool {
+    report.result.to_string().chars().count() <= MAX_RESULT_CHARS
+}
+
 /// The turns the transcript's head carries after the task: each read as the call the model
 /// would have made and the result it would have got, so the model goes on from where its own
 /// reads would have left it. `progress` follows the last result, as after any step.

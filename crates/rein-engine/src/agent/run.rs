@@ -26,7 +26,7 @@ use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
-use super::inputs_first::{files_to_read, read_turns};
+use super::inputs_first::{files_to_read, read_turns, shown_whole};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
@@ -2172,9 +2172,10 @@ impl<'a> Agent<'a> {
             let params = json!({ "path": path });
             let mut report = self.submit(&call_id, "read_file", &params);
             self.add_read_facts(st, "read_file", &mut report);
-            let entry = self
+            let mut entry = self
                 .trace_entry("read_file", Some(path), &report, false)
                 .by_rein();
+            entry.full_read &= shown_whole(&report);
             st.trace.push(entry);
             let summary = summarize("read_file", &params, &report);
             let ev = StepEvent {

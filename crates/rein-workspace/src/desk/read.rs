@@ -177,7 +177,8 @@ impl Tool for ReadFile {
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
         };
         let start = line("start_line")?.unwrap_or(1).max(1);
-        let end = line("end_line")?.unwrap_or(total);
+        // An empty file has no line 1; its default range still reads it whole (as empty).
+        let end = line("end_line")?.unwrap_or(total.max(1));
         if start > total.max(1) {
             return Err(ToolError::Refused(format!(
                 "\"{rel}\" has only {total} lines; start_line must be at most {}",

@@ -108,6 +108,36 @@ fn read_file_whole_and_by_line_range() {
 }
 
 #[test]
+fn an_empty_file_reads_whole_as_empty() {
+    // The default range of an empty file once ran from line 1 to line 0 and was refused, so
+    // no read of it could count as a read in full.
+    let fx = Fixture::new();
+    fx.write("empty.txt", "");
+    let ws = fx.ws();
+    for args in [
+        json!({"path": "empty.txt"}),
+        json!({"path": "empty.txt", "start_line": 1}),
+        json!({"path": "empty.txt", "start_line": 1, "end_line": 1000000}),
+    ] {
+        let v = data(&ws, "read_file", args.clone());
+        assert_eq!(v["content"], "", "{args}");
+        assert_eq!(v["start_line"], 1, "{args}");
+        assert_eq!(
+            (v["end_line"].as_u64(), v["total_lines"].as_u64()),
+            (Some(0), Some(0)),
+            "{args}"
+        );
+        assert_eq!(v["truncated"], false, "{args}");
+    }
+    assert!(refusal(
+        &ws,
+        "read_file",
+        json!({"path": "empty.txt", "start_line": 2})
+    )
+    .contains("only 0 lines"));
+}
+
+#[test]
 fn read_file_cap_says_it_was_cut_and_where() {
     let fx = Fixture::new();
     let line = "x".repeat(99) + "\n";
