@@ -98,6 +98,10 @@ pub struct TraceStep {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought: Option<String>,
+    /// Who made the step's call when it was not the model: `rein` for a read the harness made
+    /// for it (lever `inputs-first`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -340,4 +340,32 @@ fn rein_s_reads_are_shown_as_rein_s() {
         shown.contains("(by Rein before the first step, lever inputs-first)"),
         "{shown}"
     );
+
+    // The bench's step trace names them too.
+    let out = scratch.path().join("out");
+    let suite = repo().join("suites/missions");
+    let o = rein(
+        home.path(),
+        &[
+            "bench",
+            suite.to_str().unwrap(),
+            "--models",
+            &script("good.jsonl"),
+            "--lever",
+            "inputs-first=on",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        o.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rows = lines(&out.join("results.jsonl"));
+    let desk = rows.iter().find(|r| r["task"] == "desk_task").unwrap();
+    let steps = desk["trace"]["steps"].as_array().unwrap();
+    let by: Vec<_> = steps.iter().map(|s| s["by"].as_str()).collect();
+    assert_eq!(&by[..3], &[Some("rein"); 3], "{desk}");
+    assert!(by[3..].iter().all(Option::is_none), "{desk}");
 }

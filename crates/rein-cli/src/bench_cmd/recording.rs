@@ -106,6 +106,7 @@ pub(super) fn trace(
                 seq: u32::try_from(s.seq).unwrap_or(u32::MAX),
                 kind: s.kind.to_string(),
                 thought: s.thought.clone(),
+                by: text(&s.detail, "by"),
                 action: s.action.clone(),
                 parameters: s.detail.get("parameters").cloned(),
                 gate: ts.call.as_ref().map(|c| c.outcome.to_string()),

@@ -2062,15 +2062,9 @@ impl<'a> Agent<'a> {
             completion_tokens: asked.completion.completion_tokens,
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
-        let detail = json!({
-            "parameters": params,
-            "outcome": report.outcome.as_str(),
-            "reason": report.reason,
-            "summary": summary,
-            "repairs": repairs,
-            "cached_tokens": asked.completion.cached_tokens,
-            "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
-        });
+        let mut detail = step_detail(&params, &report, &summary);
+        detail["repairs"] = json!(repairs);
+        detail["cached_tokens"] = json!(asked.completion.cached_tokens);
         self.record(st, kind, &ev, Some(&asked.raw), detail)?;
         on_event(&AgentEvent::Step(ev));
         let mut feedback = result_message(n, &tool, &report);
@@ -2194,14 +2188,8 @@ impl<'a> Agent<'a> {
                 completion_tokens: 0,
                 elapsed_ms: started.elapsed().as_millis() as u64,
             };
-            let detail = json!({
-                "parameters": params,
-                "outcome": report.outcome.as_str(),
-                "reason": report.reason,
-                "summary": summary,
-                "by": "rein",
-                "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
-            });
+            let mut detail = step_detail(&params, &report, &summary);
+            detail["by"] = json!("rein");
             self.record(st, StepKind::Action, &ev, None, detail)?;
             on_event(&AgentEvent::Step(ev));
             reads.push((path.clone(), report));
@@ -2369,6 +2357,18 @@ impl<'a> Agent<'a> {
         });
         Ok(outcome)
     }
+}
+
+/// What the journal keeps of a step's call: its parameters, the gate's outcome and reason, the
+/// summary, and the result as the prompt clips it.
+fn step_detail(params: &Value, report: &GateReport, summary: &str) -> Value {
+    json!({
+        "parameters": params,
+        "outcome": report.outcome.as_str(),
+        "reason": report.reason,
+        "summary": summary,
+        "result": super::prompt::clip(&report.result.to_string(), super::prompt::MAX_RESULT_CHARS),
+    })
 }
 
 fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
