@@ -1,6 +1,7 @@
 //! Lever `inputs-first`: before the model's first step, Rein reads the mission's input files
-//! (and the files it may edit) itself, whole, through the gate like any call, and the task
-//! message carries the results. A small model spends its first steps on those reads: on
+//! (and the files it may edit) itself, whole, through the gate like any call, and the
+//! transcript starts with those calls and their results, as the model's own reads would have
+//! left it. A small model spends its first steps on those reads: on
 //! desk_task the 1.5B's three reads cost two of its five steps (about 35 s of 173 s), and every
 //! step is another chance to drift.
 //!

@@ -2138,8 +2138,9 @@ impl<'a> Agent<'a> {
     }
 
     /// Lever `inputs-first`: Rein reads the mission's input files through the gate before the
-    /// first step, journals each read as its own, and the task carries the results. Where the
-    /// lever does not apply, the journal says why and the model reads them itself.
+    /// first step, journals each read as its own, and the transcript starts with the calls and
+    /// their results. Where the lever does not apply, the journal says why and the model reads
+    /// them itself.
     fn read_inputs_first(
         &mut self,
         st: &mut State,
