@@ -5,6 +5,9 @@
 #[path = "bench_support/mod.rs"]
 mod bench_support;
 
+use std::path::Path;
+use std::process::Output;
+
 use bench_support::{lines, rein, repo};
 
 fn script(name: &str) -> String {
@@ -14,26 +17,57 @@ fn script(name: &str) -> String {
     format!("scripted:{}", p.display())
 }
 
+/// `rein run desk_task` in `ws` with `model` (a `--model` spec), `--approve=all` and each
+/// `--lever` setting.
+fn run_desk_task(home: &Path, ws: &Path, model: &str, levers: &[&str]) -> Output {
+    let mission = repo().join("missions/desk_task");
+    let mut args = vec![
+        "run".to_string(),
+        mission.display().to_string(),
+        "--workspace".into(),
+        ws.display().to_string(),
+        "--model".into(),
+        model.to_string(),
+        "--approve=all".into(),
+    ];
+    for l in levers {
+        args.extend(["--lever".to_string(), (*l).to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    rein(home, &args)
+}
+
+/// `rein bench suites/missions` into `out` with the scripted model `model` and one `--lever`
+/// setting: the rows of its results.jsonl.
+fn bench_missions(home: &Path, out: &Path, model: &str, lever: &str) -> Vec<serde_json::Value> {
+    let suite = repo().join("suites/missions");
+    let o = rein(
+        home,
+        &[
+            "bench",
+            suite.to_str().unwrap(),
+            "--models",
+            &script(model),
+            "--lever",
+            lever,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        o.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    lines(&out.join("results.jsonl"))
+}
+
 #[test]
 fn an_unknown_lever_is_refused_with_the_names_before_anything_runs() {
     let home = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let ws = scratch.path().join("ws");
-    let mission = repo().join("missions/desk_task");
-    let o = rein(
-        home.path(),
-        &[
-            "run",
-            mission.to_str().unwrap(),
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--model",
-            &script("good.jsonl"),
-            "--approve=all",
-            "--lever",
-            "fact-tools=on",
-        ],
-    );
+    let o = run_desk_task(home.path(), &ws, &script("good.jsonl"), &["fact-tools=on"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("unknown lever `fact-tools`"), "{err}");
@@ -49,22 +83,11 @@ fn a_run_with_levers_passes_and_the_bench_records_them() {
     let home = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let ws = scratch.path().join("ws");
-    let mission = repo().join("missions/desk_task");
-    let o = rein(
+    let o = run_desk_task(
         home.path(),
-        &[
-            "run",
-            mission.to_str().unwrap(),
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--model",
-            &script("good.jsonl"),
-            "--approve=all",
-            "--lever",
-            "all=on",
-            "--lever",
-            "repeat-penalty=off",
-        ],
+        &ws,
+        &script("good.jsonl"),
+        &["all=on", "repeat-penalty=off"],
     );
     assert_eq!(
         o.status.code(),
@@ -74,26 +97,7 @@ fn a_run_with_levers_passes_and_the_bench_records_them() {
     );
 
     let out = scratch.path().join("out");
-    let suite = repo().join("suites/missions");
-    let o = rein(
-        home.path(),
-        &[
-            "bench",
-            suite.to_str().unwrap(),
-            "--models",
-            &script("no_reread.jsonl"),
-            "--lever",
-            "requirements=on",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        o.status.code().is_some(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let rows = lines(&out.join("results.jsonl"));
+    let rows = bench_missions(home.path(), &out, "no_reread.jsonl", "requirements=on");
     assert!(!rows.is_empty());
     for r in rows {
         assert_eq!(r["levers"]["requirements"], true, "{r}");
@@ -225,24 +229,10 @@ fn write_sections_through_rein_run_writes_the_report_and_is_journaled() {
     let script = scratch.path().join("model.jsonl");
     std::fs::write(&script, replies.join("\n")).unwrap();
     let model = format!("scripted:{}", script.display());
-    let mission = repo().join("missions/desk_task");
 
     let home = tempfile::tempdir().unwrap();
     let ws = scratch.path().join("ws");
-    let o = rein(
-        home.path(),
-        &[
-            "run",
-            mission.to_str().unwrap(),
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--model",
-            &model,
-            "--approve=all",
-            "--lever",
-            "write-sections=on",
-        ],
-    );
+    let o = run_desk_task(home.path(), &ws, &model, &["write-sections=on"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{text}");
     assert!(text.contains("write_sections"), "{text}");
@@ -278,18 +268,7 @@ fn write_sections_through_rein_run_writes_the_report_and_is_journaled() {
     // Off (the default): no such tool, nothing written.
     let home = tempfile::tempdir().unwrap();
     let ws = scratch.path().join("ws-off");
-    let o = rein(
-        home.path(),
-        &[
-            "run",
-            mission.to_str().unwrap(),
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--model",
-            &model,
-            "--approve=all",
-        ],
-    );
+    let o = run_desk_task(home.path(), &ws, &model, &[]);
     // The scripted model runs out of replies after the refused call: a model failure (3).
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(3), "{text}");
@@ -304,20 +283,11 @@ fn rein_s_reads_are_shown_as_rein_s() {
     let home = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let ws = scratch.path().join("ws");
-    let mission = repo().join("missions/desk_task");
-    let o = rein(
+    let o = run_desk_task(
         home.path(),
-        &[
-            "run",
-            mission.to_str().unwrap(),
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--model",
-            &script("good.jsonl"),
-            "--approve=all",
-            "--lever",
-            "inputs-first=on",
-        ],
+        &ws,
+        &script("good.jsonl"),
+        &["inputs-first=on"],
     );
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
@@ -343,26 +313,7 @@ fn rein_s_reads_are_shown_as_rein_s() {
 
     // The bench's step trace names them too.
     let out = scratch.path().join("out");
-    let suite = repo().join("suites/missions");
-    let o = rein(
-        home.path(),
-        &[
-            "bench",
-            suite.to_str().unwrap(),
-            "--models",
-            &script("good.jsonl"),
-            "--lever",
-            "inputs-first=on",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        o.status.code().is_some(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let rows = lines(&out.join("results.jsonl"));
+    let rows = bench_missions(home.path(), &out, "good.jsonl", "inputs-first=on");
     let desk = rows.iter().find(|r| r["task"] == "desk_task").unwrap();
     let steps = desk["trace"]["steps"].as_array().unwrap();
     let by: Vec<_> = steps.iter().map(|s| s["by"].as_str()).collect();

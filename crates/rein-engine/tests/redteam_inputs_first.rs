@@ -59,6 +59,14 @@ fn inputs_first_event(h: &Harness, outcome: &RunOutcome) -> Option<Value> {
     events.into_iter().next()
 }
 
+/// How many files Rein read up front in the run (it must have said).
+fn files_read_up_front(h: &Harness, outcome: &RunOutcome) -> usize {
+    inputs_first_event(h, outcome).expect("an inputs_first event")["read"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
 fn not_applied(h: &Harness, outcome: &RunOutcome) -> String {
     let e = inputs_first_event(h, outcome).expect("an inputs_first event");
     assert_eq!(e["read"], json!([]), "{e}");
@@ -346,13 +354,7 @@ fn a_spelling_other_than_the_inputs_own_is_refused_at_load_not_matched() {
         "paths": ["data/tasks.csv", "notes/overview.md", "notes/meeting-notes.md"]
     })]);
     let (outcome, _, _) = run(&h, &finish_line(), levers(true), |_| {});
-    assert_eq!(
-        inputs_first_event(&h, &outcome).unwrap()["read"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(files_read_up_front(&h, &outcome), 3);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -390,13 +392,7 @@ fn desk_task_of_chars(total: usize, fill: char) -> Harness {
 fn the_cap_is_inclusive_and_counts_characters_not_bytes() {
     let h = desk_task_of_chars(CAP, 'a');
     let (outcome, _, _) = run(&h, &finish_line(), levers(true), |_| {});
-    assert_eq!(
-        inputs_first_event(&h, &outcome).unwrap()["read"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(files_read_up_front(&h, &outcome), 3);
 
     let h = desk_task_of_chars(CAP + 1, 'a');
     let (outcome, _, model) = run(&h, &finish_line(), levers(true), |_| {});
@@ -406,13 +402,7 @@ fn the_cap_is_inclusive_and_counts_characters_not_bytes() {
     // Two bytes a character: 6,000 characters are about 11,000 bytes, still under the cap.
     let h = desk_task_of_chars(CAP, 'é');
     let (outcome, _, _) = run(&h, &finish_line(), levers(true), |_| {});
-    assert_eq!(
-        inputs_first_event(&h, &outcome).unwrap()["read"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(files_read_up_front(&h, &outcome), 3);
 }
 
 #[test]
@@ -422,13 +412,7 @@ fn a_read_the_model_is_shown_only_in_part_is_not_a_read_in_full() {
     // shown"). The judge must not then say Rein read it in full for the model.
     let h = desk_task_of_chars(CAP, '"');
     let (outcome, _, model) = run(&h, &finish_line(), levers(true), |_| {});
-    assert_eq!(
-        inputs_first_event(&h, &outcome).unwrap()["read"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(files_read_up_front(&h, &outcome), 3);
     let first = model.prompt(0);
     assert!(first.contains("more characters not shown"), "{first}");
     let (passed, facts) = check(&outcome, "inputs-read").unwrap();
@@ -506,13 +490,7 @@ fn a_non_utf8_input_read_up_front_is_not_a_read_in_full() {
         b"task,hours\n\xff\xfe broken,3\n",
     ]);
     let (outcome, _, model) = run(&h, &finish_line(), levers(true), |_| {});
-    assert_eq!(
-        inputs_first_event(&h, &outcome).unwrap()["read"]
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
+    assert_eq!(files_read_up_front(&h, &outcome), 3);
     let first = model.prompt(0);
     assert!(first.contains("binary or non-UTF-8"), "{first}");
     let (passed, facts) = check(&outcome, "inputs-read").unwrap();

@@ -13,7 +13,7 @@
 use rein_protocol::{ChatMessage, GateReport};
 use serde_json::json;
 
-use super::prompt::{clip, MAX_RESULT_CHARS};
+use super::prompt::labelled_result;
 use crate::checks::{same_path, CheckSpec, World};
 use crate::mission::FrozenContract;
 
@@ -79,14 +79,6 @@ pub fn files_to_read(
     Ok(files)
 }
 
-/// Whether the model is shown `report`'s result whole: the transcript clips every result to
-/// [`MAX_RESULT_CHARS`] of its JSON, where a quote or a line break takes two characters, so an
-/// input within [`INPUTS_FIRST_MAX_CHARS`] can still be cut. A read the model saw only in part
-/// is no read in full, whoever made it.
-pub fn shown_whole(report: &GateReport) -> bool {
-    report.result.to_string().chars().count() <= MAX_RESULT_CHARS
-}
-
 /// The turns the transcript's head carries after the task: each read as the call the model
 /// would have made and the result it would have got, so the model goes on from where its own
 /// reads would have left it. `progress` follows the last result, as after any step.
@@ -100,18 +92,13 @@ pub fn read_turns(reads: &[(String, GateReport)], progress: &str) -> Vec<ChatMes
             json!(path)
         );
         turns.push(ChatMessage::assistant(call));
-        let mut s = format!(
-            "Result of Rein's read {} (read_file, made for you before your first step): {}",
-            i + 1,
-            report.outcome.as_str()
+        let mut s = labelled_result(
+            &format!(
+                "Result of Rein's read {} (read_file, made for you before your first step)",
+                i + 1
+            ),
+            report,
         );
-        if !report.reason.is_empty() {
-            s.push_str(&format!(" - {}", report.reason));
-        }
-        if !report.result.is_null() {
-            s.push('\n');
-            s.push_str(&clip(&report.result.to_string(), MAX_RESULT_CHARS));
-        }
         if i + 1 == reads.len() {
             s.push('\n');
             s.push_str(progress);

@@ -256,10 +256,13 @@ pub fn type_document(action_schema: &mut Value, tool: &str, path: &str, document
 /// What the model reads after its action: the gate's outcome, its reason and the result,
 /// clipped to [`MAX_RESULT_CHARS`].
 pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
-    let mut s = format!(
-        "Result of step {step} ({tool}): {}",
-        report.outcome.as_str()
-    );
+    labelled_result(&format!("Result of step {step} ({tool})"), report)
+}
+
+/// A call's result as the model reads it, after `label`: the gate's outcome, its reason and
+/// the result, clipped to [`MAX_RESULT_CHARS`].
+pub fn labelled_result(label: &str, report: &GateReport) -> String {
+    let mut s = format!("{label}: {}", report.outcome.as_str());
     if !report.reason.is_empty() {
         s.push_str(&format!(" - {}", report.reason));
     }
@@ -400,6 +403,12 @@ pub fn task_reminder(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
         "Reminder. The calls of yours that ran, in order: {calls}.\nThe task: {}\nDo the next thing the task asks that is not done yet; once all of it is done, call {finish}.",
         clip(m.prompt.trim(), REMINDER_TASK_CHARS)
     )
+}
+
+/// Whether the model reads `report`'s result whole: [`result_message`] clips it at
+/// [`MAX_RESULT_CHARS`] of its JSON, where a quote or a line break takes two characters.
+pub fn result_shown_whole(report: &GateReport) -> bool {
+    report.result.to_string().chars().count() <= MAX_RESULT_CHARS
 }
 
 pub fn clip(text: &str, max: usize) -> String {

@@ -26,15 +26,15 @@ use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
-use super::inputs_first::{files_to_read, read_turns, shown_whole};
+use super::inputs_first::{files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, source_lines_note, summarize, system_prompt, task_message,
-    task_reminder, type_document,
+    progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
+    task_message, task_reminder, type_document,
 };
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{
@@ -2170,7 +2170,8 @@ impl<'a> Agent<'a> {
             let mut entry = self
                 .trace_entry("read_file", Some(path), &report, false)
                 .by_rein();
-            entry.full_read &= shown_whole(&report);
+            // A read the model was shown only in part is no read in full, whoever made it.
+            entry.full_read &= result_shown_whole(&report);
             st.trace.push(entry);
             let summary = summarize("read_file", &params, &report);
             let ev = StepEvent {

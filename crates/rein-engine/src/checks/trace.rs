@@ -30,7 +30,8 @@ pub struct TraceEntry {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shown_back: bool,
     /// A read Rein made for the model before its first step (lever `inputs-first`), with its
-    /// result in the task message: the model had the file, but did not ask for it.
+    /// result among the transcript's first turns: the model had the file, but did not ask
+    /// for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_rein: bool,
 }
