@@ -391,3 +391,47 @@ fn a_prompt_the_model_counts_as_too_long_is_trimmed_and_asked_again() {
     );
     assert!(model.longest <= 3_600, "{}", model.longest);
 }
+
+/// The text of the last prompt `model` was sent, and the run's trimmed-step count.
+fn last_prompt_with_levers(context: u32, keep_inputs: bool) -> (String, u32) {
+    let h = Harness::new("desk_task");
+    let mut model = recording(context, "scripted:good.jsonl");
+    let (out, _) = h.run_model(
+        &mut model,
+        &mut AllowAll,
+        |o| o.levers.keep_inputs = keep_inputs,
+        None,
+        &mut |_| {},
+    );
+    assert!(out.passed(), "{:#?}", out.document());
+    let rein_models::Prompt::Chat { messages } = &model.requests.last().unwrap().prompt else {
+        panic!()
+    };
+    let text = messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, out.figures.trimmed_steps)
+}
+
+/// Lever `keep-inputs`: trimming drops the other steps first, so the inputs' text is still in
+/// the prompt when the model writes and checks the report; without it the reads go first.
+#[test]
+fn kept_inputs_outlast_trimming_and_without_the_lever_they_go_first() {
+    // A line of each input as read_file returns it (inside the JSON of its result).
+    let lines = [
+        "Launch target: 30 June",
+        "Next meeting: 26 May",
+        "Release checklist,Maya,planned,4",
+    ];
+    let (kept, trimmed_kept) = last_prompt_with_levers(3_000, true);
+    let (plain, trimmed_plain) = last_prompt_with_levers(3_000, false);
+    assert!(trimmed_kept > 0 && trimmed_plain > 0, "{trimmed_kept} {trimmed_plain}");
+    for line in lines {
+        assert!(kept.contains(line), "{line} missing with keep-inputs:\n{kept}");
+        assert!(!plain.contains(line), "{line} kept without the lever:\n{plain}");
+    }
+    assert!(kept.contains("earlier steps were trimmed"), "{kept}");
+    assert!(plain.contains("earliest steps were trimmed"), "{plain}");
+}

@@ -2044,6 +2044,7 @@ impl<'a> Agent<'a> {
         let mut entry = self.trace_entry(&tool, path, &report, mutates);
         let shown_back = self.show_back(&entry);
         entry.shown_back = shown_back.is_some();
+        let pinned = self.pinned_input(&entry);
         st.trace.push(entry);
         let summary = summarize(&tool, &params, &report);
         let ev = StepEvent {
@@ -2106,13 +2107,15 @@ impl<'a> Agent<'a> {
                 self.env.contract.mission.required_artifact
             ));
         }
-        st.transcript.push(
-            vec![
-                ChatMessage::assistant(asked.raw.clone()),
-                ChatMessage::user(feedback),
-            ],
-            format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary),
-        );
+        let messages = vec![
+            ChatMessage::assistant(asked.raw.clone()),
+            ChatMessage::user(feedback),
+        ];
+        let record = format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary);
+        match pinned {
+            Some(input) => st.transcript.push_pinned(messages, record, &input),
+            None => st.transcript.push(messages, record),
+        }
         Ok(match (stop, accepted) {
             (Some(end), _) => StepEnd::Stop(end),
             (None, true) => StepEnd::FinishAccepted,
@@ -2235,6 +2238,17 @@ impl<'a> Agent<'a> {
 
     /// The trace entry of a call, with what the judge needs to know of its effect: whether a
     /// read returned the whole file, and what an executed change left on disk.
+    /// The input file a step read whole, whose text trimming keeps longest (lever
+    /// `keep-inputs`); `None` for any other step.
+    fn pinned_input(&self, entry: &TraceEntry) -> Option<String> {
+        let path = entry.path.as_deref()?;
+        (self.options.levers.keep_inputs
+            && entry.full_read
+            && entry.executed()
+            && self.env.contract.mission.inputs.iter().any(|i| i == path))
+        .then(|| path.to_string())
+    }
+
     fn trace_entry(
         &self,
         tool: &str,

@@ -2,7 +2,9 @@
 //!
 //! The transcript is the fixed head (system rules and tools, the task with its required
 //! deliverable) followed by one entry per step. When the estimate exceeds the budget, the oldest
-//! steps are dropped and replaced by a one-line record each, so the model still knows what it did.
+//! steps are dropped and replaced by a one-line record each, so the model still knows what it did;
+//! a step pinned as a whole read of an input file (lever `keep-inputs`) goes only after every
+//! step that is not.
 //! Trimming goes well below the budget at once rather than one step at a time: every trim
 //! changes the prompt's prefix and costs a full re-decode, so it should happen rarely.
 
@@ -48,6 +50,10 @@ pub fn prompt_budget(context_tokens: u32, reply_tokens: u32) -> u32 {
 struct Entry {
     messages: Vec<ChatMessage>,
     record: String,
+    /// The input file this step read whole (lever `keep-inputs`): trimmed only after every
+    /// other step, since a small model that loses an input's text writes from its memory of it.
+    pinned: Option<String>,
+    trimmed: bool,
 }
 
 /// The conversation of one run. See the module docs.
@@ -55,8 +61,6 @@ struct Entry {
 pub struct Transcript {
     head: Vec<ChatMessage>,
     entries: Vec<Entry>,
-    /// Entries before this index are trimmed.
-    first_kept: usize,
     /// Real tokens per estimated token, learned from the model's own counts; it only grows, so
     /// text that tokenizes densely (numbers, paths, CSV) is not underestimated twice.
     scale: f64,
@@ -67,7 +71,6 @@ impl Transcript {
         Transcript {
             head,
             entries: Vec::new(),
-            first_kept: 0,
             scale: 1.0,
         }
     }
@@ -100,47 +103,81 @@ impl Transcript {
 
     /// Appends one step: its messages and a one-line record kept if the step is trimmed.
     pub fn push(&mut self, messages: Vec<ChatMessage>, record: impl Into<String>) {
+        self.push_entry(messages, record.into(), None);
+    }
+
+    /// Appends a step that read the input file `path` whole (lever `keep-inputs`): trimming
+    /// drops every other step but the last before it, and an older read of the same file is
+    /// no longer pinned, since this one holds the same text.
+    pub fn push_pinned(
+        &mut self,
+        messages: Vec<ChatMessage>,
+        record: impl Into<String>,
+        path: &str,
+    ) {
+        for e in &mut self.entries {
+            if e.pinned.as_deref() == Some(path) {
+                e.pinned = None;
+            }
+        }
+        self.push_entry(messages, record.into(), Some(path.to_string()));
+    }
+
+    fn push_entry(&mut self, messages: Vec<ChatMessage>, record: String, pinned: Option<String>) {
         self.entries.push(Entry {
             messages,
-            record: record.into(),
+            record,
+            pinned,
+            trimmed: false,
         });
     }
 
     /// Starts over from the head alone (the system rules, the task, the plan), keeping what
-    /// was learned of the model's token counts: a new attempt that starts from the current
-    /// deliverable, not from the steps that led to it.
+    /// was learned of the model's token counts and the pinned reads of input files still in
+    /// the prompt: a new attempt that starts from the current deliverable, not from the
+    /// steps that led to it, with the inputs it is written from.
     pub fn restart(&mut self) {
-        self.entries.clear();
-        self.first_kept = 0;
+        self.entries.retain(|e| e.pinned.is_some() && !e.trimmed);
     }
 
     /// Steps trimmed so far.
     pub fn trimmed(&self) -> usize {
-        self.first_kept
+        self.entries.iter().filter(|e| e.trimmed).count()
     }
 
-    /// The messages of the next prompt.
+    /// The messages of the next prompt: the head, then the steps in order, with the note on
+    /// trimmed steps where the first of them was (so the head and pinned reads before it keep
+    /// the prompt's prefix, and with it the model's cache).
     pub fn messages(&self) -> Vec<ChatMessage> {
         let mut out = self.head.clone();
-        if let Some(note) = self.note() {
-            out.push(ChatMessage::user(note));
-        }
-        for e in &self.entries[self.first_kept..] {
+        let mut noted = false;
+        for e in &self.entries {
+            if e.trimmed {
+                if !noted {
+                    noted = true;
+                    out.extend(self.note().map(ChatMessage::user));
+                }
+                continue;
+            }
             out.extend(e.messages.iter().cloned());
         }
         out
     }
 
     fn note(&self) -> Option<String> {
-        if self.first_kept == 0 {
+        let trimmed: Vec<&Entry> = self.entries.iter().filter(|e| e.trimmed).collect();
+        if trimmed.is_empty() {
             return None;
         }
-        let trimmed = &self.entries[..self.first_kept];
         let shown = trimmed.len().min(MAX_NOTE_RECORDS);
-        let mut s = format!(
-            "Note: the {} earliest steps were trimmed to fit the context window. What they did:\n",
-            trimmed.len()
-        );
+        // A trimmed prefix keeps the wording the model has always been shown.
+        let which = if self.entries[..trimmed.len()].iter().all(|e| e.trimmed) {
+            format!("the {} earliest", trimmed.len())
+        } else {
+            format!("{} earlier", trimmed.len())
+        };
+        let mut s =
+            format!("Note: {which} steps were trimmed to fit the context window. What they did:\n");
         if trimmed.len() > shown {
             s.push_str(&format!("- ({} older steps)\n", trimmed.len() - shown));
         }
@@ -157,19 +194,35 @@ impl Transcript {
         self.fit(budget)
     }
 
-    /// Trims the oldest steps if the prompt's estimate exceeds `budget` tokens, down to
-    /// [`TRIM_TARGET_PERCENT`] of it; the last step is always kept. Returns how many steps
+    /// Trims steps if the prompt's estimate exceeds `budget` tokens: the oldest steps that are
+    /// not pinned, down to [`TRIM_TARGET_PERCENT`] of it, then, if it still does not fit, the
+    /// oldest pinned ones until it does; the last step is always kept. Returns how many steps
     /// this call trimmed.
     pub fn fit(&mut self, budget: u32) -> usize {
         if self.estimate() <= budget {
             return 0;
         }
-        let target = budget / 100 * TRIM_TARGET_PERCENT;
-        let before = self.first_kept;
-        while self.first_kept + 1 < self.entries.len() && self.estimate() > target {
-            self.first_kept += 1;
+        let last = self.entries.len().saturating_sub(1);
+        let mut count = 0;
+        // Pinned reads go only as far as the prompt must shrink to fit, not to the lower
+        // target: they sit before the note, so the prefix they share with the next prompts
+        // stays in the model's cache and a later trim re-decodes only the steps after them.
+        for (pinned_pass, target) in [
+            (false, budget / 100 * TRIM_TARGET_PERCENT),
+            (true, budget),
+        ] {
+            for i in 0..last {
+                if self.estimate() <= target {
+                    break;
+                }
+                let e = &mut self.entries[i];
+                if !e.trimmed && e.pinned.is_some() == pinned_pass {
+                    e.trimmed = true;
+                    count += 1;
+                }
+            }
         }
-        self.first_kept - before
+        count
     }
 }
 
@@ -267,5 +320,120 @@ mod tests {
         // The model counted twice the estimate: the same prompt now needs twice the room.
         t.calibrate(base, base * 2);
         assert_eq!(t.estimate_of(&prompt), both * 2);
+    }
+    fn read(path: &str, size: usize) -> Vec<ChatMessage> {
+        vec![
+            ChatMessage::assistant(format!("{{\"action\": \"read_file\", \"path\": \"{path}\"}}")),
+            ChatMessage::user(format!("{path}: {}", "t".repeat(size))),
+        ]
+    }
+
+    fn shown(t: &Transcript) -> String {
+        t.messages()
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn pinned_reads_outlast_every_other_step_and_the_note_follows_them() {
+        let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
+        t.push_pinned(read("notes/a.md", 700), "step 1: read a", "notes/a.md");
+        t.push_pinned(read("data/b.csv", 700), "step 2: read b", "data/b.csv");
+        for i in 3..9 {
+            t.push(step(i, 700), format!("step {i}: write"));
+        }
+        let budget = estimate_tokens(&t.messages()) / 2;
+        let n = t.fit(budget);
+        assert!(n > 0);
+        let m = t.messages();
+        assert!(estimate_tokens(&m) <= budget);
+        // The head and both reads, in order, then the note where the first trimmed step was.
+        assert_eq!(m[0].content, "rules");
+        assert!(m[2].content.starts_with("notes/a.md: "), "{}", m[2].content);
+        assert!(m[4].content.starts_with("data/b.csv: "), "{}", m[4].content);
+        assert!(
+            m[5].content.starts_with(&format!("Note: {n} earlier steps were trimmed")),
+            "{}",
+            m[5].content
+        );
+        assert!(m[5].content.contains("step 3: write"));
+        assert!(!m[5].content.contains("read a"));
+        // The last step is kept.
+        assert_eq!(m.last().unwrap().content.len(), 700);
+        // A later trim keeps the prefix up to the note (the model's cache stays valid).
+        let before: Vec<String> = m[..5].iter().map(|c| c.content.clone()).collect();
+        t.push(step(9, 700), "step 9: write");
+        t.push(step(10, 700), "step 10: write");
+        t.fit(budget);
+        let after: Vec<String> = t.messages()[..5].iter().map(|c| c.content.clone()).collect();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn a_newer_read_of_the_same_file_releases_the_older_one() {
+        let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
+        t.push_pinned(read("notes/a.md", 700), "step 1: read a (old)", "notes/a.md");
+        t.push(step(2, 700), "step 2: write");
+        t.push_pinned(read("notes/a.md", 700), "step 3: read a (new)", "notes/a.md");
+        t.push(step(4, 700), "step 4: write");
+        t.push(step(5, 700), "step 5: write");
+        let budget = estimate_tokens(&t.messages()) * 6 / 10;
+        t.fit(budget);
+        let text = shown(&t);
+        assert!(text.contains("step 1: read a (old)"), "{text}");
+        assert!(!text.contains("step 3: read a (new)"), "{text}");
+        assert_eq!(text.matches("notes/a.md: ").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn pinned_reads_go_last_oldest_first_when_nothing_else_is_left() {
+        let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
+        for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
+            t.push_pinned(read(p, 1_400), format!("step {}: read {p}", i + 1), p);
+        }
+        t.push(step(5, 100), "step 5: write");
+        let budget = estimate_tokens(&t.messages()) / 2;
+        assert!(t.fit(budget) >= 2);
+        let text = shown(&t);
+        assert!(estimate_tokens(&t.messages()) <= budget);
+        assert!(text.contains("step 1: read a"), "{text}");
+        assert!(text.contains("d: "), "{text}");
+        assert!(text.ends_with(&"x".repeat(100)), "the last step is kept");
+    }
+
+    #[test]
+    fn unpinned_trimming_is_todays_oldest_first_with_todays_note() {
+        let mut pinned = Transcript::new(vec![ChatMessage::system("rules")]);
+        let mut plain = Transcript::new(vec![ChatMessage::system("rules")]);
+        for i in 0..8 {
+            pinned.push(step(i, 700), format!("step {i}"));
+            plain.push(step(i, 700), format!("step {i}"));
+        }
+        let budget = estimate_tokens(&plain.messages()) / 2;
+        assert_eq!(plain.fit(budget), pinned.fit(budget));
+        let m = plain.messages();
+        assert!(m[1].content.starts_with("Note: the "), "{}", m[1].content);
+        assert!(m[1].content.contains("earliest steps were trimmed"));
+    }
+
+    #[test]
+    fn a_fresh_attempt_keeps_the_pinned_reads_still_shown() {
+        let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
+        t.push_pinned(read("notes/a.md", 70), "step 1: read a", "notes/a.md");
+        t.push(step(2, 70), "step 2: write");
+        t.restart();
+        t.push(vec![ChatMessage::user("attempt 2")], "attempt 2 began");
+        let m = t.messages();
+        assert_eq!(m.len(), 4, "{m:?}");
+        assert!(m[2].content.starts_with("notes/a.md: "));
+        assert_eq!(m[3].content, "attempt 2");
+        assert_eq!(t.trimmed(), 0);
+        // Without pins a restart is the head alone, as before.
+        let mut plain = Transcript::new(vec![ChatMessage::system("rules")]);
+        plain.push(step(1, 70), "step 1");
+        plain.restart();
+        assert_eq!(plain.messages().len(), 1);
     }
 }
