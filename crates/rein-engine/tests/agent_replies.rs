@@ -427,10 +427,19 @@ fn kept_inputs_outlast_trimming_and_without_the_lever_they_go_first() {
     ];
     let (kept, trimmed_kept) = last_prompt_with_levers(3_000, true);
     let (plain, trimmed_plain) = last_prompt_with_levers(3_000, false);
-    assert!(trimmed_kept > 0 && trimmed_plain > 0, "{trimmed_kept} {trimmed_plain}");
+    assert!(
+        trimmed_kept > 0 && trimmed_plain > 0,
+        "{trimmed_kept} {trimmed_plain}"
+    );
     for line in lines {
-        assert!(kept.contains(line), "{line} missing with keep-inputs:\n{kept}");
-        assert!(!plain.contains(line), "{line} kept without the lever:\n{plain}");
+        assert!(
+            kept.contains(line),
+            "{line} missing with keep-inputs:\n{kept}"
+        );
+        assert!(
+            !plain.contains(line),
+            "{line} kept without the lever:\n{plain}"
+        );
     }
     assert!(kept.contains("earlier steps were trimmed"), "{kept}");
     assert!(plain.contains("earliest steps were trimmed"), "{plain}");

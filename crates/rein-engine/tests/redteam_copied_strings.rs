@@ -78,6 +78,23 @@ fn read(path: &str) -> String {
     line("read_file", json!({ "path": path }))
 }
 
+/// Reads of `path` by line range, `per` lines each, over `lines` lines: a file too long for the
+/// prompt to show whole in one result is shown whole in these. Returns the script and the
+/// number of reads.
+fn read_in_ranges(path: &str, lines: usize, per: usize) -> (String, usize) {
+    let mut script = String::new();
+    let mut n = 0;
+    for first in (1..=lines).step_by(per) {
+        let last = (first + per - 1).min(lines);
+        script += &line(
+            "read_file",
+            json!({ "path": path, "start_line": first, "end_line": last }),
+        );
+        n += 1;
+    }
+    (script, n)
+}
+
 /// The document schema after the reads of `paths` (the request right after them).
 fn after_reads(h: &Harness, paths: &[&str]) -> Value {
     let script: String = paths.iter().map(|p| read(p)).collect();
@@ -381,27 +398,36 @@ fn a_long_min_length_over_many_like_lines_stays_buildable() {
         .collect();
     let words: Vec<String> = (0..60).map(|i| format!("w{i:03}")).collect();
     let long_line = words.join(" ") + "\n";
-    let cases: [(&str, u64, &str, &str); 3] = [
-        (ledger.as_str(), 16, "Paid by customer 399", "customer 399"),
-        (ledger.as_str(), 2, "399", "Paid by customer 400"),
+    // The ledger (about 8,400 characters) is shown whole in two reads by line range.
+    let cases: [(&str, u64, &str, &str, usize); 3] = [
+        (
+            ledger.as_str(),
+            16,
+            "Paid by customer 399",
+            "customer 399",
+            200,
+        ),
+        (ledger.as_str(), 2, "399", "Paid by customer 400", 200),
         (
             long_line.as_str(),
             85,
             &words[..18].join(" "),
             &words[..17].join(" "),
+            1,
         ),
     ];
-    for (body, min, good, bad) in cases {
+    for (body, min, good, bad, per) in cases {
         let h = mission(
             &[("in/a.txt", body.as_bytes())],
             name_schema(json!({"minLength": min, "maxLength": 200})),
             vec![grounded("/name")],
         );
-        let (requests, events) = constrained_run(&h, &read("in/a.txt"), levers(true));
-        let doc = write_json_document(&requests, 1);
+        let (script, n) = read_in_ranges("in/a.txt", body.lines().count(), per);
+        let (requests, events) = constrained_run(&h, &script, levers(true));
+        let doc = write_json_document(&requests, n);
         assert!(name_pattern(&doc).is_some(), "{min}");
         rein_llama::check_schema_grammar(&doc).unwrap();
-        let action = requests[1].json_schema.clone().unwrap();
+        let action = requests[n].json_schema.clone().unwrap();
         assert!(action_decodes(&action, &name_doc(good)), "{min}: {good}");
         assert!(!action_decodes(&action, &name_doc(bad)), "{min}: {bad}");
         assert_eq!(events.last().unwrap()["held"], json!(["/name"]));
@@ -418,10 +444,12 @@ fn after_a_cut_reply_a_held_string_with_bounds_stays_buildable() {
         name_schema(json!({"minLength": 16})),
         vec![grounded("/name")],
     );
-    let script = read("in/a.txt") + &read("in/a.txt") + &read("in/a.txt");
-    let model = run_cut_at_second_call(&h, &script);
-    let after = model.requests[2].json_schema.clone().unwrap();
-    let doc = write_json_document(&model.requests, 2);
+    // Shown whole in two reads by line range; the reply after them is cut.
+    let (reads, n) = read_in_ranges("in/a.txt", 400, 200);
+    let script = reads + &read("in/a.txt") + &read("in/a.txt");
+    let model = run_cut_at_call(&h, &script, n);
+    let after = model.requests[n + 1].json_schema.clone().unwrap();
+    let doc = write_json_document(&model.requests, n + 1);
     assert!(name_pattern(&doc).is_some(), "{doc}");
     rein_llama::check_schema_grammar(&after).unwrap();
     assert!(action_decodes(&after, &name_doc("Paid by customer 7")));
@@ -435,8 +463,9 @@ fn after_a_cut_reply_a_held_string_with_bounds_stays_buildable() {
 
 #[test]
 fn a_single_long_line_is_over_the_cap_and_said_so() {
-    // 2,000 words on one line: the runs' pattern would be quadratic. Not held, and said so.
-    let body = "word ".repeat(2_000) + "\n";
+    // 1,100 words on one line (5,500 characters, as long as a line the prompt shows whole
+    // gets): the runs' pattern would be quadratic. Not held, and said so.
+    let body = "word ".repeat(1_100) + "\n";
     let h = mission(
         &[("in/a.txt", body.as_bytes())],
         name_schema(json!({})),
@@ -470,7 +499,8 @@ fn a_large_file_is_not_read_whole_so_nothing_is_held_and_no_blow_up() {
 
 #[test]
 fn thousands_of_short_lines_near_the_cap_stay_buildable_and_exact() {
-    // 900 lines, ~11 KB: read whole, a pattern of ~13,000 characters.
+    // 900 lines, ~11 KB: shown whole in three reads by line range, a pattern of ~13,000
+    // characters.
     let body: String = (0..900).map(|i| format!("w{i:04} x{i}.\n")).collect();
     assert!(body.len() < 12_000);
     let h = mission(
@@ -478,8 +508,9 @@ fn thousands_of_short_lines_near_the_cap_stay_buildable_and_exact() {
         name_schema(json!({"minLength": 2, "maxLength": 40})),
         vec![grounded("/name")],
     );
-    let (requests, _) = constrained_run(&h, &read("in/a.txt"), levers(true));
-    let doc = write_json_document(&requests, 1);
+    let (script, n) = read_in_ranges("in/a.txt", 900, 300);
+    let (requests, _) = constrained_run(&h, &script, levers(true));
+    let doc = write_json_document(&requests, n);
     let p = name_pattern(&doc).expect("held");
     assert!(p.len() > 10_000, "{}", p.len());
     rein_llama::check_schema_grammar(&doc).unwrap();
@@ -955,11 +986,16 @@ fn random_lines_hold_exactly_their_runs_within_the_bounds() {
 
 /// Runs `script` with the lever and `short-after-cut` on, the second reply cut at the reply cap.
 fn run_cut_at_second_call(h: &Harness, script: &str) -> PromptRecorder {
+    run_cut_at_call(h, script, 1)
+}
+
+/// Runs `script` with the reply to call `cut` (from 0) cut at the reply cap.
+fn run_cut_at_call(h: &Harness, script: &str, cut: usize) -> PromptRecorder {
     let mut model = PromptRecorder::tapped(
         script,
         "cut.jsonl",
-        Box::new(|call, request, c| {
-            if call == 1 {
+        Box::new(move |call, request, c| {
+            if call == cut {
                 c.text = c.text.chars().take(20).collect();
                 c.finish = rein_protocol::FinishReason::Length;
                 c.completion_tokens = request.max_tokens;

@@ -414,7 +414,8 @@ fn a_read_the_model_is_shown_only_in_part_is_not_a_read_in_full() {
     let (outcome, _, model) = run(&h, &finish_line(), levers(true), |_| {});
     assert_eq!(files_read_up_front(&h, &outcome), 3);
     let first = model.prompt(0);
-    assert!(first.contains("more characters not shown"), "{first}");
+    assert!(first.contains("Cut "), "{first}");
+    assert!(!first.contains("more characters not shown"), "{first}");
     let (passed, facts) = check(&outcome, "inputs-read").unwrap();
     assert!(!passed, "{facts}");
     assert!(
@@ -428,15 +429,14 @@ fn a_read_the_model_is_shown_only_in_part_is_not_a_read_in_full() {
         "{facts}"
     );
     // When the model then reads the file itself, that read is the model's and is judged as the
-    // model's reads always are (the transcript clips it too: a limit of every read, not of
-    // the lever).
+    // model's reads always are: cut at a line too (a limit of every read, not of the lever),
+    // so one read does not cover it.
     let script = line("read_file", json!({"path": "notes/overview.md"})) + &finish_line();
     let h = desk_task_of_chars(CAP, '"');
     let (outcome, _, _) = run(&h, &script, levers(true), |_| {});
     let (_, facts) = check(&outcome, "inputs-read").unwrap();
     assert!(
-        facts.contains("notes/overview.md: read in full at call 4")
-            && !facts.contains("notes/overview.md: read in full at call 4 (by Rein"),
+        facts.contains("notes/overview.md: read only in part"),
         "{facts}"
     );
 }

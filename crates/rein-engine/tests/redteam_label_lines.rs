@@ -399,8 +399,8 @@ fn part_reads_quote_nothing() {
 }
 
 /// A file read whole by read_file (under its 12,000-character cap) but longer than what the
-/// prompt shows of a result: quoting its last label line would show a line the model was not
-/// shown in that read.
+/// prompt shows of a result, so Rein cuts it at a line: quoting its last label line would show
+/// a line the model was not shown in that read.
 #[test]
 fn a_result_the_prompt_clips_quotes_nothing_beyond_what_is_shown() {
     let filler: String = (0..150)
@@ -411,11 +411,10 @@ fn a_result_the_prompt_clips_quotes_nothing_beyond_what_is_shown() {
     let h = invoice(&text);
     let m = run(&h, &read(INV1), levers(true));
     let shown = step_result(&m, 1);
-    assert!(
-        shown.contains("more characters not shown"),
-        "premise: clipped"
-    );
-    assert!(shown.contains("\"truncated\":false") || !shown.contains("\"truncated\":true"));
+    // Rein cuts the result at a line, says so, and quotes no line past the cut.
+    assert!(shown.contains("Cut after line"), "premise: cut: {shown}");
+    assert!(!shown.contains("more characters not shown"));
+    assert!(shown.contains("\"truncated\":true"));
     assert!(
         !shown.contains("300.50"),
         "the total line is past the clip, yet shown: {}",

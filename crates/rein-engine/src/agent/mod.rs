@@ -18,6 +18,7 @@
 //! | `caps` | the hard caps, the limits of one run, the clock |
 //! | `prompt` | system rules, tool signatures, the task, result messages, the action schema |
 //! | `trim` | fitting the transcript into the context window |
+//! | `read_fit` | a `read_file` result cut at a line to what the prompt shows |
 //! | `step` | asking for one action and reading it (strictly, else with repair) |
 //! | `plan` | the optional plan phase |
 //! | `run` | the loop itself |
@@ -46,6 +47,7 @@ mod levers;
 mod outcome;
 mod plan;
 mod prompt;
+mod read_fit;
 mod rewrite;
 mod run;
 mod sampling;

@@ -297,13 +297,15 @@ pub fn progress_note(
         .inputs
         .iter()
         .chain(&m.editable)
-        .filter(|i| {
-            !trace
-                .iter()
-                .any(|e| e.tool == "read_file" && e.executed() && e.targets(i))
-        })
+        // Read as the judge counts it: every line shown, in one read or in line ranges.
+        .filter(|i| crate::checks::read_whole_at(trace, i).is_none())
         .map(String::as_str)
         .collect();
+    let partly_read = |path: &str| {
+        trace
+            .iter()
+            .any(|e| e.tool == "read_file" && e.executed() && e.targets(path))
+    };
     let artifact = m.required_artifact.as_str();
     let last_write = crate::checks::last_write(trace, artifact);
     let seen = last_write.is_some_and(|w| crate::checks::seen_since_write(trace, w, artifact));
@@ -358,8 +360,20 @@ pub fn progress_note(
     let (inputs, next) = match unread.first() {
         None => ("every input was read".to_string(), next),
         Some(first) => (
-            format!("not yet read: {}", unread.join(", ")),
-            format!("read the whole of {first} with read_file"),
+            format!(
+                "not yet read{}: {}",
+                if unread.iter().any(|u| partly_read(u)) {
+                    " in full"
+                } else {
+                    ""
+                },
+                unread.join(", ")
+            ),
+            if partly_read(first) {
+                format!("read the rest of {first} with read_file, from the start_line its cut read names")
+            } else {
+                format!("read the whole of {first} with read_file")
+            },
         ),
     };
     format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.")

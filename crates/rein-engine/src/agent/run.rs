@@ -36,6 +36,7 @@ use super::prompt::{
     progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
     task_message, task_reminder, type_document,
 };
+use super::read_fit::fit_read_result;
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{
     best, draw_seed, judge_candidate, Candidate, Told, MAX_SAMPLES, SAMPLE_TEMPERATURE,
@@ -1995,7 +1996,7 @@ impl<'a> Agent<'a> {
         } else {
             self.submit(&call_id, &tool, &params)
         };
-        self.add_read_facts(st, &tool, &mut report);
+        self.prepare_read_result(st, &tool, &mut report);
         let writes = self
             .env
             .registry
@@ -2126,17 +2127,26 @@ impl<'a> Agent<'a> {
     /// What the levers add to a read's result before the model sees it: the table facts of a
     /// table (`table-facts`), the label lines of an input fields are copied from
     /// (`label-lines`).
-    fn add_read_facts(&self, st: &mut State, tool: &str, report: &mut GateReport) {
+    /// A read's result as the model is shown it: Rein's facts added (levers `table-facts`,
+    /// `label-lines`), then cut at a line to what the prompt shows whole; the table facts
+    /// remembered for later feedback are those left in it.
+    fn prepare_read_result(&self, st: &mut State, tool: &str, report: &mut GateReport) {
         if self.options.memory {
             return;
         }
         if self.options.levers.table_facts {
             add_table_facts(self.env.world, tool, report);
-            remember_table_facts(&mut st.table_facts, report);
         }
         if self.options.levers.label_lines {
             let whole = shows_whole_file(&report.result);
             add_label_lines(self.env.world, self.env.contract, tool, whole, report);
+        }
+        if tool == "read_file" && report.outcome == GateOutcome::Executed {
+            let offered = self.tools().iter().any(|t| t == "table_stats");
+            fit_read_result(&mut report.result, offered);
+        }
+        if self.options.levers.table_facts {
+            remember_table_facts(&mut st.table_facts, report);
         }
     }
 
@@ -2169,12 +2179,10 @@ impl<'a> Agent<'a> {
             let call_id = format!("run{}-rein-read{}", self.env.run, i + 1);
             let params = json!({ "path": path });
             let mut report = self.submit(&call_id, "read_file", &params);
-            self.add_read_facts(st, "read_file", &mut report);
-            let mut entry = self
+            self.prepare_read_result(st, "read_file", &mut report);
+            let entry = self
                 .trace_entry("read_file", Some(path), &report, false)
                 .by_rein();
-            // A read the model was shown only in part is no read in full, whoever made it.
-            entry.full_read &= result_shown_whole(&report);
             st.trace.push(entry);
             let summary = summarize("read_file", &params, &report);
             let ev = StepEvent {
@@ -2242,11 +2250,17 @@ impl<'a> Agent<'a> {
     /// `keep-inputs`); `None` for any other step.
     fn pinned_input(&self, entry: &TraceEntry) -> Option<String> {
         let path = entry.path.as_deref()?;
-        (self.options.levers.keep_inputs
-            && entry.full_read
-            && entry.executed()
-            && self.env.contract.mission.inputs.iter().any(|i| i == path))
-        .then(|| path.to_string())
+        if !(self.options.levers.keep_inputs && entry.full_read && entry.executed()) {
+            return None;
+        }
+        // Pinned under the mission's own spelling, so `./notes/a.md` releases `notes/a.md`.
+        self.env
+            .contract
+            .mission
+            .inputs
+            .iter()
+            .find(|i| crate::checks::same_path(i, path))
+            .cloned()
     }
 
     fn trace_entry(
@@ -2261,8 +2275,13 @@ impl<'a> Agent<'a> {
             return entry;
         }
         let r = &report.result;
-        // A sandbox read always returns the whole file.
-        let full_read = tool == "read_file" && (self.options.memory || shows_whole_file(r));
+        // A sandbox read always returns the whole file. A file read is whole only if the model
+        // was shown all of it.
+        let full_read = tool == "read_file"
+            && (self.options.memory || (shows_whole_file(r) && result_shown_whole(report)));
+        let lines = (tool == "read_file" && !self.options.memory && result_shown_whole(report))
+            .then(|| shown_lines(r))
+            .flatten();
         let written = match path {
             Some(p) if mutates && !is_variable_tool(tool) => self
                 .env
@@ -2273,7 +2292,10 @@ impl<'a> Agent<'a> {
                 .map(|b| crate::mission::sha256_hex(&b)),
             _ => None,
         };
-        entry.with_full_read(full_read).with_written(written)
+        entry
+            .with_full_read(full_read)
+            .with_lines_shown(lines)
+            .with_written(written)
     }
 
     fn submit(&mut self, call_id: &str, tool: &str, params: &Value) -> GateReport {
@@ -2434,14 +2456,40 @@ fn shows_whole_file(r: &Value) -> bool {
         && r.get("end_line").and_then(Value::as_u64) == r.get("total_lines").and_then(Value::as_u64)
 }
 
-/// The files this run read whole with an executed `read_file` (lever `source-lines` quotes
+/// The lines of a file a `read_file` result shows whole, as `[first, last, total]`: none for a
+/// file read only in part of its bytes, and a line cut inside is not shown whole.
+fn shown_lines(r: &Value) -> Option<[u64; 3]> {
+    let number = |key: &str| r.get(key).and_then(Value::as_u64);
+    if r.get("file_truncated").and_then(Value::as_bool) == Some(true) || r.get("content").is_none()
+    {
+        return None;
+    }
+    let (first, last, total) = (
+        number("start_line")?,
+        number("end_line")?,
+        number("total_lines")?,
+    );
+    let inside = r.get("cut_inside_line").and_then(Value::as_bool) == Some(true);
+    let last = if inside { last.checked_sub(1)? } else { last };
+    (first <= last).then_some([first, last, total])
+}
+
+/// The files this run was shown whole, in one `read_file` or in line ranges that cover them
 /// lines of these only).
 fn read_whole(st: &State) -> Vec<String> {
-    st.trace
-        .iter()
-        .filter(|e| e.tool == "read_file" && e.full_read && e.executed())
-        .filter_map(|e| e.path.clone())
-        .collect()
+    let mut paths: Vec<String> = Vec::new();
+    for e in &st.trace {
+        if let Some(p) = e
+            .path
+            .as_ref()
+            .filter(|_| e.tool == "read_file" && e.executed())
+        {
+            if !paths.contains(p) && crate::checks::read_whole_at(&st.trace, p).is_some() {
+                paths.push(p.clone());
+            }
+        }
+    }
+    paths
 }
 
 /// `tools` without `finish` when it is withheld (lever `change-before-finish`): what the action

@@ -207,10 +207,7 @@ impl Transcript {
         // Pinned reads go only as far as the prompt must shrink to fit, not to the lower
         // target: they sit before the note, so the prefix they share with the next prompts
         // stays in the model's cache and a later trim re-decodes only the steps after them.
-        for (pinned_pass, target) in [
-            (false, budget / 100 * TRIM_TARGET_PERCENT),
-            (true, budget),
-        ] {
+        for (pinned_pass, target) in [(false, budget / 100 * TRIM_TARGET_PERCENT), (true, budget)] {
             for i in 0..last {
                 if self.estimate() <= target {
                     break;
@@ -323,7 +320,9 @@ mod tests {
     }
     fn read(path: &str, size: usize) -> Vec<ChatMessage> {
         vec![
-            ChatMessage::assistant(format!("{{\"action\": \"read_file\", \"path\": \"{path}\"}}")),
+            ChatMessage::assistant(format!(
+                "{{\"action\": \"read_file\", \"path\": \"{path}\"}}"
+            )),
             ChatMessage::user(format!("{path}: {}", "t".repeat(size))),
         ]
     }
@@ -354,7 +353,8 @@ mod tests {
         assert!(m[2].content.starts_with("notes/a.md: "), "{}", m[2].content);
         assert!(m[4].content.starts_with("data/b.csv: "), "{}", m[4].content);
         assert!(
-            m[5].content.starts_with(&format!("Note: {n} earlier steps were trimmed")),
+            m[5].content
+                .starts_with(&format!("Note: {n} earlier steps were trimmed")),
             "{}",
             m[5].content
         );
@@ -367,16 +367,27 @@ mod tests {
         t.push(step(9, 700), "step 9: write");
         t.push(step(10, 700), "step 10: write");
         t.fit(budget);
-        let after: Vec<String> = t.messages()[..5].iter().map(|c| c.content.clone()).collect();
+        let after: Vec<String> = t.messages()[..5]
+            .iter()
+            .map(|c| c.content.clone())
+            .collect();
         assert_eq!(before, after);
     }
 
     #[test]
     fn a_newer_read_of_the_same_file_releases_the_older_one() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
-        t.push_pinned(read("notes/a.md", 700), "step 1: read a (old)", "notes/a.md");
+        t.push_pinned(
+            read("notes/a.md", 700),
+            "step 1: read a (old)",
+            "notes/a.md",
+        );
         t.push(step(2, 700), "step 2: write");
-        t.push_pinned(read("notes/a.md", 700), "step 3: read a (new)", "notes/a.md");
+        t.push_pinned(
+            read("notes/a.md", 700),
+            "step 3: read a (new)",
+            "notes/a.md",
+        );
         t.push(step(4, 700), "step 4: write");
         t.push(step(5, 700), "step 5: write");
         let budget = estimate_tokens(&t.messages()) * 6 / 10;

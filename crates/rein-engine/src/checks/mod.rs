@@ -69,7 +69,7 @@ pub use spec::{
     Occurrences, PathCall, RowFilter, RowNumbers, ValueSource, CHECK_KINDS,
 };
 pub use text::count_words;
-pub use trace::{is_variable_tool, last_write, seen_since_write, TraceEntry};
+pub use trace::{is_variable_tool, last_write, read_whole_at, seen_since_write, TraceEntry};
 pub use world::{DirWorld, MemWorld, World, WorldError};
 
 use crate::mission::FrozenContract;

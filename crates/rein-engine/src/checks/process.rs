@@ -1,6 +1,7 @@
 //! Checks of how the deliverable came to be, read from the run's trace: the inputs were read
 //! (by path, in full) before it was written, and this run wrote what is on disk now.
 
+use super::trace::read_whole_at;
 use super::{Ctx, Judged};
 use crate::mission::sha256_hex;
 
@@ -61,7 +62,7 @@ fn inputs_read_facts(
     let mut ok = true;
     let mut facts = Vec::new();
     for p in paths {
-        match cx.trace.iter().position(|e| e.read_in_full(p)) {
+        match read_whole_at(cx.trace, p) {
             None => {
                 ok = false;
                 let partly = cx
@@ -69,12 +70,12 @@ fn inputs_read_facts(
                     .iter()
                     .any(|e| e.tool == "read_file" && e.executed() && e.targets(p));
                 facts.push(if partly {
-                    format!("{p}: read only in part (a line range or a cut read is not the whole input)")
+                    format!("{p}: read only in part (the lines it was shown do not cover the whole input; read the rest by line range)")
                 } else {
                     format!("{p}: never read")
                 });
             }
-            Some(i) => match first_write {
+            Some((i, parts)) => match first_write {
                 Some((a, w)) if w < i => {
                     ok = false;
                     facts.push(format!(
@@ -85,6 +86,10 @@ fn inputs_read_facts(
                 }
                 _ if cx.trace[i].by_rein => facts.push(format!(
                     "{p}: read in full at call {} (by Rein before the first step, lever inputs-first)",
+                    i + 1
+                )),
+                _ if parts > 1 => facts.push(format!(
+                    "{p}: read in full in {parts} line ranges, the last at call {}",
                     i + 1
                 )),
                 _ => facts.push(format!("{p}: read in full at call {}", i + 1)),

@@ -34,6 +34,11 @@ pub struct TraceEntry {
     /// for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_rein: bool,
+    /// For an executed `read_file` of text: the lines the model was shown whole, as
+    /// `[first, last, total]` (reads by line range that together cover a file count as reading
+    /// it in full).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_shown: Option<[u64; 3]>,
 }
 
 impl TraceEntry {
@@ -47,6 +52,7 @@ impl TraceEntry {
             written_sha256: None,
             shown_back: false,
             by_rein: false,
+            lines_shown: None,
         }
     }
 
@@ -59,6 +65,12 @@ impl TraceEntry {
     /// Marks a read that returned the whole file.
     pub fn with_full_read(mut self, full: bool) -> Self {
         self.full_read = full;
+        self
+    }
+
+    /// Records the lines a read showed whole (`[first, last, total]`).
+    pub fn with_lines_shown(mut self, lines: Option<[u64; 3]>) -> Self {
+        self.lines_shown = lines;
         self
     }
 
@@ -101,6 +113,48 @@ impl TraceEntry {
     }
 }
 
+/// Where the model had first seen all of `path`: the index of a whole read, or of the range
+/// read that completed, with the reads before it, every line of the file (reads that give the
+/// file another length, and a change of the file, start over). Returns the index and how many
+/// reads it took.
+pub fn read_whole_at(trace: &[TraceEntry], path: &str) -> Option<(usize, usize)> {
+    let mut total = None;
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for (i, e) in trace.iter().enumerate() {
+        if e.read_in_full(path) {
+            return Some((i, 1));
+        }
+        // Lines shown before a change of the file are lines of another text.
+        if e.mutated_path(path) {
+            spans.clear();
+            continue;
+        }
+        if e.tool != "read_file" || !e.executed() || !e.targets(path) {
+            continue;
+        }
+        let Some([first, last, lines]) = e.lines_shown else {
+            continue;
+        };
+        if total != Some(lines) {
+            total = Some(lines);
+            spans.clear();
+        }
+        spans.push((first, last));
+        spans.sort_unstable();
+        let mut covered = 0;
+        for &(a, b) in &spans {
+            if a > covered + 1 {
+                break;
+            }
+            covered = covered.max(b);
+        }
+        if covered >= lines && lines > 0 {
+            return Some((i, spans.len()));
+        }
+    }
+    None
+}
+
 /// The index of the last executed change of `path` in a trace.
 pub fn last_write(trace: &[TraceEntry], path: &str) -> Option<usize> {
     trace.iter().rposition(|e| e.mutated_path(path))
@@ -140,5 +194,57 @@ mod tests {
             let d = TraceEntry::from_gate("create_file", Some("out/a.md"), o, true);
             assert!(!d.executed() && !d.mutated_path("out/a.md"), "{o:?}");
         }
+    }
+
+    fn range(path: &str, first: u64, last: u64, total: u64) -> TraceEntry {
+        TraceEntry::from_gate("read_file", Some(path), GateOutcome::Executed, false)
+            .with_lines_shown(Some([first, last, total]))
+    }
+
+    #[test]
+    fn line_ranges_that_cover_a_file_read_it_whole_where_the_last_one_lands() {
+        let log = "logs/app.log";
+        let other = TraceEntry::from_gate("list_dir", Some("."), GateOutcome::Executed, false);
+        let trace = vec![
+            range(log, 101, 240, 240),
+            other,
+            range(log, 1, 60, 240),
+            range(log, 50, 100, 240),
+        ];
+        assert_eq!(read_whole_at(&trace, log), Some((3, 3)));
+        assert_eq!(read_whole_at(&trace[..3], log), None, "lines 61-100 unseen");
+        // Overlaps and order do not matter; a gap of one line does.
+        let gap = vec![range(log, 1, 99, 240), range(log, 101, 240, 240)];
+        assert_eq!(read_whole_at(&gap, log), None);
+        // A whole read is one read.
+        let whole =
+            vec![
+                TraceEntry::from_gate("read_file", Some(log), GateOutcome::Executed, false)
+                    .with_full_read(true),
+            ];
+        assert_eq!(read_whole_at(&whole, log), Some((0, 1)));
+    }
+
+    #[test]
+    fn ranges_that_are_not_evidence_do_not_count() {
+        let log = "logs/app.log";
+        let denied = TraceEntry::from_gate("read_file", Some(log), GateOutcome::Denied, false)
+            .with_lines_shown(Some([1, 120, 240]));
+        let other_file = range("logs/old.log", 121, 240, 240);
+        assert_eq!(
+            read_whole_at(&[denied, other_file, range(log, 121, 240, 240)], log),
+            None
+        );
+        // Reads that saw the file at another length start over: the halves of two files.
+        let changed = vec![range(log, 1, 120, 240), range(log, 121, 300, 300)];
+        assert_eq!(read_whole_at(&changed, log), None);
+        // A read with no lines recorded (cut inside its only line, or bytes cut) proves nothing.
+        let unrecorded =
+            TraceEntry::from_gate("read_file", Some(log), GateOutcome::Executed, false);
+        assert_eq!(read_whole_at(&[unrecorded], log), None);
+        // Another tool's entry with lines (none should have them) does not count either.
+        let mut search = range(log, 1, 240, 240);
+        search.tool = "search_text".into();
+        assert_eq!(read_whole_at(&[search], log), None);
     }
 }

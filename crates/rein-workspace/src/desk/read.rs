@@ -204,6 +204,7 @@ impl Tool for ReadFile {
         });
         let mut notes = Vec::new();
         if cut_mid_line {
+            out["cut_inside_line"] = json!(true);
             notes.push(format!(
                 "Cut inside line {last}: output is capped at {} characters and that line alone is longer.",
                 thousands(READ_FILE_MAX_CHARS)
