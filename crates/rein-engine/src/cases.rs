@@ -16,6 +16,9 @@
 //! editable file the case changed written with its final content, the deliverable written
 //! (an editable deliverable only if the case changed it: a run that left it as it was never
 //! wrote it), read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
+//! A trace call is `{"tool", "path"?, "outcome"?, "full_read"?, "lines"?, "writes"?,
+//! "content"?}`; `lines` (`[first, last, total]`) is a read by line range, the lines it showed
+//! whole (`missions/desk_task/judge/near_misses/process-ranges-gap`).
 //!
 //! ## Memory-sandbox tasks ([`CaseSandbox::Memory`])
 //!
@@ -137,6 +140,10 @@ struct CaseCall {
     outcome: Option<String>,
     #[serde(default)]
     full_read: Option<bool>,
+    /// The lines a read showed whole, `[first, last, total]` (a read by line range); a call
+    /// with them is not a whole read unless `full_read` says so.
+    #[serde(default)]
+    lines: Option<[u64; 3]>,
     /// `final`: this call left the final content of its path; `other`: something else.
     #[serde(default)]
     writes: Option<String>,
@@ -493,7 +500,11 @@ fn trace_entry(c: &CaseCall, world: &dyn World) -> Result<TraceEntry, String> {
     let outcome = c.outcome.as_deref().unwrap_or("executed");
     let mutated = c.writes.is_some() || MUTATING_TOOLS.contains(&c.tool.as_str());
     let mut e = TraceEntry::new(&c.tool, c.path.as_deref(), outcome, mutated)
-        .with_full_read(c.full_read.unwrap_or(c.tool == "read_file"));
+        .with_full_read(
+            c.full_read
+                .unwrap_or(c.tool == "read_file" && c.lines.is_none()),
+        )
+        .with_lines_shown(c.lines);
     if let Some(text) = &c.content {
         if c.writes.is_some() || c.path.is_none() {
             return Err(format!(

@@ -12,8 +12,8 @@ use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
 use support::{
-    finish_line, gold_text, journal_events, read_summary, rewrite_summary, write_summary,
-    wrong_total_text, Harness, PromptRecorder,
+    check_facts, finish_line, gold_text, journal_events, read_summary, rewrite_summary,
+    write_summary, wrong_total_text, Harness, PromptRecorder,
 };
 
 fn levers(on: bool) -> Levers {
@@ -42,18 +42,6 @@ fn run(
         o.limits.attempts = attempts;
     });
     (outcome, events, model)
-}
-
-fn check_facts(outcome: &RunOutcome, id: &str) -> (bool, String) {
-    let c = outcome
-        .verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .find(|c| c.id == id)
-        .unwrap();
-    (c.passed, c.facts.join("; "))
 }
 
 /// The journal's steps of the run, as (action, detail).

@@ -43,15 +43,7 @@ fn run(h: &Harness, script: &str) -> (RunOutcome, PromptRecorder) {
 }
 
 fn inputs_read(outcome: &RunOutcome) -> (bool, String) {
-    let c = outcome
-        .verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .find(|c| c.id == "inputs-read")
-        .unwrap();
-    (c.passed, c.facts.join("; "))
+    support::check_facts(outcome, "inputs-read")
 }
 
 fn reads(notes_ranges: &[(u64, u64)]) -> String {

@@ -31,6 +31,13 @@ const TASKS: &str = "data/tasks.csv";
 
 /// desk_task with `extra` appended to the meeting notes (the real notes stay first, so the
 /// gold report still passes every content check).
+/// `n` lines of meeting-note filler, about 56 characters each.
+fn action_items(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("- Action item {i:03}: follow up with the team next week.\n"))
+        .collect()
+}
+
 fn notes_harness(extra: &str) -> Harness {
     harness_with(|mdir| {
         let notes = mdir.join("fixtures").join(NOTES);
@@ -162,15 +169,7 @@ fn run_model(
 }
 
 fn inputs_read(outcome: &RunOutcome) -> (bool, String) {
-    let c = outcome
-        .verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .find(|c| c.id == "inputs-read")
-        .unwrap();
-    (c.passed, c.facts.join("; "))
+    support::check_facts(outcome, "inputs-read")
 }
 
 /// Reads the other two inputs whole and the notes whole (to be followed), writes the gold
@@ -369,12 +368,7 @@ fn a_last_line_longer_than_the_prompt_shows_is_never_credited() {
 /// and a read of another file with the same line count never does.
 #[test]
 fn ranges_by_equivalent_paths_combine_and_other_files_do_not() {
-    let mut extra = String::new();
-    for i in 0..200 {
-        extra.push_str(&format!(
-            "- Action item {i:03}: follow up with the team next week.\n"
-        ));
-    }
+    let extra = action_items(200);
     let h = notes_harness(&extra);
     let total = total_lines(&h);
     let half = total / 2;
@@ -422,12 +416,7 @@ fn ranges_by_equivalent_paths_combine_and_other_files_do_not() {
 /// denied by policy prove nothing and do not panic; line 0 reads from line 1.
 #[test]
 fn invalid_refused_and_zero_ranges_prove_nothing() {
-    let mut extra = String::new();
-    for i in 0..200 {
-        extra.push_str(&format!(
-            "- Action item {i:03}: follow up with the team next week.\n"
-        ));
-    }
+    let extra = action_items(200);
     let h = notes_harness(&extra);
     let total = total_lines(&h);
     let plan = line("read_file", json!({"path": "notes/overview.md"}))
@@ -490,12 +479,7 @@ fn a_file_larger_than_read_file_loads_is_never_read_in_full_by_ranges() {
 /// the file was covered: the credit lands on the read that completed the cover.
 #[test]
 fn repeated_and_unordered_ranges_credit_the_completing_read() {
-    let mut extra = String::new();
-    for i in 0..200 {
-        extra.push_str(&format!(
-            "- Action item {i:03}: follow up with the team next week.\n"
-        ));
-    }
+    let extra = action_items(200);
     let h = notes_harness(&extra);
     let total = total_lines(&h);
     let third = total / 3;
@@ -536,12 +520,7 @@ fn repeated_and_unordered_ranges_credit_the_completing_read() {
 /// progress note must not call the input read, and must say to read on.
 #[test]
 fn progress_note_does_not_call_a_cut_read_done() {
-    let mut extra = String::new();
-    for i in 0..200 {
-        extra.push_str(&format!(
-            "- Action item {i:03}: follow up with the team next week.\n"
-        ));
-    }
+    let extra = action_items(200);
     let h = notes_harness(&extra);
     // The notes last, so the note after them is the one that matters.
     let plan = line("read_file", json!({"path": "notes/overview.md"}))

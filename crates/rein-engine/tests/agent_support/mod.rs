@@ -641,3 +641,16 @@ pub fn write_json_document(
         .map(|b| b["properties"]["parameters"]["properties"]["document"].clone())
         .expect("write_json is offered")
 }
+
+/// Whether check `id` of a run's verdict passed, and its facts joined.
+pub fn check_facts(outcome: &RunOutcome, id: &str) -> (bool, String) {
+    let c = outcome
+        .verdict
+        .as_ref()
+        .unwrap()
+        .checks
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap();
+    (c.passed, c.facts.join("; "))
+}
