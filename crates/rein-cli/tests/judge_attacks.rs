@@ -217,6 +217,10 @@ fn script_for(case: &Case) -> Result<(Vec<Value>, Vec<Call>), String> {
                 json!({"path": path.unwrap(), "start_line": 2, "end_line": 1})
             }
             (_, "executed") => match tool {
+                // A read by line range: the lines the case says it showed.
+                "read_file" if e["lines"].is_array() => {
+                    json!({"path": path.unwrap(), "start_line": e["lines"][0], "end_line": e["lines"][1]})
+                }
                 "read_file" if e["full_read"] == false => {
                     json!({"path": path.unwrap(), "start_line": 1, "end_line": 2})
                 }
