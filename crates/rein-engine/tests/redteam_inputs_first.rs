@@ -365,15 +365,7 @@ fn a_spelling_other_than_the_inputs_own_is_refused_at_load_not_matched() {
 /// `fill` (one character each).
 fn desk_task_of_chars(total: usize, fill: char) -> Harness {
     let h = Harness::new("desk_task");
-    let keep: usize = ["notes/meeting-notes.md", "data/tasks.csv"]
-        .iter()
-        .map(|p| {
-            std::fs::read_to_string(h.workspace.join(p))
-                .unwrap()
-                .chars()
-                .count()
-        })
-        .sum();
+    let keep = support::workspace_chars(&h, &["notes/meeting-notes.md", "data/tasks.csv"]);
     let lines = (total - keep) / 50;
     let mut text = String::new();
     for _ in 0..lines {
@@ -548,21 +540,28 @@ impl Approver for DenyReads {
     }
 }
 
-#[test]
-fn a_read_the_policy_denies_is_journaled_denied_and_counts_for_nothing() {
+/// A run with the lever on, `finish` alone scripted, under a policy rule `action` (deny or ask)
+/// for reads of `data/**`, with an approver that says no to every question.
+fn run_with_data_reads(action: &str) -> (Harness, RunOutcome, PromptRecorder, DenyReads) {
     let h = Harness::new("desk_task");
     let policy = rein_engine::policy::Policy::from_toml_str(
-        "[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"deny\"\n",
+        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"{action}\"\n"),
         "policy.toml",
         &rein_workspace::desk_registry(),
     )
     .unwrap();
-    let mut model = PromptRecorder::new(&finish_line(), "deny.jsonl");
+    let mut model = PromptRecorder::new(&finish_line(), &format!("{action}.jsonl"));
     let mut approver = DenyReads { asked: Vec::new() };
     let (outcome, _) = h.run_gated_with_policy(&mut model, &mut approver, policy, |o| {
         o.levers = levers(true);
         o.limits.attempts = 1;
     });
+    (h, outcome, model, approver)
+}
+
+#[test]
+fn a_read_the_policy_denies_is_journaled_denied_and_counts_for_nothing() {
+    let (h, outcome, model, _) = run_with_data_reads("deny");
     let steps = rein_steps(&h, &outcome);
     assert_eq!(steps.len(), 3);
     assert_eq!(steps[2].step.detail["parameters"]["path"], "data/tasks.csv");
@@ -586,19 +585,7 @@ fn a_read_the_policy_denies_is_journaled_denied_and_counts_for_nothing() {
 
 #[test]
 fn a_read_the_policy_asks_about_is_put_to_the_person_as_rein_s_and_a_no_counts_for_nothing() {
-    let h = Harness::new("desk_task");
-    let policy = rein_engine::policy::Policy::from_toml_str(
-        "[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"ask\"\n",
-        "policy.toml",
-        &rein_workspace::desk_registry(),
-    )
-    .unwrap();
-    let mut model = PromptRecorder::new(&finish_line(), "ask.jsonl");
-    let mut approver = DenyReads { asked: Vec::new() };
-    let (outcome, _) = h.run_gated_with_policy(&mut model, &mut approver, policy, |o| {
-        o.levers = levers(true);
-        o.limits.attempts = 1;
-    });
+    let (h, outcome, model, approver) = run_with_data_reads("ask");
     // Whoever is asked can tell the read is Rein's, not the model's.
     assert!(!approver.asked.is_empty());
     for r in &approver.asked {

@@ -731,15 +731,7 @@ fn quoted_notes() -> String {
 fn inputs_first_reads_are_cut_at_a_line_too() {
     let extra = quoted_notes();
     let h = notes_harness(&extra);
-    let inputs: usize = ["notes/overview.md", NOTES, TASKS]
-        .iter()
-        .map(|p| {
-            std::fs::read_to_string(h.workspace.join(p))
-                .unwrap()
-                .chars()
-                .count()
-        })
-        .sum();
+    let inputs = support::workspace_chars(&h, &["notes/overview.md", NOTES, TASKS]);
     assert!(inputs <= 6_000, "{inputs}: the lever would not apply");
     let plan = write_summary(&gold_text()) + &read_summary() + &finish_line();
     let mut model = PromptRecorder::new(&plan, "inputs_first_quotes.jsonl");

@@ -301,11 +301,7 @@ pub fn progress_note(
         .filter(|i| crate::checks::read_whole_at(trace, i).is_none())
         .map(String::as_str)
         .collect();
-    let partly_read = |path: &str| {
-        trace
-            .iter()
-            .any(|e| e.tool == "read_file" && e.executed() && e.targets(path))
-    };
+    let partly_read = |path: &str| trace.iter().any(|e| e.reads(path));
     let artifact = m.required_artifact.as_str();
     let last_write = crate::checks::last_write(trace, artifact);
     let seen = last_write.is_some_and(|w| crate::checks::seen_since_write(trace, w, artifact));

@@ -2124,10 +2124,8 @@ impl<'a> Agent<'a> {
         })
     }
 
-    /// What the levers add to a read's result before the model sees it: the table facts of a
-    /// table (`table-facts`), the label lines of an input fields are copied from
-    /// (`label-lines`).
-    /// A read's result as the model is shown it: Rein's facts added (levers `table-facts`,
+    /// A read's result as the model is shown it: Rein's facts added (the table facts of a
+    /// table, lever `table-facts`; the label lines of an input fields are copied from, lever
     /// `label-lines`), then cut at a line to what the prompt shows whole; the table facts
     /// remembered for later feedback are those left in it.
     fn prepare_read_result(&self, st: &mut State, tool: &str, report: &mut GateReport) {
@@ -2244,8 +2242,6 @@ impl<'a> Agent<'a> {
         ))
     }
 
-    /// The trace entry of a call, with what the judge needs to know of its effect: whether a
-    /// read returned the whole file, and what an executed change left on disk.
     /// The input file a step read whole, whose text trimming keeps longest (lever
     /// `keep-inputs`); `None` for any other step.
     fn pinned_input(&self, entry: &TraceEntry) -> Option<String> {
@@ -2263,6 +2259,9 @@ impl<'a> Agent<'a> {
             .cloned()
     }
 
+    /// The trace entry of a call, with what the judge needs to know of its effect: whether a
+    /// read showed the model the whole file or which lines of it, and what an executed change
+    /// left on disk.
     fn trace_entry(
         &self,
         tool: &str,
@@ -2277,11 +2276,10 @@ impl<'a> Agent<'a> {
         let r = &report.result;
         // A sandbox read always returns the whole file. A file read is whole only if the model
         // was shown all of it.
-        let full_read = tool == "read_file"
-            && (self.options.memory || (shows_whole_file(r) && result_shown_whole(report)));
-        let lines = (tool == "read_file" && !self.options.memory && result_shown_whole(report))
-            .then(|| shown_lines(r))
-            .flatten();
+        let shown = tool == "read_file" && !self.options.memory && result_shown_whole(report);
+        let full_read =
+            tool == "read_file" && (self.options.memory || (shown && shows_whole_file(r)));
+        let lines = shown.then(|| shown_lines(r)).flatten();
         let written = match path {
             Some(p) if mutates && !is_variable_tool(tool) => self
                 .env
@@ -2475,20 +2473,19 @@ fn shown_lines(r: &Value) -> Option<[u64; 3]> {
 }
 
 /// The files this run was shown whole, in one `read_file` or in line ranges that cover them
-/// lines of these only).
+/// (levers `source-lines` and `copied-strings` use lines of these only).
 fn read_whole(st: &State) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
-    for e in &st.trace {
-        if let Some(p) = e
-            .path
-            .as_ref()
-            .filter(|_| e.tool == "read_file" && e.executed())
-        {
-            if !paths.contains(p) && crate::checks::read_whole_at(&st.trace, p).is_some() {
-                paths.push(p.clone());
-            }
+    for p in st
+        .trace
+        .iter()
+        .filter_map(|e| e.path.as_ref().filter(|p| e.reads(p)))
+    {
+        if !paths.contains(p) {
+            paths.push(p.clone());
         }
     }
+    paths.retain(|p| crate::checks::read_whole_at(&st.trace, p).is_some());
     paths
 }
 

@@ -65,11 +65,7 @@ fn inputs_read_facts(
         match read_whole_at(cx.trace, p) {
             None => {
                 ok = false;
-                let partly = cx
-                    .trace
-                    .iter()
-                    .any(|e| e.tool == "read_file" && e.executed() && e.targets(p));
-                facts.push(if partly {
+                facts.push(if cx.trace.iter().any(|e| e.reads(p)) {
                     format!("{p}: read only in part (the lines it was shown do not cover the whole input; read the rest by line range)")
                 } else {
                     format!("{p}: never read")

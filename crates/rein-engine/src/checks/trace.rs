@@ -97,9 +97,14 @@ impl TraceEntry {
         self.path.as_deref().is_some_and(|p| same_path(p, path))
     }
 
+    /// An executed `read_file` of `path`, whole or in part.
+    pub fn reads(&self, path: &str) -> bool {
+        self.tool == "read_file" && self.executed() && self.targets(path)
+    }
+
     /// An executed `read_file` of the whole file at `path`.
     pub fn read_in_full(&self, path: &str) -> bool {
-        self.tool == "read_file" && self.full_read && self.executed() && self.targets(path)
+        self.full_read && self.reads(path)
     }
 
     /// A call of a sandbox variable tool: its `path` names a variable, not a file.
@@ -129,10 +134,7 @@ pub fn read_whole_at(trace: &[TraceEntry], path: &str) -> Option<(usize, usize)>
             spans.clear();
             continue;
         }
-        if e.tool != "read_file" || !e.executed() || !e.targets(path) {
-            continue;
-        }
-        let Some([first, last, lines]) = e.lines_shown else {
+        let Some([first, last, lines]) = e.lines_shown.filter(|_| e.reads(path)) else {
             continue;
         };
         if total != Some(lines) {
@@ -163,10 +165,7 @@ pub fn last_write(trace: &[TraceEntry], path: &str) -> Option<usize> {
 /// Whether the model has seen `path` as it is since the change at `write`: a `read_file` of it
 /// after that change, or the change's own result showing it whole (lever `read-back`).
 pub fn seen_since_write(trace: &[TraceEntry], write: usize, path: &str) -> bool {
-    trace[write].shown_back
-        || trace[write + 1..]
-            .iter()
-            .any(|e| e.tool == "read_file" && e.executed() && e.targets(path))
+    trace[write].shown_back || trace[write + 1..].iter().any(|e| e.reads(path))
 }
 
 #[cfg(test)]

@@ -654,3 +654,16 @@ pub fn check_facts(outcome: &RunOutcome, id: &str) -> (bool, String) {
         .unwrap();
     (c.passed, c.facts.join("; "))
 }
+
+/// Characters of the files at `paths` in `h`'s workspace, together.
+pub fn workspace_chars(h: &Harness, paths: &[&str]) -> usize {
+    paths
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(h.workspace.join(p))
+                .unwrap()
+                .chars()
+                .count()
+        })
+        .sum()
+}
