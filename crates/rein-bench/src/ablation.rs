@@ -96,11 +96,16 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
             }
         }
     }
+    let base_context = one_context_setting(baseline)?;
     let base_outcomes = outcomes(baseline)?;
     let mut rows = rows_of(baseline, &base_outcomes, Vec::new(), &base_outcomes);
     for arm in arms {
         let levers = one_lever_setting(arm)?;
-        let changed = changed_levers(&base_levers, &levers);
+        let mut changed = changed_levers(&base_levers, &levers);
+        let context = one_context_setting(arm)?;
+        if context != base_context {
+            changed.push(format!("context={}", window(context)));
+        }
         let arm_outcomes = outcomes(arm)?;
         if !arm_outcomes.keys().any(|k| base_outcomes.contains_key(k)) {
             return Err(BenchError::Merge(format!(
@@ -142,6 +147,22 @@ fn one_samples_setting(arm: &Arm) -> Result<u32, BenchError> {
     one_setting(arm, "pass@1 and best-of-K verdicts", samples, |a, b| {
         format!("{a} and {b} candidates per write")
     })
+}
+
+/// The context window every run of `arm` asked for (`None`: the model's default), or why the
+/// arm mixes them. A window is a setting an arm may change, like a lever.
+fn one_context_setting(arm: &Arm) -> Result<Option<u32>, BenchError> {
+    one_setting(
+        arm,
+        "context windows",
+        |r| Ok(r.context),
+        |a, b| format!("{} and {}", window(*a), window(*b)),
+    )
+}
+
+/// A `--context` setting as the table shows it.
+fn window(context: Option<u32>) -> String {
+    context.map_or_else(|| "default".to_string(), |t| t.to_string())
 }
 
 /// The one value of `setting` every run of `arm` shares; `what` and `differ` say what is

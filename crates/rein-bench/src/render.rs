@@ -221,7 +221,13 @@ pub fn markdown(report: &Report) -> String {
     out.push_str("\n## Models\n\n");
     for m in &report.models {
         let ids: Vec<String> = m.identities.iter().map(|i| md_escape(i)).collect();
-        let _ = writeln!(out, "- {}: {}", md_escape(&m.model), ids.join("; "));
+        let _ = writeln!(
+            out,
+            "- {}: {}{}",
+            md_escape(&m.model),
+            ids.join("; "),
+            md_escape(&m.settings_note())
+        );
     }
     for m in &report.models {
         if let Some(s) = &m.sampling {
@@ -374,9 +380,10 @@ pub fn html(report: &Report) -> String {
         let ids: Vec<String> = m.identities.iter().map(|i| html_escape(i)).collect();
         let _ = writeln!(
             out,
-            "<li>{}: {}</li>",
+            "<li>{}: {}{}</li>",
             html_escape(&m.model),
-            ids.join("; ")
+            ids.join("; "),
+            html_escape(&m.settings_note())
         );
     }
     out.push_str("</ul>\n");

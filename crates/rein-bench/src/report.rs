@@ -69,6 +69,24 @@ pub struct ModelReport {
     pub categories: Vec<GroupStats>,
     /// Verified sampling's figures, when its runs drew more than one candidate per write.
     pub sampling: Option<SamplingFigures>,
+    /// The context windows its runs asked for with `--context`, in tokens (empty: the model's
+    /// default window).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<u32>,
+}
+
+impl ModelReport {
+    /// How the report names the model's runs' settings beside its identity: its `--context`.
+    pub fn settings_note(&self) -> String {
+        if self.contexts.is_empty() {
+            return String::new();
+        }
+        let windows: Vec<String> = self.contexts.iter().map(u32::to_string).collect();
+        format!(
+            "; context window {} tokens (--context)",
+            windows.join(" and ")
+        )
+    }
 }
 
 /// Verified sampling, kept apart from the pass rate so best-of-K is never read as pass@1.
@@ -206,6 +224,12 @@ impl Report {
                     overall: group(ALL, runs),
                     categories: by_cat.iter().map(|(c, rs)| group(c, rs)).collect(),
                     sampling: sampling(runs),
+                    contexts: runs
+                        .iter()
+                        .filter_map(|r| r.context)
+                        .collect::<BTreeSet<u32>>()
+                        .into_iter()
+                        .collect(),
                 }
             })
             .collect();

@@ -80,6 +80,10 @@ pub struct RunResult {
     /// a clean candidate). Absent when no write was sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_draws: Option<u32>,
+    /// The context window, in tokens, asked of an embedded model with `--context` (absent:
+    /// the model's default window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<u32>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -212,6 +216,8 @@ impl RunResult {
             first_draw_passed: f.first_draw_passed,
             chosen_draw_passed: f.chosen_draw_passed,
             sample_draws: (f.sampled_writes > 0).then_some(f.sample_draws),
+            // The bench runner fills it in from `--context`.
+            context: None,
         }
     }
 

@@ -213,3 +213,30 @@ fn lever_names_from_a_results_file_cannot_break_the_table_or_reach_the_terminal(
     assert!(!md.contains('\u{1b}'), "{md:?}");
     assert!(!md.contains("\n| injected"), "{md:?}");
 }
+
+#[test]
+fn a_wider_context_window_is_a_changed_setting_of_its_arm() {
+    let base = arm("ctx-default", true, &[("d1", 0, false), ("d1", 1, true)]);
+    let mut wide = arm("ctx-8k", true, &[("d1", 0, true), ("d1", 1, true)]);
+    for r in &mut wide.results {
+        r.context = Some(8192);
+    }
+    let table = ablation(&base, &[wide]).unwrap();
+    let dev = table
+        .rows
+        .iter()
+        .find(|r| r.arm == "ctx-8k" && r.split == "dev")
+        .unwrap();
+    assert_eq!(dev.changed, vec!["context=8192".to_string()]);
+    assert_eq!((dev.only_baseline, dev.only_arm), (0, 1));
+    assert!(table.markdown().contains("| ctx-8k | context=8192 | dev |"));
+}
+
+#[test]
+fn an_arm_that_mixes_context_windows_is_refused() {
+    let base = arm("base", true, &[("d1", 0, true), ("d1", 1, true)]);
+    let mut mixed = arm("mixed", true, &[("d1", 0, true), ("d1", 1, true)]);
+    mixed.results[1].context = Some(8192);
+    let e = ablation(&base, &[mixed]).expect_err("one row mixed two context windows");
+    assert!(e.to_string().contains("default and 8192"), "{e}");
+}

@@ -46,6 +46,7 @@ fn run(
         first_draw_passed: None,
         chosen_draw_passed: None,
         sample_draws: None,
+        context: None,
     }
 }
 
@@ -342,4 +343,20 @@ fn verified_sampling_is_reported_as_best_of_k_never_as_pass_at_one() {
     assert!(line.contains("\"samples\":4"));
     let plain = serde_json::to_string(&runs[6]).unwrap();
     assert!(!plain.contains("samples"), "{plain}");
+}
+
+#[test]
+fn a_context_window_asked_for_is_named_beside_the_model() {
+    let mut runs = sample();
+    for r in runs.iter_mut().filter(|r| r.model == "b") {
+        r.context = Some(8192);
+    }
+    let report = Report::build(&runs);
+    let md = markdown(&report);
+    assert!(
+        md.contains("- b: b.gguf sha256:abc; context window 8192 tokens (--context)"),
+        "{md}"
+    );
+    assert!(md.contains("- a: a.gguf sha256:abc\n"), "{md}");
+    assert!(html(&report).contains("context window 8192 tokens"));
 }

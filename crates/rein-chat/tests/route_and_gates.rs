@@ -511,17 +511,21 @@ fn a_session_that_ends_while_the_warm_up_runs_does_not_wait_for_it() {
     use rein_chat::wiring::ModelReviewers;
     let model = Slow {
         inner: scripted(&[r#"{"chat": 1.0}"#]),
-        wait: Duration::from_millis(1500),
+        wait: WARM_UP,
         seen: Default::default(),
         panics: 0,
     };
     let started = std::time::Instant::now();
     let reviewers = ModelReviewers::new(Some(Box::new(model)));
-    let warm = reviewers.warm().expect("warmed");
+    let _warm = reviewers.warm().expect("warmed");
     drop(reviewers);
+    // Relative to the warm-up it would have waited for, with room for a loaded machine; the
+    // warm-up thread is left to finish on its own.
     assert!(
-        started.elapsed() < Duration::from_millis(1000),
-        "dropping waits for nothing"
+        started.elapsed() < WARM_UP / 2,
+        "dropping waited {:?} of a {WARM_UP:?} warm-up",
+        started.elapsed()
     );
-    warm.join().unwrap();
 }
+
+const WARM_UP: Duration = Duration::from_secs(30);

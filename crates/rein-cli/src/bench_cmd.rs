@@ -70,6 +70,10 @@ pub struct RunBenchArgs {
     /// `budgets.samples`, else 1). The verdict is then best-of-K, reported as such.
     #[arg(long, value_name = "K")]
     pub(crate) samples: Option<u32>,
+    /// Context window of each embedded model, in tokens (default: 6,144, or the model's own
+    /// window if smaller); recorded with the bench's settings.
+    #[arg(long, value_name = "TOKENS")]
+    pub(crate) context: Option<u32>,
     /// Which tasks: dev, heldout or all.
     #[arg(long, default_value = "dev", value_parser = ["dev", "heldout", "all"])]
     pub(crate) split: String,

@@ -65,7 +65,7 @@ pub fn open_actor(
     allow_remote: bool,
     levers: &rein_engine::agent::Levers,
 ) -> anyhow::Result<Box<dyn Model>> {
-    open_bench_actor(spec, allow_remote, levers, 1)
+    open_bench_actor(spec, allow_remote, levers, 1, None)
 }
 
 /// [`open_actor`] for one of `workers` bench workers on this machine: an embedded model gets
@@ -76,10 +76,12 @@ pub fn open_bench_actor(
     allow_remote: bool,
     levers: &rein_engine::agent::Levers,
     workers: usize,
+    context: Option<u32>,
 ) -> anyhow::Result<Box<dyn Model>> {
     let embedded = ModelSpec::parse(spec)?.is_embedded();
     let knobs = ModelKnobs {
         gguf_template: levers.gguf_template,
+        context,
         threads: worker_share(rein_models::embedded::default_threads(), workers)
             .filter(|_| embedded),
         ..ModelKnobs::default()
@@ -156,6 +158,42 @@ fn check_knobs(name: &str, trained: u32, knobs: &ModelKnobs) -> anyhow::Result<(
         }
     }
     Ok(())
+}
+
+/// Checks `--context` for a model before anything loads: a bench checks every model's window
+/// before its first run rather than failing a worker mid-way.
+pub fn check_context(spec: &str, context: u32) -> anyhow::Result<()> {
+    let knobs = ModelKnobs {
+        context: Some(context),
+        ..ModelKnobs::default()
+    };
+    match ModelSpec::parse(spec)? {
+        ModelSpec::Catalog(name) => {
+            let shipped = Catalog::builtin()?
+                .models
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.context_tokens);
+            let trained = match shipped {
+                Some(t) => Some(t),
+                None => rein_models::UserCatalog::load(&DataDir::from_env()?)?
+                    .get(&name)
+                    .map(|m| m.context_tokens),
+            };
+            // An unknown name is refused when it is opened, with the names that are known.
+            match trained {
+                Some(t) => check_knobs(&name, t, &knobs),
+                None => Ok(()),
+            }
+        }
+        ModelSpec::Gguf(path) => {
+            check_knobs(spec, rein_models::local::trained_context(&path)?, &knobs)
+        }
+        ModelSpec::OpenAi { .. } | ModelSpec::Scripted(_) => anyhow::bail!(
+            "--context applies to embedded models (catalog names or gguf:PATH); {spec} is not \
+             one: set its window on its server, or bench it without --context"
+        ),
+    }
 }
 
 pub fn start_embedded_with(name: &str, knobs: &ModelKnobs) -> anyhow::Result<EmbeddedModel> {

@@ -491,3 +491,37 @@ fn one_model_at_two_endpoints_is_one_model_served_round_robin() {
     assert!(!a.posts().is_empty(), "endpoint a unused");
     assert!(!b.posts().is_empty(), "endpoint b unused");
 }
+
+#[test]
+fn a_context_window_is_checked_for_every_model_before_any_run() {
+    let home = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let suite = repo().join("suites/missions");
+    let script = repo().join("crates/rein-engine/tests/fixtures/agent/no_reread.jsonl");
+    let scripted = format!("scripted:{}", script.display());
+    let out = scratch.path().join("out");
+    for (models, says) in [
+        (scripted.as_str(), "--context applies to embedded models"),
+        // The catalog model need not be present: its window is checked from the catalog.
+        ("qwen2.5-coder-0.5b", "--context must be between 1024 and"),
+    ] {
+        let context = if models == scripted { "8192" } else { "100" };
+        let o = rein(
+            home.path(),
+            &[
+                "bench",
+                suite.to_str().unwrap(),
+                "--models",
+                models,
+                "--context",
+                context,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{models}: {err}");
+        assert!(err.contains(says), "{models}: {err}");
+        assert!(!out.exists(), "nothing was written for a refused bench");
+    }
+}

@@ -154,9 +154,11 @@ fn check_inputs(
     };
     for input in &contract.inputs {
         if let Some(i) = trace.iter().position(|e| e.mutated_path(&input.path)) {
+            // The model's own step: Rein's reads before its first step are not steps of its.
+            let step = trace[..=i].iter().filter(|e| !e.by_rein).count();
             return Err(overwritten(
                 &input.path,
-                format!("{} changed it at step {}", trace[i].tool, i + 1),
+                format!("{} changed it at step {step}", trace[i].tool),
             ));
         }
     }

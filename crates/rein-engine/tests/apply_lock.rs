@@ -37,8 +37,9 @@ fn a_held_lock_times_out_with_a_message_naming_the_holder() {
     let started = Instant::now();
     let err = ApplyLock::acquire_within(&journal, wait).unwrap_err();
     let waited = started.elapsed();
+    // A lower bound only: how long past the wait a loaded machine takes to give up is not a
+    // behaviour (no timed tests).
     assert!(waited >= wait, "gave up after {waited:?}");
-    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
     let LockError::Busy { holder, .. } = &err else {
         panic!("expected Busy, got {err:?}");
     };
@@ -77,9 +78,7 @@ fn a_lock_freed_while_waiting_is_taken() {
         std::thread::sleep(Duration::from_millis(200));
         drop(held);
     });
-    let started = Instant::now();
-    let lock = ApplyLock::acquire_within(&journal, Duration::from_secs(20)).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let lock = ApplyLock::acquire_within(&journal, Duration::from_secs(600)).unwrap();
     drop(lock);
     releaser.join().unwrap();
 }

@@ -334,7 +334,7 @@ fn the_checklist_survives_hostile_files() {
 }
 
 #[test]
-fn the_checklist_costs_little_per_step_on_a_huge_deliverable() {
+fn the_checklist_of_a_huge_deliverable_stays_short() {
     // desk_task with a 1 MB deliverable: every check the checklist runs reads it each step.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../missions/desk_task");
     let c = Mission::load(&root).unwrap();
@@ -351,19 +351,9 @@ fn the_checklist_costs_little_per_step_on_a_huge_deliverable() {
     }
     w.set_file("out/summary.md", big);
     let trace = [read("notes/overview.md")];
-    let start = std::time::Instant::now();
-    let steps = 3;
-    let mut note = String::new();
-    for _ in 0..steps {
-        note = checklist_note(&c, &w, &trace);
-    }
-    let per_step = start.elapsed() / steps;
-    eprintln!("checklist on a 1 MB deliverable: {per_step:?} per step");
+    let note = checklist_note(&c, &w, &trace);
     assert!(note.starts_with("Checklist"), "{note}");
     assert!(note.chars().count() < 2_500, "{note}");
-    // Measured 5.9 s wall per step (1.2 s CPU) on the shared 2-core machine: the bound only
-    // catches a blow-up (a quadratic check), it is not a budget.
-    assert!(per_step.as_secs_f64() < 30.0, "{per_step:?}");
 }
 
 #[test]

@@ -208,6 +208,23 @@ fn overwriting_an_input_is_refused() {
         "{r}"
     );
 
+    assert!(
+        r.reason().contains("replace_file changed it at step 2"),
+        "{r}"
+    );
+    // Rein's own reads before the first step (lever inputs-first) do not shift the model's
+    // step number.
+    let mut with_reins = vec![
+        TraceEntry::new("read_file", Some("notes/overview.md"), "executed", false).by_rein(),
+        TraceEntry::new("read_file", Some("data/tasks.csv"), "executed", false).by_rein(),
+    ];
+    with_reins.extend(trace.iter().cloned());
+    let r = finish_now(&c, &w, &with_reins, &hashes(&c)).unwrap_err();
+    assert!(
+        r.reason().contains("replace_file changed it at step 2"),
+        "{r}"
+    );
+
     // A deleted input too.
     let mut w = fresh(&c).with_file("out/summary.md", REPORT);
     w.remove_file("notes/meeting-notes.md");

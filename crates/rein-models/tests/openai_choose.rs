@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use rein_models::openai::{score_labels, LabelScores};
 use rein_models::LABEL_MASS_FLOOR;
@@ -412,9 +411,8 @@ fn nan_inf_and_empty_tokens_do_not_panic_or_count() {
 }
 
 #[test]
-fn huge_top_lists_are_bounded_in_requests_and_time() {
+fn huge_top_lists_are_bounded_in_requests() {
     let mut asked = 0usize;
-    let t = Instant::now();
     let s = score_labels(
         &labels(&[
             "summary", "chat", "find", "linked", "compute", "image", "audio",
@@ -428,7 +426,6 @@ fn huge_top_lists_are_bounded_in_requests_and_time() {
         },
     );
     assert!(asked <= 16, "{asked}");
-    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
     match s {
         Err(e) => assert!(e.contains("not a probability distribution"), "{e}"),
         Ok(s) => assert!(!accepted(&s), "{s:?}"),

@@ -71,6 +71,11 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
         bail!("--models names no model");
     }
     let groups = group_models(&entries)?;
+    if let Some(context) = args.context {
+        for model in &entries {
+            crate::open::check_context(model, context)?;
+        }
+    }
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
@@ -85,12 +90,14 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     let results_file = args.out.join(RESULTS_FILE);
     let spec = json!({
         "suites": args.suites, "models": entries, "repeats": args.repeats, "seed": args.seed, "levers": levers.to_json(),
-        "samples": args.samples, "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
+        "samples": args.samples, "context": args.context, "split": args.split, "jobs": args.jobs, "shard": args.shard, "resume": args.resume,
     });
     let seed = args.seed;
+    let context = args.context;
     let expected = expected_samples(&suites, args.samples);
     let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
         same_seeds(judged, seed)?;
+        same_context(judged, context)?;
         same_samples(judged, &expected)
     })?;
     let kept = job.judged.len();
@@ -170,7 +177,13 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
             if fresh || open.as_ref().map(|(s, _)| s.as_str()) != Some(spec) {
                 open = Some((
                     spec.to_string(),
-                    crate::open::open_bench_actor(spec, args.allow_remote, &levers, args.jobs)?,
+                    crate::open::open_bench_actor(
+                        spec,
+                        args.allow_remote,
+                        &levers,
+                        args.jobs,
+                        args.context,
+                    )?,
                 ));
             }
             let Some((_, model)) = open.as_mut() else {
@@ -193,13 +206,14 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 Watch::quiet(),
             );
             let _ = std::fs::remove_dir_all(&dir);
-            let (result, journal_run) = match result {
+            let (mut result, journal_run) = match result {
                 Ok(r) => r,
                 Err(e) => {
                     job.interrupted(item.id, &format!("the run failed: {e:#}"))?;
                     return Err(e);
                 }
             };
+            result.context = args.context;
             // jobs.db first: a kill between the two writes loses nothing (resume copies it).
             job.done(item.id, &result, journal_run.map(|r| r.0))?;
             append_result(&results_file, &result)?;
@@ -309,6 +323,26 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
             r.seed,
             r.repeat,
             seed.wrapping_add(r.repeat)
+        );
+    }
+    Ok(())
+}
+
+/// A resume keeps only runs with the context window this bench asks for: a window that trims
+/// less is another setting, not more runs of the same one.
+fn same_context(judged: &[RunResult], context: Option<u32>) -> anyhow::Result<()> {
+    let tokens = |c: Option<u32>| {
+        c.map_or("the default window".to_string(), |t| {
+            format!("--context {t}")
+        })
+    };
+    if let Some(r) = judged.iter().find(|r| r.context != context) {
+        bail!(
+            "{} was run with {}, and this bench asks for {}: resume with the --context of the \
+             first run, or give another --out",
+            escape_line(&r.key().to_string()),
+            tokens(r.context),
+            tokens(context),
         );
     }
     Ok(())
@@ -611,6 +645,25 @@ mod tests {
         let none = wall_pace(0, 12, 1);
         assert!(none.line.is_none());
         assert_eq!(none.figures["runs_per_minute"], Value::Null);
+    }
+
+    #[test]
+    fn a_resume_with_another_context_is_refused() {
+        let plain = RunResult::default();
+        let wide = RunResult {
+            context: Some(8192),
+            ..RunResult::default()
+        };
+        assert!(same_context(std::slice::from_ref(&plain), None).is_ok());
+        assert!(same_context(std::slice::from_ref(&wide), Some(8192)).is_ok());
+        let e = same_context(std::slice::from_ref(&plain), Some(8192))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the default window") && e.contains("--context 8192"),
+            "{e}"
+        );
+        assert!(same_context(&[wide], None).is_err());
     }
 
     #[test]
