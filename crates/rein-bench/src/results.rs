@@ -329,6 +329,12 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
     let mut seen: BTreeMap<RunKey, ()> = BTreeMap::new();
     let mut contracts: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut samples: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut windows: BTreeMap<String, Option<u32>> = BTreeMap::new();
+    let window = |c: Option<u32>| {
+        c.map_or("its default window".to_string(), |t| {
+            format!("--context {t}")
+        })
+    };
     let verdict = |k: u32| {
         if k > 1 {
             format!("best-of-{k}")
@@ -352,6 +358,17 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
                 first.max(k),
                 verdict(first.min(k)),
                 verdict(first.max(k))
+            )));
+        }
+        let first = *windows.entry(r.model.clone()).or_insert(r.context);
+        if first != r.context {
+            return Err(BenchError::Merge(format!(
+                "model {} was run with {} and with {}: one report would mix two settings of \
+                 the model under one name; merge benches run with one --context, or compare \
+                 them with `rein bench ablation`",
+                r.model,
+                window(first),
+                window(r.context)
             )));
         }
         if seen.insert(r.key(), ()).is_some() {

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rein_bench::render::write_outputs;
 use rein_bench::results::{append_result, RunResult, RESULTS_FILE};
@@ -184,38 +184,46 @@ fn merge_refuses_shards_that_drew_a_different_number_of_samples() {
     // merged, one model's pass rate and every paired comparison would mix the two.
     let results = all_results();
     let (tmp, dirs) = shard_dirs(2, &results);
-    let sampled: Vec<RunResult> = rein_bench::results::read_results(&dirs[0].join(RESULTS_FILE))
-        .unwrap()
-        .into_iter()
-        .map(|mut r| {
-            r.samples = Some(3);
-            r.first_draw_passed = Some(false);
-            r.chosen_draw_passed = Some(r.passed);
-            r
-        })
-        .collect();
-    std::fs::remove_file(dirs[0].join(RESULTS_FILE)).unwrap();
-    for r in &sampled {
-        append_result(&dirs[0].join(RESULTS_FILE), r).unwrap();
-    }
+    rewrite_results(&dirs[0], |r| {
+        r.samples = Some(3);
+        r.first_draw_passed = Some(false);
+        r.chosen_draw_passed = Some(r.passed);
+    });
     let e = merge_results(&dirs).unwrap_err().to_string();
     assert!(
         e.contains("samples") && e.contains("pass@1") && e.contains("best-of-3"),
         "{e}"
     );
     // The same K on both sides merges.
-    let s2: Vec<RunResult> = rein_bench::results::read_results(&dirs[1].join(RESULTS_FILE))
-        .unwrap()
-        .into_iter()
-        .map(|mut r| {
-            r.samples = Some(3);
-            r
-        })
-        .collect();
-    std::fs::remove_file(dirs[1].join(RESULTS_FILE)).unwrap();
-    for r in &s2 {
-        append_result(&dirs[1].join(RESULTS_FILE), r).unwrap();
-    }
+    rewrite_results(&dirs[1], |r| r.samples = Some(3));
     assert_eq!(merge_results(&dirs).unwrap().len(), results.len());
     drop(tmp);
+}
+
+#[test]
+fn merge_refuses_shards_that_ran_a_model_with_another_context_window() {
+    // Shard 1 ran with --context 8192, shard 2 with the default window: one model's figures
+    // would mix two settings under one name.
+    let results = all_results();
+    let (_tmp, dirs) = shard_dirs(2, &results);
+    rewrite_results(&dirs[0], |r| r.context = Some(8192));
+    let e = merge_results(&dirs).unwrap_err().to_string();
+    assert!(
+        e.contains("--context 8192") && e.contains("its default window"),
+        "{e}"
+    );
+    // Both shards with the same window merge.
+    rewrite_results(&dirs[1], |r| r.context = Some(8192));
+    assert_eq!(merge_results(&dirs).unwrap().len(), results.len());
+}
+
+/// Rewrites the results.jsonl of shard folder `dir` with `change` made to every run.
+fn rewrite_results(dir: &Path, change: impl Fn(&mut RunResult)) {
+    let file = dir.join(RESULTS_FILE);
+    let runs = rein_bench::results::read_results(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    for mut r in runs {
+        change(&mut r);
+        append_result(&file, &r).unwrap();
+    }
 }
