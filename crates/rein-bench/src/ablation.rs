@@ -60,6 +60,9 @@ pub struct Ablation {
     pub baseline: String,
     /// The baseline's levers, `name → on`.
     pub baseline_levers: BTreeMap<String, bool>,
+    /// The baseline's `--context` (absent: the models' default windows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_context: Option<u32>,
     pub rows: Vec<AblationRow>,
 }
 
@@ -118,6 +121,7 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
     Ok(Ablation {
         baseline: baseline.name.clone(),
         baseline_levers: base_levers,
+        baseline_context: base_context,
         rows,
     })
 }
@@ -297,6 +301,7 @@ impl Ablation {
                     .baseline_levers
                     .iter()
                     .map(|(k, v)| format!("{k}={}", if *v { "on" } else { "off" }))
+                    .chain(self.baseline_context.map(|t| format!("context={t}")))
                     .collect::<Vec<_>>()
                     .join(", ")
             )

@@ -13,7 +13,7 @@ use rein_protocol::display::escape_line;
 
 use crate::error::BenchError;
 use crate::report::{Comparison, GroupStats, ModelReport, Report};
-use crate::results::{write_atomic, write_canonical, RunResult, RESULTS_FILE};
+use crate::results::{check_consistent, write_atomic, write_canonical, RunResult, RESULTS_FILE};
 
 pub const REPORT_MD: &str = "report.md";
 pub const REPORT_HTML: &str = "report.html";
@@ -116,7 +116,7 @@ fn comparison_line(c: &Comparison) -> String {
 pub fn terminal(report: &Report) -> String {
     let mut table: Vec<Vec<String>> = vec![HEAD.iter().map(|s| s.to_string()).collect()];
     for (m, g) in rows(report) {
-        let mut r = vec![escape_line(&m.model), escape_line(&g.category)];
+        let mut r = vec![escape_line(&m.labelled()), escape_line(&g.category)];
         r.extend(row_cells(g));
         table.push(r);
     }
@@ -211,7 +211,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&format!("| {} |\n", HEAD.join(" | ")));
     out.push_str(&format!("|{}\n", " --- |".repeat(HEAD.len())));
     for (m, g) in rows(report) {
-        let mut cells = vec![md_escape(&m.model), md_escape(&g.category)];
+        let mut cells = vec![md_escape(&m.labelled()), md_escape(&g.category)];
         cells.extend(row_cells(g).iter().map(|c| md_escape(c)));
         if g.category == crate::report::ALL {
             cells[1] = "**all**".into();
@@ -221,13 +221,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str("\n## Models\n\n");
     for m in &report.models {
         let ids: Vec<String> = m.identities.iter().map(|i| md_escape(i)).collect();
-        let _ = writeln!(
-            out,
-            "- {}: {}{}",
-            md_escape(&m.model),
-            ids.join("; "),
-            md_escape(&m.settings_note())
-        );
+        let _ = writeln!(out, "- {}: {}", md_escape(&m.labelled()), ids.join("; "));
     }
     for m in &report.models {
         if let Some(s) = &m.sampling {
@@ -348,7 +342,7 @@ pub fn html(report: &Report) -> String {
         let model = if class.is_empty() {
             String::new()
         } else {
-            html_escape(&m.model)
+            html_escape(&m.labelled())
         };
         let _ = write!(
             out,
@@ -380,10 +374,9 @@ pub fn html(report: &Report) -> String {
         let ids: Vec<String> = m.identities.iter().map(|i| html_escape(i)).collect();
         let _ = writeln!(
             out,
-            "<li>{}: {}{}</li>",
-            html_escape(&m.model),
-            ids.join("; "),
-            html_escape(&m.settings_note())
+            "<li>{}: {}</li>",
+            html_escape(&m.labelled()),
+            ids.join("; ")
         );
     }
     out.push_str("</ul>\n");
@@ -670,6 +663,7 @@ pub fn junit(results: &[RunResult]) -> String {
 /// Writes `results.jsonl` (canonical), `report.md`, `report.html` and `junit.xml` into `dir`
 /// and returns the report. The same results give the same bytes.
 pub fn write_outputs(dir: &Path, results: &[RunResult]) -> Result<Report, BenchError> {
+    check_consistent(results)?;
     std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, "create", e))?;
     let report = Report::build(results);
     write_canonical(&dir.join(RESULTS_FILE), results)?;

@@ -76,16 +76,14 @@ pub struct ModelReport {
 }
 
 impl ModelReport {
-    /// How the report names the model's runs' settings beside its identity: its `--context`.
-    pub fn settings_note(&self) -> String {
+    /// The model's name with its runs' `--context`, when one was asked for, right after it
+    /// (before any text taken from the model file, which cannot then pose as the setting).
+    pub fn labelled(&self) -> String {
         if self.contexts.is_empty() {
-            return String::new();
+            return self.model.clone();
         }
         let windows: Vec<String> = self.contexts.iter().map(u32::to_string).collect();
-        format!(
-            "; context window {} tokens (--context)",
-            windows.join(" and ")
-        )
+        format!("{} (--context {})", self.model, windows.join(" and "))
     }
 }
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::BenchError;
+use rein_models::embedded::MIN_CONTEXT_TOKENS;
 
 /// The results file of a bench output folder.
 pub const RESULTS_FILE: &str = "results.jsonl";
@@ -265,8 +266,12 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>, BenchError> {
         }
         match serde_json::from_str::<RunResult>(line) {
             Ok(r) => out.push(r),
-            // A last line without its newline is a write cut off by a kill: the run is redone.
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            // A last line without its newline that is not even JSON is a write cut off by a
+            // kill: the run is redone. A whole JSON line is judged like any other.
+            Err(_)
+                if i + 1 == lines.len()
+                    && !text.ends_with('\n')
+                    && serde_json::from_str::<serde_json::Value>(line).is_err() => {}
             Err(e) => {
                 return Err(BenchError::Results {
                     path: path.to_path_buf(),
@@ -329,7 +334,7 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
     let mut seen: BTreeMap<RunKey, ()> = BTreeMap::new();
     let mut contracts: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut samples: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut windows: BTreeMap<String, Option<u32>> = BTreeMap::new();
+    let mut first_window: Option<(Option<u32>, String)> = None;
     let window = |c: Option<u32>| {
         c.map_or("its default window".to_string(), |t| {
             format!("--context {t}")
@@ -360,16 +365,28 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
                 verdict(first.max(k))
             )));
         }
-        let first = *windows.entry(r.model.clone()).or_insert(r.context);
-        if first != r.context {
+        if let Some(c) = r.context.filter(|c| *c < MIN_CONTEXT_TOKENS) {
             return Err(BenchError::Merge(format!(
-                "model {} was run with {} and with {}: one report would mix two settings of \
-                 the model under one name; merge benches run with one --context, or compare \
-                 them with `rein bench ablation`",
-                r.model,
-                window(first),
-                window(r.context)
+                "model {} has a context window of {c} tokens, below the {MIN_CONTEXT_TOKENS} \
+                 any bench runs with: this results file was not written by `rein bench`",
+                r.model
             )));
+        }
+        // One report, one window: a model's figures, and every comparison of two models, are
+        // read as made at the same setting.
+        match &first_window {
+            Some((first, model)) if *first != r.context => {
+                return Err(BenchError::Merge(format!(
+                    "model {model} was run with {} and model {} with {}: one report would \
+                     mix two settings; merge benches run with one --context, or compare them \
+                     with `rein bench ablation`",
+                    window(*first),
+                    r.model,
+                    window(r.context)
+                )));
+            }
+            Some(_) => {}
+            None => first_window = Some((r.context, r.model.clone())),
         }
         if seen.insert(r.key(), ()).is_some() {
             return Err(BenchError::Merge(format!(

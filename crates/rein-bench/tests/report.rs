@@ -348,15 +348,18 @@ fn verified_sampling_is_reported_as_best_of_k_never_as_pass_at_one() {
 #[test]
 fn a_context_window_asked_for_is_named_beside_the_model() {
     let mut runs = sample();
-    for r in runs.iter_mut().filter(|r| r.model == "b") {
+    for r in runs.iter_mut() {
         r.context = Some(8192);
     }
     let report = Report::build(&runs);
     let md = markdown(&report);
     assert!(
-        md.contains("- b: b.gguf sha256:abc; context window 8192 tokens (--context)"),
+        md.contains("- b (--context 8192): b.gguf sha256:abc\n"),
         "{md}"
     );
-    assert!(md.contains("- a: a.gguf sha256:abc\n"), "{md}");
-    assert!(html(&report).contains("context window 8192 tokens"));
+    assert!(md.contains("| a (--context 8192) | **all** |"), "{md}");
+    assert!(html(&report).contains("b (--context 8192): b.gguf"));
+    assert!(terminal(&report).contains("a (--context 8192)"));
+    let plain = markdown(&Report::build(&sample()));
+    assert!(plain.contains("- a: a.gguf sha256:abc\n") && !plain.contains("--context"));
 }

@@ -150,9 +150,21 @@ pub struct CheckSuiteArgs {
     suites: Vec<String>,
 }
 
+/// `--context` is recorded with the runs of suite folders only; other benches would run at the
+/// default window without saying so.
+fn context_not_here(what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--context applies to benches of suite folders (recorded with each run); {what} runs \
+         its models at their default window: leave --context out"
+    )
+}
+
 pub fn run(args: BenchArgs, json: bool) -> anyhow::Result<i32> {
     let Some(command) = args.command else {
         if let (Some(task), Some(model)) = (&args.run.task, &args.run.model) {
+            if args.run.context.is_some() {
+                return Err(context_not_here("an ad-hoc --task"));
+            }
             return memory::run_adhoc(task, model, args.run.seed, args.run.allow_remote, json);
         }
         if let Some(result) = gate::maybe_run(&args.run, json) {

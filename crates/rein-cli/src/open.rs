@@ -37,8 +37,7 @@ pub struct ModelKnobs {
 
 /// Most worker threads accepted.
 pub const MAX_THREADS: u32 = 256;
-/// Smallest context window accepted: the system rules and one step need this much.
-pub const MIN_CONTEXT_TOKENS: u32 = 1024;
+pub use rein_models::embedded::MIN_CONTEXT_TOKENS;
 /// Highest temperature accepted.
 pub const MAX_TEMPERATURE: f32 = 2.0;
 

@@ -524,4 +524,32 @@ fn a_context_window_is_checked_for_every_model_before_any_run() {
         assert!(err.contains(says), "{models}: {err}");
         assert!(!out.exists(), "nothing was written for a refused bench");
     }
+    // Benches whose runs record no window refuse it rather than run at the default silently.
+    let gate = repo().join("suites/gate").to_string_lossy().into_owned();
+    let router = repo().join("suites/router").to_string_lossy().into_owned();
+    for (args, says) in [
+        (
+            vec!["bench", "--task", "create a.txt", "--model", &scripted],
+            "an ad-hoc --task",
+        ),
+        (
+            vec!["bench", "bfcl:simple", "--models", &scripted],
+            "a bfcl: suite",
+        ),
+        (vec!["bench", &gate, "--models", &scripted], "a gate suite"),
+        (
+            vec!["bench", &router, "--models", &scripted],
+            "a router suite",
+        ),
+    ] {
+        let mut with = args.clone();
+        with.extend(["--context", "8192"]);
+        let o = rein(home.path(), &with);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--context applies to benches of suite folders") && err.contains(says),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -609,6 +609,8 @@ impl Drop for EmbeddedModel {
 /// RSS (its KV cache costs 28 KiB a token) while leaving room for an agent run; the loop trims
 /// old steps to stay inside it.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 6144;
+/// Smallest context window accepted: the system rules and one step need this much.
+pub const MIN_CONTEXT_TOKENS: u32 = 1024;
 
 /// The launch record for a catalog model whose file is present and verified.
 pub fn launch_for(

@@ -71,6 +71,9 @@ pub fn maybe_run(args: &RunBenchArgs, json: bool) -> Option<anyhow::Result<i32>>
             "bfcl: suites cannot be mixed with suite folders in one run; run them separately"
         )));
     }
+    if args.context.is_some() {
+        return Some(Err(super::context_not_here("a bfcl: suite")));
+    }
     Some(run(args, json))
 }
 

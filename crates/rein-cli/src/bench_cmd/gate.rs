@@ -43,6 +43,9 @@ pub fn maybe_run(args: &super::RunBenchArgs, json: bool) -> Option<anyhow::Resul
     {
         return None;
     }
+    if args.context.is_some() {
+        return Some(Err(super::context_not_here("a gate suite")));
+    }
     Some(run(args, json))
 }
 
