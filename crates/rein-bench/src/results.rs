@@ -327,19 +327,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     std::fs::rename(&tmp, path).map_err(|e| BenchError::io(path, "replace", e))
 }
 
-/// Checks that no run appears twice, that every task was judged against one contract and that
+/// A run's `--context` as an error message names it.
+pub fn context_setting(context: Option<u32>) -> String {
+    context.map_or_else(
+        || "its default window".to_string(),
+        |t| format!("--context {t}"),
+    )
+}
+
+/// Checks that no run appears twice, that every task was judged against one contract, that
 /// every run of a task drew the same number of candidates per write (best-of-K and pass@1
-/// verdicts never mix in one pass rate or comparison).
+/// verdicts never mix in one pass rate or comparison), and that every run asked for one
+/// context window (a possible one).
 pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
     let mut seen: BTreeMap<RunKey, ()> = BTreeMap::new();
     let mut contracts: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut samples: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut first_window: Option<(Option<u32>, String)> = None;
-    let window = |c: Option<u32>| {
-        c.map_or("its default window".to_string(), |t| {
-            format!("--context {t}")
-        })
-    };
     let verdict = |k: u32| {
         if k > 1 {
             format!("best-of-{k}")
@@ -380,9 +384,9 @@ pub fn check_consistent(results: &[RunResult]) -> Result<(), BenchError> {
                     "model {model} was run with {} and model {} with {}: one report would \
                      mix two settings; merge benches run with one --context, or compare them \
                      with `rein bench ablation`",
-                    window(*first),
+                    context_setting(*first),
                     r.model,
-                    window(r.context)
+                    context_setting(r.context)
                 )));
             }
             Some(_) => {}

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use rein_bench::render::{terminal, write_outputs};
-use rein_bench::results::{append_result, check_consistent, RunKey, RunResult, RESULTS_FILE};
+use rein_bench::results::{
+    append_result, check_consistent, context_setting, RunKey, RunResult, RESULTS_FILE,
+};
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Sandbox, Split, Suite, Task};
 use rein_engine::agent::{clip, AgentOptions, Levers, RunOutcome};
@@ -331,18 +333,13 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
 /// A resume keeps only runs with the context window this bench asks for: a window that trims
 /// less is another setting, not more runs of the same one.
 fn same_context(judged: &[RunResult], context: Option<u32>) -> anyhow::Result<()> {
-    let tokens = |c: Option<u32>| {
-        c.map_or("the default window".to_string(), |t| {
-            format!("--context {t}")
-        })
-    };
     if let Some(r) = judged.iter().find(|r| r.context != context) {
         bail!(
             "{} was run with {}, and this bench asks for {}: resume with the --context of the \
              first run, or give another --out",
             escape_line(&r.key().to_string()),
-            tokens(r.context),
-            tokens(context),
+            context_setting(r.context),
+            context_setting(context),
         );
     }
     Ok(())
@@ -660,7 +657,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("the default window") && e.contains("--context 8192"),
+            e.contains("its default window") && e.contains("--context 8192"),
             "{e}"
         );
         assert!(same_context(&[wide], None).is_err());
