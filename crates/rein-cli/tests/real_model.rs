@@ -441,3 +441,89 @@ fn real_model_first_prompt_comes_from_the_prefix_store_and_answers_as_a_cold_one
     let after_reset = reset.complete(&first, &mut |_| {}).unwrap();
     assert_eq!(after_reset.cached_tokens, 0, "{after_reset:?}");
 }
+
+/// The longest run of consecutive words of `text` that is also a run of `source` (lowercase,
+/// punctuation dropped).
+fn longest_copied_run(text: &str, source: &str) -> usize {
+    let words = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+                    .to_lowercase()
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let (a, b) = (words(text), words(source));
+    let mut best = 0;
+    let mut prev = vec![0usize; b.len() + 1];
+    for x in &a {
+        let mut row = vec![0usize; b.len() + 1];
+        for (j, y) in b.iter().enumerate() {
+            if x == y {
+                row[j + 1] = prev[j] + 1;
+                best = best.max(row[j + 1]);
+            }
+        }
+        prev = row;
+    }
+    best
+}
+
+#[test]
+fn real_model_no_paste_steers_a_copy_off_its_source() {
+    if skip() {
+        return;
+    }
+    let paragraph = "The harbour library will replace its paper request forms with a phone app \
+        that lets members renew their loans and reserve books from home. The supplier of the \
+        catalogue has not delivered the search keys yet, and without them the reservation \
+        screen cannot be tested before the launch at the end of June.";
+    let mut model = start();
+    let ask = |no_paste: Option<rein_models::NoPaste>| {
+        let mut request = CompletionRequest::new(
+            Prompt::chat(vec![ChatMessage::user(format!(
+                "Copy this paragraph into the text field, word for word:\n\n{paragraph}"
+            ))]),
+            160,
+            SamplingProfile::JUDGE,
+        );
+        request.json_schema = Some(serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 600}},
+            "required": ["text"],
+            "additionalProperties": false
+        }));
+        request.no_paste = no_paste;
+        request
+    };
+    let pasted = model.complete(&ask(None), &mut |_| {}).unwrap();
+    let free: serde_json::Value = serde_json::from_str(&pasted.text).unwrap();
+    let free = free["text"].as_str().unwrap().to_string();
+    let free_run = longest_copied_run(&free, paragraph);
+    assert!(free_run >= 20, "asked to copy, the model copies: {free}");
+    let steered = model
+        .complete(
+            &ask(Some(rein_models::NoPaste {
+                sources: vec![paragraph.to_string()],
+                allowed_tokens: 4,
+            })),
+            &mut |_| {},
+        )
+        .unwrap();
+    // Still the action's JSON: the penalty never breaks what the grammar forces.
+    let doc: serde_json::Value = serde_json::from_str(&steered.text)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", steered.text));
+    let text = doc["text"].as_str().unwrap();
+    assert!(text.split_whitespace().count() >= 10, "{text}");
+    let run = longest_copied_run(text, paragraph);
+    // The penalty counts tokens, so a dropped comma starts a new run where the words go on:
+    // asked outright to copy, the 0.5B got a 16-word run through this way. It still cuts the
+    // longest run to well under half.
+    assert!(
+        run * 2 < free_run,
+        "a copied run of {run} words (of {free_run} unsteered) got through the no-paste penalty: {text}"
+    );
+}

@@ -12,10 +12,13 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
-use rein_protocol::model::{Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile};
+use rein_protocol::model::{
+    Completion, CompletionRequest, FinishReason, NoPaste, Prompt, SamplingProfile,
+};
 use rein_protocol::worker::WorkerStats;
 
 use crate::error::{LlamaError, Result};
@@ -26,6 +29,12 @@ use crate::template::ChatTemplate;
 
 /// How many recent tokens the repetition penalty looks at.
 const PENALTY_LAST_N: i32 = 64;
+/// The no-paste penalty on a token that would extend a copied run of `n` tokens past the
+/// allowed length `a`: `MULTIPLIER * BASE^(n - a)` off its logit (llama.cpp's suggested DRY
+/// settings): 0.8 at the allowed length, about 7.5 four tokens later, about 23 at six, which
+/// outweighs even a near-certain next token of a verbatim copy.
+const NO_PASTE_MULTIPLIER: f32 = 0.8;
+const NO_PASTE_BASE: f32 = 1.75;
 
 /// Tokens decoded per batch while processing a prompt.
 pub const DEFAULT_BATCH_TOKENS: u32 = 512;
@@ -609,6 +618,49 @@ impl LlamaEngine {
         Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
     }
 
+    /// llama.cpp's DRY sampler with `np.sources` as its history, so a reply's run of tokens that
+    /// repeats a run of a source (or of the reply itself) is penalised once it is longer than
+    /// `np.allowed_tokens`. It is kept apart from the chain: the grammar must never see the
+    /// sources as if they had been generated.
+    fn no_paste_sampler(&self, np: &NoPaste, max_tokens: u32) -> LlamaSampler {
+        let history: Vec<LlamaToken> = np
+            .sources
+            .iter()
+            .flat_map(|text| self.model.vocab().tokenize(text.as_bytes(), false, false))
+            .collect();
+        let window = i32::try_from(history.len() + max_tokens as usize).unwrap_or(i32::MAX);
+        let allowed = i32::try_from(np.allowed_tokens).unwrap_or(i32::MAX);
+        let mut dry = LlamaSampler::dry(
+            self.model,
+            NO_PASTE_MULTIPLIER,
+            NO_PASTE_BASE,
+            allowed,
+            window,
+            std::iter::empty::<&[u8]>(),
+        );
+        dry.accept_many(&history);
+        dry
+    }
+
+    /// One token as `sampler.sample` picks it, after the no-paste penalty; both samplers then
+    /// take the token as their history.
+    fn sample_off_copies(
+        &self,
+        sampler: &mut LlamaSampler,
+        dry: &mut LlamaSampler,
+    ) -> Result<LlamaToken> {
+        let mut candidates =
+            LlamaTokenDataArray::from_iter(self.ctx.candidates_ith(self.last_logits), false);
+        candidates.apply_sampler(dry);
+        candidates.apply_sampler(sampler);
+        let token = candidates
+            .selected_token()
+            .ok_or_else(|| LlamaError::Decode("the sampler chain selected no token".into()))?;
+        sampler.accept(token);
+        dry.accept(token);
+        Ok(token)
+    }
+
     /// Generates a completion, streaming text pieces to `on_text` as they become final.
     pub fn complete(
         &mut self,
@@ -622,6 +674,10 @@ impl LlamaEngine {
         }
         let tokens = self.tokenize_prompt(&request.prompt)?;
         let mut sampler = self.sampler(request)?;
+        let mut no_paste = request
+            .no_paste
+            .as_ref()
+            .map(|np| self.no_paste_sampler(np, request.max_tokens));
         let started = Instant::now();
         let cached = self.eval_prompt(&tokens)?;
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -632,7 +688,10 @@ impl LlamaEngine {
         let mut produced = 0u32;
         let context = self.ctx.n_ctx() as usize;
         let finish = loop {
-            let token = sampler.sample(&self.ctx, self.last_logits);
+            let token = match no_paste.as_mut() {
+                None => sampler.sample(&self.ctx, self.last_logits),
+                Some(dry) => self.sample_off_copies(&mut sampler, dry)?,
+            };
             if self.model.vocab().is_eog(token) {
                 break FinishReason::Stop;
             }

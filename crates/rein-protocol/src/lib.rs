@@ -15,5 +15,5 @@ pub mod worker;
 pub use gate::{GateOutcome, GateReport, ToolCall};
 pub use model::{
     ChatMessage, ChooseReply, ChooseRequest, Completion, CompletionRequest, DecisionSource,
-    FinishReason, LabelProbability, ModelIdentity, Prompt, Role, SamplingProfile,
+    FinishReason, LabelProbability, ModelIdentity, NoPaste, Prompt, Role, SamplingProfile,
 };

@@ -111,6 +111,21 @@ pub struct CompletionRequest {
     /// When set, decoding is constrained so the reply is JSON valid against this schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema: Option<serde_json::Value>,
+    /// When set, an embedded model is steered off long verbatim copies of these texts (see
+    /// [`NoPaste`]); other backends ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_paste: Option<NoPaste>,
+}
+
+/// Texts a reply should not copy at length: each token that would extend a run of more than
+/// `allowed_tokens` tokens copied from one of `sources` (or repeated from the reply itself) is
+/// penalised, more steeply the longer the run (llama.cpp's DRY sampler, fed the sources as its
+/// history). A soft penalty on the logits, never a mask: names and short phrases stay
+/// copyable, and what the grammar forces is still forced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoPaste {
+    pub sources: Vec<String>,
+    pub allowed_tokens: u32,
 }
 
 impl CompletionRequest {
@@ -122,6 +137,7 @@ impl CompletionRequest {
             sampling,
             seed: 0,
             json_schema: None,
+            no_paste: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use rein_engine::agent::{ask_action, mission_action_schema, Reply};
+use rein_engine::agent::{ask_action, mission_action_schema, AskWith, Reply};
 use rein_engine::apply::{apply, ApplyRequest};
 use rein_engine::gate::fingerprint;
 use rein_journal::{
@@ -364,9 +364,12 @@ impl<'a> Session<'a> {
                 ask_action(
                     &mut *self.actor,
                     messages.clone(),
-                    schema.as_ref(),
-                    self.options.sampling,
-                    round,
+                    AskWith {
+                        schema: schema.as_ref(),
+                        sampling: self.options.sampling,
+                        seed: round,
+                        no_paste: None,
+                    },
                     &mut on_text,
                 )
             };

@@ -16,7 +16,7 @@ use rein_bench::bfcl::fetch::{self, RELEASE};
 use rein_bench::bfcl::prompt::{action_schema, messages, name_map};
 use rein_bench::bfcl::score::{markdown, score, suite_name, summarise, Accuracy};
 use rein_bench::bfcl::{parse_suite, BfclResult, Category, Decoding};
-use rein_engine::agent::ask_action;
+use rein_engine::agent::{ask_action, AskWith};
 use rein_models::{DataDir, PipCommand};
 use rein_protocol::display::escape_line;
 
@@ -208,9 +208,12 @@ fn run(args: &RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 let asked = match ask_action(
                     model.as_mut(),
                     messages(q, &names),
-                    constrain,
-                    rein_protocol::model::SamplingProfile::ACTOR,
-                    args.seed,
+                    AskWith {
+                        schema: constrain,
+                        sampling: rein_protocol::model::SamplingProfile::ACTOR,
+                        seed: args.seed,
+                        no_paste: None,
+                    },
                     &mut |_| {},
                 ) {
                     Ok(a) => {

@@ -142,6 +142,13 @@ pub enum Lever {
     /// three timed-out runs on the engine of 3 December) and then wrote a report about
     /// "reading files and writing a summary".
     KeepInputs,
+    /// When the contract holds a `not_copied` check, every reply of an embedded model is decoded
+    /// with the inputs that check reads as a penalty history (see `no_paste`): a token that
+    /// would extend a run copied from them beyond a few tokens loses logit, more the longer the
+    /// run. On desk_task seeds 1, 2 and 4 every draw of the 1.5B's first write, at temperature
+    /// 0.1 and 0.7 alike, pasted the overview under both Project summary and Goal, the CSV rows
+    /// under Tasks and the meeting notes under Risks, byte for byte the same.
+    NoPaste,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -149,7 +156,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 25] = [
+    pub const ALL: [Lever; 26] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -175,6 +182,7 @@ impl Lever {
         Lever::LabelLines,
         Lever::InputsFirst,
         Lever::KeepInputs,
+        Lever::NoPaste,
     ];
 
     pub fn name(self) -> &'static str {
@@ -204,6 +212,7 @@ impl Lever {
             Lever::LabelLines => "label-lines",
             Lever::InputsFirst => "inputs-first",
             Lever::KeepInputs => "keep-inputs",
+            Lever::NoPaste => "no-paste",
         }
     }
 
@@ -254,6 +263,7 @@ pub struct Levers {
     pub label_lines: bool,
     pub inputs_first: bool,
     pub keep_inputs: bool,
+    pub no_paste: bool,
 }
 
 impl Default for Levers {
@@ -300,6 +310,7 @@ impl Levers {
         label_lines: true,
         inputs_first: false,
         keep_inputs: false,
+        no_paste: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -328,6 +339,7 @@ impl Levers {
         label_lines: true,
         inputs_first: true,
         keep_inputs: true,
+        no_paste: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -357,6 +369,7 @@ impl Levers {
             Lever::LabelLines => self.label_lines,
             Lever::InputsFirst => self.inputs_first,
             Lever::KeepInputs => self.keep_inputs,
+            Lever::NoPaste => self.no_paste,
         }
     }
 
@@ -387,6 +400,7 @@ impl Levers {
             Lever::LabelLines => self.label_lines = on,
             Lever::InputsFirst => self.inputs_first = on,
             Lever::KeepInputs => self.keep_inputs = on,
+            Lever::NoPaste => self.no_paste = on,
         }
     }
 

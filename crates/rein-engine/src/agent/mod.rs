@@ -44,6 +44,7 @@ mod facts;
 mod inputs_first;
 mod label_lines;
 mod levers;
+mod no_paste;
 mod outcome;
 mod plan;
 mod prompt;
@@ -80,7 +81,7 @@ pub use sampling::{
     best, judge_candidate, Candidate, OverlayWorld, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
 pub use sections::{Outline, DEFAULT_HEADING_LEVEL, TITLE_FIELD, WRITE_SECTIONS};
-pub use step::{ask_action, read_reply, Asked, Reply};
+pub use step::{ask_action, read_reply, AskWith, Asked, Reply};
 pub use trim::{
     estimate_tokens, prompt_budget, Transcript, CHARS_PER_TOKEN, DEFAULT_CONTEXT_TOKENS,
 };

@@ -10,7 +10,7 @@ use rein_journal::{
 };
 use rein_models::{Model, ModelError};
 use rein_protocol::{
-    ChatMessage, GateOutcome, GateReport, ModelIdentity, SamplingProfile, ToolCall,
+    ChatMessage, GateOutcome, GateReport, ModelIdentity, NoPaste, SamplingProfile, ToolCall,
 };
 use rein_workspace::ToolRegistry;
 use serde_json::{json, Value};
@@ -29,6 +29,7 @@ use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
 use super::inputs_first::{files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
+use super::no_paste::{no_paste_sources, NoPasteSources};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
@@ -43,7 +44,7 @@ use super::sampling::{
 };
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
-use super::step::{ask_action, Asked, Reply};
+use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
@@ -242,6 +243,10 @@ struct State {
     failed_as_is: Option<FailedAsIs>,
     /// The deliverable's copied strings held this step (lever `copied-strings`).
     held: Vec<HeldStrings>,
+    /// The texts replies may be steered off pasting (lever `no-paste`), and those held for
+    /// this step's requests: the ones read whole so far.
+    no_paste_sources: Option<NoPasteSources>,
+    no_paste: Option<NoPaste>,
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -868,9 +873,12 @@ impl<'a> Agent<'a> {
             match ask_action(
                 self.model,
                 st.transcript.messages(),
-                draw_schema,
-                sampling,
-                seed,
+                AskWith {
+                    schema: draw_schema,
+                    sampling,
+                    seed,
+                    no_paste: st.no_paste.as_ref(),
+                },
                 &mut |_| {},
             ) {
                 Ok(again) => {
@@ -1039,9 +1047,12 @@ impl<'a> Agent<'a> {
             match ask_action(
                 self.model,
                 messages,
-                short.as_ref().or(narrowed.as_ref()),
-                sampling,
-                seed,
+                AskWith {
+                    schema: short.as_ref().or(narrowed.as_ref()),
+                    sampling,
+                    seed,
+                    no_paste: st.no_paste.as_ref(),
+                },
                 &mut |_| {},
             ) {
                 Ok(a) => {
@@ -1211,6 +1222,8 @@ impl<'a> Agent<'a> {
             last_reply_cut: false,
             failed_as_is: None,
             held: Vec::new(),
+            no_paste_sources: None,
+            no_paste: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -1219,6 +1232,7 @@ impl<'a> Agent<'a> {
                     "samples": self.samples()}),
         )?;
         st.figures.samples = self.samples();
+        self.steer_off_pastes(&mut st)?;
         let (end, verdict, accepted) = match self.refusal_before_start() {
             Some(end) => (end, None, false),
             None => {
@@ -1227,6 +1241,45 @@ impl<'a> Agent<'a> {
             }
         };
         self.finish(st, end, verdict, accepted, on_event)
+    }
+
+    /// Sets the run's no-paste history (lever `no-paste`) and journals what it holds, why it
+    /// holds less than the inputs, and whether the backend applies it (an `openai:` endpoint
+    /// is sent the request without it).
+    fn steer_off_pastes(&self, st: &mut State) -> Result<(), AgentError> {
+        if !self.options.levers.no_paste || self.options.memory {
+            return Ok(());
+        }
+        let Some(found) = no_paste_sources(self.env.contract, self.env.world) else {
+            return Ok(());
+        };
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "no_paste",
+            &json!({"sources": found.paths(), "allowed_tokens": found.allowed_tokens,
+                    "cut": found.cut, "backend_applies": is_embedded(self.model.identity())}),
+        )?;
+        st.no_paste_sources = Some(found);
+        Ok(())
+    }
+
+    /// Holds this step's no-paste history (the sources read whole so far) and journals when
+    /// it grows.
+    fn hold_no_paste(&self, st: &mut State, step: u32) -> Result<(), AgentError> {
+        let Some(sources) = &st.no_paste_sources else {
+            return Ok(());
+        };
+        let (paths, held) = sources.held(&st.trace).unzip();
+        let count = |h: &Option<NoPaste>| h.as_ref().map_or(0, |h| h.sources.len());
+        if count(&held) != count(&st.no_paste) {
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "no_paste_held",
+                &json!({"step": step, "sources": paths.unwrap_or_default()}),
+            )?;
+        }
+        st.no_paste = held;
+        Ok(())
     }
 
     fn refusal_before_start(&self) -> Option<RunEnd> {
@@ -1647,6 +1700,7 @@ impl<'a> Agent<'a> {
             if self.options.constrained {
                 self.hold_copied_strings(st, n)?;
             }
+            self.hold_no_paste(st, n)?;
             let schema = self
                 .options
                 .constrained
@@ -1666,9 +1720,12 @@ impl<'a> Agent<'a> {
             let asked = ask_action(
                 self.model,
                 messages,
-                schema,
-                sampling,
-                self.options.seed,
+                AskWith {
+                    schema,
+                    sampling,
+                    seed: self.options.seed,
+                    no_paste: st.no_paste.as_ref(),
+                },
                 &mut |_| {},
             );
             self.model_notices(on_event)?;

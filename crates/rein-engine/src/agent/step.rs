@@ -8,7 +8,7 @@
 
 use rein_models::{Model, ModelError};
 use rein_protocol::{
-    ChatMessage, Completion, CompletionRequest, FinishReason, Prompt, SamplingProfile,
+    ChatMessage, Completion, CompletionRequest, FinishReason, NoPaste, Prompt, SamplingProfile,
 };
 use serde_json::Value;
 
@@ -34,19 +34,29 @@ pub struct Asked {
     pub completion: Completion,
 }
 
-/// One request to the model: the prompt so far, the actor's sampling, the reply cap, and the
-/// action schema when decoding is constrained.
+/// How one action is asked for besides its prompt: the actor's sampling and seed, the action
+/// schema when decoding is constrained, and the texts not to paste (lever `no-paste`).
+#[derive(Debug, Clone, Copy)]
+pub struct AskWith<'a> {
+    pub schema: Option<&'a Value>,
+    pub sampling: SamplingProfile,
+    pub seed: u32,
+    pub no_paste: Option<&'a NoPaste>,
+}
+
+/// One request to the model: the prompt so far and how to ask (see [`AskWith`]), under the
+/// reply cap.
 pub fn ask_action(
     model: &mut dyn Model,
     messages: Vec<ChatMessage>,
-    schema: Option<&Value>,
-    sampling: SamplingProfile,
-    seed: u32,
+    with: AskWith<'_>,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Asked, ModelError> {
-    let mut request = CompletionRequest::new(Prompt::chat(messages), MAX_REPLY_TOKENS, sampling);
-    request.seed = seed;
-    request.json_schema = schema.cloned();
+    let mut request =
+        CompletionRequest::new(Prompt::chat(messages), MAX_REPLY_TOKENS, with.sampling);
+    request.seed = with.seed;
+    request.json_schema = with.schema.cloned();
+    request.no_paste = with.no_paste.cloned();
     let completion = model.complete(&request, on_text)?;
     let raw = completion.text.clone();
     // A reply cut at the cap is never repaired into an action: repair would close the JSON

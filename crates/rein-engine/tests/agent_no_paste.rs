@@ -1,0 +1,279 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `no-paste` lever: with a `not_copied` check in the contract, each request of the run
+//! carries the texts that check compares against that the run has read whole so far
+//! (JSON-escaped, as a reply spells them) and the run length a copy may reach; without the
+//! check, or with the lever off, none does; a file policy keeps from `read_file` is never held.
+//! The judge is unchanged: the same replies get the same verdict either way.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{Levers, RunOutcome};
+use rein_engine::gate::AllowAll;
+use rein_protocol::{CompletionRequest, NoPaste};
+use serde_json::json;
+use support::{copy_dir, gold_fields, line, missions_dir, reads, Harness, PromptRecorder};
+
+fn levers(on: bool) -> Levers {
+    Levers {
+        write_sections: true,
+        no_paste: on,
+        ..Levers::DEFAULT
+    }
+}
+
+/// The requests and the outcome of a one-attempt run of `h`'s mission on `script`.
+fn run(h: &Harness, script: &str, on: bool) -> (Vec<CompletionRequest>, RunOutcome) {
+    let mut model = PromptRecorder::new(script, "no_paste.jsonl");
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers(on);
+        o.limits.attempts = 1;
+    });
+    (model.requests, outcome)
+}
+
+fn gold_script() -> String {
+    reads()
+        + &line("write_sections", gold_fields())
+        + &line("read_file", json!({"path": "out/summary.md"}))
+        + &line("finish", json!({"summary": "Wrote the summary."}))
+}
+
+/// A fixture as the history holds it: inside a JSON string, without its quotes.
+fn escaped(mission: &str, path: &str) -> String {
+    let text =
+        std::fs::read_to_string(missions_dir().join(mission).join("fixtures").join(path)).unwrap();
+    let quoted = serde_json::Value::String(text).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+fn no_paste_events(h: &Harness, outcome: &RunOutcome) -> Vec<serde_json::Value> {
+    support::journal_events(&h.journal, outcome.run, "no_paste")
+}
+
+#[test]
+fn every_request_of_an_own_words_mission_carries_its_inputs() {
+    let h = Harness::new("desk_task");
+    let (requests, outcome) = run(&h, &gold_script(), true);
+    assert!(outcome.verdict.as_ref().unwrap().passed, "{outcome:?}");
+    let text = |p: &str| escaped("desk_task", p);
+    let held = |n: usize| -> Vec<String> {
+        [
+            "notes/overview.md",
+            "notes/meeting-notes.md",
+            "data/tasks.csv",
+        ][..n]
+            .iter()
+            .map(|p| text(p))
+            .collect()
+    };
+    assert!(text("notes/overview.md").contains("\\n"));
+    // Nothing before the first read; then each input once it has been read whole.
+    assert!(requests[0].no_paste.is_none());
+    for (i, n) in [(1, 1), (2, 2), (3, 3), (4, 3), (5, 3)] {
+        assert_eq!(
+            requests[i].no_paste,
+            Some(NoPaste {
+                sources: held(n),
+                // Half of the check's 8-word runs.
+                allowed_tokens: 4,
+            }),
+            "request {i}"
+        );
+    }
+    assert_eq!(requests.len(), 6);
+    let held_events = support::journal_events(&h.journal, outcome.run, "no_paste_held");
+    assert_eq!(
+        held_events,
+        vec![
+            json!({"step": 2, "sources": ["notes/overview.md"]}),
+            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"]}),
+            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"]}),
+        ]
+    );
+    let events = no_paste_events(&h, &outcome);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        events[0]["sources"],
+        json!([
+            "notes/overview.md",
+            "notes/meeting-notes.md",
+            "data/tasks.csv"
+        ])
+    );
+    assert_eq!(events[0]["allowed_tokens"], 4);
+    assert_eq!(events[0]["cut"], json!([]));
+    // A scripted model ignores it, and the journal says whether the backend applies it.
+    assert_eq!(events[0]["backend_applies"], false);
+}
+
+#[test]
+fn off_or_without_an_own_words_check_no_request_carries_it() {
+    let h = Harness::new("desk_task");
+    let (requests, off_outcome) = run(&h, &gold_script(), false);
+    assert!(requests.iter().all(|r| r.no_paste.is_none()));
+    assert!(no_paste_events(&h, &off_outcome).is_empty());
+    // The same replies, the same verdict: the lever changes requests, never the judge.
+    let h2 = Harness::new("desk_task");
+    let (_, on_outcome) = run(&h2, &gold_script(), true);
+    assert_eq!(
+        on_outcome.verdict.as_ref().unwrap().checks,
+        off_outcome.verdict.as_ref().unwrap().checks
+    );
+
+    // doc_extract asks for copied values: it has no not_copied check, and is never steered.
+    let h = Harness::new("doc_extract");
+    let (requests, outcome) = run(
+        &h,
+        &line("read_file", json!({"path": "invoices/invoice_001.txt"})),
+        true,
+    );
+    assert!(!requests.is_empty());
+    assert!(requests.iter().all(|r| r.no_paste.is_none()));
+    assert!(no_paste_events(&h, &outcome).is_empty());
+}
+
+#[test]
+fn a_check_s_own_sources_and_the_strictest_run_length_are_used() {
+    let h = Harness::with_edit("desk_task", |m| {
+        let checks = m["checks"].as_array_mut().unwrap();
+        let own = checks.iter_mut().find(|c| c["id"] == "own-words").unwrap();
+        own["sources"] = json!(["notes/overview.md"]);
+        own["min_run_words"] = json!(12);
+        checks.push(json!({"id": "own-words-notes", "kind": "not_copied",
+            "path": "out/summary.md", "sources": ["notes/meeting-notes.md", "notes/overview.md"],
+            "min_run_words": 10, "max_fraction": 0.75}));
+    });
+    let (requests, _) = run(&h, &reads(), true);
+    let np = requests.last().unwrap().no_paste.as_ref().unwrap();
+    assert_eq!(
+        np.sources,
+        vec![
+            escaped("desk_task", "notes/overview.md"),
+            escaped("desk_task", "notes/meeting-notes.md")
+        ]
+    );
+    assert_eq!(np.allowed_tokens, 5);
+    // The shortest runs a contract may count (5 words) still leave two-token names copyable.
+    let h = Harness::with_edit("desk_task", |m| {
+        let checks = m["checks"].as_array_mut().unwrap();
+        let own = checks.iter_mut().find(|c| c["id"] == "own-words").unwrap();
+        own["min_run_words"] = json!(5);
+    });
+    let (requests, _) = run(&h, &reads(), true);
+    assert_eq!(
+        requests
+            .last()
+            .unwrap()
+            .no_paste
+            .as_ref()
+            .unwrap()
+            .allowed_tokens,
+        2
+    );
+}
+
+#[test]
+fn a_huge_input_is_cut_and_the_journal_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mdir = dir.path().join("mission");
+    copy_dir(&missions_dir().join("desk_task"), &mdir);
+    let big = "The library app lets members renew loans. ".repeat(2_000);
+    std::fs::write(mdir.join("fixtures/notes/overview.md"), &big).unwrap();
+    // Two more inputs that the cap leaves no room for at all.
+    let mut mission: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(mdir.join("mission.json")).unwrap()).unwrap();
+    for (name, len) in [("notes/big-a.md", 30_000), ("notes/big-b.md", 30_000)] {
+        std::fs::write(mdir.join("fixtures").join(name), "x ".repeat(len / 2)).unwrap();
+        mission["inputs"].as_array_mut().unwrap().push(json!(name));
+    }
+    std::fs::write(
+        mdir.join("mission.json"),
+        serde_json::to_string_pretty(&mission).unwrap(),
+    )
+    .unwrap();
+    let h = Harness::load(dir, mdir.join("mission.json"));
+    let (requests, outcome) = run(&h, &reads(), true);
+    // The short inputs are held whole once read; the overview is longer than a read shows, so
+    // it is never read whole and never held.
+    let last = requests.last().unwrap().no_paste.as_ref().unwrap();
+    assert_eq!(
+        last.sources,
+        vec![
+            escaped("desk_task", "notes/meeting-notes.md"),
+            escaped("desk_task", "data/tasks.csv")
+        ]
+    );
+    let events = no_paste_events(&h, &outcome);
+    let cut: Vec<&str> = events[0]["cut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    // The room goes to the shortest first: one 30,000-character file fits after the two
+    // short ones, the second is cut, and the overview is left out.
+    assert_eq!(cut.len(), 2, "{cut:?}");
+    assert!(
+        cut[0].starts_with("notes/big-b.md: only its first "),
+        "{cut:?}"
+    );
+    assert!(
+        cut[0].ends_with(" of 30000 characters, over 48000 in all"),
+        "{cut:?}"
+    );
+    assert_eq!(
+        cut[1],
+        "notes/overview.md: left out, over 48000 characters in all"
+    );
+    assert_eq!(
+        events[0]["sources"],
+        json!([
+            "notes/meeting-notes.md",
+            "data/tasks.csv",
+            "notes/big-a.md",
+            "notes/big-b.md"
+        ])
+    );
+}
+
+#[test]
+fn a_file_policy_keeps_from_read_file_is_never_held() {
+    let policy = rein_engine::policy::Policy::from_toml_str(
+        "[[rule]]\ntool = \"read_file\"\npaths = [\"notes/meeting-notes.md\"]\naction = \"deny\"\n",
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let h = Harness::new("desk_task");
+    // A part read of the overview holds nothing either: the model has not seen the rest.
+    let script = line(
+        "read_file",
+        json!({"path": "notes/overview.md", "start_line": 1, "end_line": 2}),
+    ) + &reads();
+    let mut model = PromptRecorder::new(&script, "no_paste_policy.jsonl");
+    let (_, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy, |o| {
+        o.levers = levers(true);
+        o.limits.attempts = 1;
+    });
+    assert!(events.iter().any(|e| matches!(e,
+        rein_engine::agent::AgentEvent::Step(s) if s.outcome == "denied")));
+    let requests = model.requests;
+    assert!(requests[0].no_paste.is_none());
+    assert!(requests[1].no_paste.is_none(), "a part read holds nothing");
+    let notes = escaped("desk_task", "notes/meeting-notes.md");
+    for r in &requests {
+        if let Some(np) = &r.no_paste {
+            assert!(!np.sources.contains(&notes), "a denied file was held");
+        }
+    }
+    let last = requests.last().unwrap().no_paste.as_ref().unwrap();
+    assert_eq!(
+        last.sources,
+        vec![
+            escaped("desk_task", "notes/overview.md"),
+            escaped("desk_task", "data/tasks.csv")
+        ]
+    );
+}
