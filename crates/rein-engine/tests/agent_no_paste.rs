@@ -87,9 +87,9 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     assert_eq!(
         held_events,
         vec![
-            json!({"step": 2, "sources": ["notes/overview.md"]}),
-            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"]}),
-            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"]}),
+            json!({"step": 2, "sources": ["notes/overview.md"], "cut": []}),
+            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": []}),
+            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": []}),
         ]
     );
     let events = no_paste_events(&h, &outcome);
@@ -103,7 +103,6 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
         ])
     );
     assert_eq!(events[0]["allowed_tokens"], 4);
-    assert_eq!(events[0]["cut"], json!([]));
     // A scripted model ignores it, and the journal says whether the backend applies it.
     assert_eq!(events[0]["backend_applies"], false);
 }
@@ -174,68 +173,115 @@ fn a_check_s_own_sources_and_the_strictest_run_length_are_used() {
     );
 }
 
-#[test]
-fn a_huge_input_is_cut_and_the_journal_says_so() {
+/// A copy of `mission` whose fixtures `edit` may change before it is loaded.
+fn edited(mission: &str, edit: impl FnOnce(&std::path::Path, &mut serde_json::Value)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mdir = dir.path().join("mission");
-    copy_dir(&missions_dir().join("desk_task"), &mdir);
-    let big = "The library app lets members renew loans. ".repeat(2_000);
-    std::fs::write(mdir.join("fixtures/notes/overview.md"), &big).unwrap();
-    // Two more inputs that the cap leaves no room for at all.
-    let mut mission: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(mdir.join("mission.json")).unwrap()).unwrap();
-    for (name, len) in [("notes/big-a.md", 30_000), ("notes/big-b.md", 30_000)] {
-        std::fs::write(mdir.join("fixtures").join(name), "x ".repeat(len / 2)).unwrap();
-        mission["inputs"].as_array_mut().unwrap().push(json!(name));
-    }
-    std::fs::write(
-        mdir.join("mission.json"),
-        serde_json::to_string_pretty(&mission).unwrap(),
-    )
-    .unwrap();
-    let h = Harness::load(dir, mdir.join("mission.json"));
-    let (requests, outcome) = run(&h, &reads(), true);
-    // The short inputs are held whole once read; the overview is longer than a read shows, so
-    // it is never read whole and never held.
+    copy_dir(&missions_dir().join(mission), &mdir);
+    let file = mdir.join("mission.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    edit(&mdir.join("fixtures"), &mut m);
+    std::fs::write(&file, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    Harness::load(dir, file)
+}
+
+/// Replies that read `path` whole in ranges of `lines` lines, `total` lines in all.
+fn read_in_ranges(path: &str, total: u64, lines: u64) -> String {
+    (0..total.div_ceil(lines))
+        .map(|i| {
+            let start = i * lines + 1;
+            line(
+                "read_file",
+                json!({"path": path, "start_line": start, "end_line": (start + lines - 1).min(total)}),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut() {
+    // Two 30,000-character inputs, 300 lines of 100 characters, read whole in ranges.
+    let row = format!("{}\n", "w".repeat(99));
+    let h = edited("desk_task", |fixtures, m| {
+        for name in ["notes/big-a.md", "notes/big-b.md"] {
+            std::fs::write(fixtures.join(name), row.repeat(300)).unwrap();
+            m["inputs"].as_array_mut().unwrap().push(json!(name));
+        }
+    });
+    let script = reads()
+        + &read_in_ranges("notes/big-a.md", 300, 40)
+        + &read_in_ranges("notes/big-b.md", 300, 40);
+    let (requests, outcome) = run(&h, &script, true);
     let last = requests.last().unwrap().no_paste.as_ref().unwrap();
+    let total: usize = last.sources.iter().map(|s| s.chars().count()).sum();
+    assert_eq!(total, 48_000, "the history is held to its cap");
+    assert_eq!(last.sources.len(), 5);
     assert_eq!(
-        last.sources,
-        vec![
-            escaped("desk_task", "notes/meeting-notes.md"),
-            escaped("desk_task", "data/tasks.csv")
-        ]
+        last.sources[1],
+        escaped("desk_task", "notes/meeting-notes.md")
     );
-    let events = no_paste_events(&h, &outcome);
-    let cut: Vec<&str> = events[0]["cut"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap())
-        .collect();
-    // The room goes to the shortest first: one 30,000-character file fits after the two
-    // short ones, the second is cut, and the overview is left out.
-    assert_eq!(cut.len(), 2, "{cut:?}");
+    assert_eq!(
+        last.sources[3].chars().count(),
+        30_300,
+        "big-a whole, newlines escaped"
+    );
+    let held = support::journal_events(&h.journal, outcome.run, "no_paste_held");
+    let final_cut = &held.last().unwrap()["cut"];
+    let cut = final_cut.as_array().unwrap();
+    assert_eq!(cut.len(), 1, "{cut:?}");
     assert!(
-        cut[0].starts_with("notes/big-b.md: only its first "),
+        cut[0]
+            .as_str()
+            .unwrap()
+            .starts_with("notes/big-b.md: only its first ")
+            && cut[0]
+                .as_str()
+                .unwrap()
+                .ends_with(" of 30300 characters, over 48000 in all"),
         "{cut:?}"
     );
-    assert!(
-        cut[0].ends_with(" of 30000 characters, over 48000 in all"),
-        "{cut:?}"
-    );
+}
+
+#[test]
+fn an_input_changed_under_the_run_an_empty_one_and_crlf_lines() {
+    let h = edited("desk_task", |fixtures, _| {
+        std::fs::write(fixtures.join("notes/meeting-notes.md"), " \n").unwrap();
+        std::fs::write(fixtures.join("data/tasks.csv"), "task,hours\r\nA,1\r\n").unwrap();
+    });
+    // The overview is rewritten on disk before the model's first read runs: what it reads
+    // whole is not the frozen text, and the frozen text is never held.
+    let ws = h.workspace.clone();
+    let tap: support::Tap = Box::new(move |call, _, _| {
+        if call == 0 {
+            std::fs::write(
+                ws.join("notes/overview.md"),
+                "A new overview, never frozen.\n",
+            )
+            .unwrap();
+        }
+    });
+    let mut model = PromptRecorder::tapped(&reads(), "no_paste_changed.jsonl", tap);
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers(true);
+        o.limits.attempts = 1;
+    });
+    let last = model.requests.last().unwrap().no_paste.as_ref().unwrap();
+    // Only the CSV, with LF line ends as a reply writes them; the blank notes hold nothing.
+    assert_eq!(last.sources, vec!["task,hours\\nA,1\\n".to_string()]);
+    let held = support::journal_events(&h.journal, outcome.run, "no_paste_held");
     assert_eq!(
-        cut[1],
-        "notes/overview.md: left out, over 48000 characters in all"
+        held.last().unwrap()["cut"],
+        json!(["notes/overview.md: changed since it was frozen, left out"])
     );
-    assert_eq!(
-        events[0]["sources"],
-        json!([
-            "notes/meeting-notes.md",
-            "data/tasks.csv",
-            "notes/big-a.md",
-            "notes/big-b.md"
-        ])
-    );
+    for r in &model.requests {
+        if let Some(np) = &r.no_paste {
+            assert!(!np
+                .sources
+                .iter()
+                .any(|s| s.contains("never frozen") || s.contains("Harbor")));
+        }
+    }
 }
 
 #[test]

@@ -35,6 +35,10 @@ const PENALTY_LAST_N: i32 = 64;
 /// outweighs even a near-certain next token of a verbatim copy.
 const NO_PASTE_MULTIPLIER: f32 = 0.8;
 const NO_PASTE_BASE: f32 = 1.75;
+/// The most the no-paste penalty takes off a logit: far past any gap between a copy's next
+/// token and the rest (reached eleven tokens past the allowed length), yet finite after the
+/// chain divides it by a temperature of 0.1.
+const NO_PASTE_MAX_PENALTY: f32 = 1_000.0;
 
 /// Tokens decoded per batch while processing a prompt.
 pub const DEFAULT_BATCH_TOKENS: u32 = 512;
@@ -621,12 +625,18 @@ impl LlamaEngine {
     /// llama.cpp's DRY sampler with `np.sources` as its history, so a reply's run of tokens that
     /// repeats a run of a source (or of the reply itself) is penalised once it is longer than
     /// `np.allowed_tokens`. It is kept apart from the chain: the grammar must never see the
-    /// sources as if they had been generated.
+    /// sources as if they had been generated. An end-of-generation token, which no reply
+    /// holds, follows each source, so no run spans two sources or a source and the reply.
     fn no_paste_sampler(&self, np: &NoPaste, max_tokens: u32) -> LlamaSampler {
+        let vocab = self.model.vocab();
         let history: Vec<LlamaToken> = np
             .sources
             .iter()
-            .flat_map(|text| self.model.vocab().tokenize(text.as_bytes(), false, false))
+            .flat_map(|text| {
+                let mut tokens = vocab.tokenize(text.as_bytes(), false, false);
+                tokens.push(vocab.eos());
+                tokens
+            })
             .collect();
         let window = i32::try_from(history.len() + max_tokens as usize).unwrap_or(i32::MAX);
         let allowed = i32::try_from(np.allowed_tokens).unwrap_or(i32::MAX);
@@ -643,15 +653,23 @@ impl LlamaEngine {
     }
 
     /// One token as `sampler.sample` picks it, after the no-paste penalty; both samplers then
-    /// take the token as their history.
+    /// take the token as their history. The penalty is held to [`NO_PASTE_MAX_PENALTY`]: DRY's
+    /// own cap is near `f32::MAX`, which the chain's temperature then turns into minus
+    /// infinity for every allowed token, and a chain with nothing finite left picks a token
+    /// the grammar forbids.
     fn sample_off_copies(
         &self,
         sampler: &mut LlamaSampler,
         dry: &mut LlamaSampler,
     ) -> Result<LlamaToken> {
+        let logits = self.ctx.get_logits_ith(self.last_logits);
         let mut candidates =
             LlamaTokenDataArray::from_iter(self.ctx.candidates_ith(self.last_logits), false);
         candidates.apply_sampler(dry);
+        for c in candidates.data.iter_mut() {
+            let before = logits[c.id().0 as usize];
+            c.set_logit(c.logit().max(before - NO_PASTE_MAX_PENALTY));
+        }
         candidates.apply_sampler(sampler);
         let token = candidates
             .selected_token()

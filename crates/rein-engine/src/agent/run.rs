@@ -247,6 +247,8 @@ struct State {
     /// this step's requests: the ones read whole so far.
     no_paste_sources: Option<NoPasteSources>,
     no_paste: Option<NoPaste>,
+    /// The held files and cuts last journaled.
+    no_paste_shown: (Vec<String>, Vec<String>),
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -1224,6 +1226,7 @@ impl<'a> Agent<'a> {
             held: Vec::new(),
             no_paste_sources: None,
             no_paste: None,
+            no_paste_shown: Default::default(),
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -1243,42 +1246,43 @@ impl<'a> Agent<'a> {
         self.finish(st, end, verdict, accepted, on_event)
     }
 
-    /// Sets the run's no-paste history (lever `no-paste`) and journals what it holds, why it
-    /// holds less than the inputs, and whether the backend applies it (an `openai:` endpoint
-    /// is sent the request without it).
+    /// Sets which inputs the run may hold against pastes (lever `no-paste`) and journals them,
+    /// with whether the backend applies the penalty (an `openai:` endpoint's request leaves it
+    /// out; a scripted model ignores it).
     fn steer_off_pastes(&self, st: &mut State) -> Result<(), AgentError> {
         if !self.options.levers.no_paste || self.options.memory {
             return Ok(());
         }
-        let Some(found) = no_paste_sources(self.env.contract, self.env.world) else {
+        let Some(found) = no_paste_sources(self.env.contract) else {
             return Ok(());
         };
         self.env.journal.append_event(
             Some(self.env.run),
             "no_paste",
-            &json!({"sources": found.paths(), "allowed_tokens": found.allowed_tokens,
-                    "cut": found.cut, "backend_applies": is_embedded(self.model.identity())}),
+            &json!({"sources": found.paths, "allowed_tokens": found.allowed_tokens,
+                    "backend_applies": is_embedded(self.model.identity())}),
         )?;
         st.no_paste_sources = Some(found);
         Ok(())
     }
 
-    /// Holds this step's no-paste history (the sources read whole so far) and journals when
-    /// it grows.
+    /// Holds this step's no-paste history (the sources read whole so far) and journals it
+    /// when it changes.
     fn hold_no_paste(&self, st: &mut State, step: u32) -> Result<(), AgentError> {
         let Some(sources) = &st.no_paste_sources else {
             return Ok(());
         };
-        let (paths, held) = sources.held(&st.trace).unzip();
-        let count = |h: &Option<NoPaste>| h.as_ref().map_or(0, |h| h.sources.len());
-        if count(&held) != count(&st.no_paste) {
+        let held = sources.held(self.env.contract, self.env.world, &st.trace);
+        let shown = (held.paths, held.cut);
+        if shown != st.no_paste_shown {
             self.env.journal.append_event(
                 Some(self.env.run),
                 "no_paste_held",
-                &json!({"step": step, "sources": paths.unwrap_or_default()}),
+                &json!({"step": step, "sources": shown.0, "cut": shown.1}),
             )?;
+            st.no_paste_shown = shown;
         }
-        st.no_paste = held;
+        st.no_paste = held.history;
         Ok(())
     }
 
