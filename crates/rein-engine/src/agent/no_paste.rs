@@ -104,7 +104,7 @@ impl NoPasteSources {
             .unzip();
         Held {
             paths,
-            history: (!sources.is_empty()).then(|| NoPaste {
+            history: (!sources.is_empty()).then_some(NoPaste {
                 sources,
                 allowed_tokens: self.allowed_tokens,
             }),
