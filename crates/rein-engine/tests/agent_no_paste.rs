@@ -13,7 +13,7 @@ use rein_engine::agent::{Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_protocol::{CompletionRequest, NoPaste};
 use serde_json::json;
-use support::{copy_dir, gold_fields, line, missions_dir, reads, Harness, PromptRecorder};
+use support::{gold_fields, line, missions_dir, reads, Harness, PromptRecorder};
 
 fn levers(on: bool) -> Levers {
     Levers {
@@ -173,19 +173,6 @@ fn a_check_s_own_sources_and_the_strictest_run_length_are_used() {
     );
 }
 
-/// A copy of `mission` whose fixtures `edit` may change before it is loaded.
-fn edited(mission: &str, edit: impl FnOnce(&std::path::Path, &mut serde_json::Value)) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let mdir = dir.path().join("mission");
-    copy_dir(&missions_dir().join(mission), &mdir);
-    let file = mdir.join("mission.json");
-    let mut m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    edit(&mdir.join("fixtures"), &mut m);
-    std::fs::write(&file, serde_json::to_string_pretty(&m).unwrap()).unwrap();
-    Harness::load(dir, file)
-}
-
 /// Replies that read `path` whole in ranges of `lines` lines, `total` lines in all.
 fn read_in_ranges(path: &str, total: u64, lines: u64) -> String {
     (0..total.div_ceil(lines))
@@ -203,7 +190,7 @@ fn read_in_ranges(path: &str, total: u64, lines: u64) -> String {
 fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut() {
     // Two 30,000-character inputs, 300 lines of 100 characters, read whole in ranges.
     let row = format!("{}\n", "w".repeat(99));
-    let h = edited("desk_task", |fixtures, m| {
+    let h = Harness::with_fixtures("desk_task", |fixtures, m| {
         for name in ["notes/big-a.md", "notes/big-b.md"] {
             std::fs::write(fixtures.join(name), row.repeat(300)).unwrap();
             m["inputs"].as_array_mut().unwrap().push(json!(name));
@@ -245,7 +232,7 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
 
 #[test]
 fn an_input_changed_under_the_run_an_empty_one_and_crlf_lines() {
-    let h = edited("desk_task", |fixtures, _| {
+    let h = Harness::with_fixtures("desk_task", |fixtures, _| {
         std::fs::write(fixtures.join("notes/meeting-notes.md"), " \n").unwrap();
         std::fs::write(fixtures.join("data/tasks.csv"), "task,hours\r\nA,1\r\n").unwrap();
     });

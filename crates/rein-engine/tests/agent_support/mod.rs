@@ -156,13 +156,22 @@ impl Harness {
 
     /// Copies the mission, lets the test edit its JSON first, then loads it.
     pub fn with_edit(mission: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Harness {
+        Harness::with_fixtures(mission, |_, v| edit(v))
+    }
+
+    /// Copies the mission, lets the test change its fixtures folder and its JSON first, then
+    /// loads it.
+    pub fn with_fixtures(
+        mission: &str,
+        edit: impl FnOnce(&Path, &mut serde_json::Value),
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let mdir = dir.path().join("mission");
         copy_dir(&missions_dir().join(mission), &mdir);
         let mission_file = mdir.join("mission.json");
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&mission_file).unwrap()).unwrap();
-        edit(&mut v);
+        edit(&mdir.join("fixtures"), &mut v);
         std::fs::write(&mission_file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
         Harness::load(dir, mission_file)
     }
