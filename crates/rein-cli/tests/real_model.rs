@@ -527,3 +527,74 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         "a copied run of {run} words (of {free_run} unsteered) got through the no-paste penalty: {text}"
     );
 }
+
+/// A copied run ends at a line end: a list of a source's short lines, each shorter than the
+/// allowed run, comes through whole, where a run counted across the lines would push the
+/// model off the third line's first word.
+#[test]
+fn real_model_no_paste_lets_short_lines_through_one_by_one() {
+    if skip() {
+        return;
+    }
+    let lines = [
+        "Budget",
+        "Staff",
+        "Launch",
+        "Catalogue",
+        "Search",
+        "Members",
+        "Renewals",
+        "Printing",
+    ];
+    let source = lines.join("\n");
+    let mut model = start();
+    let ask = |no_paste: Option<rein_models::NoPaste>| {
+        let mut request = CompletionRequest::new(
+            Prompt::chat(vec![ChatMessage::user(format!(
+                "Copy this list into the text field exactly, one item per line:\n\n{source}"
+            ))]),
+            80,
+            SamplingProfile::JUDGE,
+        );
+        request.json_schema = Some(serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 300}},
+            "required": ["text"],
+            "additionalProperties": false
+        }));
+        request.no_paste = no_paste;
+        request
+    };
+    let items = |reply: &str| -> Vec<String> {
+        let doc: serde_json::Value =
+            serde_json::from_str(reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"));
+        doc["text"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let free = model.complete(&ask(None), &mut |_| {}).unwrap();
+    assert_eq!(
+        items(&free.text),
+        lines,
+        "unsteered, the model copies the list"
+    );
+    let steered = model
+        .complete(
+            &ask(Some(rein_models::NoPaste {
+                // JSON-escaped, as the engine holds a source.
+                sources: vec![source.replace('\n', "\\n")],
+                allowed_tokens: 4,
+            })),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        items(&steered.text),
+        lines,
+        "each line is shorter than the allowed run, so none is pushed off"
+    );
+}
