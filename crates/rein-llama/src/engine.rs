@@ -39,11 +39,6 @@ const NO_PASTE_BASE: f32 = 1.75;
 /// token and the rest (reached eleven tokens past the allowed length), yet finite after the
 /// chain divides it by a temperature of 0.1.
 const NO_PASTE_MAX_PENALTY: f32 = 1_000.0;
-/// Where a copied run ends: a line end, as a JSON string spells it (`\\n`, the sources are
-/// JSON-escaped) and as raw text. A run may not continue from one line of a source into the
-/// next, so a reply that copies a short line, then writes the next line's first words as the
-/// source does (a table row, a list item), is not pushed off them mid-word.
-const NO_PASTE_LINE_ENDS: [&str; 2] = ["\\n", "\n"];
 
 /// Tokens decoded per batch while processing a prompt.
 pub const DEFAULT_BATCH_TOKENS: u32 = 512;
@@ -651,7 +646,7 @@ impl LlamaEngine {
             NO_PASTE_BASE,
             allowed,
             window,
-            NO_PASTE_LINE_ENDS,
+            std::iter::empty::<&[u8]>(),
         );
         dry.accept_many(&history);
         dry
