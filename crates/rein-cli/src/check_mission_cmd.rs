@@ -71,6 +71,12 @@ fn print_report(r: &CaseReport) {
             }
         }
     }
+    if !r.left_to_a_person.is_empty() {
+        println!(
+            "  not judged here: {} (a decision not yet qualified: a person reviews it; `rein qualify` measures it)",
+            r.left_to_a_person.join(", ")
+        );
+    }
     println!(
         "  gold {}/{} passed; near misses {}/{} failed; false passes {}; false fails {}; wrong catcher {}: {}",
         r.gold_passed,

@@ -15,7 +15,10 @@
 //! is the one in `case.json`, or by default: every input and editable file read in full, every
 //! editable file the case changed written with its final content, the deliverable written
 //! (an editable deliverable only if the case changed it: a run that left it as it was never
-//! wrote it), read back, then `finish`. Verdicts come from the same `evaluate` every run uses.
+//! wrote it), read back, then `finish`. Verdicts come from the same checks every run uses, with
+//! no decider: a decision not yet qualified (as every decision of the shipped human-review-only
+//! missions is) is left to a person, listed in the report and never named by a near miss; a
+//! qualified one runs, and with no decider fails closed.
 //! A trace call is `{"tool", "path"?, "outcome"?, "full_read"?, "lines"?, "writes"?,
 //! "content"?}`; `lines` (`[first, last, total]`) is a read by line range, the lines it showed
 //! whole (`missions/desk_task/judge/near_misses/process-ranges-gap`).
@@ -45,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::{evaluate, CheckResult, MemWorld, TraceEntry, Verdict, World};
+use crate::checks::{evaluate_without_decider, CheckResult, MemWorld, TraceEntry, Verdict, World};
 use crate::mission::{sha256_hex, FrozenContract};
 
 /// The folder of a mission's judge cases.
@@ -184,6 +187,8 @@ pub struct CaseReport {
     pub false_fails: usize,
     /// Near misses that failed, but not on every check their case names.
     pub wrong_catcher: usize,
+    /// Checks no program decides here: decisions not yet qualified, which a person reviews.
+    pub left_to_a_person: Vec<String>,
     pub cases: Vec<CaseResult>,
 }
 
@@ -256,8 +261,20 @@ pub fn check_mission_in(
         false_passes: count(&|c| !c.kind.must_pass() && c.passed),
         false_fails: count(&|c| c.kind.must_pass() && !c.passed),
         wrong_catcher: count(&|c| !c.kind.must_pass() && !c.passed && !c.not_caught_by.is_empty()),
+        left_to_a_person: left_to_a_person(contract),
         cases,
     })
+}
+
+/// The checks whose verdict is a person's here: decisions not yet qualified.
+fn left_to_a_person(contract: &FrozenContract) -> Vec<String> {
+    contract
+        .mission
+        .checks
+        .iter()
+        .filter(|c| c.spec.is_advisory())
+        .map(|c| c.id.clone())
+        .collect()
 }
 
 fn run_case(
@@ -308,6 +325,17 @@ fn run_case(
             message: format!("`caught_by` names `{unknown}`, which is not a check of this mission"),
         });
     }
+    let person = left_to_a_person(contract);
+    if let Some(decision) = case.caught_by.iter().find(|c| person.contains(c)) {
+        return Err(CaseError::Invalid {
+            path: case_file,
+            message: format!(
+                "`caught_by` names `{decision}`, a decision not yet qualified: no program decides it \
+                 here, a person does; name a check a program decides, or leave this wrong answer \
+                 out of the cases (the mission's review catches it)"
+            ),
+        });
+    }
     if sandbox == CaseSandbox::Memory {
         return run_memory_case(contract, name, kind, case_dir, &case_file, case);
     }
@@ -338,7 +366,7 @@ fn run_case(
             })?,
         None => default_trace(contract, &world),
     };
-    let verdict = evaluate(contract, &world, &trace, None);
+    let verdict = evaluate_without_decider(contract, &world, &trace);
     Ok(case_result(name, kind, case, verdict))
 }
 
@@ -410,7 +438,7 @@ fn run_memory_case(
             advisory: false,
         });
     }
-    let mut verdict = evaluate(contract, &world, &trace, None);
+    let mut verdict = evaluate_without_decider(contract, &world, &trace);
     if !rules.is_empty() {
         verdict.passed = false;
         verdict.checks.extend(rules);

@@ -1,7 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-//! The judge on trial: every shipped automatic mission's gold deliverable passes, and every
+//! The judge on trial: every shipped mission's gold deliverable passes, and every
 //! near miss fails on the checks its case names. Zero false passes is the bar.
+
+#[path = "agent_support/mod.rs"]
+mod support;
 
 use std::path::PathBuf;
 
@@ -9,9 +12,7 @@ use rein_engine::cases::{check_mission, CaseKind};
 use rein_engine::mission::Mission;
 
 fn mission(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../missions")
-        .join(name)
+    support::missions_dir().join(name)
 }
 
 fn assert_judge_right(name: &str, min_near_misses: usize) {
@@ -65,3 +66,76 @@ fn desk_task_gold_passes_and_every_near_miss_fails() {
 fn doc_extract_gold_passes_and_every_near_miss_fails() {
     assert_judge_right("doc_extract", 10);
 }
+
+/// A human_review_only mission's cases try every check a program decides; its unqualified
+/// decision is listed as a person's and never decides a case.
+#[test]
+fn human_review_missions_are_judged_on_every_check_but_the_person_s() {
+    for (name, decision) in [
+        ("screen_qa", "answer-correct"),
+        ("voice_intake", "reason-faithful"),
+    ] {
+        assert_judge_right(name, 4);
+        let report = check_mission(&Mission::load(mission(name)).unwrap()).unwrap();
+        assert_eq!(report.left_to_a_person, vec![decision.to_string()]);
+        let gold = &report.cases[0];
+        assert_eq!(gold.kind, CaseKind::Gold);
+        let check = gold.verdict.checks.iter().find(|c| c.id == decision).unwrap();
+        assert!(check.advisory, "{name}: {check:?}");
+    }
+}
+
+/// What only a person can catch stays theirs: a wrong answer the screen does show passes every
+/// check a program decides, and the same answer judged as a run's verdict (the decision counts,
+/// and there is no decider) still fails.
+#[test]
+fn a_grounded_wrong_answer_is_left_to_the_person_and_never_passes_a_run() {
+    use rein_engine::checks::{evaluate, evaluate_without_decider, MemWorld, TraceEntry};
+    let contract = Mission::load(mission("screen_qa")).unwrap();
+    let mut world = MemWorld::new();
+    for input in &contract.inputs {
+        let bytes = std::fs::read(contract.fixtures_dir.join(&input.path)).unwrap();
+        world.set_file(&input.path, bytes);
+    }
+    world.set_file(
+        "out/answer.md",
+        b"Answer: Weekly digest\nIt is the toggle that is switched off.\n".to_vec(),
+    );
+    let trace: Vec<TraceEntry> = Vec::new();
+    let cases = evaluate_without_decider(&contract, &world, &trace);
+    assert!(cases.passed, "{:?}", cases.checks);
+    let run = evaluate(&contract, &world, &trace, None);
+    assert!(!run.passed, "{:?}", run.checks);
+    let decision = run.checks.iter().find(|c| c.id == "answer-correct").unwrap();
+    assert!(!decision.passed && !decision.advisory, "{decision:?}");
+}
+
+/// A near miss may not name the person's decision as its catcher: check-mission would report
+/// it caught by a check no program ran.
+#[test]
+fn a_near_miss_caught_by_an_unqualified_decision_is_refused() {
+    // A human-review mission's decision, and an automatic mission's unqualified one.
+    for (name, decision, file) in [
+        ("screen_qa", "answer-correct", "out/answer.md"),
+        ("desk_task", "risk-meaning", "out/summary.md"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(name);
+        support::copy_dir(&mission(name), &dir);
+        let case = dir.join("judge/near_misses/meaning-only");
+        std::fs::create_dir_all(case.join("files/out")).unwrap();
+        let why = format!(
+            r#"{{"class": "wrong", "why": "only meaning tells", "caught_by": ["{decision}"]}}"#
+        );
+        std::fs::write(case.join("case.json"), why).unwrap();
+        std::fs::write(case.join("files").join(file), "Answer: Weekly digest\n").unwrap();
+        let err = check_mission(&Mission::load(&dir).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(decision) && err.contains("not yet qualified"),
+            "{name}: {err}"
+        );
+    }
+}
+

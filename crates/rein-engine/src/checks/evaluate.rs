@@ -59,22 +59,44 @@ pub fn evaluate(
     contract: &FrozenContract,
     world: &dyn World,
     trace: &[TraceEntry],
+    decider: Option<&mut dyn Decider>,
+) -> Verdict {
+    // In a human-review mission the decisions are what is being qualified, so they count.
+    let automatic = contract.mission.mode == Mode::Automatic;
+    judge(contract, world, trace, decider, automatic)
+}
+
+/// The verdict a program gives with no decider, for the judge's own cases (`rein
+/// check-mission`): a decision not yet qualified is advice in either mode, so the cases of a
+/// `human_review_only` mission try every check but the person's.
+pub fn evaluate_without_decider(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+) -> Verdict {
+    judge(contract, world, trace, None, true)
+}
+
+/// `unqualified_advise`: a decision not yet qualified is reported and does not decide.
+fn judge(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
     mut decider: Option<&mut dyn Decider>,
+    unqualified_advise: bool,
 ) -> Verdict {
     let cx = Ctx {
         contract,
         world,
         trace,
     };
-    // In a human-review mission the decisions are what is being qualified, so they count.
-    let automatic = contract.mission.mode == Mode::Automatic;
     let mut checks = Vec::with_capacity(contract.mission.checks.len());
     for check in &contract.mission.checks {
         let d: Option<&mut dyn Decider> = match decider {
             Some(ref mut d) => Some(&mut **d),
             None => None,
         };
-        checks.push(result_of(&cx, check, d, automatic));
+        checks.push(result_of(&cx, check, d, unqualified_advise));
     }
     let deciding: Vec<&CheckResult> = checks.iter().filter(|c| !c.advisory).collect();
     Verdict {
@@ -114,7 +136,7 @@ fn result_of(
     cx: &Ctx<'_>,
     check: &Check,
     decider: Option<&mut dyn Decider>,
-    automatic: bool,
+    unqualified_advise: bool,
 ) -> CheckResult {
     let judged = run(cx, &check.spec, decider);
     let mut facts = judged.facts.clone();
@@ -126,7 +148,7 @@ fn result_of(
         facts,
         feedback: judged.facts,
         quoted: judged.quoted,
-        advisory: automatic && check.spec.is_advisory(),
+        advisory: unqualified_advise && check.spec.is_advisory(),
     }
 }
 

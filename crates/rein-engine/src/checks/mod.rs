@@ -57,7 +57,8 @@ mod trace;
 mod world;
 
 pub use evaluate::{
-    evaluate, evaluate_automatic, evaluate_selected, CheckResult, JudgeError, Verdict,
+    evaluate, evaluate_automatic, evaluate_selected, evaluate_without_decider, CheckResult,
+    JudgeError, Verdict,
 };
 pub use json::parse_strict as parse_json_strict;
 pub use normalize::normalize;
