@@ -80,7 +80,12 @@ fn human_review_missions_are_judged_on_every_check_but_the_person_s() {
         assert_eq!(report.left_to_a_person, vec![decision.to_string()]);
         let gold = &report.cases[0];
         assert_eq!(gold.kind, CaseKind::Gold);
-        let check = gold.verdict.checks.iter().find(|c| c.id == decision).unwrap();
+        let check = gold
+            .verdict
+            .checks
+            .iter()
+            .find(|c| c.id == decision)
+            .unwrap();
         assert!(check.advisory, "{name}: {check:?}");
     }
 }
@@ -106,7 +111,11 @@ fn a_grounded_wrong_answer_is_left_to_the_person_and_never_passes_a_run() {
     assert!(cases.passed, "{:?}", cases.checks);
     let run = evaluate(&contract, &world, &trace, None);
     assert!(!run.passed, "{:?}", run.checks);
-    let decision = run.checks.iter().find(|c| c.id == "answer-correct").unwrap();
+    let decision = run
+        .checks
+        .iter()
+        .find(|c| c.id == "answer-correct")
+        .unwrap();
     assert!(!decision.passed && !decision.advisory, "{decision:?}");
 }
 
@@ -138,4 +147,3 @@ fn a_near_miss_caught_by_an_unqualified_decision_is_refused() {
         );
     }
 }
-
