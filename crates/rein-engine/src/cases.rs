@@ -325,8 +325,9 @@ fn run_case(
             message: format!("`caught_by` names `{unknown}`, which is not a check of this mission"),
         });
     }
-    let person = left_to_a_person(contract);
-    if let Some(decision) = case.caught_by.iter().find(|c| person.contains(c)) {
+    let checks = &contract.mission.checks;
+    let for_a_person = |id: &&String| checks.iter().any(|c| &c.id == *id && c.spec.is_advisory());
+    if let Some(decision) = case.caught_by.iter().find(for_a_person) {
         return Err(CaseError::Invalid {
             path: case_file,
             message: format!(
