@@ -509,6 +509,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
             &ask(Some(rein_models::NoPaste {
                 sources: vec![paragraph.to_string()],
                 allowed_tokens: 4,
+                own_repeats: false,
             })),
             &mut |_| {},
         )

@@ -78,6 +78,9 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
                 sources: held(n),
                 // Half of the check's 8-word runs.
                 allowed_tokens: 4,
+                // The reply's own repeats count until the report is written (request 3
+                // writes it), never in the edits after.
+                own_repeats: i <= 3,
             }),
             "request {i}"
         );

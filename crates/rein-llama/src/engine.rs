@@ -21,6 +21,7 @@ use rein_protocol::model::{
 };
 use rein_protocol::worker::WorkerStats;
 
+use crate::copy_penalty::CopyPenalty;
 use crate::error::{LlamaError, Result};
 use crate::prefix::reuse_prefix;
 use crate::prefix_store::PrefixStore;
@@ -29,17 +30,6 @@ use crate::template::ChatTemplate;
 
 /// How many recent tokens the repetition penalty looks at.
 const PENALTY_LAST_N: i32 = 64;
-/// The no-paste penalty on a token that would extend a copied run of `n` tokens past the
-/// allowed length `a`: `MULTIPLIER * BASE^(n - a)` off its logit (llama.cpp's suggested DRY
-/// settings): 0.8 at the allowed length, about 7.5 four tokens later, about 23 at six, which
-/// outweighs even a near-certain next token of a verbatim copy.
-const NO_PASTE_MULTIPLIER: f32 = 0.8;
-const NO_PASTE_BASE: f32 = 1.75;
-/// The most the no-paste penalty takes off a logit: far past any gap between a copy's next
-/// token and the rest (reached eleven tokens past the allowed length), yet finite after the
-/// chain divides it by a temperature of 0.1.
-const NO_PASTE_MAX_PENALTY: f32 = 1_000.0;
-
 /// Tokens decoded per batch while processing a prompt.
 pub const DEFAULT_BATCH_TOKENS: u32 = 512;
 
@@ -622,60 +612,45 @@ impl LlamaEngine {
         Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
     }
 
-    /// llama.cpp's DRY sampler with `np.sources` as its history, so a reply's run of tokens that
-    /// repeats a run of a source (or of the reply itself) is penalised once it is longer than
-    /// `np.allowed_tokens`. It is kept apart from the chain: the grammar must never see the
-    /// sources as if they had been generated. An end-of-generation token, which no reply
-    /// holds, follows each source, so no run spans two sources or a source and the reply.
-    fn no_paste_sampler(&self, np: &NoPaste, max_tokens: u32) -> LlamaSampler {
+    /// The no-paste penalty over `np.sources`, each in its canonical tokenization.
+    fn copy_penalty(&self, np: &NoPaste) -> CopyPenalty {
         let vocab = self.model.vocab();
-        let history: Vec<LlamaToken> = np
-            .sources
-            .iter()
-            .flat_map(|text| {
-                let mut tokens = vocab.tokenize(text.as_bytes(), false, false);
-                tokens.push(vocab.eos());
-                tokens
-            })
-            .collect();
-        let window = i32::try_from(history.len() + max_tokens as usize).unwrap_or(i32::MAX);
-        let allowed = i32::try_from(np.allowed_tokens).unwrap_or(i32::MAX);
-        let mut dry = LlamaSampler::dry(
-            self.model,
-            NO_PASTE_MULTIPLIER,
-            NO_PASTE_BASE,
-            allowed,
-            window,
-            std::iter::empty::<&[u8]>(),
-        );
-        dry.accept_many(&history);
-        dry
+        let sources = np.sources.iter().map(|text| {
+            vocab
+                .tokenize(text.as_bytes(), false, false)
+                .into_iter()
+                .map(|t| t.0)
+                .collect()
+        });
+        CopyPenalty::new(sources, np.allowed_tokens)
     }
 
-    /// One token as `sampler.sample` picks it, after the no-paste penalty; both samplers then
-    /// take the token as their history. The penalty is held to [`NO_PASTE_MAX_PENALTY`]: DRY's
-    /// own cap is near `f32::MAX`, which the chain's temperature then turns into minus
-    /// infinity for every allowed token, and a chain with nothing finite left picks a token
-    /// the grammar forbids.
+    /// One token as `sampler.sample` picks it after the no-paste penalty has come off the
+    /// logits of the tokens that would carry on a copied run; both then take the token.
     fn sample_off_copies(
         &self,
         sampler: &mut LlamaSampler,
-        dry: &mut LlamaSampler,
+        copies: &mut CopyPenalty,
     ) -> Result<LlamaToken> {
-        let logits = self.ctx.get_logits_ith(self.last_logits);
+        let penalties = copies.penalties();
         let mut candidates =
             LlamaTokenDataArray::from_iter(self.ctx.candidates_ith(self.last_logits), false);
-        candidates.apply_sampler(dry);
-        for c in candidates.data.iter_mut() {
-            let before = logits[c.id().0 as usize];
-            c.set_logit(c.logit().max(before - NO_PASTE_MAX_PENALTY));
+        for (&id, &p) in &penalties {
+            // `candidates_ith` lists the vocabulary in id order.
+            let at = usize::try_from(id)
+                .ok()
+                .filter(|&i| candidates.data.get(i).is_some_and(|c| c.id().0 == id));
+            let at = at.or_else(|| candidates.data.iter().position(|c| c.id().0 == id));
+            if let Some(c) = at.and_then(|i| candidates.data.get_mut(i)) {
+                c.set_logit(c.logit() - p);
+            }
         }
         candidates.apply_sampler(sampler);
         let token = candidates
             .selected_token()
             .ok_or_else(|| LlamaError::Decode("the sampler chain selected no token".into()))?;
         sampler.accept(token);
-        dry.accept(token);
+        copies.accept(token.0);
         Ok(token)
     }
 
@@ -692,10 +667,7 @@ impl LlamaEngine {
         }
         let tokens = self.tokenize_prompt(&request.prompt)?;
         let mut sampler = self.sampler(request)?;
-        let mut no_paste = request
-            .no_paste
-            .as_ref()
-            .map(|np| self.no_paste_sampler(np, request.max_tokens));
+        let mut no_paste = request.no_paste.as_ref().map(|np| self.copy_penalty(np));
         let started = Instant::now();
         let cached = self.eval_prompt(&tokens)?;
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -708,7 +680,7 @@ impl LlamaEngine {
         let finish = loop {
             let token = match no_paste.as_mut() {
                 None => sampler.sample(&self.ctx, self.last_logits),
-                Some(dry) => self.sample_off_copies(&mut sampler, dry)?,
+                Some(copies) => self.sample_off_copies(&mut sampler, copies)?,
             };
             if self.model.vocab().is_eog(token) {
                 break FinishReason::Stop;

@@ -7,6 +7,7 @@
 //! llguidance, and read label probabilities from logits.
 
 mod choose;
+mod copy_penalty;
 pub mod cpu;
 mod engine;
 mod error;

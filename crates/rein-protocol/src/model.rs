@@ -117,15 +117,20 @@ pub struct CompletionRequest {
     pub no_paste: Option<NoPaste>,
 }
 
-/// Texts a reply should not copy at length: each token that would extend a run of more than
-/// `allowed_tokens` tokens copied from one of `sources` (or repeated from the reply itself) is
-/// penalised, more steeply the longer the run (llama.cpp's DRY sampler, fed the sources as its
-/// history). A soft penalty on the logits, never a mask: names and short phrases stay
-/// copyable, and what the grammar forces is still forced.
+/// Texts a reply should not copy at length: each token that would extend a run copied from
+/// one of `sources` past `allowed_tokens` tokens is penalised, more steeply the longer the run
+/// (as llama.cpp's DRY sampler does; the reply's own repeats count only with `own_repeats`).
+/// A soft penalty on the logits, never a mask: names and short phrases stay copyable, and what
+/// the grammar forces is still forced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoPaste {
     pub sources: Vec<String>,
     pub allowed_tokens: u32,
+    /// Runs the reply repeats from its own earlier tokens count as copies too (one text
+    /// written under two headings). Off for an edit, whose `new_text` rightly repeats most of
+    /// its `old_text`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_repeats: bool,
 }
 
 impl CompletionRequest {

@@ -1,9 +1,12 @@
 //! The `no-paste` lever: when the contract says the deliverable must be in the model's own
 //! words (a `not_copied` check), an embedded model decodes every reply with the inputs that
-//! check compares against as a penalty history (llama.cpp's DRY sampler, see
-//! [`rein_protocol::NoPaste`]): a token that would extend a run copied from them beyond a few
-//! tokens loses logit, more the longer the run. Names and short phrases stay copyable; a pasted
-//! paragraph, a CSV row or one text under two headings does not come out at temperature 0.1.
+//! check compares against as the texts of a copy penalty (see [`rein_protocol::NoPaste`]): a
+//! token that would extend a run copied from them beyond a few tokens loses logit, more the
+//! longer the run; until the deliverable is on disk, a run the reply repeats from itself
+//! counts too (never in an edit, whose `new_text` keeps its `old_text`). Names and short
+//! phrases stay copyable; a paragraph, a CSV row or one text under two headings pasted in the
+//! sources' own tokens does not come out at temperature 0.1 (spelled with other tokens, or
+//! with a comma dropped, a run starts again: the steering is best effort).
 //! Only inputs the run has read whole, still holding their frozen bytes, are held: the penalty
 //! falls exactly where a reply would follow the text, so holding a file the model was never
 //! shown (one policy keeps from `read_file`), or an older text of one, would tell it something
@@ -107,10 +110,24 @@ impl NoPasteSources {
             history: (!sources.is_empty()).then_some(NoPaste {
                 sources,
                 allowed_tokens: self.allowed_tokens,
+                own_repeats: !deliverable_written(contract, world),
             }),
             cut,
         }
     }
+}
+
+/// Whether the deliverable is on disk. Until it is, the next write is a whole one, where a
+/// text repeated under a second heading is a paste too; after, the writes are edits, whose
+/// `new_text` keeps most of its `old_text` (on desk_task, a penalty on that repeat made the
+/// 1.5B change rows it did not need to, `Jonas` to `Jonah`, until the run timed out; without
+/// one before the first write it wrote the same text under Project summary and Goal).
+fn deliverable_written(contract: &FrozenContract, world: &dyn World) -> bool {
+    world
+        .read(&contract.mission.required_artifact)
+        .ok()
+        .flatten()
+        .is_some()
 }
 
 /// The inputs a run may hold against pastes, or `None` when the contract has no `not_copied`
