@@ -90,9 +90,10 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     assert_eq!(
         held_events,
         vec![
-            json!({"step": 2, "sources": ["notes/overview.md"], "cut": []}),
-            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": []}),
-            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": []}),
+            json!({"step": 2, "sources": ["notes/overview.md"], "cut": [], "own_repeats": true}),
+            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": [], "own_repeats": true}),
+            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": [], "own_repeats": true}),
+            json!({"step": 5, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": [], "own_repeats": false}),
         ]
     );
     let events = no_paste_events(&h, &outcome);

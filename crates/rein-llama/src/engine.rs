@@ -622,7 +622,12 @@ impl LlamaEngine {
                 .map(|t| t.0)
                 .collect()
         });
-        CopyPenalty::new(sources, np.allowed_tokens)
+        let penalty = CopyPenalty::new(sources, np.allowed_tokens);
+        if np.own_repeats {
+            penalty.counting_own_repeats()
+        } else {
+            penalty
+        }
     }
 
     /// One token as `sampler.sample` picks it after the no-paste penalty has come off the

@@ -248,7 +248,8 @@ struct State {
     no_paste_sources: Option<NoPasteSources>,
     no_paste: Option<NoPaste>,
     /// The held files and cuts last journaled.
-    no_paste_shown: (Vec<String>, Vec<String>),
+    /// The held sources, what was cut, and whether the reply's own repeats count.
+    no_paste_shown: (Vec<String>, Vec<String>, bool),
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -1273,12 +1274,14 @@ impl<'a> Agent<'a> {
             return Ok(());
         };
         let held = sources.held(self.env.contract, self.env.world, &st.trace);
-        let shown = (held.paths, held.cut);
+        let own_repeats = held.history.as_ref().is_some_and(|h| h.own_repeats);
+        let shown = (held.paths, held.cut, own_repeats);
         if shown != st.no_paste_shown {
             self.env.journal.append_event(
                 Some(self.env.run),
                 "no_paste_held",
-                &json!({"step": step, "sources": shown.0, "cut": shown.1}),
+                &json!({"step": step, "sources": shown.0, "cut": shown.1,
+                        "own_repeats": shown.2}),
             )?;
             st.no_paste_shown = shown;
         }
