@@ -528,3 +528,91 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         "a copied run of {run} words (of {free_run} unsteered) got through the no-paste penalty: {text}"
     );
 }
+
+/// The longest run of consecutive words that `text` holds twice, the two not overlapping
+/// (lowercase, punctuation dropped).
+fn longest_repeated_run(text: &str) -> usize {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut best = 0;
+    for i in 0..words.len() {
+        for j in i + 1..words.len() {
+            let run = (0..j - i)
+                .take_while(|k| j + k < words.len() && words[i + k] == words[j + k])
+                .count();
+            best = best.max(run);
+        }
+    }
+    best
+}
+
+#[test]
+fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
+    if skip() {
+        return;
+    }
+    let sentence = "The reservation screen cannot be tested until the supplier sends the keys.";
+    let mut model = start();
+    let ask = |no_paste: Option<rein_models::NoPaste>| {
+        let mut request = CompletionRequest::new(
+            Prompt::chat(vec![ChatMessage::user(format!(
+                "Copy this text into the text field, word for word:\n\n{sentence} {sentence} {sentence}"
+            ))]),
+            200,
+            SamplingProfile::JUDGE,
+        );
+        request.json_schema = Some(serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 400}},
+            "required": ["text"],
+            "additionalProperties": false
+        }));
+        request.no_paste = no_paste;
+        request
+    };
+    // No sources: only the reply's own repeats can be penalised.
+    let steering = |own_repeats| {
+        Some(rein_models::NoPaste {
+            sources: Vec::new(),
+            allowed_tokens: 4,
+            own_repeats,
+        })
+    };
+    let text_of = |reply: &str| -> String {
+        let doc: serde_json::Value =
+            serde_json::from_str(reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"));
+        doc["text"].as_str().unwrap().to_string()
+    };
+    let uncounted = text_of(
+        &model
+            .complete(&ask(steering(false)), &mut |_| {})
+            .unwrap()
+            .text,
+    );
+    let words = sentence.split_whitespace().count();
+    let free_run = longest_repeated_run(&uncounted);
+    assert!(
+        free_run >= words,
+        "asked to copy, the model copies: {uncounted}"
+    );
+    let counted = text_of(
+        &model
+            .complete(&ask(steering(true)), &mut |_| {})
+            .unwrap()
+            .text,
+    );
+    let run = longest_repeated_run(&counted);
+    assert!(
+        run < words,
+        "the sentence came out again whole with its own repeats counted ({run} words, \
+         {free_run} unsteered): {counted}"
+    );
+}

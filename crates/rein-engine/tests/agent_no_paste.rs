@@ -314,3 +314,19 @@ fn a_file_policy_keeps_from_read_file_is_never_held() {
         ]
     );
 }
+
+#[test]
+fn a_stale_deliverable_from_before_the_run_does_not_stop_own_repeats_counting() {
+    let h = Harness::with_fixtures("desk_task", |fixtures, _| {
+        std::fs::create_dir_all(fixtures.join("out")).unwrap();
+        std::fs::write(fixtures.join("out/summary.md"), "# An old summary\n").unwrap();
+    });
+    let (requests, _) = run(&h, &gold_script(), true);
+    let own: Vec<bool> = requests
+        .iter()
+        .filter_map(|r| r.no_paste.as_ref().map(|np| np.own_repeats))
+        .collect();
+    // Reads 2 and 3 and the write count the reply's own repeats; the read back and finish
+    // after the write do not.
+    assert_eq!(own, vec![true, true, true, false, false]);
+}

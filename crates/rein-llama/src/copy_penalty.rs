@@ -1,6 +1,7 @@
 //! The no-paste penalty: a token that would carry on a run the reply has copied from one of
-//! its sources loses logit, more the longer the run. Only the sources count (the
-//! `repeat-penalty` lever, when on, still taxes a reply's own repeats). llama.cpp's DRY,
+//! its sources loses logit, more the longer the run. The reply's own repeats count only when
+//! asked ([`CopyPenalty::counting_own_repeats`]; the `repeat-penalty` lever, when on, taxes
+//! them anyway). llama.cpp's DRY,
 //! which this replaces, also counts the reply's own earlier tokens, so an `edit_file` whose
 //! `new_text` keeps most of its `old_text`, or a table's second separator row, was pushed to
 //! change something it did not need to.
@@ -56,8 +57,17 @@ impl Runs {
     }
 
     /// Adds to `out` the penalty of each token that would carry a run of at least `allowed`.
-    fn penalise(&self, allowed: u32, out: &mut HashMap<i32, f32>) {
+    /// With `apart`, `text` is the reply itself and a run counts only the part of it that ends
+    /// before the repeat starts: a row of zeros or `| --- | --- |` is one text, not a copy of
+    /// itself.
+    fn penalise(&self, allowed: u32, apart: bool, out: &mut HashMap<i32, f32>) {
+        let end = self.text.len();
         for (j, &n) in self.run.iter().enumerate() {
+            let n = if apart {
+                n.min(u32::try_from(end - 1 - j).unwrap_or(u32::MAX))
+            } else {
+                n
+            };
             if n < allowed {
                 continue;
             }
@@ -111,9 +121,9 @@ impl CopyPenalty {
     /// each, the penalty of its longest run.
     pub fn penalties(&self) -> HashMap<i32, f32> {
         let mut out = HashMap::new();
-        self.sources.penalise(self.allowed, &mut out);
+        self.sources.penalise(self.allowed, false, &mut out);
         if let Some(own) = &self.own {
-            own.penalise(self.allowed, &mut out);
+            own.penalise(self.allowed, true, &mut out);
         }
         out
     }
@@ -187,10 +197,23 @@ mod tests {
     }
 
     #[test]
-    fn a_token_repeated_is_a_run_of_itself() {
+    fn a_run_of_one_token_or_a_pattern_is_not_a_copy_of_itself() {
+        // `1000000` in digits, or `| --- | --- | --- |`: a repeat counts only the part that
+        // ends before it starts.
         let mut p = CopyPenalty::new(Vec::<Vec<i32>>::new(), 2).counting_own_repeats();
-        assert!(after(&mut p, &[4, 4]).is_empty());
-        assert_eq!(after(&mut p, &[4]), HashMap::from([(4, 0.8)]));
+        assert!(after(&mut p, &[4, 4, 4]).is_empty());
+        assert_eq!(
+            after(&mut p, &[4]),
+            HashMap::from([(4, 0.8)]),
+            "4 4 | 4 4 then 4"
+        );
+        let mut p = CopyPenalty::new(Vec::<Vec<i32>>::new(), 4).counting_own_repeats();
+        assert!(after(&mut p, &[1, 2, 1, 2, 1, 2, 1]).is_empty());
+        assert_eq!(
+            after(&mut p, &[2]),
+            HashMap::from([(1, 0.8)]),
+            "1 2 1 2 | 1 2 1 2"
+        );
     }
 
     #[test]
@@ -275,7 +298,8 @@ mod tests {
                 continue;
             }
             let mut k = 0;
-            while k < i && reply[i - 1 - k] == reply[reply.len() - 1 - k] {
+            // The earlier run ends (at `i - 1`) before the repeat starts.
+            while k < i && k < reply.len() - i && reply[i - 1 - k] == reply[reply.len() - 1 - k] {
                 k += 1;
             }
             best = best.max(k as u32);

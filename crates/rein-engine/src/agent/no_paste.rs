@@ -2,8 +2,9 @@
 //! words (a `not_copied` check), an embedded model decodes every reply with the inputs that
 //! check compares against as the texts of a copy penalty (see [`rein_protocol::NoPaste`]): a
 //! token that would extend a run copied from them beyond a few tokens loses logit, more the
-//! longer the run; until the deliverable is on disk, a run the reply repeats from itself
-//! counts too (never in an edit, whose `new_text` keeps its `old_text`). Names and short
+//! longer the run; until the run has written the deliverable, a run the reply repeats from
+//! itself counts too (not after, when most writes are edits whose `new_text` keeps their
+//! `old_text`). Names and short
 //! phrases stay copyable; a paragraph, a CSV row or one text under two headings pasted in the
 //! sources' own tokens does not come out at temperature 0.1 (spelled with other tokens, or
 //! with a comma dropped, a run starts again: the steering is best effort).
@@ -110,24 +111,23 @@ impl NoPasteSources {
             history: (!sources.is_empty()).then_some(NoPaste {
                 sources,
                 allowed_tokens: self.allowed_tokens,
-                own_repeats: !deliverable_written(contract, world),
+                own_repeats: !deliverable_written(contract, trace),
             }),
             cut,
         }
     }
 }
 
-/// Whether the deliverable is on disk. Until it is, the next write is a whole one, where a
-/// text repeated under a second heading is a paste too; after, the writes are edits, whose
-/// `new_text` keeps most of its `old_text` (on desk_task, a penalty on that repeat made the
-/// 1.5B change rows it did not need to, `Jonas` to `Jonah`, until the run timed out; without
-/// one before the first write it wrote the same text under Project summary and Goal).
-fn deliverable_written(contract: &FrozenContract, world: &dyn World) -> bool {
-    world
-        .read(&contract.mission.required_artifact)
-        .ok()
-        .flatten()
-        .is_some()
+/// Whether the run has written the deliverable. Until it has, the next write is a whole one,
+/// where a text repeated under a second heading is a paste too; after, most writes are edits,
+/// whose `new_text` keeps most of its `old_text` (on desk_task, a penalty on that repeat made
+/// the 1.5B change rows it did not need to, `Jonas` to `Jonah`, until the run timed out;
+/// without one before the first write it wrote the same text under Project summary and Goal).
+/// A whole rewrite after the first write (`replace_file`, `write_sections`) goes without it
+/// too; a stale file left from before the run does not count as written.
+fn deliverable_written(contract: &FrozenContract, trace: &[TraceEntry]) -> bool {
+    let artifact = &contract.mission.required_artifact;
+    trace.iter().any(|e| e.mutated_path(artifact))
 }
 
 /// The inputs a run may hold against pastes, or `None` when the contract has no `not_copied`
