@@ -472,6 +472,31 @@ fn longest_copied_run(text: &str, source: &str) -> usize {
     best
 }
 
+/// A request that asks the model to copy `text` word for word into the `text` field of a JSON
+/// object of at most `max_chars` characters.
+fn copy_request(
+    text: &str,
+    max_tokens: u32,
+    max_chars: u32,
+    no_paste: Option<rein_models::NoPaste>,
+) -> CompletionRequest {
+    let mut request = CompletionRequest::new(
+        Prompt::chat(vec![ChatMessage::user(format!(
+            "Copy this text into the text field, word for word:\n\n{text}"
+        ))]),
+        max_tokens,
+        SamplingProfile::JUDGE,
+    );
+    request.json_schema = Some(serde_json::json!({
+        "type": "object",
+        "properties": {"text": {"type": "string", "maxLength": max_chars}},
+        "required": ["text"],
+        "additionalProperties": false
+    }));
+    request.no_paste = no_paste;
+    request
+}
+
 #[test]
 fn real_model_no_paste_steers_a_copy_off_its_source() {
     if skip() {
@@ -482,23 +507,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         catalogue has not delivered the search keys yet, and without them the reservation \
         screen cannot be tested before the launch at the end of June.";
     let mut model = start();
-    let ask = |no_paste: Option<rein_models::NoPaste>| {
-        let mut request = CompletionRequest::new(
-            Prompt::chat(vec![ChatMessage::user(format!(
-                "Copy this paragraph into the text field, word for word:\n\n{paragraph}"
-            ))]),
-            160,
-            SamplingProfile::JUDGE,
-        );
-        request.json_schema = Some(serde_json::json!({
-            "type": "object",
-            "properties": {"text": {"type": "string", "maxLength": 600}},
-            "required": ["text"],
-            "additionalProperties": false
-        }));
-        request.no_paste = no_paste;
-        request
-    };
+    let ask = |no_paste| copy_request(paragraph, 160, 600, no_paste);
     let pasted = model.complete(&ask(None), &mut |_| {}).unwrap();
     let free: serde_json::Value = serde_json::from_str(&pasted.text).unwrap();
     let free = free["text"].as_str().unwrap().to_string();
@@ -561,23 +570,8 @@ fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
     }
     let sentence = "The reservation screen cannot be tested until the supplier sends the keys.";
     let mut model = start();
-    let ask = |no_paste: Option<rein_models::NoPaste>| {
-        let mut request = CompletionRequest::new(
-            Prompt::chat(vec![ChatMessage::user(format!(
-                "Copy this text into the text field, word for word:\n\n{sentence} {sentence} {sentence}"
-            ))]),
-            200,
-            SamplingProfile::JUDGE,
-        );
-        request.json_schema = Some(serde_json::json!({
-            "type": "object",
-            "properties": {"text": {"type": "string", "maxLength": 400}},
-            "required": ["text"],
-            "additionalProperties": false
-        }));
-        request.no_paste = no_paste;
-        request
-    };
+    let thrice = format!("{sentence} {sentence} {sentence}");
+    let ask = |no_paste| copy_request(&thrice, 200, 400, no_paste);
     // No sources: only the reply's own repeats can be penalised.
     let steering = |own_repeats| {
         Some(rein_models::NoPaste {
