@@ -442,21 +442,23 @@ fn real_model_first_prompt_comes_from_the_prefix_store_and_answers_as_a_cold_one
     assert_eq!(after_reset.cached_tokens, 0, "{after_reset:?}");
 }
 
+/// The words of `s`, lowercase, punctuation dropped.
+fn plain_words(s: &str) -> Vec<String> {
+    s.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// The longest run of consecutive words of `text` that is also a run of `source` (lowercase,
 /// punctuation dropped).
 fn longest_copied_run(text: &str, source: &str) -> usize {
-    let words = |s: &str| -> Vec<String> {
-        s.split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-                    .to_lowercase()
-            })
-            .filter(|w| !w.is_empty())
-            .collect()
-    };
-    let (a, b) = (words(text), words(source));
+    let (a, b) = (plain_words(text), plain_words(source));
     let mut best = 0;
     let mut prev = vec![0usize; b.len() + 1];
     for x in &a {
@@ -541,16 +543,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
 /// The longest run of consecutive words that `text` holds twice, the two not overlapping
 /// (lowercase, punctuation dropped).
 fn longest_repeated_run(text: &str) -> usize {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .collect::<String>()
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = plain_words(text);
     let mut best = 0;
     for i in 0..words.len() {
         for j in i + 1..words.len() {
