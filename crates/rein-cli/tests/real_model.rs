@@ -510,9 +510,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         screen cannot be tested before the launch at the end of June.";
     let mut model = start();
     let ask = |no_paste| copy_request(paragraph, 160, 600, no_paste);
-    let pasted = model.complete(&ask(None), &mut |_| {}).unwrap();
-    let free: serde_json::Value = serde_json::from_str(&pasted.text).unwrap();
-    let free = free["text"].as_str().unwrap().to_string();
+    let free = text_of(&model.complete(&ask(None), &mut |_| {}).unwrap().text);
     let free_run = longest_copied_run(&free, paragraph);
     assert!(free_run >= 20, "asked to copy, the model copies: {free}");
     let steered = model
@@ -526,11 +524,9 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         )
         .unwrap();
     // Still the action's JSON: the penalty never breaks what the grammar forces.
-    let doc: serde_json::Value = serde_json::from_str(&steered.text)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", steered.text));
-    let text = doc["text"].as_str().unwrap();
+    let text = text_of(&steered.text);
     assert!(text.split_whitespace().count() >= 10, "{text}");
-    let run = longest_copied_run(text, paragraph);
+    let run = longest_copied_run(&text, paragraph);
     // The penalty counts tokens, so a dropped comma starts a new run where the words go on:
     // asked outright to copy, the 0.5B got a 16-word run through this way. It still cuts the
     // longest run to well under half.
@@ -538,6 +534,13 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
         run * 2 < free_run,
         "a copied run of {run} words (of {free_run} unsteered) got through the no-paste penalty: {text}"
     );
+}
+
+/// The `text` field of a reply to a [`copy_request`].
+fn text_of(reply: &str) -> String {
+    let doc: serde_json::Value =
+        serde_json::from_str(reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"));
+    doc["text"].as_str().unwrap().to_string()
 }
 
 /// The longest run of consecutive words that `text` holds twice, the two not overlapping
@@ -572,11 +575,6 @@ fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
             allowed_tokens: 4,
             own_repeats,
         })
-    };
-    let text_of = |reply: &str| -> String {
-        let doc: serde_json::Value =
-            serde_json::from_str(reply).unwrap_or_else(|e| panic!("not JSON ({e}): {reply}"));
-        doc["text"].as_str().unwrap().to_string()
     };
     let uncounted = text_of(
         &model

@@ -1,10 +1,9 @@
 //! The no-paste penalty: a token that would carry on a run the reply has copied from one of
 //! its sources loses logit, more the longer the run. The reply's own repeats count only when
 //! asked ([`CopyPenalty::counting_own_repeats`]; the `repeat-penalty` lever, when on, taxes
-//! them anyway). llama.cpp's DRY,
-//! which this replaces, also counts the reply's own earlier tokens, so an `edit_file` whose
-//! `new_text` keeps most of its `old_text`, or a table's second separator row, was pushed to
-//! change something it did not need to.
+//! them anyway). llama.cpp's DRY, which this replaces, always counts them, so an `edit_file`
+//! whose `new_text` keeps most of its `old_text`, or a table's second separator row, was
+//! pushed to change something it did not need to.
 //!
 //! It works on token ids in the sources' canonical tokenization: the same bytes spelled with
 //! other tokens, or a dropped comma, start a new run, so it steers a copy off its source at
@@ -19,8 +18,8 @@ use std::collections::HashMap;
 const MULTIPLIER: f32 = 0.8;
 const BASE: f32 = 1.75;
 /// The most the penalty takes off a logit: far past any gap between a copy's next token and
-/// the rest (reached thirteen tokens past the allowed length), yet finite after the chain divides
-/// it by a temperature of 0.1, so a grammar always has an allowed token left.
+/// the rest (reached thirteen tokens past the allowed length), yet finite after the chain
+/// divides it by a temperature of 0.1, so a grammar always has an allowed token left.
 pub const MAX_PENALTY: f32 = 1_000.0;
 
 /// Stands between two sources; no token is negative, so no run crosses it.
@@ -33,11 +32,25 @@ struct Runs {
     /// `run[j]`: the length of the longest suffix of the reply so far that equals the tokens
     /// of `text` ending at `j`.
     run: Vec<u32>,
+    /// `text` is the reply itself: it grows with each token, and a run counts only the part
+    /// that ends before the repeat starts (a row of zeros or `| --- | --- |` is one text, not
+    /// a copy of itself).
+    is_reply: bool,
 }
 
 impl Runs {
     /// The reply goes on with `token`.
     fn follow(&mut self, token: i32) {
+        self.extend_runs(token);
+        if self.is_reply {
+            // A position never matches itself: its run starts at 0 and grows from the next
+            // token on.
+            self.text.push(token.max(BOUNDARY));
+            self.run.push(0);
+        }
+    }
+
+    fn extend_runs(&mut self, token: i32) {
         if token < 0 {
             self.run.iter_mut().for_each(|n| *n = 0);
             return;
@@ -57,13 +70,10 @@ impl Runs {
     }
 
     /// Adds to `out` the penalty of each token that would carry a run of at least `allowed`.
-    /// With `apart`, `text` is the reply itself and a run counts only the part of it that ends
-    /// before the repeat starts: a row of zeros or `| --- | --- |` is one text, not a copy of
-    /// itself.
-    fn penalise(&self, allowed: u32, apart: bool, out: &mut HashMap<i32, f32>) {
+    fn penalise(&self, allowed: u32, out: &mut HashMap<i32, f32>) {
         let end = self.text.len();
         for (j, &n) in self.run.iter().enumerate() {
-            let n = if apart {
+            let n = if self.is_reply {
                 n.min(u32::try_from(end - 1 - j).unwrap_or(u32::MAX))
             } else {
                 n
@@ -104,7 +114,11 @@ impl CopyPenalty {
         }
         let run = vec![0; text.len()];
         Self {
-            sources: Runs { text, run },
+            sources: Runs {
+                text,
+                run,
+                is_reply: false,
+            },
             own: None,
             allowed: allowed.max(1),
         }
@@ -113,7 +127,10 @@ impl CopyPenalty {
     /// Runs the reply repeats from its own earlier tokens count as copies too (llama.cpp's
     /// DRY counts them): one text written under two headings is a paste of itself.
     pub fn counting_own_repeats(mut self) -> Self {
-        self.own = Some(Runs::default());
+        self.own = Some(Runs {
+            is_reply: true,
+            ..Runs::default()
+        });
         self
     }
 
@@ -121,9 +138,9 @@ impl CopyPenalty {
     /// each, the penalty of its longest run.
     pub fn penalties(&self) -> HashMap<i32, f32> {
         let mut out = HashMap::new();
-        self.sources.penalise(self.allowed, false, &mut out);
+        self.sources.penalise(self.allowed, &mut out);
         if let Some(own) = &self.own {
-            own.penalise(self.allowed, true, &mut out);
+            own.penalise(self.allowed, &mut out);
         }
         out
     }
@@ -134,10 +151,6 @@ impl CopyPenalty {
         self.sources.follow(token);
         if let Some(own) = &mut self.own {
             own.follow(token);
-            // A position never matches itself: its run starts at 0 and grows from the next
-            // token on.
-            own.text.push(token.max(BOUNDARY));
-            own.run.push(0);
         }
     }
 }

@@ -4,10 +4,10 @@
 //! token that would extend a run copied from them beyond a few tokens loses logit, more the
 //! longer the run; until the run has written the deliverable, a run the reply repeats from
 //! itself counts too (not after, when most writes are edits whose `new_text` keeps their
-//! `old_text`). Names and short
-//! phrases stay copyable; a paragraph, a CSV row or one text under two headings pasted in the
-//! sources' own tokens does not come out at temperature 0.1 (spelled with other tokens, or
-//! with a comma dropped, a run starts again: the steering is best effort).
+//! `old_text`). Names and short phrases stay copyable; a paragraph, a CSV row or one text
+//! under two headings pasted in the sources' own tokens does not come out at temperature 0.1
+//! (spelled with other tokens, or with a comma dropped, a run starts again: the steering is
+//! best effort).
 //! Only inputs the run has read whole, still holding their frozen bytes, are held: the penalty
 //! falls exactly where a reply would follow the text, so holding a file the model was never
 //! shown (one policy keeps from `read_file`), or an older text of one, would tell it something
