@@ -58,12 +58,9 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     let (requests, outcome) = run(&h, &gold_script(), true);
     assert!(outcome.verdict.as_ref().unwrap().passed, "{outcome:?}");
     let text = |p: &str| escaped("desk_task", p);
+    // The CSV is read too, but a table is never held.
     let held = |n: usize| -> Vec<String> {
-        [
-            "notes/overview.md",
-            "notes/meeting-notes.md",
-            "data/tasks.csv",
-        ][..n]
+        ["notes/overview.md", "notes/meeting-notes.md"][..n]
             .iter()
             .map(|p| text(p))
             .collect()
@@ -71,7 +68,7 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     assert!(text("notes/overview.md").contains("\\n"));
     // Nothing before the first read; then each input once it has been read whole.
     assert!(requests[0].no_paste.is_none());
-    for (i, n) in [(1, 1), (2, 2), (3, 3), (4, 3), (5, 3)] {
+    for (i, n) in [(1, 1), (2, 2), (3, 2), (4, 2), (5, 2)] {
         assert_eq!(
             requests[i].no_paste,
             Some(NoPaste {
@@ -92,20 +89,16 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
         vec![
             json!({"step": 2, "sources": ["notes/overview.md"], "cut": [], "own_repeats": true}),
             json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": [], "own_repeats": true}),
-            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": [], "own_repeats": true}),
-            json!({"step": 5, "sources": ["notes/overview.md", "notes/meeting-notes.md", "data/tasks.csv"], "cut": [], "own_repeats": false}),
+            json!({"step": 5, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": [], "own_repeats": false}),
         ]
     );
     let events = no_paste_events(&h, &outcome);
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(
         events[0]["sources"],
-        json!([
-            "notes/overview.md",
-            "notes/meeting-notes.md",
-            "data/tasks.csv"
-        ])
+        json!(["notes/overview.md", "notes/meeting-notes.md"])
     );
+    assert_eq!(events[0]["tables_left_free"], json!(["data/tasks.csv"]));
     assert_eq!(events[0]["allowed_tokens"], 4);
     // A scripted model ignores it, and the journal says whether the backend applies it.
     assert_eq!(events[0]["backend_applies"], false);
@@ -207,13 +200,13 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
     let last = requests.last().unwrap().no_paste.as_ref().unwrap();
     let total: usize = last.sources.iter().map(|s| s.chars().count()).sum();
     assert_eq!(total, 48_000, "the history is held to its cap");
-    assert_eq!(last.sources.len(), 5);
+    assert_eq!(last.sources.len(), 4, "the CSV is never held");
     assert_eq!(
         last.sources[1],
         escaped("desk_task", "notes/meeting-notes.md")
     );
     assert_eq!(
-        last.sources[3].chars().count(),
+        last.sources[2].chars().count(),
         30_300,
         "big-a whole, newlines escaped"
     );
@@ -236,9 +229,17 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
 
 #[test]
 fn an_input_changed_under_the_run_an_empty_one_and_crlf_lines() {
-    let h = Harness::with_fixtures("desk_task", |fixtures, _| {
-        std::fs::write(fixtures.join("notes/meeting-notes.md"), " \n").unwrap();
-        std::fs::write(fixtures.join("data/tasks.csv"), "task,hours\r\nA,1\r\n").unwrap();
+    let h = Harness::with_fixtures("desk_task", |fixtures, m| {
+        std::fs::write(fixtures.join("notes/blank.md"), " \n").unwrap();
+        m["inputs"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("notes/blank.md"));
+        std::fs::write(
+            fixtures.join("notes/meeting-notes.md"),
+            "Keys are late.\r\nAsk again.\r\n",
+        )
+        .unwrap();
     });
     // The overview is rewritten on disk before the model's first read runs: what it reads
     // whole is not the frozen text, and the frozen text is never held.
@@ -252,14 +253,18 @@ fn an_input_changed_under_the_run_an_empty_one_and_crlf_lines() {
             .unwrap();
         }
     });
-    let mut model = PromptRecorder::tapped(&reads(), "no_paste_changed.jsonl", tap);
+    let script = reads() + &line("read_file", json!({"path": "notes/blank.md"}));
+    let mut model = PromptRecorder::tapped(&script, "no_paste_changed.jsonl", tap);
     let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.levers = levers(true);
         o.limits.attempts = 1;
     });
     let last = model.requests.last().unwrap().no_paste.as_ref().unwrap();
-    // Only the CSV, with LF line ends as a reply writes them; the blank notes hold nothing.
-    assert_eq!(last.sources, vec!["task,hours\\nA,1\\n".to_string()]);
+    // Only the notes, with LF line ends as a reply writes them; the blank file holds nothing.
+    assert_eq!(
+        last.sources,
+        vec!["Keys are late.\\nAsk again.\\n".to_string()]
+    );
     let held = support::journal_events(&h.journal, outcome.run, "no_paste_held");
     assert_eq!(
         held.last().unwrap()["cut"],
@@ -308,10 +313,7 @@ fn a_file_policy_keeps_from_read_file_is_never_held() {
     let last = requests.last().unwrap().no_paste.as_ref().unwrap();
     assert_eq!(
         last.sources,
-        vec![
-            escaped("desk_task", "notes/overview.md"),
-            escaped("desk_task", "data/tasks.csv")
-        ]
+        vec![escaped("desk_task", "notes/overview.md")]
     );
 }
 
@@ -329,4 +331,30 @@ fn a_stale_deliverable_from_before_the_run_does_not_stop_own_repeats_counting() 
     // Reads 2 and 3 and the write count the reply's own repeats; the read back and finish
     // after the write do not.
     assert_eq!(own, vec![true, true, true, false, false]);
+}
+
+#[test]
+fn a_table_is_never_held_even_when_a_check_names_it() {
+    // A check comparing against the CSV alone: the run is steered by nothing, and the journal
+    // says which table was left free.
+    let h = Harness::with_fixtures("desk_task", |fixtures, m| {
+        std::fs::write(fixtures.join("data/Other.TSV"), "task\thours\nA\t1\n").unwrap();
+        m["inputs"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("data/Other.TSV"));
+        let checks = m["checks"].as_array_mut().unwrap();
+        let own = checks.iter_mut().find(|c| c["id"] == "own-words").unwrap();
+        own["sources"] = json!(["data/tasks.csv", "data/Other.TSV"]);
+    });
+    let script = reads() + &line("read_file", json!({"path": "data/Other.TSV"}));
+    let (requests, outcome) = run(&h, &script, true);
+    assert!(requests.len() > 3);
+    assert!(requests.iter().all(|r| r.no_paste.is_none()));
+    let events = no_paste_events(&h, &outcome);
+    assert_eq!(events[0]["sources"], json!([]));
+    assert_eq!(
+        events[0]["tables_left_free"],
+        json!(["data/tasks.csv", "data/Other.TSV"])
+    );
 }

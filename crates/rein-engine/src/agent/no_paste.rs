@@ -4,10 +4,15 @@
 //! token that would extend a run copied from them beyond a few tokens loses logit, more the
 //! longer the run; until the run has written the deliverable, a run the reply repeats from
 //! itself counts too (not after, when most writes are edits whose `new_text` keeps their
-//! `old_text`). Names and short phrases stay copyable; a paragraph, a CSV row or one text
+//! `old_text`). Names and short phrases stay copyable; a paragraph or one text
 //! under two headings pasted in the sources' own tokens does not come out at temperature 0.1
 //! (spelled with other tokens, or with a comma dropped, a run starts again: the steering is
 //! best effort).
+//! Tables (CSV, TSV) are never held: their cells are the data a report restates, and task
+//! names must come out verbatim (`mentions_all`), while the judge's `not_copied` counts only a
+//! table's verbatim runs, which a list of cells in the report's own layout does not make. Held,
+//! a row's name was bent mid-word (`Renewal API` into `Renewal AP` on desk_task, seed 0, on
+//! every build that held the CSV) and `tasks-listed` failed.
 //! Only inputs the run has read whole, still holding their frozen bytes, are held: the penalty
 //! falls exactly where a reply would follow the text, so holding a file the model was never
 //! shown (one policy keeps from `read_file`), or an older text of one, would tell it something
@@ -18,7 +23,7 @@
 
 use rein_protocol::NoPaste;
 
-use crate::checks::{read_whole_at, CheckSpec, TraceEntry, World};
+use crate::checks::{is_table, read_whole_at, CheckSpec, TraceEntry, World};
 use crate::mission::{sha256_hex, FrozenContract};
 
 /// Most characters of source text one request's history holds, all sources together: the
@@ -31,8 +36,10 @@ const MAX_SOURCE_BYTES: usize = 4 * MAX_SOURCE_CHARS;
 /// Which inputs a run may hold against pastes, once the run has read them whole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoPasteSources {
-    /// The source files, in the contract's order.
+    /// The prose source files, in the contract's order.
     pub paths: Vec<String>,
+    /// The table sources left free (see the module's note).
+    pub tables: Vec<String>,
     pub allowed_tokens: u32,
 }
 
@@ -132,11 +139,12 @@ fn deliverable_written(contract: &FrozenContract, trace: &[TraceEntry]) -> bool 
 
 /// The inputs a run may hold against pastes, or `None` when the contract has no `not_copied`
 /// check (a mission that asks for copied values must not be steered off them). Sources are the
-/// check's, else every input, each once. A copied run starts to cost at half the check's
+/// check's, else every input, each once, tables apart. A copied run starts to cost at half the check's
 /// `min_run_words` in tokens (about a third of the words the check counts), so the penalty is
 /// steep before a run reaches the check's length.
 pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
     let mut paths: Vec<String> = Vec::new();
+    let mut tables: Vec<String> = Vec::new();
     let mut allowed: Option<u32> = None;
     for check in &contract.mission.checks {
         let CheckSpec::NotCopied {
@@ -153,8 +161,9 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
             sources
         };
         for p in these {
-            if !paths.contains(p) {
-                paths.push(p.clone());
+            let list = if is_table(p) { &mut tables } else { &mut paths };
+            if !list.contains(p) {
+                list.push(p.clone());
             }
         }
         // A contract's runs are at least 4 words long, so this is at least 2.
@@ -163,6 +172,7 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
     }
     Some(NoPasteSources {
         paths,
+        tables,
         allowed_tokens: allowed?,
     })
 }

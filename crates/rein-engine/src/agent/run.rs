@@ -1260,7 +1260,8 @@ impl<'a> Agent<'a> {
         self.env.journal.append_event(
             Some(self.env.run),
             "no_paste",
-            &json!({"sources": found.paths, "allowed_tokens": found.allowed_tokens,
+            &json!({"sources": found.paths, "tables_left_free": found.tables,
+                    "allowed_tokens": found.allowed_tokens,
                     "backend_applies": is_embedded(self.model.identity())}),
         )?;
         st.no_paste_sources = Some(found);

@@ -69,6 +69,7 @@ pub use spec::{
     Aggregate, CallSpec, Check, CheckSpec, Computed, FieldRule, FinalNewline, LineEndings, Locator,
     Occurrences, PathCall, RowFilter, RowNumbers, ValueSource, CHECK_KINDS,
 };
+pub(crate) use statement::is_table;
 pub use text::count_words;
 pub use trace::{is_variable_tool, last_write, read_whole_at, seen_since_write, TraceEntry};
 pub use world::{DirWorld, MemWorld, World, WorldError};

@@ -405,7 +405,7 @@ fn words(text: &str) -> Vec<String> {
 const COPY_GAP_WORDS: usize = 2;
 
 /// Whether an input is a table (CSV or TSV) rather than prose.
-fn is_table(path: &str) -> bool {
+pub(crate) fn is_table(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     lower.ends_with(".csv") || lower.ends_with(".tsv")
 }
