@@ -170,6 +170,12 @@ fn a_check_s_own_sources_and_the_strictest_run_length_are_used() {
     );
 }
 
+/// Writes `text` to the fixture `path` and makes it an input of the mission `m`.
+fn add_input(fixtures: &std::path::Path, m: &mut serde_json::Value, path: &str, text: &str) {
+    std::fs::write(fixtures.join(path), text).unwrap();
+    m["inputs"].as_array_mut().unwrap().push(json!(path));
+}
+
 /// Replies that read `path` whole in ranges of `lines` lines, `total` lines in all.
 fn read_in_ranges(path: &str, total: u64, lines: u64) -> String {
     (0..total.div_ceil(lines))
@@ -189,8 +195,7 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
     let row = format!("{}\n", "w".repeat(99));
     let h = Harness::with_fixtures("desk_task", |fixtures, m| {
         for name in ["notes/big-a.md", "notes/big-b.md"] {
-            std::fs::write(fixtures.join(name), row.repeat(300)).unwrap();
-            m["inputs"].as_array_mut().unwrap().push(json!(name));
+            add_input(fixtures, m, name, &row.repeat(300));
         }
     });
     let script = reads()
@@ -230,11 +235,7 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
 #[test]
 fn an_input_changed_under_the_run_an_empty_one_and_crlf_lines() {
     let h = Harness::with_fixtures("desk_task", |fixtures, m| {
-        std::fs::write(fixtures.join("notes/blank.md"), " \n").unwrap();
-        m["inputs"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!("notes/blank.md"));
+        add_input(fixtures, m, "notes/blank.md", " \n");
         std::fs::write(
             fixtures.join("notes/meeting-notes.md"),
             "Keys are late.\r\nAsk again.\r\n",
@@ -335,14 +336,10 @@ fn a_stale_deliverable_from_before_the_run_does_not_stop_own_repeats_counting() 
 
 #[test]
 fn a_table_is_never_held_even_when_a_check_names_it() {
-    // A check comparing against the CSV alone: the run is steered by nothing, and the journal
-    // says which table was left free.
+    // A check comparing against tables only: the run is steered by nothing, and the journal
+    // says which tables were left free.
     let h = Harness::with_fixtures("desk_task", |fixtures, m| {
-        std::fs::write(fixtures.join("data/Other.TSV"), "task\thours\nA\t1\n").unwrap();
-        m["inputs"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!("data/Other.TSV"));
+        add_input(fixtures, m, "data/Other.TSV", "task\thours\nA\t1\n");
         let checks = m["checks"].as_array_mut().unwrap();
         let own = checks.iter_mut().find(|c| c["id"] == "own-words").unwrap();
         own["sources"] = json!(["data/tasks.csv", "data/Other.TSV"]);
