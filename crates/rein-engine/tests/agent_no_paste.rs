@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 //! The `no-paste` lever: with a `not_copied` check in the contract, each request of the run
-//! carries the texts that check compares against that the run has read whole so far
+//! carries the prose texts that check compares against (tables are left free) that the run has
+//! read whole so far
 //! (JSON-escaped, as a reply spells them) and the run length a copy may reach; without the
 //! check, or with the lever off, none does; a file policy keeps from `read_file` is never held.
 //! The judge is unchanged: the same replies get the same verdict either way.
@@ -336,22 +337,44 @@ fn a_stale_deliverable_from_before_the_run_does_not_stop_own_repeats_counting() 
 
 #[test]
 fn a_table_is_never_held_even_when_a_check_names_it() {
-    // A check comparing against tables only: the run is steered by nothing, and the journal
-    // says which tables were left free.
+    // A second check over tables only: nothing of it is held, its shorter runs set nothing,
+    // and the journal says which tables were left free.
+    let with_tables = |m: &mut serde_json::Value| {
+        m["checks"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "own-rows",
+            "kind": "not_copied", "path": "out/summary.md",
+            "sources": ["data/tasks.csv", "data/Other.TSV"],
+            "min_run_words": 4, "max_fraction": 0.75}));
+    };
     let h = Harness::with_fixtures("desk_task", |fixtures, m| {
         add_input(fixtures, m, "data/Other.TSV", "task\thours\nA\t1\n");
-        let checks = m["checks"].as_array_mut().unwrap();
-        let own = checks.iter_mut().find(|c| c["id"] == "own-words").unwrap();
-        own["sources"] = json!(["data/tasks.csv", "data/Other.TSV"]);
+        with_tables(m);
     });
     let script = reads() + &line("read_file", json!({"path": "data/Other.TSV"}));
     let (requests, outcome) = run(&h, &script, true);
-    assert!(requests.len() > 3);
-    assert!(requests.iter().all(|r| r.no_paste.is_none()));
+    let np = requests.last().unwrap().no_paste.as_ref().unwrap();
+    assert_eq!(np.sources.len(), 2, "the notes only");
+    assert_eq!(np.allowed_tokens, 4, "the prose check's 8-word runs");
     let events = no_paste_events(&h, &outcome);
-    assert_eq!(events[0]["sources"], json!([]));
+    assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(
         events[0]["tables_left_free"],
         json!(["data/tasks.csv", "data/Other.TSV"])
     );
+
+    // Only checks over tables: nothing is steered and nothing journaled.
+    let h = Harness::with_fixtures("desk_task", |fixtures, m| {
+        add_input(fixtures, m, "data/Other.TSV", "task\thours\nA\t1\n");
+        m["checks"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|c| c["id"] != "own-words");
+        with_tables(m);
+    });
+    let (requests, outcome) = run(&h, &script, true);
+    assert!(requests.len() > 3);
+    assert!(requests.iter().all(|r| r.no_paste.is_none()));
+    assert!(no_paste_events(&h, &outcome).is_empty());
 }

@@ -1,6 +1,6 @@
 //! The `no-paste` lever: when the contract says the deliverable must be in the model's own
-//! words (a `not_copied` check), an embedded model decodes every reply with the inputs that
-//! check compares against as the texts of a copy penalty (see [`rein_protocol::NoPaste`]): a
+//! words (a `not_copied` check), an embedded model decodes every reply with the prose inputs
+//! that check compares against as the texts of a copy penalty (see [`rein_protocol::NoPaste`]): a
 //! token that would extend a run copied from them beyond a few tokens loses logit, more the
 //! longer the run; until the run has written the deliverable, a run the reply repeats from
 //! itself counts too (not after, when most writes are edits whose `new_text` keeps their
@@ -8,11 +8,11 @@
 //! under two headings pasted in the sources' own tokens does not come out at temperature 0.1
 //! (spelled with other tokens, or with a comma dropped, a run starts again: the steering is
 //! best effort).
-//! Tables (CSV, TSV) are never held: their cells are the data a report restates, and task
-//! names must come out verbatim (`mentions_all`), while the judge's `not_copied` counts only a
-//! table's verbatim runs, which a list of cells in the report's own layout does not make. Held,
-//! a row's name was bent mid-word (`Renewal API` into `Renewal AP` on desk_task, seed 0, on
-//! every build that held the CSV) and `tasks-listed` failed.
+//! Tables (CSV, TSV) are never held: task names must come out verbatim (`mentions_all`), and
+//! held, a row's name was bent mid-word (`Renewal API` into `Renewal AP` on desk_task, seed 0,
+//! on every build that held the CSV) and `tasks-listed` failed. The cost: the 1.5B then pastes
+//! the rows as they are, a verbatim run of the table the judge's `not_copied` does count (it
+//! failed seeds 0 and 9 of the bench for it; the passes stay under desk_task's 75 %).
 //! Only inputs the run has read whole, still holding their frozen bytes, are held: the penalty
 //! falls exactly where a reply would follow the text, so holding a file the model was never
 //! shown (one policy keeps from `read_file`), or an older text of one, would tell it something
@@ -165,6 +165,10 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
             if !list.contains(p) {
                 list.push(p.clone());
             }
+        }
+        // A check over tables only holds nothing, so its run length sets nothing.
+        if these.iter().all(|p| is_table(p)) {
+            continue;
         }
         // A contract's runs are at least 4 words long, so this is at least 2.
         let here = min_run_words / 2;
