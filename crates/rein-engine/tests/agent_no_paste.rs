@@ -2,9 +2,9 @@
 
 //! The `no-paste` lever: with a `not_copied` check in the contract, each request of the run
 //! carries the prose texts that check compares against (tables are left free) that the run has
-//! read whole so far
-//! (JSON-escaped, as a reply spells them) and the run length a copy may reach; without the
-//! check, or with the lever off, none does; a file policy keeps from `read_file` is never held.
+//! read whole so far (JSON-escaped, as a reply spells them) and the run length a copy may
+//! reach; without the check, or with the lever off, none does; a file policy keeps from
+//! `read_file` is never held.
 //! The judge is unchanged: the same replies get the same verdict either way.
 
 #[path = "agent_support/mod.rs"]

@@ -1,13 +1,13 @@
 //! The `no-paste` lever: when the contract says the deliverable must be in the model's own
 //! words (a `not_copied` check), an embedded model decodes every reply with the prose inputs
-//! that check compares against as the texts of a copy penalty (see [`rein_protocol::NoPaste`]): a
-//! token that would extend a run copied from them beyond a few tokens loses logit, more the
-//! longer the run; until the run has written the deliverable, a run the reply repeats from
-//! itself counts too (not after, when most writes are edits whose `new_text` keeps their
-//! `old_text`). Names and short phrases stay copyable; a paragraph or one text
-//! under two headings pasted in the sources' own tokens does not come out at temperature 0.1
-//! (spelled with other tokens, or with a comma dropped, a run starts again: the steering is
-//! best effort).
+//! that check compares against as the texts of a copy penalty (see
+//! [`rein_protocol::NoPaste`]): a token that would extend a run copied from them beyond a few
+//! tokens loses logit, more the longer the run; until the run has written the deliverable, a
+//! run the reply repeats from itself counts too (not after, when most writes are edits whose
+//! `new_text` keeps their `old_text`). Names and short phrases stay copyable; a paragraph or
+//! one text under two headings pasted in the sources' own tokens does not come out at
+//! temperature 0.1 (spelled with other tokens, or with a comma dropped, a run starts again:
+//! the steering is best effort).
 //! Tables (CSV, TSV) are never held: task names must come out verbatim (`mentions_all`), and
 //! held, a row's name was bent mid-word (`Renewal API` into `Renewal AP` on desk_task, seed 0,
 //! on every build that held the CSV) and `tasks-listed` failed. The cost: the 1.5B then pastes
@@ -139,9 +139,10 @@ fn deliverable_written(contract: &FrozenContract, trace: &[TraceEntry]) -> bool 
 
 /// The inputs a run may hold against pastes, or `None` when the contract has no `not_copied`
 /// check (a mission that asks for copied values must not be steered off them). Sources are the
-/// check's, else every input, each once, tables apart. A copied run starts to cost at half the check's
-/// `min_run_words` in tokens (about a third of the words the check counts), so the penalty is
-/// steep before a run reaches the check's length.
+/// check's, else every input, each once, tables apart. A copied run starts to cost at half
+/// the check's `min_run_words` in tokens (about a third of the words the check counts), so the
+/// penalty is steep before a run reaches the check's length; a check over tables only holds
+/// nothing, so its run length sets nothing.
 pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
     let mut paths: Vec<String> = Vec::new();
     let mut tables: Vec<String> = Vec::new();
@@ -160,14 +161,16 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
         } else {
             sources
         };
+        let mut holds_prose = false;
         for p in these {
-            let list = if is_table(p) { &mut tables } else { &mut paths };
+            let table = is_table(p);
+            holds_prose |= !table;
+            let list = if table { &mut tables } else { &mut paths };
             if !list.contains(p) {
                 list.push(p.clone());
             }
         }
-        // A check over tables only holds nothing, so its run length sets nothing.
-        if these.iter().all(|p| is_table(p)) {
+        if !holds_prose {
             continue;
         }
         // A contract's runs are at least 4 words long, so this is at least 2.
