@@ -458,10 +458,14 @@ fn plain_words(s: &str) -> Vec<String> {
 /// The longest run of consecutive words of `text` that is also a run of `source` (lowercase,
 /// punctuation dropped).
 fn longest_copied_run(text: &str, source: &str) -> usize {
-    let (a, b) = (plain_words(text), plain_words(source));
+    longest_common_run(&plain_words(text), &plain_words(source))
+}
+
+/// The longest run of consecutive words `a` and `b` share.
+fn longest_common_run(a: &[String], b: &[String]) -> usize {
     let mut best = 0;
     let mut prev = vec![0usize; b.len() + 1];
-    for x in &a {
+    for x in a {
         let mut row = vec![0usize; b.len() + 1];
         for (j, y) in b.iter().enumerate() {
             if x == y {
@@ -519,6 +523,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
                 sources: vec![paragraph.to_string()],
                 allowed_tokens: 4,
                 own_repeats: false,
+                tables: Vec::new(),
             })),
             &mut |_| {},
         )
@@ -574,6 +579,7 @@ fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
             sources: Vec::new(),
             allowed_tokens: 4,
             own_repeats,
+            tables: Vec::new(),
         })
     };
     let uncounted = text_of(
@@ -599,5 +605,56 @@ fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
         run < words,
         "the sentence came out again whole with its own repeats counted ({run} words, \
          {free_run} unsteered): {counted}"
+    );
+}
+
+/// Words as the judge's `not_copied` reads them: runs of letters and digits, lower case (a
+/// CSV cell's comma parts two words).
+fn judge_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[test]
+fn real_model_no_paste_keeps_a_table_s_rows_apart() {
+    if skip() {
+        return;
+    }
+    let table = "task,owner,status,hours\nRenewal screen design,Priya,done,12\n\
+        Renewal API,Jonas,done,16\nReservation screen,Priya,in progress,10\n\
+        Catalogue search integration,Jonas,blocked,14\n";
+    let mut model = start();
+    let ask = |no_paste| copy_request(table, 200, 600, no_paste);
+    let free = text_of(&model.complete(&ask(None), &mut |_| {}).unwrap().text);
+    let free_run = longest_common_run(&judge_words(&free), &judge_words(table));
+    assert!(
+        free_run >= 12,
+        "asked to copy, the model pastes rows one after another: {free}"
+    );
+    let steered = text_of(
+        &model
+            .complete(
+                &ask(Some(rein_models::NoPaste {
+                    sources: Vec::new(),
+                    allowed_tokens: 4,
+                    own_repeats: false,
+                    tables: vec![table.to_string()],
+                })),
+                &mut |_| {},
+            )
+            .unwrap()
+            .text,
+    );
+    // The longest row is six words: a longer run crosses a row end.
+    let run = longest_common_run(&judge_words(&steered), &judge_words(table));
+    assert!(
+        run <= 6,
+        "a run of {run} words ({free_run} unsteered) crossed a row end: {steered}"
+    );
+    assert!(
+        judge_words(&steered).len() >= 15,
+        "the rows are still written: {steered}"
     );
 }

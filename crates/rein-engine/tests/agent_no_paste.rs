@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 //! The `no-paste` lever: with a `not_copied` check in the contract, each request of the run
-//! carries the prose texts that check compares against (tables are left free) that the run has
-//! read whole so far (JSON-escaped, as a reply spells them) and the run length a copy may
-//! reach; without the check, or with the lever off, none does; a file policy keeps from
+//! carries the prose texts that check compares against that the run has read whole so far
+//! (JSON-escaped, as a reply spells them), the run length a copy may reach, and the tables
+//! read whole (as read: they are held at their row ends only); without the check, or with the lever off, none does; a file policy keeps from
 //! `read_file` is never held.
 //! The judge is unchanged: the same replies get the same verdict either way.
 
@@ -41,10 +41,13 @@ fn gold_script() -> String {
         + &line("finish", json!({"summary": "Wrote the summary."}))
 }
 
+fn fixture(mission: &str, path: &str) -> String {
+    std::fs::read_to_string(missions_dir().join(mission).join("fixtures").join(path)).unwrap()
+}
+
 /// A fixture as the history holds it: inside a JSON string, without its quotes.
 fn escaped(mission: &str, path: &str) -> String {
-    let text =
-        std::fs::read_to_string(missions_dir().join(mission).join("fixtures").join(path)).unwrap();
+    let text = fixture(mission, path);
     let quoted = serde_json::Value::String(text).to_string();
     quoted[1..quoted.len() - 1].to_string()
 }
@@ -59,7 +62,7 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     let (requests, outcome) = run(&h, &gold_script(), true);
     assert!(outcome.verdict.as_ref().unwrap().passed, "{outcome:?}");
     let text = |p: &str| escaped("desk_task", p);
-    // The CSV is read too, but a table is never held.
+    // The CSV is held apart, as read, at its row ends only.
     let held = |n: usize| -> Vec<String> {
         ["notes/overview.md", "notes/meeting-notes.md"][..n]
             .iter()
@@ -79,6 +82,11 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
                 // The reply's own repeats count until the report is written (request 3
                 // writes it), never in the edits after.
                 own_repeats: i <= 3,
+                tables: if i >= 3 {
+                    vec![fixture("desk_task", "data/tasks.csv")]
+                } else {
+                    vec![]
+                },
             }),
             "request {i}"
         );
@@ -88,9 +96,10 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
     assert_eq!(
         held_events,
         vec![
-            json!({"step": 2, "sources": ["notes/overview.md"], "cut": [], "own_repeats": true}),
-            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": [], "own_repeats": true}),
-            json!({"step": 5, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "cut": [], "own_repeats": false}),
+            json!({"step": 2, "sources": ["notes/overview.md"], "tables": [], "cut": [], "own_repeats": true}),
+            json!({"step": 3, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "tables": [], "cut": [], "own_repeats": true}),
+            json!({"step": 4, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "tables": ["data/tasks.csv"], "cut": [], "own_repeats": true}),
+            json!({"step": 5, "sources": ["notes/overview.md", "notes/meeting-notes.md"], "tables": ["data/tasks.csv"], "cut": [], "own_repeats": false}),
         ]
     );
     let events = no_paste_events(&h, &outcome);
@@ -99,7 +108,7 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
         events[0]["sources"],
         json!(["notes/overview.md", "notes/meeting-notes.md"])
     );
-    assert_eq!(events[0]["tables_left_free"], json!(["data/tasks.csv"]));
+    assert_eq!(events[0]["row_end_tables"], json!(["data/tasks.csv"]));
     assert_eq!(events[0]["allowed_tokens"], 4);
     // A scripted model ignores it, and the journal says whether the backend applies it.
     assert_eq!(events[0]["backend_applies"], false);
@@ -171,6 +180,29 @@ fn a_check_s_own_sources_and_the_strictest_run_length_are_used() {
     );
 }
 
+#[test]
+fn a_table_takes_no_room_from_the_prose() {
+    // 40,000 characters of prose (40,400 escaped) and a 20,000-character CSV: the prose is
+    // held whole, the table beside it.
+    let prose = format!("{}\n", "w".repeat(99)).repeat(400);
+    let csv = format!("t,{}\n", "1".repeat(97)).repeat(200);
+    let h = Harness::with_fixtures("desk_task", |fixtures, m| {
+        add_input(fixtures, m, "notes/big.md", &prose);
+        add_input(fixtures, m, "data/big.csv", &csv);
+    });
+    let script = reads()
+        + &read_in_ranges("notes/big.md", 400, 40)
+        + &read_in_ranges("data/big.csv", 200, 40);
+    let (requests, outcome) = run(&h, &script, true);
+    let last = requests.last().unwrap().no_paste.as_ref().unwrap();
+    let big = last.sources.iter().find(|s| s.starts_with("www")).unwrap();
+    assert_eq!(big.chars().count(), 40_400, "the prose is held whole");
+    assert_eq!(last.tables.len(), 2);
+    assert!(last.tables.contains(&csv));
+    let held = support::journal_events(&h.journal, outcome.run, "no_paste_held");
+    assert_eq!(held.last().unwrap()["cut"], json!([]));
+}
+
 /// Writes `text` to the fixture `path` and makes it an input of the mission `m`.
 fn add_input(fixtures: &std::path::Path, m: &mut serde_json::Value, path: &str, text: &str) {
     std::fs::write(fixtures.join(path), text).unwrap();
@@ -205,8 +237,9 @@ fn the_room_goes_to_the_shortest_sources_read_and_the_journal_says_what_was_cut(
     let (requests, outcome) = run(&h, &script, true);
     let last = requests.last().unwrap().no_paste.as_ref().unwrap();
     let total: usize = last.sources.iter().map(|s| s.chars().count()).sum();
-    assert_eq!(total, 48_000, "the history is held to its cap");
-    assert_eq!(last.sources.len(), 4, "the CSV is never held");
+    assert_eq!(total, 48_000, "the prose is held to its cap");
+    assert_eq!(last.sources.len(), 4, "the CSV is held apart");
+    assert_eq!(last.tables, vec![fixture("desk_task", "data/tasks.csv")]);
     assert_eq!(
         last.sources[1],
         escaped("desk_task", "notes/meeting-notes.md")
@@ -336,9 +369,9 @@ fn a_stale_deliverable_from_before_the_run_does_not_stop_own_repeats_counting() 
 }
 
 #[test]
-fn a_table_is_never_held_even_when_a_check_names_it() {
-    // A second check over tables only: nothing of it is held, its shorter runs set nothing,
-    // and the journal says which tables were left free.
+fn a_table_is_held_at_its_row_ends_only_even_when_a_check_names_it() {
+    // A second check over tables only: they are held as tables (row ends), never as prose
+    // texts, their shorter runs set nothing, and the journal names them.
     let with_tables = |m: &mut serde_json::Value| {
         m["checks"]
             .as_array_mut()
@@ -356,15 +389,23 @@ fn a_table_is_never_held_even_when_a_check_names_it() {
     let (requests, outcome) = run(&h, &script, true);
     let np = requests.last().unwrap().no_paste.as_ref().unwrap();
     assert_eq!(np.sources.len(), 2, "the notes only");
+    assert_eq!(
+        np.tables,
+        vec![
+            fixture("desk_task", "data/tasks.csv"),
+            "task\thours\nA\t1\n".to_string()
+        ]
+    );
     assert_eq!(np.allowed_tokens, 4, "the prose check's 8-word runs");
     let events = no_paste_events(&h, &outcome);
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(
-        events[0]["tables_left_free"],
+        events[0]["row_end_tables"],
         json!(["data/tasks.csv", "data/Other.TSV"])
     );
 
-    // Only checks over tables: nothing is steered and nothing journaled.
+    // Only checks over tables: the tables are still held at their row ends, no prose, and the
+    // tables' run length counts the reply's own repeats.
     let h = Harness::with_fixtures("desk_task", |fixtures, m| {
         add_input(fixtures, m, "data/Other.TSV", "task\thours\nA\t1\n");
         m["checks"]
@@ -374,7 +415,17 @@ fn a_table_is_never_held_even_when_a_check_names_it() {
         with_tables(m);
     });
     let (requests, outcome) = run(&h, &script, true);
-    assert!(requests.len() > 3);
-    assert!(requests.iter().all(|r| r.no_paste.is_none()));
-    assert!(no_paste_events(&h, &outcome).is_empty());
+    let np = requests.last().unwrap().no_paste.as_ref().unwrap();
+    assert!(np.sources.is_empty());
+    assert_eq!(np.tables.len(), 2);
+    assert_eq!(
+        np.allowed_tokens, 2,
+        "half of the table check's 4-word runs"
+    );
+    let events = no_paste_events(&h, &outcome);
+    assert_eq!(events[0]["sources"], json!([]));
+    assert_eq!(
+        events[0]["row_end_tables"],
+        json!(["data/tasks.csv", "data/Other.TSV"])
+    );
 }

@@ -25,6 +25,7 @@ use crate::copy_penalty::CopyPenalty;
 use crate::error::{LlamaError, Result};
 use crate::prefix::reuse_prefix;
 use crate::prefix_store::PrefixStore;
+use crate::row_ends::{Lead, RowEnds};
 use crate::stop::StopScanner;
 use crate::template::ChatTemplate;
 
@@ -128,6 +129,13 @@ fn keeps_whole_prefixes(model: &LlamaModel, architecture: &str) -> bool {
 /// Receives (prompt tokens done, prompt tokens in all) while a prompt is decoded.
 pub type ProgressHook = Box<dyn FnMut(usize, usize)>;
 
+/// How one reply is steered off pastes: the copy penalty, and the row-end rule with the
+/// vocabulary's leads when tables are held.
+struct Steering {
+    copies: CopyPenalty,
+    rows: Option<(RowEnds, std::sync::Arc<Vec<Lead>>)>,
+}
+
 pub struct LlamaEngine {
     model: &'static LlamaModel,
     ctx: LlamaContext<'static>,
@@ -146,6 +154,8 @@ pub struct LlamaEngine {
     last_logits: i32,
     /// Per token id: whether its text continues a word (see `choose`); built on first use.
     continues: Option<std::sync::Arc<Vec<bool>>>,
+    /// Per token id: how its text goes on from a word (see `row_ends`); built on first use.
+    leads: Option<std::sync::Arc<Vec<Lead>>>,
     parser_factory: Option<ParserFactory>,
     options: EngineOptions,
     /// Told (tokens decoded, prompt tokens) after each prompt batch; see [`Self::on_progress`].
@@ -218,6 +228,7 @@ impl LlamaEngine {
             fresh: true,
             last_logits: 0,
             continues: None,
+            leads: None,
             parser_factory: None,
             options,
             progress: None,
@@ -462,6 +473,26 @@ impl LlamaEngine {
         table
     }
 
+    /// Per token id, how its text goes on from a word just written; built once per worker.
+    fn lead_table(&mut self) -> std::sync::Arc<Vec<Lead>> {
+        if let Some(table) = &self.leads {
+            return table.clone();
+        }
+        let vocab = self.model.vocab();
+        let n = self.model.n_vocab().max(0) as usize;
+        let mut table = vec![Lead::Wordless; n];
+        for token in vocab.tokens() {
+            let id = token.0 as usize;
+            if id < n && !vocab.is_eog(token) && !vocab.is_control(token) {
+                let piece = vocab.token_to_piece(token, false, None);
+                table[id] = Lead::of(&String::from_utf8_lossy(&piece));
+            }
+        }
+        let table = std::sync::Arc::new(table);
+        self.leads = Some(table.clone());
+        table
+    }
+
     pub(crate) fn vocab_tokenize(&self, text: &str) -> Vec<LlamaToken> {
         self.model.vocab().tokenize(text.as_bytes(), false, false)
     }
@@ -612,6 +643,21 @@ impl LlamaEngine {
         Ok(LlamaSampler::from(Matcher::new(Ok(parser))))
     }
 
+    /// The no-paste steering of one reply: the copy penalty over `np.sources`, and the row-end
+    /// rule over `np.tables` when there are any.
+    fn steering(&mut self, np: &NoPaste) -> Steering {
+        let rows = (!np.tables.is_empty()).then(|| {
+            (
+                RowEnds::new(np.tables.iter().map(String::as_str)),
+                self.lead_table(),
+            )
+        });
+        Steering {
+            copies: self.copy_penalty(np),
+            rows,
+        }
+    }
+
     /// The no-paste penalty over `np.sources`, each in its canonical tokenization.
     fn copy_penalty(&self, np: &NoPaste) -> CopyPenalty {
         let vocab = self.model.vocab();
@@ -635,9 +681,15 @@ impl LlamaEngine {
     fn sample_off_copies(
         &self,
         sampler: &mut LlamaSampler,
-        copies: &mut CopyPenalty,
+        steering: &mut Steering,
     ) -> Result<LlamaToken> {
-        let penalties = copies.penalties();
+        let mut penalties = steering.copies.penalties();
+        if let Some((rows, leads)) = &steering.rows {
+            for (id, p) in rows.penalties(leads) {
+                let slot = penalties.entry(id).or_insert(0.0);
+                *slot = slot.max(p);
+            }
+        }
         let mut candidates =
             LlamaTokenDataArray::from_iter(self.ctx.candidates_ith(self.last_logits), false);
         for (&id, &p) in &penalties {
@@ -655,7 +707,11 @@ impl LlamaEngine {
             .selected_token()
             .ok_or_else(|| LlamaError::Decode("the sampler chain selected no token".into()))?;
         sampler.accept(token);
-        copies.accept(token.0);
+        steering.copies.accept(token.0);
+        if let Some((rows, _)) = &mut steering.rows {
+            let piece = self.model.vocab().token_to_piece(token, false, None);
+            rows.accept(&String::from_utf8_lossy(&piece));
+        }
         Ok(token)
     }
 
@@ -672,7 +728,7 @@ impl LlamaEngine {
         }
         let tokens = self.tokenize_prompt(&request.prompt)?;
         let mut sampler = self.sampler(request)?;
-        let mut no_paste = request.no_paste.as_ref().map(|np| self.copy_penalty(np));
+        let mut no_paste = request.no_paste.as_ref().map(|np| self.steering(np));
         let started = Instant::now();
         let cached = self.eval_prompt(&tokens)?;
         let prompt_ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -14,6 +14,7 @@ mod error;
 mod prefix;
 pub mod prefix_store;
 pub mod reference;
+mod row_ends;
 mod stop;
 pub mod template;
 pub mod worker;

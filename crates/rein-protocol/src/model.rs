@@ -131,6 +131,12 @@ pub struct NoPaste {
     /// its `old_text`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own_repeats: bool,
+    /// Tables (CSV or TSV text, as read) whose rows must not be pasted one straight after
+    /// another: once the reply has copied the end of a row, a token that would not start a
+    /// word of its own (a line break, a comma, the next row's first word) is penalised, so
+    /// each row is followed by a word such as a unit. Rows stay copyable one at a time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<String>,
 }
 
 impl CompletionRequest {

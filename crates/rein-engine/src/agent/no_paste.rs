@@ -8,11 +8,13 @@
 //! one text under two headings pasted in the sources' own tokens does not come out at
 //! temperature 0.1 (spelled with other tokens, or with a comma dropped, a run starts again:
 //! the steering is best effort).
-//! Tables (CSV, TSV) are never held: task names must come out verbatim (`mentions_all`), and
-//! held, a row's name was bent mid-word (`Renewal API` into `Renewal AP` on desk_task, seed 0,
-//! on every build that held the CSV) and `tasks-listed` failed. The cost: the 1.5B then pastes
-//! the rows as they are, a verbatim run of the table the judge's `not_copied` does count (it
-//! failed seeds 0 and 9 of the bench for it; the passes stay under desk_task's 75 %).
+//! Tables (CSV, TSV) are not held token by token: task names must come out verbatim
+//! (`mentions_all`), and held so, a row's name was bent mid-word (`Renewal API` into
+//! `Renewal AP` on desk_task, seed 0) and `tasks-listed` failed. Left free, the 1.5B pasted the
+//! rows one after another, which the judge's `not_copied` reads as one verbatim run of the
+//! table (it failed seeds 0 and 9 of the bench for it). So a table is held at its row ends only
+//! (see [`NoPaste::tables`]): after a copied row, the reply must write a word of its own (`12
+//! hours`) before the next row, which cuts the run at every row and keeps each row verbatim.
 //! Only inputs the run has read whole, still holding their frozen bytes, are held: the penalty
 //! falls exactly where a reply would follow the text, so holding a file the model was never
 //! shown (one policy keeps from `read_file`), or an older text of one, would tell it something
@@ -26,7 +28,8 @@ use rein_protocol::NoPaste;
 use crate::checks::{is_table, read_whole_at, CheckSpec, TraceEntry, World};
 use crate::mission::{sha256_hex, FrozenContract};
 
-/// Most characters of source text one request's history holds, all sources together: the
+/// Most characters of source text one request's history holds, all prose sources together
+/// (and as many again for the tables, held at their row ends only): the
 /// worker is sent them with every request and scans them at every token. A prompt shows at
 /// most 6,000 characters of one read, so longer inputs are never pasted whole anyway.
 pub const MAX_SOURCE_CHARS: usize = 48_000;
@@ -38,7 +41,7 @@ const MAX_SOURCE_BYTES: usize = 4 * MAX_SOURCE_CHARS;
 pub struct NoPasteSources {
     /// The prose source files, in the contract's order.
     pub paths: Vec<String>,
-    /// The table sources left free (see the module's note).
+    /// The table sources, held at their row ends only (see the module's note).
     pub tables: Vec<String>,
     pub allowed_tokens: u32,
 }
@@ -47,6 +50,8 @@ pub struct NoPasteSources {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Held {
     pub paths: Vec<String>,
+    /// The tables whose row ends are held (see [`NoPaste::tables`]).
+    pub tables: Vec<String>,
     /// `None` while nothing is held.
     pub history: Option<NoPaste>,
     /// Sources read whole but left out or cut: changed since they were frozen, too large, or
@@ -57,12 +62,13 @@ pub struct Held {
 impl NoPasteSources {
     /// The history of the next request: the sources the run has read whole so far that still
     /// hold their frozen bytes (an input changed under the run is not the text the model was
-    /// shown), newlines as LF, JSON-escaped, empty ones dropped; the room goes to the shortest
-    /// first, so one long file cannot crowd out the rest.
+    /// shown), empty ones dropped; prose with newlines as LF, JSON-escaped, tables as read.
+    /// Prose and tables each fit in [`MAX_SOURCE_CHARS`], the shortest first.
     pub fn held(&self, contract: &FrozenContract, world: &dyn World, trace: &[TraceEntry]) -> Held {
         let mut cut = Vec::new();
-        let mut read: Vec<(String, String)> = Vec::new();
-        for p in &self.paths {
+        let mut read: Vec<(String, String, bool)> = Vec::new();
+        let prose = self.paths.iter().map(|p| (p, false));
+        for (p, table) in prose.chain(self.tables.iter().map(|p| (p, true))) {
             if read_whole_at(trace, p).is_none() || trace.iter().any(|e| e.mutated_path(p)) {
                 continue;
             }
@@ -82,47 +88,68 @@ impl NoPasteSources {
                 cut.push(format!("{p}: not UTF-8 text, left out"));
                 continue;
             };
-            if !text.trim().is_empty() {
-                read.push((p.clone(), json_escaped(&text.replace("\r\n", "\n"))));
+            if text.trim().is_empty() {
+                continue;
             }
-        }
-        let mut by_length: Vec<usize> = (0..read.len()).collect();
-        by_length.sort_by_key(|&i| read[i].1.len());
-        let mut room = MAX_SOURCE_CHARS;
-        let mut kept: Vec<Option<String>> = vec![None; read.len()];
-        for i in by_length {
-            let (p, text) = &read[i];
-            let chars = text.chars().count();
-            if room == 0 {
-                cut.push(format!(
-                    "{p}: left out, over {MAX_SOURCE_CHARS} characters in all"
-                ));
-            } else if chars > room {
-                cut.push(format!(
-                    "{p}: only its first {room} of {chars} characters, over {MAX_SOURCE_CHARS} in all"
-                ));
-                kept[i] = Some(text.chars().take(room).collect());
-                room = 0;
+            // A table's rows are read as words, where a line break is one, as the judge reads
+            // them; prose is matched token by token as a reply would spell it.
+            let held = if table {
+                text.to_string()
             } else {
-                room -= chars;
-                kept[i] = Some(text.clone());
-            }
+                json_escaped(&text.replace("\r\n", "\n"))
+            };
+            read.push((p.clone(), held, table));
         }
-        let (paths, sources): (Vec<String>, Vec<String>) = read
-            .into_iter()
-            .zip(kept)
-            .filter_map(|((p, _), k)| k.map(|k| (p, k)))
-            .unzip();
+        let (tables_read, prose_read): (Vec<_>, Vec<_>) =
+            read.into_iter().partition(|(_, _, table)| *table);
+        let strip = |v: Vec<(String, String, bool)>| v.into_iter().map(|(p, t, _)| (p, t));
+        let (paths, sources) = fit_to_room(strip(prose_read).collect(), &mut cut);
+        let (tables, table_texts) = fit_to_room(strip(tables_read).collect(), &mut cut);
+        let history = (!sources.is_empty() || !table_texts.is_empty()).then(|| NoPaste {
+            sources,
+            allowed_tokens: self.allowed_tokens,
+            own_repeats: !deliverable_written(contract, trace),
+            tables: table_texts,
+        });
         Held {
             paths,
-            history: (!sources.is_empty()).then_some(NoPaste {
-                sources,
-                allowed_tokens: self.allowed_tokens,
-                own_repeats: !deliverable_written(contract, trace),
-            }),
+            tables,
+            history,
             cut,
         }
     }
+}
+
+/// The texts that fit in [`MAX_SOURCE_CHARS`], in their order, as (paths, texts): the room
+/// goes to the shortest first, so one long file cannot crowd out the rest; what does not fit
+/// whole is cut, and `cut` says so. Prose and tables each have their own room.
+fn fit_to_room(read: Vec<(String, String)>, cut: &mut Vec<String>) -> (Vec<String>, Vec<String>) {
+    let mut by_length: Vec<usize> = (0..read.len()).collect();
+    by_length.sort_by_key(|&i| read[i].1.len());
+    let mut room = MAX_SOURCE_CHARS;
+    let mut kept: Vec<Option<String>> = vec![None; read.len()];
+    for i in by_length {
+        let (p, text) = &read[i];
+        let chars = text.chars().count();
+        if room == 0 {
+            cut.push(format!(
+                "{p}: left out, over {MAX_SOURCE_CHARS} characters in all"
+            ));
+        } else if chars > room {
+            cut.push(format!(
+                "{p}: only its first {room} of {chars} characters, over {MAX_SOURCE_CHARS} in all"
+            ));
+            kept[i] = Some(text.chars().take(room).collect());
+            room = 0;
+        } else {
+            room -= chars;
+            kept[i] = Some(text.clone());
+        }
+    }
+    read.into_iter()
+        .zip(kept)
+        .filter_map(|((p, _), k)| k.map(|k| (p, k)))
+        .unzip()
 }
 
 /// Whether the run has written the deliverable. Until it has, the next write is a whole one,
@@ -141,12 +168,14 @@ fn deliverable_written(contract: &FrozenContract, trace: &[TraceEntry]) -> bool 
 /// check (a mission that asks for copied values must not be steered off them). Sources are the
 /// check's, else every input, each once, tables apart. A copied run starts to cost at half
 /// the check's `min_run_words` in tokens (about a third of the words the check counts), so the
-/// penalty is steep before a run reaches the check's length; a check over tables only holds
-/// nothing, so its run length sets nothing.
+/// penalty is steep before a run reaches the check's length; a check over tables only does not
+/// tighten the prose's run length (its tables are held at their row ends, which needs none),
+/// and sets it only when no check holds prose (for the reply's own repeats).
 pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
     let mut paths: Vec<String> = Vec::new();
     let mut tables: Vec<String> = Vec::new();
     let mut allowed: Option<u32> = None;
+    let mut allowed_by_tables: Option<u32> = None;
     for check in &contract.mission.checks {
         let CheckSpec::NotCopied {
             sources,
@@ -170,17 +199,19 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
                 list.push(p.clone());
             }
         }
-        if !holds_prose {
-            continue;
-        }
         // A contract's runs are at least 4 words long, so this is at least 2.
         let here = min_run_words / 2;
-        allowed = Some(allowed.map_or(here, |a| a.min(here)));
+        let slot = if holds_prose {
+            &mut allowed
+        } else {
+            &mut allowed_by_tables
+        };
+        *slot = Some(slot.map_or(here, |a| a.min(here)));
     }
     Some(NoPasteSources {
         paths,
         tables,
-        allowed_tokens: allowed?,
+        allowed_tokens: allowed.or(allowed_by_tables)?,
     })
 }
 

@@ -249,7 +249,7 @@ struct State {
     no_paste: Option<NoPaste>,
     /// The held files and cuts last journaled.
     /// The held sources, what was cut, and whether the reply's own repeats count.
-    no_paste_shown: (Vec<String>, Vec<String>, bool),
+    no_paste_shown: (Vec<String>, Vec<String>, Vec<String>, bool),
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -1260,7 +1260,7 @@ impl<'a> Agent<'a> {
         self.env.journal.append_event(
             Some(self.env.run),
             "no_paste",
-            &json!({"sources": found.paths, "tables_left_free": found.tables,
+            &json!({"sources": found.paths, "row_end_tables": found.tables,
                     "allowed_tokens": found.allowed_tokens,
                     "backend_applies": is_embedded(self.model.identity())}),
         )?;
@@ -1276,13 +1276,13 @@ impl<'a> Agent<'a> {
         };
         let held = sources.held(self.env.contract, self.env.world, &st.trace);
         let own_repeats = held.history.as_ref().is_some_and(|h| h.own_repeats);
-        let shown = (held.paths, held.cut, own_repeats);
+        let shown = (held.paths, held.tables, held.cut, own_repeats);
         if shown != st.no_paste_shown {
             self.env.journal.append_event(
                 Some(self.env.run),
                 "no_paste_held",
-                &json!({"step": step, "sources": shown.0, "cut": shown.1,
-                        "own_repeats": shown.2}),
+                &json!({"step": step, "sources": shown.0, "tables": shown.1,
+                        "cut": shown.2, "own_repeats": shown.3}),
             )?;
             st.no_paste_shown = shown;
         }
