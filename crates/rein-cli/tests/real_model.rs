@@ -653,8 +653,12 @@ fn real_model_no_paste_keeps_a_table_s_rows_apart() {
         run <= 6,
         "a run of {run} words ({free_run} unsteered) crossed a row end: {steered}"
     );
-    assert!(
-        judge_words(&steered).len() >= 15,
-        "the rows are still written: {steered}"
-    );
+    // Each row still comes out, its hours as they are (a row copied alone is never bent).
+    let words = judge_words(&steered);
+    for hours in ["12", "16", "10", "14"] {
+        assert!(
+            words.iter().any(|w| w == hours),
+            "the row with {hours} hours is missing or bent: {steered}"
+        );
+    }
 }

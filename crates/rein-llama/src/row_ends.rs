@@ -6,11 +6,12 @@
 //!
 //! It reads words as the judge does (runs of letters and digits, lower case) in the reply's
 //! text as written inside a JSON string, where `\n` and `\u000a` are escapes, not letters. At a
-//! row end, a token that adds no word (`\n`, `,`, the closing quote) or starts the next row's
-//! first word is penalised; one that lengthens the word being written is not (`1` may be the
-//! start of `16`). A tail that also goes on inside the table (the same words mid-row, or a
-//! longer cell such as `8.5` beside `8`) is no row end: the rule holds only where the table
-//! itself breaks the line, so a row copied on its own comes out as it is.
+//! row end, a token that adds no word (`\n`, `,`, the closing quote), starts the next row's
+//! first word, or lengthens the cell just written is penalised (the 0.5B, held off the line
+//! break alone, glued the next row on: `12Renewal`). A tail that also goes on inside the table
+//! (the same words mid-row, or a longer cell: `8` beside `8.5`, `1` beside `16`) is no row end:
+//! the rule holds only where the table itself breaks the line, so a row copied on its own
+//! comes out as it is.
 //! Not read as the judge reads: its folding of look-alike letters and zero-width marks.
 
 use std::collections::{HashMap, HashSet};
@@ -278,17 +279,15 @@ impl RowEnds {
                 next.prefixes.contains(start)
             }
         };
-        let mid_word = !self.reply.current.is_empty();
-        let mid_escape = self.reply.text.mid_escape();
+        // Nothing in the tables lengthens this cell (`next_rows` saw to that): a token that
+        // does bends it or glues the next row on.
+        let mid_word = !self.reply.current.is_empty() || self.reply.text.mid_escape();
         leads
             .iter()
             .enumerate()
             .filter(|(_, lead)| match lead {
                 Lead::Wordless => true,
-                // After a lone backslash its first letters are an escape (`\` then `n`).
-                Lead::Extends { .. } if mid_escape => true,
-                // The word being written grows: the reply leaves the row end.
-                Lead::Extends { .. } if mid_word => false,
+                Lead::Extends { .. } if mid_word => true,
                 Lead::Extends { start, complete } | Lead::NewWord { start, complete } => {
                     continues(start, *complete)
                 }
@@ -367,10 +366,10 @@ mod tests {
             .filter(|&i| got.contains_key(&(i as i32)))
             .map(|i| pieces[i])
             .collect();
-        // `0` lengthens the cell: the reply leaves the row end, it does not join the rows.
+        // `0` would bend the cell into `160`.
         assert_eq!(
             penalised,
-            ["\\n", ",", "\\nRel", " Release", "\"", " ("],
+            ["\\n", ",", "0", "\\nRel", " Release", "\"", " ("],
             "{got:?}"
         );
         assert!(got.values().all(|&p| p == ROW_END_PENALTY));
@@ -412,8 +411,10 @@ mod tests {
         assert!(penalised_along(t, &["Ana", ",", "dev", ",", "8", ".", "5", "\\n"]).is_empty());
         let t = "id,x,y,z\na,1,2,3\nb,1,2,3,4\n";
         assert!(penalised_along(t, &["b", ",", "1", ",", "2", ",", "3", ",", "4"]).is_empty());
-        // Still held: a line break and the next row's first word right after a row end.
+        // Still held: a line break, the next row glued on, and the next row's first word right
+        // after a row end.
         let t = "id,x,y,z\na,1,2,3\nb,2,3,4\n";
+        assert_eq!(penalised_along(t, &["1", ",", "2", ",", "3", "b"]), ["b"]);
         assert_eq!(
             penalised_along(t, &["1", ",", "2", ",", "3", "\\n", "b"]),
             ["\\n", "b"]
