@@ -524,6 +524,7 @@ fn real_model_no_paste_steers_a_copy_off_its_source() {
                 allowed_tokens: 4,
                 own_repeats: false,
                 tables: Vec::new(),
+                table_run_words: 0,
             })),
             &mut |_| {},
         )
@@ -580,6 +581,7 @@ fn real_model_no_paste_counts_the_reply_s_own_repeats_only_when_asked() {
             allowed_tokens: 4,
             own_repeats,
             tables: Vec::new(),
+            table_run_words: 0,
         })
     };
     let uncounted = text_of(
@@ -641,6 +643,7 @@ fn real_model_no_paste_keeps_a_table_s_rows_apart() {
                     allowed_tokens: 4,
                     own_repeats: false,
                     tables: vec![table.to_string()],
+                    table_run_words: 8,
                 })),
                 &mut |_| {},
             )

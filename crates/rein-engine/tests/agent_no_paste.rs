@@ -87,6 +87,8 @@ fn every_request_of_an_own_words_mission_carries_its_inputs() {
                 } else {
                     vec![]
                 },
+                // The check's 8-word runs, for the tables' row ends.
+                table_run_words: 8,
             }),
             "request {i}"
         );
@@ -397,6 +399,7 @@ fn a_table_is_held_at_its_row_ends_only_even_when_a_check_names_it() {
         ]
     );
     assert_eq!(np.allowed_tokens, 4, "the prose check's 8-word runs");
+    assert_eq!(np.table_run_words, 4, "the table check's runs");
     let events = no_paste_events(&h, &outcome);
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(

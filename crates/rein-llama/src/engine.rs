@@ -648,7 +648,7 @@ impl LlamaEngine {
     fn steering(&mut self, np: &NoPaste) -> Steering {
         let rows = (!np.tables.is_empty()).then(|| {
             (
-                RowEnds::new(np.tables.iter().map(String::as_str)),
+                RowEnds::new(np.tables.iter().map(String::as_str), np.table_run_words),
                 self.lead_table(),
             )
         });

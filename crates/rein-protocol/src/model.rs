@@ -134,9 +134,13 @@ pub struct NoPaste {
     /// Tables (CSV or TSV text, as read) whose rows must not be pasted one straight after
     /// another: once the reply has copied the end of a row, a token that would not start a
     /// word of its own (a line break, a comma, the next row's first word) is penalised, so
-    /// each row is followed by a word such as a unit. Rows stay copyable one at a time.
+    /// each row is followed by a word such as a unit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<String>,
+    /// The judge's run length for `tables` (`min_run_words`): a row end is held only where
+    /// joining the next row would make a verbatim run that long that neither row makes alone.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub table_run_words: u32,
 }
 
 impl CompletionRequest {
@@ -319,6 +323,6 @@ pub struct ModelIdentity {
     pub tensors: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }

@@ -44,6 +44,8 @@ pub struct NoPasteSources {
     /// The table sources, held at their row ends only (see the module's note).
     pub tables: Vec<String>,
     pub allowed_tokens: u32,
+    /// The shortest `min_run_words` of the checks over the tables.
+    pub table_run_words: u32,
 }
 
 /// One step's history and what it left out.
@@ -110,6 +112,7 @@ impl NoPasteSources {
             allowed_tokens: self.allowed_tokens,
             own_repeats: !deliverable_written(contract, trace),
             tables: table_texts,
+            table_run_words: self.table_run_words,
         });
         Held {
             paths,
@@ -176,6 +179,7 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
     let mut tables: Vec<String> = Vec::new();
     let mut allowed: Option<u32> = None;
     let mut allowed_by_tables: Option<u32> = None;
+    let mut table_run_words: u32 = 0;
     for check in &contract.mission.checks {
         let CheckSpec::NotCopied {
             sources,
@@ -194,6 +198,12 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
         for p in these {
             let table = is_table(p);
             holds_prose |= !table;
+            if table {
+                table_run_words = match table_run_words {
+                    0 => *min_run_words,
+                    n => n.min(*min_run_words),
+                };
+            }
             let list = if table { &mut tables } else { &mut paths };
             if !list.contains(p) {
                 list.push(p.clone());
@@ -212,6 +222,7 @@ pub fn no_paste_sources(contract: &FrozenContract) -> Option<NoPasteSources> {
         paths,
         tables,
         allowed_tokens: allowed.or(allowed_by_tables)?,
+        table_run_words,
     })
 }
 
