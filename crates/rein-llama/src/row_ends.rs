@@ -171,17 +171,34 @@ impl ReplyWords {
 }
 
 /// A table's rows as the judge reads its words: lines, a quoted cell's line breaks inside its
-/// row; rows without words dropped.
+/// row; rows without words dropped. A quote opens a cell only at the cell's start (after a
+/// comma, a tab or the line's start), so an inch mark (`1/2"`) leaves the rows as they are.
 fn rows_of(table: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     let mut row = String::new();
+    let mut quoted = false;
     for line in table.lines() {
         if !row.is_empty() {
             row.push('\n');
         }
+        let mut cell_start = !quoted;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if quoted {
+                if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                    } else {
+                        quoted = false;
+                    }
+                }
+            } else if c == '"' && cell_start {
+                quoted = true;
+            }
+            cell_start = !quoted && (c == ',' || c == '\t');
+        }
         row.push_str(line);
-        // An odd count of quotes leaves a quoted cell open (`""` inside one counts two).
-        if row.matches('"').count() % 2 == 0 {
+        if !quoted {
             rows.push(std::mem::take(&mut row));
         }
     }
@@ -207,6 +224,8 @@ pub struct RowEnds {
     /// `next_len[k]`: when `words[k]` is the last word of a row that another row follows, the
     /// number of words of that next row; else 0.
     next_len: Vec<usize>,
+    /// `in_row[k]`: how many words of its row `words[k]` ends (1 for a row's first word).
+    in_row: Vec<usize>,
     /// The judge's run length: a chain counts when it reaches it.
     run_words: usize,
     reply: ReplyWords,
@@ -217,10 +236,22 @@ pub struct RowEnds {
 struct NextRows {
     whole: HashSet<String>,
     prefixes: HashSet<String>,
-    /// The same words go on mid-row somewhere (or the word being written may yet become a
-    /// longer cell): only a token that starts a next row's first word, and no word that goes
-    /// on inside the table, is held.
+    /// The copied words go on inside the table at least as well as they end a row: only a
+    /// token that starts a next row's first word, and no word that goes on inside the table,
+    /// is held.
     ambiguous: bool,
+}
+
+impl NextRows {
+    /// Whether a word that starts with `start` (the whole word when `complete`) is on its way
+    /// to a next row's first word.
+    fn continues(&self, start: &str, complete: bool) -> bool {
+        if complete {
+            self.whole.contains(start)
+        } else {
+            self.prefixes.contains(start)
+        }
+    }
 }
 
 /// Every prefix of every word, the words themselves included.
@@ -238,8 +269,7 @@ impl RowEnds {
     /// `run_words`: the judge's `min_run_words` for these tables (a verbatim run of that many
     /// words is a copy); at least three.
     pub fn new<'a>(tables: impl IntoIterator<Item = &'a str>, run_words: u32) -> Self {
-        let mut words = Vec::new();
-        let mut next_len = Vec::new();
+        let (mut words, mut next_len, mut in_row) = (Vec::new(), Vec::new(), Vec::new());
         for table in tables {
             let rows = rows_of(table);
             for (i, row) in rows.iter().enumerate() {
@@ -247,14 +277,17 @@ impl RowEnds {
                 for (j, w) in row.iter().enumerate() {
                     words.push(Some(w.clone()));
                     next_len.push(if j + 1 == row.len() { following } else { 0 });
+                    in_row.push(j + 1);
                 }
             }
             words.push(None);
             next_len.push(0);
+            in_row.push(0);
         }
         Self {
             words,
             next_len,
+            in_row,
             run_words: usize::try_from(run_words)
                 .unwrap_or(usize::MAX)
                 .max(MIN_COPIED_WORDS + 1),
@@ -276,19 +309,19 @@ impl RowEnds {
             .count()
     }
 
-    /// The rows a chain would join at the row end the reply has just copied, when joining
-    /// them would make a run the judge counts that neither row makes alone.
-    fn next_rows(&self) -> Option<NextRows> {
-        let tail = self.reply.all();
+    /// The rows a chain would join at the row end `tail` has just copied, when joining them
+    /// would make a run the judge counts that neither row makes alone. `writing`: the last
+    /// word of `tail` is still being written.
+    fn next_rows(&self, tail: &[&str], writing: bool) -> Option<NextRows> {
         if tail.len() < MIN_COPIED_WORDS {
             return None;
         }
         let (before, last) = tail.split_at(tail.len() - 1);
-        let writing = !self.reply.current.is_empty();
         let mut next: Vec<String> = Vec::new();
         let mut inside: Vec<String> = Vec::new();
-        // The longest copy the reply's last words are of a row end, and of words that go on
-        // inside the table: the reply is taken to copy the longer, the inside on a tie.
+        // Which the reply is copying, a row end or words that go on inside the table, is read
+        // from how much of each one's own row it has copied (a header copied before a row
+        // says nothing about which row); the inside wins a tie.
         let (mut at_end, mut going_on) = (0, 0);
         for k in 1..self.words.len() {
             let Some(word) = &self.words[k] else {
@@ -300,20 +333,21 @@ impl RowEnds {
             if word != last[0] {
                 // The word being written may yet become this longer cell.
                 if writing && word.starts_with(last[0]) {
-                    going_on = going_on.max(self.copied_before(before, k - 1) + 1);
+                    let copied = self.copied_before(before, k - 1) + 1;
+                    going_on = going_on.max(copied.min(self.in_row[k]));
                 }
                 continue;
             }
             let Some(following) = &self.words[k + 1] else {
                 continue;
             };
-            let copied = self.copied_before(&tail, k);
+            let copied = self.copied_before(tail, k);
             let rows_after = self.next_len[k];
             if rows_after == 0 {
-                going_on = going_on.max(copied);
+                going_on = going_on.max(copied.min(self.in_row[k]));
                 inside.push(following.clone());
             } else if copied + rows_after >= self.run_words && rows_after < self.run_words {
-                at_end = at_end.max(copied);
+                at_end = at_end.max(copied.min(self.in_row[k]));
                 next.push(following.clone());
             }
         }
@@ -321,12 +355,12 @@ impl RowEnds {
             return None;
         }
         let ambiguous = going_on >= at_end;
-        let inside = prefixes(&inside);
-        let whole: HashSet<String> = next.into_iter().filter(|w| !inside.contains(w)).collect();
-        let prefixes = prefixes(&whole)
-            .into_iter()
-            .filter(|p| !inside.contains(p))
-            .collect();
+        let whole: HashSet<String> = next.into_iter().collect();
+        let mut prefixes = prefixes(&whole);
+        if ambiguous {
+            let inside = self::prefixes(&inside);
+            prefixes.retain(|p| !inside.contains(p));
+        }
         Some(NextRows {
             whole,
             prefixes,
@@ -334,35 +368,58 @@ impl RowEnds {
         })
     }
 
-    /// At a copied row end, the penalty of every token in `leads` (indexed by token id) that
-    /// adds no word, lengthens the cell just written or starts the next row's first word; at
-    /// an ambiguous one, of a token that starts the next row's first word only.
+    /// The penalty of every token in `leads` (indexed by token id) that would join the next
+    /// row to a copied row end: at the row end, one that adds no word, lengthens the cell just
+    /// written or starts the next row's first word (at an ambiguous end, only the last);
+    /// while the next row's first word is being written, one that carries it on.
     pub fn penalties(&self, leads: &[Lead]) -> HashMap<i32, f32> {
-        let Some(next) = self.next_rows() else {
+        let reply = &self.reply;
+        let writing = !reply.current.is_empty();
+        let mid_escape = reply.text.mid_escape();
+        let held = |id: usize| i32::try_from(id).ok().map(|id| (id, ROW_END_PENALTY));
+        if let Some(next) = self.next_rows(&reply.all(), writing) {
+            let strict = !next.ambiguous;
+            return leads
+                .iter()
+                .enumerate()
+                .filter(|(_, lead)| match lead {
+                    Lead::Wordless => strict,
+                    // After a lone backslash a letter is the escape's (`\` then `nWen`).
+                    Lead::Extends { start, complete } if mid_escape => {
+                        strict || {
+                            let rest: String = start.chars().skip(1).collect();
+                            !rest.is_empty() && next.continues(&rest, *complete)
+                        }
+                    }
+                    // Nothing in the tables lengthens this cell at a strict end (else it is
+                    // ambiguous): a token that does bends it or glues the next row on.
+                    Lead::Extends { .. } if writing => strict,
+                    Lead::Extends { start, complete } | Lead::NewWord { start, complete } => {
+                        next.continues(start, *complete)
+                    }
+                })
+                .filter_map(|(id, _)| held(id))
+                .collect();
+        }
+        // The next row's first word under way (` Re` of `Release`): hold what carries it on.
+        let done: Vec<&str> = reply.done.iter().map(String::as_str).collect();
+        let Some(next) = writing
+            .then(|| self.next_rows(&done, false))
+            .flatten()
+            .filter(|next| next.whole.iter().any(|w| w.starts_with(&reply.current)))
+        else {
             return HashMap::new();
         };
-        let continues = |start: &String, complete: bool| {
-            if complete {
-                next.whole.contains(start)
-            } else {
-                next.prefixes.contains(start)
-            }
-        };
-        // Nothing in the tables lengthens this cell or goes on from it (else it is ambiguous):
-        // a token that does bends the cell or glues the next row on.
-        let mid_word = !self.reply.current.is_empty() || self.reply.text.mid_escape();
-        let strict = !next.ambiguous;
         leads
             .iter()
             .enumerate()
             .filter(|(_, lead)| match lead {
-                Lead::Wordless => strict,
-                Lead::Extends { .. } if mid_word => strict,
-                Lead::Extends { start, complete } | Lead::NewWord { start, complete } => {
-                    continues(start, *complete)
+                Lead::Extends { start, complete } if !mid_escape => {
+                    next.continues(&format!("{}{start}", reply.current), *complete)
                 }
+                _ => false,
             })
-            .filter_map(|(id, _)| i32::try_from(id).ok().map(|id| (id, ROW_END_PENALTY)))
+            .filter_map(|(id, _)| held(id))
             .collect()
     }
 }
@@ -553,7 +610,7 @@ mod tests {
         // `caf\u00e9` is the one word `café`.
         let r = after_with(
             &["name,a,n\ncafé,b,1\nx,y,2\n"],
-            4,
+            6,
             &["caf\\u00e9", ",b,", "1"],
         );
         assert_eq!(r.penalties(&leads(&["\\n"])).len(), 1);
@@ -599,6 +656,83 @@ mod tests {
         assert!(
             !got.contains_key(&0) && !got.contains_key(&2_000),
             "` t0`, ` x1`"
+        );
+    }
+
+    /// `penalised_along` over several tables.
+    fn penalised_along_in(tables: &[&str], run_words: u32, pieces: &[&str]) -> Vec<String> {
+        let mut r = RowEnds::new(tables.iter().copied(), run_words);
+        let mut hit = Vec::new();
+        for p in pieces {
+            if r.penalties(&[Lead::of(p)]).contains_key(&0) {
+                hit.push((*p).to_string());
+            }
+            r.accept(p);
+        }
+        hit
+    }
+
+    #[test]
+    fn the_next_row_s_first_word_is_held_while_it_is_being_written() {
+        // `re` also starts `review`, which goes on inside the second table; copied from the
+        // first table's row, ` Re` and then `lease` would still join the rows.
+        let tables = [
+            "task,owner,status\nAPI,Jonas,in progress\nRelease checklist,Maya,planned\n",
+            "status,meaning\nin progress,Review pending\n",
+        ];
+        let chain = ["API", ",", "Jonas", ",", "in", " progress", " Re", "lease"];
+        assert_eq!(penalised_along_in(&tables, 6, &chain), [" Re", "lease"]);
+        let own = ["Status", ":", " in", " progress", " Re", "view"];
+        assert!(penalised_along_in(&tables, 6, &own).is_empty());
+        // Digit by digit at an ambiguous end: `1` goes on inside row 12, `12` joins it.
+        let t = "id,a,b,c,d\n11,2,3,4,5\n12,4,5,1,2\n";
+        let chain = ["Scores", " 4", ",", "5", "\\n", "1", "2"];
+        assert_eq!(penalised_along(t, 6, &chain), ["2"]);
+        let own = ["Scores", " 4", ",", "5", ",", "1", ",", "2"];
+        assert!(penalised_along(t, 6, &own).is_empty());
+    }
+
+    #[test]
+    fn a_copied_header_does_not_decide_which_row_is_being_copied() {
+        let t = "task,owner,hours\nAPI,Jonas,1\nDocs,Maya,4\nAPI,Jonas,16\n";
+        let head = ["task", ",", "owner", ",", "hours", "\\n"];
+        let row = [&head[..], &["API", ",", "Jonas", ",", "1", "6"]].concat();
+        assert!(penalised_along(t, 8, &row).is_empty());
+        let row1 = [&head[..], &["API", ",", "Jonas", ",", "1", "\\n", "Docs"]].concat();
+        assert_eq!(penalised_along(t, 8, &row1), ["Docs"]);
+        let t = "name,role,hours\nAna,dev,8\nBen,ops,7\nAna,dev,8.5\n";
+        let row = [
+            "name", ",", "role", ",", "hours", "\\n", "Ana", ",", "dev", ",", "8", ".", "5",
+        ];
+        assert!(penalised_along(t, 8, &row).is_empty());
+    }
+
+    #[test]
+    fn a_quote_opens_a_cell_only_at_its_start() {
+        // Inch marks and a quote mid-cell in a TSV leave the rows as they are.
+        let t = "item,size,qty\nPipe,1/2\",40\nPipe,3/4\",25\nValve,1\",12\n";
+        let p = ["Pipe", ",", "1", "/", "2", "\\\"", ",", "40", "\\n", "Pipe"];
+        assert_eq!(penalised_along(t, 8, &p), ["\\n", "Pipe"]);
+        let t = "name\tnote\tteam\nAna\tsays \"hi\tcore\nBen\tok\tops\nCara\tfine\tcore\n";
+        let r = after_with(&[t], 6, &["Ana", ",", "says", " hi", ",", "core"]);
+        assert_eq!(r.penalties(&leads(&["\\n"])).len(), 1);
+        // Doubled quotes inside a quoted cell stay in the cell, its line break too.
+        let t = "id,note,hours\n7,\"Say \"\"hi\"\"\nthen go\",3\n8,Pay,2\n";
+        let p = [
+            "7", ",", "Say", " hi", "\\n", "then", " go", ",", "3", "\\n",
+        ];
+        assert_eq!(penalised_along(t, 6, &p), ["\\n"]);
+    }
+
+    #[test]
+    fn an_escape_split_across_tokens_still_holds_the_next_row() {
+        let t = "name,a,b,c,d\nIrene,4,5,4,5\nWen,5,4,5,4\n";
+        let r = after_with(&[t], 6, &["Scores", " 5", ",", "4", ",", "5", "\\"]);
+        let got = r.penalties(&leads(&["nWen", "n4"]));
+        assert_eq!(
+            sorted_keys(&got),
+            [0],
+            "`\\n4` goes on inside Wen's row: {got:?}"
         );
     }
 }
