@@ -8,16 +8,20 @@
 //!
 //! It reads words as the judge does (runs of letters and digits, lower case) in the reply's
 //! text as written inside a JSON string, where `\n` and `\u000a` are escapes, not letters, and
-//! a table's rows as lines, a quoted cell's line breaks inside its row. At a row end, a token
-//! that adds no word (`\n`, `,`, the closing quote), starts the next row's first word, or
-//! lengthens the cell just written is penalised (the 0.5B, held off the line break alone, glued
-//! the next row on: `12Renewal`). Where the copied words also go on inside the table (the same
-//! words mid-row, or a longer cell: `8` beside `8.5`, `1` beside `16`), only a token that starts
-//! a next row's first word, and no word that goes on inside the table, is held, so a row copied
-//! on its own comes out as it is.
+//! a table's rows as lines, the line breaks of a quoted cell (a quote at a cell's start) inside
+//! its row. At a row end, a token that adds no word (`\n`, `,`, the closing quote), starts the
+//! next row's first word, or lengthens the cell just written is penalised (the 0.5B, held off
+//! the line break alone, glued the next row on: `12Renewal`); while the next row's first word
+//! is being written anyway (` Re`), a token that carries it on (`lease`) is. Where the copied
+//! words go on inside the table at least as far, within their row, as they end one (the same
+//! words mid-row, or a longer cell: `8` beside `8.5`, `1` beside `16`), only a token that
+//! starts a next row's first word is held, and none that also goes on inside, so a row copied
+//! on its own is not bent where the table itself is ambiguous.
 //! Not read as the judge reads: its folding of accents, look-alike letters and zero-width
-//! marks; a character the tokenizer splits into bytes reads as a separator. It holds every
-//! string of the reply, an `edit_file` `old_text` quoting pasted rows too.
+//! marks; a character the tokenizer splits into bytes reads as a separator; lone `\r` line
+//! ends. One copied word is no row end, so one word and a next row one word short of the run
+//! go through. It holds every string of the reply, an `edit_file` `old_text` quoting pasted
+//! rows too.
 
 use std::collections::{HashMap, HashSet};
 
