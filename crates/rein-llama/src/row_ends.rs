@@ -174,10 +174,29 @@ impl ReplyWords {
     }
 }
 
-/// A table's rows as the judge reads its words: lines, a quoted cell's line breaks inside its
-/// row; rows without words dropped. A quote opens a cell only at the cell's start (after a
-/// comma, a tab or the line's start), so an inch mark (`1/2"`) leaves the rows as they are.
+/// A table's rows as the judge reads its words: lines, the line breaks of a quoted cell inside
+/// its row; rows without words dropped. A quote opens a cell only at the cell's start (after a
+/// comma, a semicolon, a tab or the line's start), so an inch mark (`1/2"`) leaves the rows as
+/// they are; a table whose quotes do not parse (a cell left open at the end, a closing quote
+/// not followed by a delimiter or the line's end, as `\"` escapes leave them) is read as plain
+/// lines.
 fn rows_of(table: &str) -> Vec<Vec<String>> {
+    let rows = quoted_rows(table).unwrap_or_else(|| table.lines().map(str::to_string).collect());
+    rows.iter()
+        .map(|row| {
+            row.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        })
+        .filter(|row| !row.is_empty())
+        .collect()
+}
+
+/// The rows of a CSV or TSV, quoted cells' line breaks kept in their row, or `None` when its
+/// quotes do not parse.
+fn quoted_rows(table: &str) -> Option<Vec<String>> {
+    let is_delimiter = |c: char| matches!(c, ',' | ';' | '\t');
     let mut rows = Vec::new();
     let mut row = String::new();
     let mut quoted = false;
@@ -192,32 +211,23 @@ fn rows_of(table: &str) -> Vec<Vec<String>> {
                 if c == '"' {
                     if chars.peek() == Some(&'"') {
                         chars.next();
-                    } else {
+                    } else if chars.peek().is_none_or(|&n| is_delimiter(n)) {
                         quoted = false;
+                    } else {
+                        return None;
                     }
                 }
             } else if c == '"' && cell_start {
                 quoted = true;
             }
-            cell_start = !quoted && (c == ',' || c == '\t');
+            cell_start = !quoted && is_delimiter(c);
         }
         row.push_str(line);
         if !quoted {
             rows.push(std::mem::take(&mut row));
         }
     }
-    if !row.is_empty() {
-        rows.push(row);
-    }
-    rows.iter()
-        .map(|row| {
-            row.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect::<Vec<_>>()
-        })
-        .filter(|row| !row.is_empty())
-        .collect()
+    (!quoted).then_some(rows)
 }
 
 /// The tables' words, table after table, and where each row ends.
@@ -359,11 +369,12 @@ impl RowEnds {
             return None;
         }
         let ambiguous = going_on >= at_end;
-        let whole: HashSet<String> = next.into_iter().collect();
+        let mut whole: HashSet<String> = next.into_iter().collect();
         let mut prefixes = prefixes(&whole);
         if ambiguous {
-            let inside = self::prefixes(&inside);
-            prefixes.retain(|p| !inside.contains(p));
+            let inside_prefixes = self::prefixes(&inside);
+            prefixes.retain(|p| !inside_prefixes.contains(p));
+            whole.retain(|w| !inside.contains(w));
         }
         Some(NextRows {
             whole,
@@ -738,5 +749,31 @@ mod tests {
             [0],
             "`\\n4` goes on inside Wen's row: {got:?}"
         );
+    }
+
+    #[test]
+    fn a_table_whose_quotes_do_not_parse_is_read_as_lines() {
+        // `\"` escapes leave a cell open, and an unclosed quote would swallow the rows after
+        // it: both are read as plain lines, each row held.
+        let t = "item,size,qty\n\"Pipe\",\"1/2\\\"\",40\n\"Pipe\",\"3/4\\\"\",25\n\"Valve\",\"1\\\"\",12\n";
+        let p = ["Pipe", ",", "1", "/", "2", ",", "40", "\\n", "Pipe"];
+        assert_eq!(penalised_along(t, 8, &p), ["\\n", "Pipe"]);
+        let t = "id\tr\tnote\n114\t4\t\"Widget is handy\n115\t5\tBest notes app\n116\t3\tok\n";
+        let r = after_with(&[t], 8, &["114", ",", "4", ",", "Widget", " is", " handy"]);
+        assert_eq!(r.penalties(&leads(&["\\n"])).len(), 1);
+        // Semicolons delimit cells too: a quoted cell's line break stays in its row.
+        let t = "id;note;hours\n7;\"Call vendor\nthen sign off\";3\n8;Pay;2\n";
+        let row = [
+            "7", ";\"", "Call", " vendor", "\\n", "then", " sign", " off", "\";", "3",
+        ];
+        assert!(penalised_along(t, 6, &row).is_empty());
+    }
+
+    #[test]
+    fn at_an_ambiguous_end_a_word_that_goes_on_inside_is_free_whole_too() {
+        // `1 2` ends row x and goes on inside row `1,2,y,9`: ` y,` and ` y\n` are that row.
+        let t = "h,i,j\nx,1,2\ny,5,6\n1,2,y,9\n";
+        let r = after_with(&[t], 5, &["Scores", " 1", ",", " 2"]);
+        assert!(r.penalties(&leads(&[" y,", " y\\n", " y"])).is_empty());
     }
 }
