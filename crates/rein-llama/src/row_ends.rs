@@ -464,15 +464,7 @@ mod tests {
 
     /// Which of `pieces`, written one after another, the rule penalises as it goes.
     fn penalised_along(table: &str, run_words: u32, pieces: &[&str]) -> Vec<String> {
-        let mut r = RowEnds::new([table], run_words);
-        let mut hit = Vec::new();
-        for p in pieces {
-            if r.penalties(&[Lead::of(p)]).contains_key(&0) {
-                hit.push((*p).to_string());
-            }
-            r.accept(p);
-        }
-        hit
+        penalised_along_in(&[table], run_words, pieces)
     }
 
     fn sorted_keys(got: &HashMap<i32, f32>) -> Vec<i32> {
@@ -674,7 +666,7 @@ mod tests {
         );
     }
 
-    /// `penalised_along` over several tables.
+    /// [`penalised_along`] over several tables.
     fn penalised_along_in(tables: &[&str], run_words: u32, pieces: &[&str]) -> Vec<String> {
         let mut r = RowEnds::new(tables.iter().copied(), run_words);
         let mut hit = Vec::new();
