@@ -8,24 +8,22 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use rein_models::DataDir;
 use serde_json::{json, Value};
+
+mod support;
 
 const MODEL: &str = "qwen2.5-coder-0.5b";
 
 #[test]
 fn real_model_chat_turn_proposes_a_write_and_reaches_an_approval_or_a_hold() {
-    if std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1") {
+    if support::skip_model_tests() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&home).unwrap();
+    support::home_with_installed_models(&home);
     std::fs::create_dir(&ws).unwrap();
-    // The installed models, without touching the real chat.db and journal.db.
-    let models = DataDir::from_env().unwrap().models_dir();
-    std::os::unix::fs::symlink(&models, home.join("models")).unwrap();
     std::fs::write(ws.join("todo.txt"), "buy milk\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rein"))
         .args(["chat", ws.to_str().unwrap(), "--json", "--model", MODEL])

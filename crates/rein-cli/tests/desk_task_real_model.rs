@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use rein_models::DataDir;
+mod support;
 
 const MODEL: &str = "qwen2.5-coder-1.5b";
 const SEED: &str = "0";
@@ -35,15 +35,13 @@ fn quickstart_settings() -> Vec<String> {
 
 #[test]
 fn real_model_desk_task_passes_with_the_quick_start_s_model_and_levers() {
-    if std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1") {
+    if support::skip_model_tests() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&home).unwrap();
-    // The installed models, without touching the real journal.
-    let models = DataDir::from_env().unwrap().models_dir();
+    let models = support::home_with_installed_models(&home);
     assert!(
         std::fs::read_dir(&models)
             .map(|d| d
@@ -54,7 +52,6 @@ fn real_model_desk_task_passes_with_the_quick_start_s_model_and_levers() {
          REIN_SKIP_MODEL_TESTS=1)",
         models.display()
     );
-    std::os::unix::fs::symlink(&models, home.join("models")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_rein"))
         .args(["run", "desk_task", "--workspace", ws.to_str().unwrap()])
         .args(["--model", MODEL, "--seed", SEED, "--approve=all"])

@@ -458,17 +458,7 @@ impl LlamaEngine {
         if let Some(table) = &self.continues {
             return table.clone();
         }
-        let vocab = self.model.vocab();
-        let n = self.model.n_vocab().max(0) as usize;
-        let mut table = vec![false; n];
-        for token in vocab.tokens() {
-            let id = token.0 as usize;
-            if id < n && !vocab.is_eog(token) && !vocab.is_control(token) {
-                let piece = vocab.token_to_piece(token, false, None);
-                table[id] = crate::choose::continues_word(&String::from_utf8_lossy(&piece));
-            }
-        }
-        let table = std::sync::Arc::new(table);
+        let table = std::sync::Arc::new(self.per_token(false, crate::choose::continues_word));
         self.continues = Some(table.clone());
         table
     }
@@ -478,18 +468,24 @@ impl LlamaEngine {
         if let Some(table) = &self.leads {
             return table.clone();
         }
+        let table = std::sync::Arc::new(self.per_token(Lead::Wordless, Lead::of));
+        self.leads = Some(table.clone());
+        table
+    }
+
+    /// `of(text)` for every token of the vocabulary, by id; `none` for end-of-generation and
+    /// control tokens, which have no text of their own.
+    fn per_token<T: Clone>(&self, none: T, of: impl Fn(&str) -> T) -> Vec<T> {
         let vocab = self.model.vocab();
         let n = self.model.n_vocab().max(0) as usize;
-        let mut table = vec![Lead::Wordless; n];
+        let mut table = vec![none; n];
         for token in vocab.tokens() {
             let id = token.0 as usize;
             if id < n && !vocab.is_eog(token) && !vocab.is_control(token) {
                 let piece = vocab.token_to_piece(token, false, None);
-                table[id] = Lead::of(&String::from_utf8_lossy(&piece));
+                table[id] = of(&String::from_utf8_lossy(&piece));
             }
         }
-        let table = std::sync::Arc::new(table);
-        self.leads = Some(table.clone());
         table
     }
 

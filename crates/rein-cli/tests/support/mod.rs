@@ -58,3 +58,17 @@ impl Env {
         std::fs::read_to_string(self.ws.join(name)).ok()
     }
 }
+
+/// Whether the tests that load the packaged models are skipped (REIN_SKIP_MODEL_TESTS=1).
+pub fn skip_model_tests() -> bool {
+    std::env::var("REIN_SKIP_MODEL_TESTS").is_ok_and(|v| v == "1")
+}
+
+/// A data dir of its own at `home` that sees the installed models, so a real-model test never
+/// touches the real journal or chat store. Returns the models folder.
+pub fn home_with_installed_models(home: &std::path::Path) -> PathBuf {
+    std::fs::create_dir_all(home).unwrap();
+    let models = rein_models::DataDir::from_env().unwrap().models_dir();
+    std::os::unix::fs::symlink(&models, home.join("models")).unwrap();
+    models
+}

@@ -143,14 +143,15 @@ pub enum Lever {
     /// "reading files and writing a summary".
     KeepInputs,
     /// When the contract holds a `not_copied` check, every reply of an embedded model is decoded
-    /// with the prose inputs that check reads (tables are left free) as the texts of a copy
-    /// penalty (see `no_paste`): a token that would extend a run copied from them beyond a few
-    /// tokens loses logit, more the longer the run. On desk_task seeds 1, 2 and 4 every draw of the 1.5B's first write, at
+    /// with the prose inputs that check reads as the texts of a copy penalty (see `no_paste`): a
+    /// token that would extend a run copied from them beyond a few tokens loses logit, more the
+    /// longer the run; its tables are held at their row ends only (a copied row must be followed
+    /// by a word of the reply's own). On desk_task seeds 1, 2 and 4 every draw of the 1.5B's first write, at
     /// temperature 0.1 and 0.7 alike, pasted the overview under both Project summary and Goal,
     /// the CSV rows under Tasks and the meeting notes under Risks, byte for byte the same. With
     /// the quick start's other levers its first builds passed 4 of seeds 0-4 where they alone
     /// passed 2, and 8 of 0-9; the DRY build after them 2 of 0-4, Rein's own penalty holding the
-    /// CSV 4 of 0-8, leaving tables free 7 of 0-9.
+    /// CSV 4 of 0-8, leaving tables free 7 of 0-9, holding them at their row ends 10 of 0-9.
     NoPaste,
 }
 

@@ -68,7 +68,7 @@ impl NoPasteSources {
     /// Prose and tables each fit in [`MAX_SOURCE_CHARS`], the shortest first.
     pub fn held(&self, contract: &FrozenContract, world: &dyn World, trace: &[TraceEntry]) -> Held {
         let mut cut = Vec::new();
-        let mut read: Vec<(String, String, bool)> = Vec::new();
+        let (mut prose_read, mut tables_read) = (Vec::new(), Vec::new());
         let prose = self.paths.iter().map(|p| (p, false));
         for (p, table) in prose.chain(self.tables.iter().map(|p| (p, true))) {
             if read_whole_at(trace, p).is_none() || trace.iter().any(|e| e.mutated_path(p)) {
@@ -95,18 +95,14 @@ impl NoPasteSources {
             }
             // A table's rows are read as words, where a line break is one, as the judge reads
             // them; prose is matched token by token as a reply would spell it.
-            let held = if table {
-                text.to_string()
+            if table {
+                tables_read.push((p.clone(), text.to_string()));
             } else {
-                json_escaped(&text.replace("\r\n", "\n"))
-            };
-            read.push((p.clone(), held, table));
+                prose_read.push((p.clone(), json_escaped(&text.replace("\r\n", "\n"))));
+            }
         }
-        let (tables_read, prose_read): (Vec<_>, Vec<_>) =
-            read.into_iter().partition(|(_, _, table)| *table);
-        let strip = |v: Vec<(String, String, bool)>| v.into_iter().map(|(p, t, _)| (p, t));
-        let (paths, sources) = fit_to_room(strip(prose_read).collect(), &mut cut);
-        let (tables, table_texts) = fit_to_room(strip(tables_read).collect(), &mut cut);
+        let (paths, sources) = fit_to_room(prose_read, &mut cut);
+        let (tables, table_texts) = fit_to_room(tables_read, &mut cut);
         let history = (!sources.is_empty() || !table_texts.is_empty()).then(|| NoPaste {
             sources,
             allowed_tokens: self.allowed_tokens,

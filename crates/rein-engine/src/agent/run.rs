@@ -247,8 +247,8 @@ struct State {
     /// this step's requests: the ones read whole so far.
     no_paste_sources: Option<NoPasteSources>,
     no_paste: Option<NoPaste>,
-    /// The held files and cuts last journaled.
-    /// The held sources, what was cut, and whether the reply's own repeats count.
+    /// What `no_paste_held` last journaled: the held prose sources and tables, what was cut,
+    /// and whether the reply's own repeats count.
     no_paste_shown: (Vec<String>, Vec<String>, Vec<String>, bool),
 }
 
