@@ -103,8 +103,8 @@ pub struct TraceStep {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought: Option<String>,
-    /// Who made the step's call when it was not the model: `rein` for a read the harness made
-    /// for it (lever `inputs-first`).
+    /// Who made the step's call when it was not the model: `rein` for a read or a
+    /// `table_stats` call the harness made for it (levers `inputs-first`, `stats-first`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -137,7 +137,12 @@ fn print_trace(t: &RunTrace) {
             println!("     thought: {}", escape_line(thought));
         }
         if s.detail.get("by").and_then(Value::as_str) == Some("rein") {
-            println!("     by: Rein (lever inputs-first), not the model");
+            let lever = if s.action.as_deref() == Some("table_stats") {
+                "stats-first"
+            } else {
+                "inputs-first"
+            };
+            println!("     by: Rein (lever {lever}), not the model");
         }
         if let Some(p) = s.detail.get("parameters") {
             println!("     parameters: {}", clip_json(p, 300));

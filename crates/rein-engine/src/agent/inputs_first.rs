@@ -81,8 +81,8 @@ pub fn files_to_read(
 
 /// The turns the transcript's head carries after the task: each read as the call the model
 /// would have made and the result it would have got, so the model goes on from where its own
-/// reads would have left it. `progress` follows the last result, as after any step.
-pub fn read_turns(reads: &[(String, GateReport)], progress: &str) -> Vec<ChatMessage> {
+/// reads would have left it (the caller adds the progress note after the last turn of all).
+pub fn read_turns(reads: &[(String, GateReport)]) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
     for (i, (path, report)) in reads.iter().enumerate() {
         // Written as the model writes an action (keys in the schema's order, its separators).
@@ -92,18 +92,13 @@ pub fn read_turns(reads: &[(String, GateReport)], progress: &str) -> Vec<ChatMes
             json!(path)
         );
         turns.push(ChatMessage::assistant(call));
-        let mut s = labelled_result(
+        turns.push(ChatMessage::user(labelled_result(
             &format!(
                 "Result of Rein's read {} (read_file, made for you before your first step)",
                 i + 1
             ),
             report,
-        );
-        if i + 1 == reads.len() {
-            s.push('\n');
-            s.push_str(progress);
-        }
-        turns.push(ChatMessage::user(s));
+        )));
     }
     turns
 }

@@ -30,6 +30,7 @@
 //! | `world` | the judge's view of a confined workspace |
 //! | `decide` | a model as the judge's decider |
 //! | `inputs_first` | the `inputs-first` lever: which inputs Rein reads before the first step |
+//! | `stats_first` | the `stats-first` lever: which table figures Rein computes before the first step |
 
 mod bodies;
 mod caps;
@@ -54,6 +55,7 @@ mod run;
 mod sampling;
 mod sections;
 mod stated;
+mod stats_first;
 mod step;
 mod trim;
 mod world;

@@ -44,6 +44,7 @@ use super::sampling::{
 };
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
+use super::stats_first::{calls_to_make as stats_calls, stats_turns};
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -61,6 +62,11 @@ pub const STRATEGY: &str = "act";
 /// The thought the journal shows for a read Rein made for the model (lever `inputs-first`).
 const INPUTS_FIRST_THOUGHT: &str =
     "Rein read this input for the model before its first step (lever inputs-first)";
+
+/// The thought the journal shows for a `table_stats` call Rein made for the model (lever
+/// `stats-first`).
+const STATS_FIRST_THOUGHT: &str =
+    "Rein computed this table figure for the model before its first step (lever stats-first)";
 
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
@@ -1240,7 +1246,7 @@ impl<'a> Agent<'a> {
         let (end, verdict, accepted) = match self.refusal_before_start() {
             Some(end) => (end, None, false),
             None => {
-                self.read_inputs_first(&mut st, on_event)?;
+                self.calls_before_first_step(&mut st, on_event)?;
                 self.attempts(&mut st, on_event)?
             }
         };
@@ -2213,78 +2219,143 @@ impl<'a> Agent<'a> {
         }
     }
 
-    /// Lever `inputs-first`: Rein reads the mission's input files through the gate before the
-    /// first step, journals each read as its own, and the transcript starts with the calls and
-    /// their results. Where the lever does not apply, the journal says why and the model reads
-    /// them itself.
-    fn read_inputs_first(
+    /// Levers `inputs-first` and `stats-first`: before the first step Rein reads the mission's
+    /// input files and makes the `table_stats` calls the contract's table figures name, through
+    /// the gate, journals each call as its own, and the transcript starts with the calls and
+    /// their results. Where a lever does not apply, the journal says why and the model makes the
+    /// calls itself.
+    fn calls_before_first_step(
         &mut self,
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<(), AgentError> {
-        if !self.options.levers.inputs_first || self.options.memory {
+        if self.options.memory {
             return Ok(());
         }
-        let files = match files_to_read(self.env.contract, self.env.world, &self.tools()) {
-            Ok(files) => files,
-            Err(reason) => {
-                self.env.journal.append_event(
-                    Some(self.env.run),
-                    "inputs_first",
-                    &json!({"read": [], "not_applied": reason}),
-                )?;
-                return Ok(());
+        let mut turns = Vec::new();
+        if self.options.levers.inputs_first {
+            match files_to_read(self.env.contract, self.env.world, &self.tools()) {
+                Ok(files) => {
+                    let mut reads = Vec::new();
+                    for (i, path) in files.iter().enumerate() {
+                        let params = json!({ "path": path });
+                        let id = format!("run{}-rein-read{}", self.env.run, i + 1);
+                        let report = self.call_for_model(
+                            st,
+                            on_event,
+                            &id,
+                            "read_file",
+                            &params,
+                            INPUTS_FIRST_THOUGHT,
+                        )?;
+                        reads.push((path.clone(), report));
+                    }
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "inputs_first",
+                        &json!({"read": files}),
+                    )?;
+                    turns.extend(read_turns(&reads));
+                }
+                Err(reason) => {
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "inputs_first",
+                        &json!({"read": [], "not_applied": reason}),
+                    )?;
+                }
             }
-        };
-        let mut reads = Vec::new();
-        for (i, path) in files.iter().enumerate() {
-            let started = Instant::now();
-            let call_id = format!("run{}-rein-read{}", self.env.run, i + 1);
-            let params = json!({ "path": path });
-            let mut report = self.submit(&call_id, "read_file", &params);
-            self.prepare_read_result(st, "read_file", &mut report);
-            let entry = self
-                .trace_entry("read_file", Some(path), &report, false)
-                .by_rein();
-            st.trace.push(entry);
-            let summary = summarize("read_file", &params, &report);
-            let ev = StepEvent {
-                step: 0,
-                attempt: 1,
-                kind: StepKind::Action.to_string(),
-                thought: Some(INPUTS_FIRST_THOUGHT.into()),
-                action: Some("read_file".into()),
-                parameters: Some(params.clone()),
-                call_id: Some(call_id),
-                outcome: report.outcome.as_str().into(),
-                summary: summary.clone(),
-                repaired: false,
-                prompt_tokens: 0,
-                cached_tokens: 0,
-                completion_tokens: 0,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-            };
-            let mut detail = step_detail(&params, &report, &summary);
-            detail["by"] = json!("rein");
-            self.record(st, StepKind::Action, &ev, None, detail)?;
-            on_event(&AgentEvent::Step(ev));
-            reads.push((path.clone(), report));
         }
-        self.env.journal.append_event(
-            Some(self.env.run),
-            "inputs_first",
-            &json!({"read": files}),
-        )?;
-        let progress = progress_note(
-            self.env.contract,
-            &st.trace,
-            self.deliverable_writer(),
-            &self.tools(),
-        );
-        for turn in read_turns(&reads, &progress) {
+        if self.options.levers.stats_first {
+            match stats_calls(self.env.contract, self.env.world, &self.tools()) {
+                Ok((calls, capped)) => {
+                    let mut done = Vec::new();
+                    for (i, call) in calls.into_iter().enumerate() {
+                        let id = format!("run{}-rein-stats{}", self.env.run, i + 1);
+                        let report = self.call_for_model(
+                            st,
+                            on_event,
+                            &id,
+                            "table_stats",
+                            &call.params,
+                            STATS_FIRST_THOUGHT,
+                        )?;
+                        done.push((call, report));
+                    }
+                    let made: Vec<&Value> = done.iter().map(|(c, _)| &c.params).collect();
+                    let mut event = json!({ "calls": made });
+                    if let Some(note) = capped {
+                        event["capped"] = note.into();
+                    }
+                    self.env
+                        .journal
+                        .append_event(Some(self.env.run), "stats_first", &event)?;
+                    turns.extend(stats_turns(&done));
+                }
+                Err(reason) => {
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "stats_first",
+                        &json!({"calls": [], "not_applied": reason}),
+                    )?;
+                }
+            }
+        }
+        if let Some(last) = turns.last_mut() {
+            let progress = progress_note(
+                self.env.contract,
+                &st.trace,
+                self.deliverable_writer(),
+                &self.tools(),
+            );
+            last.content.push('\n');
+            last.content.push_str(&progress);
+        }
+        for turn in turns {
             st.transcript.push_head(turn);
         }
         Ok(())
+    }
+
+    /// One call Rein makes for the model before its first step: through the gate, on the trace
+    /// as Rein's, journaled and reported as a step of its own.
+    fn call_for_model(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        call_id: &str,
+        tool: &str,
+        params: &Value,
+        thought: &str,
+    ) -> Result<GateReport, AgentError> {
+        let started = Instant::now();
+        let mut report = self.submit(call_id, tool, params);
+        self.prepare_read_result(st, tool, &mut report);
+        let path = params.get("path").and_then(Value::as_str);
+        let entry = self.trace_entry(tool, path, &report, false).by_rein();
+        st.trace.push(entry);
+        let summary = summarize(tool, params, &report);
+        let ev = StepEvent {
+            step: 0,
+            attempt: 1,
+            kind: StepKind::Action.to_string(),
+            thought: Some(thought.into()),
+            action: Some(tool.into()),
+            parameters: Some(params.clone()),
+            call_id: Some(call_id.to_string()),
+            outcome: report.outcome.as_str().into(),
+            summary: summary.clone(),
+            repaired: false,
+            prompt_tokens: 0,
+            cached_tokens: 0,
+            completion_tokens: 0,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        let mut detail = step_detail(params, &report, &summary);
+        detail["by"] = json!("rein");
+        self.record(st, StepKind::Action, &ev, None, detail)?;
+        on_event(&AgentEvent::Step(ev));
+        Ok(report)
     }
 
     /// With the `read-back` lever, what the model reads after an applied write of the

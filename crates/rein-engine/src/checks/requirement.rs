@@ -448,12 +448,20 @@ fn computed(c: &Computed) -> String {
     }
 }
 
-/// For a run that offers `table_stats`: how to get the number a `numeric_consistency` check on
-/// a CSV column wants with that tool, as the call itself. The 1.5B, told only to "compute it
-/// from the input", added a column by hand and got it wrong on every draw while the tool was
-/// there; naming the call costs nothing the requirement does not already say (the file, the
-/// column, the rows and the operation).
-pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
+/// A `table_stats` call that gives the number a `numeric_consistency` check on a CSV wants:
+/// the call's parameters, the field of its answer that holds the figure, and the figure in the
+/// requirement's words. A row count names no column in the check; its call names none either
+/// (any column counts the rows), and the caller picks one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableStatsCall {
+    pub params: serde_json::Value,
+    pub field: &'static str,
+    pub figure: String,
+}
+
+/// The [`TableStatsCall`] of a `numeric_consistency` check whose expected value is a figure of a
+/// CSV, TSV or JSON-lines input; `None` for every other check.
+pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
     use super::spec::Aggregate;
     let CheckSpec::NumericConsistency { expected, .. } = spec else {
         return None;
@@ -461,16 +469,19 @@ pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
     let Computed::Csv {
         path,
         op,
-        column: Some(column),
+        column,
         filter,
     } = expected
     else {
         return None;
     };
-    let mut call = serde_json::json!({ "path": path, "column": column });
+    let mut params = serde_json::json!({ "path": path });
+    if let Some(column) = column {
+        params["column"] = column.clone().into();
+    }
     if let Some(f) = filter {
-        call["filter_column"] = f.column.clone().into();
-        call["filter_value"] = f.equals.clone().into();
+        params["filter_column"] = f.column.clone().into();
+        params["filter_value"] = f.equals.clone().into();
     }
     // The field of table_stats's answer that holds this figure.
     let field = match op {
@@ -480,9 +491,24 @@ pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
         Aggregate::Min => "min",
         Aggregate::Max => "max",
     };
+    Some(TableStatsCall {
+        params,
+        field,
+        figure: computed(expected),
+    })
+}
+
+/// For a run that offers `table_stats`: how to get the number a `numeric_consistency` check on
+/// a CSV column wants with that tool, as the call itself. The 1.5B, told only to "compute it
+/// from the input", added a column by hand and got it wrong on every draw while the tool was
+/// there; naming the call costs nothing the requirement does not already say (the file, the
+/// column, the rows and the operation).
+pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
+    let call = table_stats_call(spec)?;
+    call.params.get("column")?;
     Some(format!(
-        "To get {}, call table_stats with {call} and copy the \"{field}\" of its answer; do not add the numbers yourself.",
-        computed(expected)
+        "To get {}, call table_stats with {} and copy the \"{}\" of its answer; do not add the numbers yourself.",
+        call.figure, call.params, call.field
     ))
 }
 
