@@ -137,11 +137,12 @@ fn print_trace(t: &RunTrace) {
             println!("     thought: {}", escape_line(thought));
         }
         if s.detail.get("by").and_then(Value::as_str) == Some("rein") {
-            let lever = if s.action.as_deref() == Some("table_stats") {
-                "stats-first"
-            } else {
-                "inputs-first"
-            };
+            // Journals from before the field: only inputs-first made calls then.
+            let lever = s
+                .detail
+                .get("lever")
+                .and_then(Value::as_str)
+                .unwrap_or("inputs-first");
             println!("     by: Rein (lever {lever}), not the model");
         }
         if let Some(p) = s.detail.get("parameters") {

@@ -307,7 +307,7 @@ fn rein_s_reads_are_shown_as_rein_s() {
         "{shown}"
     );
     assert!(
-        shown.contains("(by Rein before the first step, lever inputs-first)"),
+        shown.contains("(by Rein before the first step, lever inputs-first or stats-first)"),
         "{shown}"
     );
 

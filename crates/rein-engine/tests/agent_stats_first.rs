@@ -48,9 +48,15 @@ fn esc(s: &str) -> String {
 
 /// A desk suite task, copied with its fixtures.
 fn desk(task: &str) -> Harness {
+    desk_with(task, |_| {})
+}
+
+/// A desk suite task, copied, with its fixtures folder changed by `edit` before it is loaded.
+fn desk_with(task: &str, edit: impl FnOnce(&std::path::Path)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mdir = dir.path().join("mission");
     copy_dir(&missions_dir().join("../suites/desk").join(task), &mdir);
+    edit(&mdir.join("fixtures"));
     Harness::load(dir, mdir.join("mission.json"))
 }
 
@@ -71,19 +77,36 @@ fn rein_computes_the_total_and_the_model_copies_it_but_has_still_read_nothing() 
         "{first}"
     );
     assert!(!first.contains(&esc(r#""distinct""#)), "{first}");
+    // Rein made the call the hint names: no hint for it.
+    assert!(!first.contains("call table_stats with"), "{first}");
     assert_eq!(
         the_event(&h, &outcome)["calls"],
         json!([{"path": "data/tasks.csv", "column": "hours"}])
     );
-    // Rein's call is journaled as Rein's, first, with no reply of the model's.
+    // Rein read the table its figure comes from, then made the call; both journaled as
+    // Rein's, first, with no reply of the model's.
+    let e = the_event(&h, &outcome);
+    assert_eq!(e["read"], json!(["data/tasks.csv"]), "{e}");
     let steps = h.journal.run_trace(outcome.run).unwrap().steps;
-    assert_eq!(steps[0].step.action.as_deref(), Some("table_stats"));
-    assert_eq!(steps[0].step.detail["by"], json!("rein"));
-    assert_eq!(steps[0].step.reply, None);
-    // A figure is not a read: the model wrote without reading, and the judge says so.
+    for (i, action) in ["read_file", "table_stats"].iter().enumerate() {
+        assert_eq!(steps[i].step.action.as_deref(), Some(*action));
+        assert_eq!(steps[i].step.detail["by"], json!("rein"));
+        assert_eq!(steps[i].step.detail["lever"], json!("stats-first"));
+        assert_eq!(steps[i].step.reply, None);
+    }
+    assert!(
+        first.find("Result of Rein's read 1").unwrap()
+            < first.find("Result of Rein's table_stats call 1").unwrap()
+    );
+    // A figure is not a read, and the table is one input of three: the model wrote without
+    // reading the notes, and the judge says so.
     let (passed, facts) = check_facts(&outcome, "inputs-read");
     assert!(!passed, "{facts}");
-    assert!(facts.contains("never read"), "{facts}");
+    assert!(facts.contains("notes/overview.md: never read"), "{facts}");
+    assert!(
+        facts.contains("data/tasks.csv: read in full at call 1 (by Rein before the first step"),
+        "{facts}"
+    );
     assert_eq!(outcome.status.to_string(), "fail");
     // The model's own steps: the write, the read back, finish.
     assert_eq!(outcome.figures.steps, 3);
@@ -100,6 +123,9 @@ fn reads_come_first_and_one_progress_note_follows_the_last_call() {
     let stats = first.find("Result of Rein's table_stats call 1").unwrap();
     assert!(last_read < stats, "{first}");
     assert_eq!(first.matches("Progress: ").count(), 1, "{first}");
+    // inputs-first read the table already: stats-first reads nothing more.
+    assert_eq!(the_event(&h, &outcome)["read"], json!([]));
+    assert!(!first.contains("Result of Rein's read 4"), "{first}");
     assert!(first.rfind("Progress: ").unwrap() > stats, "{first}");
 }
 
@@ -131,6 +157,80 @@ fn a_count_rides_on_the_call_of_the_same_rows() {
 }
 
 #[test]
+fn a_figure_the_judge_computes_otherwise_is_never_shown() {
+    // One North order spelled `north`: table_stats's filter ignores case, the judge's does not,
+    // so the tool's North sum and count are not the check's figures.
+    let h = desk_with("report-sales-regions", |fixtures| {
+        let csv = fixtures.join("sales/2024-08.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let changed = text.replacen(",North,", ",north,", 1);
+        assert_ne!(changed, text);
+        std::fs::write(&csv, changed).unwrap();
+    });
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert_eq!(e["calls"].as_array().unwrap().len(), 5, "{e}");
+    let withheld = e["withheld"].as_array().unwrap();
+    assert_eq!(withheld.len(), 1, "{e}");
+    assert_eq!(withheld[0]["call"]["filter_value"], "North", "{e}");
+    assert!(
+        withheld[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("is not the figure the check computes"),
+        "{e}"
+    );
+    let first = model.prompt(0);
+    assert!(!first.contains(&esc(r#"is "North": "#)), "{first}");
+    assert!(first.contains(&esc(r#"is "South": "#)), "{first}");
+    // Four calls shown, numbered as shown.
+    assert!(first.contains("Result of Rein's table_stats call 4"), "{first}");
+    assert!(!first.contains("Result of Rein's table_stats call 5"), "{first}");
+}
+
+#[test]
+fn a_row_count_no_named_call_covers_is_left_to_the_model() {
+    // Counting rows is the task here, and no hint names a call for it.
+    let h = desk("explore-csv-rows");
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert_eq!(e["calls"], json!([]), "{e}");
+    assert!(
+        e["not_applied"]
+            .as_str()
+            .unwrap()
+            .contains("no check of the contract is a figure of a named table column"),
+        "{e}"
+    );
+    assert!(!model.prompt(0).contains("Rein's table_stats"));
+    // The mean names its column; the count of all rows rides on it; the mobile rows' count
+    // has no call over the same rows.
+    let h = desk("summarize-feedback");
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert_eq!(
+        e["calls"],
+        json!([{"path": "feedback/responses.csv", "column": "rating"}]),
+        "{e}"
+    );
+    let left = e["left"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{e}");
+    assert!(left[0].as_str().unwrap().contains("mobile"), "{e}");
+    let first = model.prompt(0);
+    assert!(
+        first.contains(&esc(r#"The number of data rows of `feedback/responses.csv`: 16 (its "rows")"#)),
+        "{first}"
+    );
+    assert!(!first.contains(&esc(r#"is "mobile": "#)), "{first}");
+    // The most common category is the answer of a withheld check: its count names no column,
+    // so no call names the category either.
+    let h = desk("summarize-support-week");
+    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
+    let first = model.prompt(0);
+    assert!(!first.contains("sync"), "{first}");
+}
+
+#[test]
 fn it_says_why_it_does_not_apply() {
     // Without table_stats in the run.
     let h = Harness::new("desk_task");
@@ -154,9 +254,27 @@ fn it_says_why_it_does_not_apply() {
         "{e}"
     );
     assert!(!model.prompt(0).contains("Rein's table_stats"));
+    // A contract that judges the calls keeps them the model's.
+    let h = Harness::with_edit("desk_task", |m| {
+        m["checks"].as_array_mut().unwrap().push(json!({
+            "id": "stats-called", "kind": "actions_called",
+            "tools": [{"tool": "read_file", "path": "data/tasks.csv"}]
+        }));
+    });
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert!(
+        e["not_applied"]
+            .as_str()
+            .unwrap()
+            .contains("check `stats-called` judges the run's calls"),
+        "{e}"
+    );
+    assert!(!model.prompt(0).contains("Rein's table_stats"));
     // Off: no event, no call.
     let h = Harness::new("desk_task");
     let (outcome, model) = run(&h, &finish_line(), levers(true, false, false));
     assert!(journal_events(&h.journal, outcome.run, "stats_first").is_empty());
     assert!(!model.prompt(0).contains("Rein's table_stats"));
+    assert!(model.prompt(0).contains("call table_stats with"));
 }

@@ -153,11 +153,12 @@ pub enum Lever {
     /// passed 2, and 8 of 0-9; the DRY build after them 2 of 0-4, Rein's own penalty holding the
     /// CSV 4 of 0-8, leaving tables free 7 of 0-9, holding them at their row ends 10 of 0-9.
     NoPaste,
-    /// With `facts-tools`: before the first step Rein makes the `table_stats` calls the task's
-    /// hints name (one per figure of a CSV column a `numeric_consistency` check computes; a
-    /// count rides on a call over the same rows), through the gate, and the transcript starts
-    /// with them, each result followed by the figures it gives in the requirements' words (see
-    /// `stats_first`). The 1.5B made no `table_stats` call on the desk suite's report and
+    /// With `facts-tools`: before the first step Rein reads the tables the task's `table_stats`
+    /// hints name and makes those calls (one per figure of a named CSV column a
+    /// `numeric_consistency` check computes; a row count rides on a call over the same rows),
+    /// through the gate, and the transcript starts with them, each result being the figures it
+    /// gives in the requirements' words; a figure the judge would not accept is never shown
+    /// (see `stats_first`). The 1.5B made no `table_stats` call on the desk suite's report and
     /// summarize tasks, told to in the task, and wrote its own sums.
     StatsFirst,
 }

@@ -28,7 +28,7 @@ use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
 use super::inputs_first::{files_to_read, read_turns};
 use super::label_lines::add_label_lines;
-use super::levers::{shorten_texts, Levers, SHORT_TEXT_MAX_CHARS};
+use super::levers::{shorten_texts, Lever, Levers, SHORT_TEXT_MAX_CHARS};
 use super::no_paste::{no_paste_sources, NoPasteSources};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -44,7 +44,9 @@ use super::sampling::{
 };
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
-use super::stats_first::{calls_to_make as stats_calls, stats_turns};
+use super::stats_first::{
+    calls_to_make as stats_calls, stats_turns, tables_to_read, withheld_because,
+};
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
@@ -62,6 +64,11 @@ pub const STRATEGY: &str = "act";
 /// The thought the journal shows for a read Rein made for the model (lever `inputs-first`).
 const INPUTS_FIRST_THOUGHT: &str =
     "Rein read this input for the model before its first step (lever inputs-first)";
+
+/// The thought the journal shows for a read of a table Rein made for the model before its
+/// figures (lever `stats-first`).
+const STATS_FIRST_READ_THOUGHT: &str =
+    "Rein read this table for the model before its figures (lever stats-first)";
 
 /// The thought the journal shows for a `table_stats` call Rein made for the model (lever
 /// `stats-first`).
@@ -786,10 +793,21 @@ impl<'a> Agent<'a> {
             }
         }
         if self.offers_table_stats() {
+            // With `stats-first` Rein makes the calls the hints name and states their figures;
+            // a hint for them would only lengthen the prompt.
+            let made_by_rein: Vec<CheckSpec> = match stats_calls(c, &self.tools()) {
+                Ok(planned) if self.options.levers.stats_first && !self.options.memory => planned
+                    .calls
+                    .into_iter()
+                    .flat_map(|call| call.figures.into_iter().map(|f| f.check))
+                    .collect(),
+                _ => Vec::new(),
+            };
             for hint in c
                 .mission
                 .checks
                 .iter()
+                .filter(|k| !made_by_rein.contains(&k.spec))
                 .filter_map(|k| table_stats_hint(&k.spec))
             {
                 s.push_str(&hint);
@@ -2246,7 +2264,7 @@ impl<'a> Agent<'a> {
                             &id,
                             "read_file",
                             &params,
-                            INPUTS_FIRST_THOUGHT,
+                            (INPUTS_FIRST_THOUGHT, Lever::InputsFirst),
                         )?;
                         reads.push((path.clone(), report));
                     }
@@ -2267,10 +2285,30 @@ impl<'a> Agent<'a> {
             }
         }
         if self.options.levers.stats_first {
-            match stats_calls(self.env.contract, self.env.world, &self.tools()) {
-                Ok((calls, capped)) => {
-                    let mut done = Vec::new();
-                    for (i, call) in calls.into_iter().enumerate() {
+            match stats_calls(self.env.contract, &self.tools()) {
+                Ok(mut planned) => {
+                    let (tables, unread) =
+                        tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
+                    planned.left.extend(unread);
+                    let mut reads = Vec::new();
+                    for (i, path) in tables.iter().enumerate() {
+                        let params = json!({ "path": path });
+                        let id = format!("run{}-rein-table{}", self.env.run, i + 1);
+                        let report = self.call_for_model(
+                            st,
+                            on_event,
+                            &id,
+                            "read_file",
+                            &params,
+                            (STATS_FIRST_READ_THOUGHT, Lever::StatsFirst),
+                        )?;
+                        reads.push((path.clone(), report));
+                    }
+                    turns.extend(read_turns(&reads));
+                    let mut made = Vec::new();
+                    let mut withheld = Vec::new();
+                    let mut shown = Vec::new();
+                    for (i, call) in planned.calls.into_iter().enumerate() {
                         let id = format!("run{}-rein-stats{}", self.env.run, i + 1);
                         let report = self.call_for_model(
                             st,
@@ -2278,19 +2316,21 @@ impl<'a> Agent<'a> {
                             &id,
                             "table_stats",
                             &call.params,
-                            STATS_FIRST_THOUGHT,
+                            (STATS_FIRST_THOUGHT, Lever::StatsFirst),
                         )?;
-                        done.push((call, report));
+                        made.push(call.params.clone());
+                        match withheld_because(self.env.contract, self.env.world, &call, &report) {
+                            Some(why) => withheld.push(json!({"call": call.params, "why": why})),
+                            None => shown.push((call, report)),
+                        }
                     }
-                    let made: Vec<&Value> = done.iter().map(|(c, _)| &c.params).collect();
-                    let mut event = json!({ "calls": made });
-                    if let Some(note) = capped {
-                        event["capped"] = note.into();
-                    }
-                    self.env
-                        .journal
-                        .append_event(Some(self.env.run), "stats_first", &event)?;
-                    turns.extend(stats_turns(&done));
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "stats_first",
+                        &json!({"read": tables, "calls": made, "withheld": withheld,
+                                "left": planned.left}),
+                    )?;
+                    turns.extend(stats_turns(&shown));
                 }
                 Err(reason) => {
                     self.env.journal.append_event(
@@ -2326,7 +2366,7 @@ impl<'a> Agent<'a> {
         call_id: &str,
         tool: &str,
         params: &Value,
-        thought: &str,
+        (thought, lever): (&str, Lever),
     ) -> Result<GateReport, AgentError> {
         let started = Instant::now();
         let mut report = self.submit(call_id, tool, params);
@@ -2353,6 +2393,7 @@ impl<'a> Agent<'a> {
         };
         let mut detail = step_detail(params, &report, &summary);
         detail["by"] = json!("rein");
+        detail["lever"] = json!(lever.name());
         self.record(st, StepKind::Action, &ev, None, detail)?;
         on_event(&AgentEvent::Step(ev));
         Ok(report)

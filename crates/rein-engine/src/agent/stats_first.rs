@@ -1,145 +1,219 @@
 //! Lever `stats-first`: before the model's first step, Rein makes the `table_stats` calls that
-//! the contract's figures of CSV columns name (the same calls the task's hints tell the model
-//! to make), through the gate like any call, and the transcript starts with those calls and
-//! their results, each result followed by the figure it gives in the requirement's words.
+//! the task's hints name (a figure of a named CSV column that a `numeric_consistency` check
+//! computes), through the gate like any call, and the transcript starts with those calls and
+//! their results, each followed by the figures it gives in the requirements' words. A row count
+//! rides on a named call over the same rows; one that no named call covers is left to the model
+//! (counting rows can be the task itself, and no hint names it).
 //!
 //! The 1.5B, told "call table_stats with ... and copy the sum", wrote its own sums instead on
-//! the desk suite's report tasks (report-timesheets, summarize-feedback: no `table_stats` call
-//! in any attempt). The figures are facts of the frozen inputs, computed by the deterministic
-//! tool the task already names; which line each goes on, and everything else in the
-//! deliverable, stays the model's, and the judge checks the file as before. On a bench the
-//! lever measures copying a given figure onto the asked line, not finding it: compare models
-//! only with the same levers.
+//! the desk suite's report and summarize tasks (no `table_stats` call in any attempt). The
+//! figures are facts of the frozen inputs, computed by the tool the task already names; which
+//! line each goes on, and everything else in the deliverable, stays the model's, and the judge
+//! checks the file as before. A call whose figure is not one the judge would accept for its
+//! check (`table_stats` filters ignoring case, the judge does not; the two read blank rows
+//! differently) is made and journaled but never shown: Rein must not hand the model a wrong
+//! number, and nothing of the judge's value is said. On a bench the lever measures copying a
+//! given figure onto the asked line, not finding it: compare models only with the same levers.
 //!
 //! Only figures of a table (`numeric_consistency` with `from: csv`); never a count of log
-//! lines or matches, where which lines count is the task's answer.
-
-use std::collections::BTreeSet;
+//! lines or matches, where which lines count is the task's answer, nor where a check judges
+//! the run's calls.
 
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
-use rein_workspace::desk::Table;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::prompt::labelled_result;
-use crate::checks::{table_stats_call, World};
+use super::prompt::clip;
+use super::inputs_first::INPUTS_FIRST_MAX_CHARS;
+use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
 /// At most this many calls are made up front (each result is about 300 characters); the
 /// journal says when figures were left to the model.
 pub const STATS_FIRST_MAX_CALLS: usize = 12;
 
-/// Fields of a `table_stats` answer the transcript shows: the figures and what they cover.
-/// The distinct values (up to 50 of them per call) are left out to keep the prompt short.
-const SHOWN_FIELDS: &[&str] = &[
-    "path",
-    "column",
-    "filter",
-    "rows_in_file",
-    "rows",
-    "numeric_cells",
-    "sum",
-    "mean",
-    "mean_rounded_to_decimals",
-    "min",
-    "max",
-    "non_numeric_cells",
-    "non_numeric_examples",
-    "note",
-];
+/// Most characters of one figure the transcript shows (a figure is a number; this only
+/// bounds what a malformed answer could put in the prompt).
+const MAX_VALUE_CHARS: usize = 40;
 
-/// One call Rein makes, and the contract's figures it gives: (the figure in the requirement's
-/// words, the field of the answer that holds it).
+/// One figure of the contract a call gives: the requirement's words for it, the field of the
+/// answer that holds it, and the check that computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub words: String,
+    pub field: &'static str,
+    pub check: CheckSpec,
+}
+
+/// One call Rein makes, and the contract's figures it gives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatsCall {
     pub params: Value,
-    pub figures: Vec<(String, &'static str)>,
+    pub figures: Vec<Figure>,
 }
 
-/// The calls Rein makes before the first step, in the contract's order, with a note when the
-/// cap left some out; or why it makes none.
-pub fn calls_to_make(
-    contract: &FrozenContract,
-    world: &dyn World,
-    tools: &[String],
-) -> Result<(Vec<StatsCall>, Option<String>), String> {
+/// What Rein will do before the first step: the calls, and notes on the figures it leaves to
+/// the model (over the cap, or a row count no named call covers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub calls: Vec<StatsCall>,
+    pub left: Vec<String>,
+}
+
+/// The calls Rein makes before the first step, in the contract's order: the calls the task's
+/// hints name (a figure of a named column), each row count riding on one of them over the same
+/// rows; or why it makes none. A row count that no named call covers is left to the model:
+/// counting rows can be the whole task (explore-csv-rows), and no hint names it.
+pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Planned, String> {
     if !tools.iter().any(|t| t == "table_stats") {
         return Err("the run does not offer table_stats (lever facts-tools)".into());
     }
-    let wanted: Vec<_> = contract
-        .mission
-        .checks
+    let checks = &contract.mission.checks;
+    if let Some(c) = checks
         .iter()
-        .filter_map(|c| table_stats_call(&c.spec))
+        .find(|c| matches!(c.spec, CheckSpec::ActionsCalled { .. }))
+    {
+        return Err(format!(
+            "check `{}` judges the run's calls: they stay the model's",
+            c.id
+        ));
+    }
+    let wanted: Vec<_> = checks
+        .iter()
+        .filter_map(|c| table_stats_call(&c.spec).map(|call| (call, c.spec.clone())))
         .collect();
     if wanted.is_empty() {
         return Err("no check of the contract is a figure of a table".into());
     }
     let mut calls: Vec<StatsCall> = Vec::new();
-    for call in &wanted {
-        let mut params = call.params.clone();
-        if params.get("column").is_none() {
-            match count_column(&params, &wanted, world) {
-                Some(column) => params["column"] = column.into(),
-                None => continue,
-            }
-        }
-        match calls.iter_mut().find(|c| c.params == params) {
-            Some(c) => c.figures.push((call.figure.clone(), call.field)),
+    let mut left = Vec::new();
+    // Named calls first, so a count finds the call it rides on wherever its check stands.
+    for (call, check) in wanted.iter().filter(|(c, _)| c.params.get("column").is_some()) {
+        let figure = Figure {
+            words: call.figure.clone(),
+            field: call.field,
+            check: check.clone(),
+        };
+        match calls.iter_mut().find(|c| c.params == call.params) {
+            Some(c) => c.figures.push(figure),
             None => calls.push(StatsCall {
-                params,
-                figures: vec![(call.figure.clone(), call.field)],
+                params: call.params.clone(),
+                figures: vec![figure],
             }),
         }
     }
-    if calls.is_empty() {
-        return Err("no table the contract's figures come from could be read".into());
+    for (call, check) in wanted.iter().filter(|(c, _)| c.params.get("column").is_none()) {
+        let same_rows = |c: &&mut StatsCall| {
+            ["path", "filter_column", "filter_value"]
+                .iter()
+                .all(|k| c.params.get(k) == call.params.get(k))
+        };
+        match calls.iter_mut().find(same_rows) {
+            Some(c) => c.figures.push(Figure {
+                words: call.figure.clone(),
+                field: call.field,
+                check: check.clone(),
+            }),
+            None => left.push(format!(
+                "{}: no named call covers these rows",
+                call.figure
+            )),
+        }
     }
-    let capped = (calls.len() > STATS_FIRST_MAX_CALLS).then(|| {
-        format!(
+    if calls.is_empty() {
+        return Err("no check of the contract is a figure of a named table column".into());
+    }
+    if calls.len() > STATS_FIRST_MAX_CALLS {
+        left.push(format!(
             "{} calls; only the first {STATS_FIRST_MAX_CALLS} were made, the model makes the others",
             calls.len()
-        )
-    });
-    calls.truncate(STATS_FIRST_MAX_CALLS);
-    Ok((calls, capped))
+        ));
+        calls.truncate(STATS_FIRST_MAX_CALLS);
+    }
+    Ok(Planned { calls, left })
 }
 
-/// The column a row count is asked over: any column counts the rows, so the column another
-/// figure of the same rows names (one call then gives both), else the filter's, else the
-/// table's first; `None` when the table cannot be read.
-fn count_column(
-    params: &Value,
-    wanted: &[crate::checks::TableStatsCall],
+/// The tables Rein reads whole before its calls (their names are the calls' own, which the
+/// task's hints already say): each one not read whole yet, while they fit in
+/// [`INPUTS_FIRST_MAX_CHARS`] together; and notes on those left to the model. The 1.5B, given
+/// the figures, wrote the report without reading the table (report-deploys,
+/// report-energy-meters: `inputs-read` failed), and the rows it lists come from the file.
+pub fn tables_to_read(
+    planned: &Planned,
     world: &dyn World,
-) -> Option<String> {
-    let same_rows = |p: &Value| {
-        ["path", "filter_column", "filter_value"]
-            .iter()
-            .all(|k| p.get(k) == params.get(k))
-    };
-    if let Some(column) = wanted
-        .iter()
-        .filter(|w| same_rows(&w.params))
-        .find_map(|w| w.params.get("column").and_then(Value::as_str))
-    {
-        return Some(column.to_string());
+    trace: &[TraceEntry],
+    tools: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut read = Vec::new();
+    let mut left = Vec::new();
+    if !tools.iter().any(|t| t == "read_file") {
+        return (read, left);
     }
-    if let Some(column) = params.get("filter_column").and_then(Value::as_str) {
-        return Some(column.to_string());
+    let mut chars = 0usize;
+    for call in &planned.calls {
+        let Some(path) = call.params.get("path").and_then(Value::as_str) else {
+            continue;
+        };
+        if read.iter().any(|r| r == path) || read_whole_at(trace, path).is_some() {
+            continue;
+        }
+        let Ok(Some(bytes)) = world.read(path) else {
+            continue;
+        };
+        let size = String::from_utf8_lossy(&bytes).chars().count();
+        if chars + size > INPUTS_FIRST_MAX_CHARS {
+            left.push(format!(
+                "{path}: not read up front ({size} characters; at most {INPUTS_FIRST_MAX_CHARS} are read up front)"
+            ));
+            continue;
+        }
+        chars += size;
+        read.push(path.to_string());
     }
-    let path = params.get("path")?.as_str()?;
-    let bytes = world.read(path).ok()??;
-    let table = Table::parse(path, std::str::from_utf8(&bytes).ok()?).ok()?;
-    table.header.first().cloned()
+    (read, left)
 }
 
-/// The turns the transcript's head carries for Rein's calls: each as the call the model would
-/// have made, and its result with the figures it gives.
-pub fn stats_turns(done: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
+/// Why a made call is not shown to the model, if it is not: it did not run, or one of its
+/// figures is not a number the judge would accept for its check (a tool that reads the table
+/// otherwise than the judge must not hand the model a wrong number).
+pub fn withheld_because(
+    contract: &FrozenContract,
+    world: &dyn World,
+    call: &StatsCall,
+    report: &GateReport,
+) -> Option<String> {
+    if report.outcome != GateOutcome::Executed {
+        return Some(format!("the call was {}", report.outcome.as_str()));
+    }
+    for f in &call.figures {
+        let value = report.result.get(f.field).map(|v| match v.as_str() {
+            Some(s) => s.to_string(),
+            None => v.to_string(),
+        });
+        match value {
+            Some(v) if judge_agrees(contract, world, &f.check, &v) => {}
+            Some(v) => {
+                return Some(format!(
+                    "its \"{}\" ({v}) is not the figure the check computes from the same file",
+                    f.field
+                ))
+            }
+            None => return Some(format!("its answer has no \"{}\"", f.field)),
+        }
+    }
+    None
+}
+
+/// The turns the transcript's head carries for Rein's shown calls: each as the call the model
+/// would have made, and its result with the figures it gives.
+pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
-    for (i, (call, report)) in done.iter().enumerate() {
-        let figures: Vec<&str> = call.figures.iter().map(|(f, _)| f.as_str()).collect();
-        let thought = format!("Get {} with table_stats.", figures.join("; "));
+    for (i, (call, report)) in shown.iter().enumerate() {
+        let of = |k: &str| call.params.get(k).and_then(Value::as_str).unwrap_or("");
+        let thought = format!(
+            "Get the figures of column {} of {} with table_stats.",
+            of("column"),
+            of("path")
+        );
         // Written as the model writes an action (keys in the schema's order, its separators).
         turns.push(ChatMessage::assistant(format!(
             r#"{{"thought": {}, "action": "table_stats", "parameters": {}}}"#,
@@ -155,35 +229,26 @@ pub fn stats_turns(done: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
     turns
 }
 
+/// A shown call's result: each figure of the contract it gives, in the requirement's words,
+/// and nothing else of the answer (its distinct values alone can fill a small model's context:
+/// the 1.5B's prompt on report-expenses went over its 6,144-token window at the second step
+/// when every answer was shown whole).
 fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
-    if report.outcome != GateOutcome::Executed {
-        return labelled_result(label, report);
-    }
-    let Some(answer) = report.result.as_object() else {
-        return labelled_result(label, report);
-    };
-    let shown: Map<String, Value> = SHOWN_FIELDS
-        .iter()
-        .filter_map(|k| answer.get(*k).map(|v| (k.to_string(), v.clone())))
-        .collect();
-    let mut s = format!("{label}: executed\n{}", Value::Object(shown));
-    let mut said = BTreeSet::new();
-    for (figure, field) in &call.figures {
-        if !said.insert((figure, field)) {
+    let mut s = format!("{label}: executed");
+    let mut said: Vec<(&str, &str)> = Vec::new();
+    for f in &call.figures {
+        if said.contains(&(f.words.as_str(), f.field)) {
             continue;
         }
-        match answer.get(*field) {
-            Some(v) => {
-                let v = v
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string());
-                s.push_str(&format!("\n{}: {v} (its \"{field}\")", capitalised(figure)));
-            }
-            None => s.push_str(&format!(
-                "\n{}: not given (no \"{field}\" in the answer)",
-                capitalised(figure)
-            )),
+        said.push((f.words.as_str(), f.field));
+        if let Some(v) = report.result.get(f.field) {
+            let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            s.push_str(&format!(
+                "\n{}: {} (its \"{}\")",
+                capitalised(&f.words),
+                clip(&v, MAX_VALUE_CHARS),
+                f.field
+            ));
         }
     }
     s
@@ -200,78 +265,71 @@ fn capitalised(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Check, CheckSpec};
+    use crate::checks::Check;
 
-    fn spec(v: Value) -> CheckSpec {
-        let c: Check = serde_json::from_value(v).unwrap();
-        c.spec
-    }
-
-    fn numeric(id: &str, expected: Value) -> Value {
-        json!({"id": id, "kind": "numeric_consistency", "path": "out/r.md",
-               "stated": {"regex": "(?im)^x:\\s*(.*)$"}, "expected": expected})
+    fn figure(words: &str, field: &'static str) -> Figure {
+        let c: Check = serde_json::from_value(json!({
+            "id": "x", "kind": "numeric_consistency", "path": "out/r.md",
+            "stated": {"regex": "(?im)^x:\\s*(.*)$"},
+            "expected": {"from": "csv", "path": "s.csv", "op": "sum", "column": "amount"}
+        }))
+        .unwrap();
+        Figure {
+            words: words.into(),
+            field,
+            check: c.spec,
+        }
     }
 
     #[test]
-    fn a_count_rides_on_the_call_of_a_figure_of_the_same_rows() {
-        let sum = table_stats_call(&spec(numeric(
-            "s",
-            json!({"from": "csv", "path": "s.csv", "op": "sum", "column": "amount",
-                   "filter": {"column": "region", "equals": "North"}}),
-        )))
-        .unwrap();
-        let count = table_stats_call(&spec(numeric(
-            "c",
-            json!({"from": "csv", "path": "s.csv", "op": "count",
-                   "filter": {"column": "region", "equals": "North"}}),
-        )))
-        .unwrap();
-        let wanted = vec![sum, count.clone()];
-        let world =
-            crate::checks::MemWorld::new().with_file("s.csv", "id,region,amount\n1,North,4\n");
-        assert_eq!(
-            count_column(&count.params, &wanted, &world).as_deref(),
-            Some("amount")
-        );
-        // Another region's rows are other rows: the filter's own column counts them.
-        let mut other = count.params.clone();
-        other["filter_value"] = "South".into();
-        assert_eq!(
-            count_column(&other, &wanted, &world).as_deref(),
-            Some("region")
-        );
-        // All rows, and no figure over them names a column: the table's first column.
-        let all = json!({"path": "s.csv"});
-        assert_eq!(count_column(&all, &wanted, &world).as_deref(), Some("id"));
-        let missing = json!({"path": "gone.csv"});
-        assert_eq!(count_column(&missing, &wanted, &world), None);
-    }
-
-    #[test]
-    fn a_result_shows_the_figures_without_the_distinct_values() {
+    fn a_result_shows_only_the_contract_s_figures() {
         let call = StatsCall {
             params: json!({"path": "s.csv", "column": "amount"}),
             figures: vec![
-                ("the sum of the column \"amount\" of `s.csv`".into(), "sum"),
-                ("the number of data rows of `s.csv`".into(), "rows"),
+                figure("the sum of the column \"amount\" of `s.csv`", "sum"),
+                figure("the number of data rows of `s.csv`", "rows"),
+                figure("the sum of the column \"amount\" of `s.csv`", "sum"),
             ],
         };
         let report = GateReport {
             outcome: GateOutcome::Executed,
             result: json!({"path": "s.csv", "column": "amount", "rows_in_file": 3, "rows": 3,
-                           "sum": "12.5", "distinct": [{"value": "4", "rows": 1}]}),
+                           "sum": "12.5", "distinct": [{"value": "4", "rows": 1}],
+                           "non_numeric_examples": ["x".repeat(100_000)]}),
             reason: String::new(),
         };
         let text = result_text("Result", &call, &report);
-        assert!(text.contains(r#""sum":"12.5""#), "{text}");
         assert!(!text.contains("distinct"), "{text}");
+        assert!(!text.contains("xxxx"), "{text}");
         assert!(
             text.contains("The sum of the column \"amount\" of `s.csv`: 12.5 (its \"sum\")"),
             "{text}"
         );
+        assert_eq!(text.matches("(its \"sum\")").count(), 1, "{text}");
         assert!(
             text.contains("The number of data rows of `s.csv`: 3 (its \"rows\")"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn rein_s_call_is_written_as_the_model_writes_one() {
+        let call = StatsCall {
+            params: json!({"path": "s.csv", "column": "amount"}),
+            figures: vec![figure("the sum", "sum"), figure("the mean", "mean")],
+        };
+        let report = GateReport {
+            outcome: GateOutcome::Executed,
+            result: json!({"sum": "1", "mean": "1"}),
+            reason: String::new(),
+        };
+        let turns = stats_turns(&[(call, report)]);
+        let action: Value = serde_json::from_str(&turns[0].content).unwrap();
+        assert_eq!(
+            action["thought"],
+            "Get the figures of column amount of s.csv with table_stats."
+        );
+        assert_eq!(action["action"], "table_stats");
+        assert_eq!(action["parameters"], json!({"path": "s.csv", "column": "amount"}));
     }
 }

@@ -44,6 +44,7 @@ mod json;
 mod normalize;
 mod numbers;
 mod numeric;
+pub use numeric::judge_agrees;
 mod paths;
 mod process;
 mod prose;

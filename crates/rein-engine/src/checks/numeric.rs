@@ -314,6 +314,38 @@ pub(crate) fn column_index(path: &str, header: &[String], name: &str) -> Result<
         })
 }
 
+/// Whether `figure` (a number as a tool writes it) is a number this `numeric_consistency` check
+/// would accept as its expected value, computed from the frozen inputs in `world` as the judge
+/// computes it, within the check's tolerance. `false` for every other check, and whenever the
+/// value cannot be computed. Lever `stats-first` shows a tool's figure only when this holds, so
+/// a tool that reads a table otherwise than the judge (case-blind filters, blank rows) never
+/// hands the model a wrong number; nothing of the judge's value is shown.
+pub fn judge_agrees(
+    contract: &crate::mission::FrozenContract,
+    world: &dyn super::World,
+    spec: &super::CheckSpec,
+    figure: &str,
+) -> bool {
+    let super::CheckSpec::NumericConsistency {
+        expected,
+        tolerance,
+        ..
+    } = spec
+    else {
+        return false;
+    };
+    let Ok(value) = figure.trim().parse::<f64>() else {
+        return false;
+    };
+    let cx = Ctx {
+        contract,
+        world,
+        trace: &[],
+    };
+    computed_number(&cx, expected, &mut Vec::new())
+        .is_ok_and(|(e, _)| value.is_finite() && (value - e).abs() <= *tolerance + FLOAT_SLACK)
+}
+
 /// The expected value and the withheld fact that states it. For a value taken from lines of
 /// the inputs by a pattern (not a count of them) `lines` gets each matched line: its file, its
 /// number (1-based) and its text.

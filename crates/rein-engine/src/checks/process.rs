@@ -81,7 +81,7 @@ fn inputs_read_facts(
                     ));
                 }
                 _ if cx.trace[i].by_rein => facts.push(format!(
-                    "{p}: read in full at call {} (by Rein before the first step, lever inputs-first)",
+                    "{p}: read in full at call {} (by Rein before the first step, lever inputs-first or stats-first)",
                     i + 1
                 )),
                 _ if parts > 1 => facts.push(format!(
