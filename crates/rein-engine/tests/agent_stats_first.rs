@@ -73,7 +73,9 @@ fn rein_computes_the_total_and_the_model_copies_it_but_has_still_read_nothing() 
         "{first}"
     );
     assert!(
-        first.contains(&esc(r#"The sum of the column "hours" of `data/tasks.csv`: 64 (its "sum")"#)),
+        first.contains(&esc(
+            r#"The sum of the column "hours" of `data/tasks.csv`: 64 (its "sum")"#
+        )),
         "{first}"
     );
     assert!(!first.contains(&esc(r#""distinct""#)), "{first}");
@@ -184,8 +186,14 @@ fn a_figure_the_judge_computes_otherwise_is_never_shown() {
     assert!(!first.contains(&esc(r#"is "North": "#)), "{first}");
     assert!(first.contains(&esc(r#"is "South": "#)), "{first}");
     // Four calls shown, numbered as shown.
-    assert!(first.contains("Result of Rein's table_stats call 4"), "{first}");
-    assert!(!first.contains("Result of Rein's table_stats call 5"), "{first}");
+    assert!(
+        first.contains("Result of Rein's table_stats call 4"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("Result of Rein's table_stats call 5"),
+        "{first}"
+    );
 }
 
 #[test]
@@ -199,35 +207,37 @@ fn a_row_count_no_named_call_covers_is_left_to_the_model() {
         e["not_applied"]
             .as_str()
             .unwrap()
-            .contains("no check of the contract is a figure of a named table column"),
+            .contains("no figure of the contract is one a table_stats hint names"),
         "{e}"
     );
     assert!(!model.prompt(0).contains("Rein's table_stats"));
-    // The mean names its column; the count of all rows rides on it; the mobile rows' count
-    // has no call over the same rows.
+    // The mean names its column and the count of all rows rides on it; the mobile rows' count
+    // is a call of its own, over the filter's column, as its hint names it.
     let h = desk("summarize-feedback");
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
     let e = the_event(&h, &outcome);
     assert_eq!(
         e["calls"],
-        json!([{"path": "feedback/responses.csv", "column": "rating"}]),
+        json!([
+            {"path": "feedback/responses.csv", "column": "rating"},
+            {"path": "feedback/responses.csv", "column": "platform",
+             "filter_column": "platform", "filter_value": "mobile"}
+        ]),
         "{e}"
     );
-    let left = e["left"].as_array().unwrap();
-    assert_eq!(left.len(), 1, "{e}");
-    assert!(left[0].as_str().unwrap().contains("mobile"), "{e}");
+    assert_eq!(e["left"], json!([]), "{e}");
     let first = model.prompt(0);
     assert!(
-        first.contains(&esc(r#"The number of data rows of `feedback/responses.csv`: 16 (its "rows")"#)),
+        first.contains(&esc(
+            r#"The number of data rows of `feedback/responses.csv`: 16 (its "rows")"#
+        )),
         "{first}"
     );
-    assert!(!first.contains(&esc(r#"is "mobile": "#)), "{first}");
-    // The most common category is the answer of a withheld check: its count names no column,
-    // so no call names the category either.
-    let h = desk("summarize-support-week");
-    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
-    let first = model.prompt(0);
-    assert!(!first.contains("sync"), "{first}");
+    assert!(
+        first.contains(&esc(r#"The number of data rows of `feedback/responses.csv` over the rows whose "platform" is "mobile": "#)),
+        "{first}"
+    );
+    assert!(!first.contains("call table_stats with"), "{first}");
 }
 
 #[test]

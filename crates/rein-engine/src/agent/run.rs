@@ -1727,6 +1727,7 @@ impl<'a> Agent<'a> {
                 without_finish_if(withheld, self.offered_tools())
             };
             st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
+            self.clip_to_fit(st, budget)?;
             st.figures.steps += 1;
             let n = st.figures.steps;
             if self.options.constrained {
@@ -1773,7 +1774,7 @@ impl<'a> Agent<'a> {
                     // to trim the failure stands.
                     if let ModelError::PromptTooLong { tokens, .. } = e {
                         let trimmed = st.transcript.fit_after_overflow(estimate, tokens, budget);
-                        if trimmed > 0 {
+                        if trimmed > 0 || self.clip_to_fit(st, budget)? {
                             st.figures.trimmed_steps += trimmed as u32;
                             st.figures.steps -= 1;
                             continue;
@@ -2237,6 +2238,20 @@ impl<'a> Agent<'a> {
         }
     }
 
+    /// Cuts the last step's longest message when the prompt is over `budget` with every other
+    /// step trimmed, and journals the cut (a `context_cut` event); whether it cut.
+    fn clip_to_fit(&mut self, st: &mut State, budget: u32) -> Result<bool, AgentError> {
+        let cut = st.transcript.clip_last(budget);
+        if cut > 0 {
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "context_cut",
+                &json!({"step": st.figures.steps + 1, "characters": cut, "budget_tokens": budget}),
+            )?;
+        }
+        Ok(cut > 0)
+    }
+
     /// Levers `inputs-first` and `stats-first`: before the first step Rein reads the mission's
     /// input files and makes the `table_stats` calls the contract's table figures name, through
     /// the gate, journals each call as its own, and the transcript starts with the calls and
@@ -2252,94 +2267,10 @@ impl<'a> Agent<'a> {
         }
         let mut turns = Vec::new();
         if self.options.levers.inputs_first {
-            match files_to_read(self.env.contract, self.env.world, &self.tools()) {
-                Ok(files) => {
-                    let mut reads = Vec::new();
-                    for (i, path) in files.iter().enumerate() {
-                        let params = json!({ "path": path });
-                        let id = format!("run{}-rein-read{}", self.env.run, i + 1);
-                        let report = self.call_for_model(
-                            st,
-                            on_event,
-                            &id,
-                            "read_file",
-                            &params,
-                            (INPUTS_FIRST_THOUGHT, Lever::InputsFirst),
-                        )?;
-                        reads.push((path.clone(), report));
-                    }
-                    self.env.journal.append_event(
-                        Some(self.env.run),
-                        "inputs_first",
-                        &json!({"read": files}),
-                    )?;
-                    turns.extend(read_turns(&reads));
-                }
-                Err(reason) => {
-                    self.env.journal.append_event(
-                        Some(self.env.run),
-                        "inputs_first",
-                        &json!({"read": [], "not_applied": reason}),
-                    )?;
-                }
-            }
+            turns.extend(self.inputs_first_reads(st, on_event)?);
         }
         if self.options.levers.stats_first {
-            match stats_calls(self.env.contract, &self.tools()) {
-                Ok(mut planned) => {
-                    let (tables, unread) =
-                        tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
-                    planned.left.extend(unread);
-                    let mut reads = Vec::new();
-                    for (i, path) in tables.iter().enumerate() {
-                        let params = json!({ "path": path });
-                        let id = format!("run{}-rein-table{}", self.env.run, i + 1);
-                        let report = self.call_for_model(
-                            st,
-                            on_event,
-                            &id,
-                            "read_file",
-                            &params,
-                            (STATS_FIRST_READ_THOUGHT, Lever::StatsFirst),
-                        )?;
-                        reads.push((path.clone(), report));
-                    }
-                    turns.extend(read_turns(&reads));
-                    let mut made = Vec::new();
-                    let mut withheld = Vec::new();
-                    let mut shown = Vec::new();
-                    for (i, call) in planned.calls.into_iter().enumerate() {
-                        let id = format!("run{}-rein-stats{}", self.env.run, i + 1);
-                        let report = self.call_for_model(
-                            st,
-                            on_event,
-                            &id,
-                            "table_stats",
-                            &call.params,
-                            (STATS_FIRST_THOUGHT, Lever::StatsFirst),
-                        )?;
-                        made.push(call.params.clone());
-                        match withheld_because(self.env.contract, self.env.world, &call, &report) {
-                            Some(why) => withheld.push(json!({"call": call.params, "why": why})),
-                            None => shown.push((call, report)),
-                        }
-                    }
-                    self.env.journal.append_event(
-                        Some(self.env.run),
-                        "stats_first",
-                        &json!({"read": tables, "calls": made, "withheld": withheld,
-                                "left": planned.left}),
-                    )?;
-                    turns.extend(stats_turns(&shown));
-                }
-                Err(reason) => {
-                    self.env.journal.append_event(
-                        Some(self.env.run),
-                        "stats_first",
-                        &json!({"calls": [], "not_applied": reason}),
-                    )?;
-                }
-            }
+            turns.extend(self.stats_first_calls(st, on_event)?);
         }
         if let Some(last) = turns.last_mut() {
             let progress = progress_note(
@@ -2355,6 +2286,114 @@ impl<'a> Agent<'a> {
             st.transcript.push_head(turn);
         }
         Ok(())
+    }
+
+    /// Lever `inputs-first`: Rein's reads of the inputs, as turns for the transcript's head.
+    fn inputs_first_reads(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Vec<ChatMessage>, AgentError> {
+        let files = match files_to_read(self.env.contract, self.env.world, &self.tools()) {
+            Ok(files) => files,
+            Err(reason) => {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "inputs_first",
+                    &json!({"read": [], "not_applied": reason}),
+                )?;
+                return Ok(Vec::new());
+            }
+        };
+        let reads = self.reads_for_model(
+            st,
+            on_event,
+            &files,
+            "read",
+            INPUTS_FIRST_THOUGHT,
+            Lever::InputsFirst,
+        )?;
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "inputs_first",
+            &json!({"read": files}),
+        )?;
+        Ok(read_turns(&reads))
+    }
+
+    /// Lever `stats-first`: Rein's reads of the tables and its `table_stats` calls, as turns
+    /// for the transcript's head (a call whose figure the judge would not accept is made and
+    /// journaled, not shown).
+    fn stats_first_calls(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Vec<ChatMessage>, AgentError> {
+        let mut planned = match stats_calls(self.env.contract, &self.tools()) {
+            Ok(planned) => planned,
+            Err(reason) => {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "stats_first",
+                    &json!({"calls": [], "not_applied": reason}),
+                )?;
+                return Ok(Vec::new());
+            }
+        };
+        let (tables, unread) = tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
+        planned.left.extend(unread);
+        let reads = self.reads_for_model(
+            st,
+            on_event,
+            &tables,
+            "table",
+            STATS_FIRST_READ_THOUGHT,
+            Lever::StatsFirst,
+        )?;
+        let mut made = Vec::new();
+        let mut withheld = Vec::new();
+        let mut shown = Vec::new();
+        for (i, call) in planned.calls.into_iter().enumerate() {
+            let id = format!("run{}-rein-stats{}", self.env.run, i + 1);
+            let origin = (STATS_FIRST_THOUGHT, Lever::StatsFirst);
+            let report =
+                self.call_for_model(st, on_event, &id, "table_stats", &call.params, origin)?;
+            made.push(call.params.clone());
+            match withheld_because(self.env.contract, self.env.world, &call, &report) {
+                Some(why) => withheld.push(json!({"call": call.params, "why": why})),
+                None => shown.push((call, report)),
+            }
+        }
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "stats_first",
+            &json!({"read": tables, "calls": made, "withheld": withheld, "left": planned.left}),
+        )?;
+        let mut turns = read_turns(&reads);
+        turns.extend(stats_turns(&shown));
+        Ok(turns)
+    }
+
+    /// Rein's whole reads of `files` for the model, each through [`Self::call_for_model`] with
+    /// the call id `run<N>-rein-<kind><i>`.
+    fn reads_for_model(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        files: &[String],
+        kind: &str,
+        thought: &str,
+        lever: Lever,
+    ) -> Result<Vec<(String, GateReport)>, AgentError> {
+        let mut reads = Vec::new();
+        for (i, path) in files.iter().enumerate() {
+            let id = format!("run{}-rein-{kind}{}", self.env.run, i + 1);
+            let params = json!({ "path": path });
+            let report =
+                self.call_for_model(st, on_event, &id, "read_file", &params, (thought, lever))?;
+            reads.push((path.clone(), report));
+        }
+        Ok(reads)
     }
 
     /// One call Rein makes for the model before its first step: through the gate, on the trace

@@ -1,9 +1,10 @@
 //! Lever `stats-first`: before the model's first step, Rein makes the `table_stats` calls that
 //! the task's hints name (a figure of a named CSV column that a `numeric_consistency` check
-//! computes), through the gate like any call, and the transcript starts with those calls and
-//! their results, each followed by the figures it gives in the requirements' words. A row count
-//! rides on a named call over the same rows; one that no named call covers is left to the model
-//! (counting rows can be the task itself, and no hint names it).
+//! computes, or a count of the rows a filter picks), through the gate like any call, and the
+//! transcript starts with those calls and their results, each the figures it gives in the
+//! requirements' words. A row count rides on a call over the same rows when there is one; a
+//! count of every row that no call covers is left to the model (counting a file's rows can be
+//! the task itself, explore-csv-rows, and no hint names it).
 //!
 //! The 1.5B, told "call table_stats with ... and copy the sum", wrote its own sums instead on
 //! the desk suite's report and summarize tasks (no `table_stats` call in any attempt). The
@@ -22,8 +23,8 @@
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
 use serde_json::{json, Value};
 
-use super::prompt::clip;
 use super::inputs_first::INPUTS_FIRST_MAX_CHARS;
+use super::prompt::clip;
 use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
@@ -52,7 +53,7 @@ pub struct StatsCall {
 }
 
 /// What Rein will do before the first step: the calls, and notes on the figures it leaves to
-/// the model (over the cap, or a row count no named call covers).
+/// the model (over the cap, or a count of every row that no call covers).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Planned {
     pub calls: Vec<StatsCall>,
@@ -60,9 +61,10 @@ pub struct Planned {
 }
 
 /// The calls Rein makes before the first step, in the contract's order: the calls the task's
-/// hints name (a figure of a named column), each row count riding on one of them over the same
-/// rows; or why it makes none. A row count that no named call covers is left to the model:
-/// counting rows can be the whole task (explore-csv-rows), and no hint names it.
+/// hints name (a figure of a named column, a count of the rows a filter picks), a row count
+/// riding on a call over the same rows when there is one; or why it makes none. A count of
+/// every row that no call covers is left to the model: counting rows can be the whole task
+/// (explore-csv-rows), and no hint names it.
 pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Planned, String> {
     if !tools.iter().any(|t| t == "table_stats") {
         return Err("the run does not offer table_stats (lever facts-tools)".into());
@@ -87,7 +89,10 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
     let mut calls: Vec<StatsCall> = Vec::new();
     let mut left = Vec::new();
     // Named calls first, so a count finds the call it rides on wherever its check stands.
-    for (call, check) in wanted.iter().filter(|(c, _)| c.params.get("column").is_some()) {
+    for (call, check) in wanted
+        .iter()
+        .filter(|(c, _)| c.params.get("column").is_some())
+    {
         let figure = Figure {
             words: call.figure.clone(),
             field: call.field,
@@ -101,26 +106,40 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
             }),
         }
     }
-    for (call, check) in wanted.iter().filter(|(c, _)| c.params.get("column").is_none()) {
+    for (call, check) in wanted
+        .iter()
+        .filter(|(c, _)| c.params.get("column").is_none())
+    {
+        let figure = Figure {
+            words: call.figure.clone(),
+            field: call.field,
+            check: check.clone(),
+        };
         let same_rows = |c: &&mut StatsCall| {
             ["path", "filter_column", "filter_value"]
                 .iter()
                 .all(|k| c.params.get(k) == call.params.get(k))
         };
-        match calls.iter_mut().find(same_rows) {
-            Some(c) => c.figures.push(Figure {
-                words: call.figure.clone(),
-                field: call.field,
-                check: check.clone(),
-            }),
+        if let Some(c) = calls.iter_mut().find(same_rows) {
+            c.figures.push(figure);
+            continue;
+        }
+        match call.named() {
+            Some(params) => match calls.iter_mut().find(|c| c.params == params) {
+                Some(c) => c.figures.push(figure),
+                None => calls.push(StatsCall {
+                    params,
+                    figures: vec![figure],
+                }),
+            },
             None => left.push(format!(
-                "{}: no named call covers these rows",
+                "{}: a count of every row, which no hint names",
                 call.figure
             )),
         }
     }
     if calls.is_empty() {
-        return Err("no check of the contract is a figure of a named table column".into());
+        return Err("no figure of the contract is one a table_stats hint names".into());
     }
     if calls.len() > STATS_FIRST_MAX_CALLS {
         left.push(format!(
@@ -242,7 +261,10 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
         }
         said.push((f.words.as_str(), f.field));
         if let Some(v) = report.result.get(f.field) {
-            let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let v = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
             s.push_str(&format!(
                 "\n{}: {} (its \"{}\")",
                 capitalised(&f.words),
@@ -330,6 +352,9 @@ mod tests {
             "Get the figures of column amount of s.csv with table_stats."
         );
         assert_eq!(action["action"], "table_stats");
-        assert_eq!(action["parameters"], json!({"path": "s.csv", "column": "amount"}));
+        assert_eq!(
+            action["parameters"],
+            json!({"path": "s.csv", "column": "amount"})
+        );
     }
 }

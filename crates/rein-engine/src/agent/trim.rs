@@ -221,11 +221,90 @@ impl Transcript {
         }
         count
     }
+
+    /// When the prompt is over `budget` with every step but the last trimmed, cuts the middle
+    /// of the last step's longest message so it fits, and says so in the text. Returns the
+    /// characters cut (0: it fits, or the head alone is over the budget and no cut helps).
+    /// The 1.5B's retry feedback on report-sales-regions listed eleven failed checks after a
+    /// 4,700-token task and system prompt: the 6,144-token window refused it, and the run
+    /// ended as a model failure where a shorter feedback would have let it go on.
+    pub fn clip_last(&mut self, budget: u32) -> usize {
+        let over = self.estimate().saturating_sub(budget);
+        if over == 0 {
+            return 0;
+        }
+        let Some(e) = self.entries.iter().rposition(|e| !e.trimmed) else {
+            return 0;
+        };
+        let Some(m) = (0..self.entries[e].messages.len())
+            .max_by_key(|&m| self.entries[e].messages[m].content.chars().count())
+        else {
+            return 0;
+        };
+        let chars: Vec<char> = self.entries[e].messages[m].content.chars().collect();
+        // Tokens back to characters, with room for the note and the estimate's rounding.
+        let cut =
+            (f64::from(over) / self.scale * CHARS_PER_TOKEN).ceil() as usize + CLIP_SLACK_CHARS;
+        if cut + CLIP_KEEP_CHARS > chars.len() {
+            return 0;
+        }
+        let kept = chars.len() - cut;
+        let head = kept * 2 / 3;
+        let clipped = format!(
+            "{}\n[... {cut} characters cut here to fit the context window ...]\n{}",
+            chars[..head].iter().collect::<String>(),
+            chars[head + cut..].iter().collect::<String>()
+        );
+        let whole = std::mem::replace(&mut self.entries[e].messages[m].content, clipped);
+        if self.estimate() > budget {
+            // Still over (another message of the step is long as well): leave it whole.
+            self.entries[e].messages[m].content = whole;
+            return 0;
+        }
+        cut
+    }
 }
+
+/// Characters a cut takes beyond the estimate's excess: the note and the rounding.
+const CLIP_SLACK_CHARS: usize = 200;
+/// A message is never cut below this many characters: what is left must still say something.
+const CLIP_KEEP_CHARS: usize = 400;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_last_step_too_long_for_the_window_is_cut_in_the_middle_and_says_so() {
+        let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(3_500))]);
+        let feedback = format!("START {} END", "y".repeat(7_000));
+        t.push(vec![ChatMessage::user(feedback)], "attempt 2 began");
+        let budget = 2_000;
+        assert_eq!(t.fit(budget), 0, "the last step is always kept");
+        let cut = t.clip_last(budget);
+        assert!(cut > 0);
+        assert!(t.estimate() <= budget);
+        let last = t.messages().last().unwrap().content.clone();
+        assert!(last.starts_with("START"), "{last}");
+        assert!(last.ends_with("END"), "{last}");
+        assert!(
+            last.contains(&format!(
+                "[... {cut} characters cut here to fit the context window ...]"
+            )),
+            "{last}"
+        );
+        // Fits now: nothing more to cut.
+        assert_eq!(t.clip_last(budget), 0);
+        // A head over the budget on its own: no cut helps, and none is made.
+        let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(10_000))]);
+        t.push(vec![ChatMessage::user("z".repeat(2_000))], "step");
+        let before = t.messages();
+        assert_eq!(t.clip_last(budget), 0);
+        assert_eq!(
+            t.messages().last().unwrap().content,
+            before.last().unwrap().content
+        );
+    }
 
     fn step(i: usize, size: usize) -> Vec<ChatMessage> {
         vec![

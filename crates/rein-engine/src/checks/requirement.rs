@@ -450,13 +450,28 @@ fn computed(c: &Computed) -> String {
 
 /// A `table_stats` call that gives the number a `numeric_consistency` check on a CSV wants:
 /// the call's parameters, the field of its answer that holds the figure, and the figure in the
-/// requirement's words. A row count names no column in the check; its call names none either
-/// (any column counts the rows), and the caller picks one.
+/// requirement's words. A row count names no column in the check, and any column counts the
+/// rows: its `params` name none, and `count_column` is the one a call of its own would use (the
+/// filter's), `None` for a count of every row, which no hint names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableStatsCall {
     pub params: serde_json::Value,
     pub field: &'static str,
     pub figure: String,
+    pub count_column: Option<String>,
+}
+
+impl TableStatsCall {
+    /// The call a hint names: `params`, with `count_column` for a row count; `None` for a count
+    /// of every row.
+    pub fn named(&self) -> Option<serde_json::Value> {
+        if self.params.get("column").is_some() {
+            return Some(self.params.clone());
+        }
+        let mut params = self.params.clone();
+        params["column"] = self.count_column.clone()?.into();
+        Some(params)
+    }
 }
 
 /// The [`TableStatsCall`] of a `numeric_consistency` check whose expected value is a figure of a
@@ -495,6 +510,7 @@ pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
         params,
         field,
         figure: computed(expected),
+        count_column: filter.as_ref().map(|f| f.column.clone()),
     })
 }
 
@@ -505,10 +521,11 @@ pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
 /// column, the rows and the operation).
 pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
     let call = table_stats_call(spec)?;
-    call.params.get("column")?;
     Some(format!(
         "To get {}, call table_stats with {} and copy the \"{}\" of its answer; do not add the numbers yourself.",
-        call.figure, call.params, call.field
+        call.figure,
+        call.named()?,
+        call.field
     ))
 }
 
@@ -751,6 +768,27 @@ mod tests {
         assert!(table_stats_hint(&count)
             .unwrap()
             .contains(r#"copy the "rows""#));
+        // A count of the rows a filter picks: the call over the filter's column.
+        let picked = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Open: (.*)"}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "count",
+                         "filter": {"column": "status", "equals": "open"}}}),
+        );
+        assert!(
+            table_stats_hint(&picked).unwrap().contains(
+                r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","column":"status"} and copy the "rows""#
+            ),
+            "{:?}",
+            table_stats_hint(&picked)
+        );
+        // A count of every row names no call: counting a file's rows can be the task.
+        let every = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Rows: (.*)"}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "count"}}),
+        );
+        assert_eq!(table_stats_hint(&every), None);
         // Where the number comes from is the task's answer for lines and matches: no hint.
         let lines = spec(
             json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
