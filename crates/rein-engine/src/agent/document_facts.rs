@@ -454,8 +454,10 @@ mod tests {
         let a = describe_arrays(&json!({ "rows": keys }), true);
         assert_eq!(a[0]["entries"], 20_000);
         assert_eq!(a[0]["sums"].as_object().unwrap().len(), MAX_FIELDS);
+        // A guard against a quadratic walk (minutes at these sizes), not a speed target: it
+        // took 7 s on a loaded 2-core machine, so the bound is loose.
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(5),
+            started.elapsed() < std::time::Duration::from_secs(60),
             "{:?}",
             started.elapsed()
         );

@@ -45,7 +45,7 @@ use super::sampling::{
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
 use super::stats_first::{
-    calls_to_make as stats_calls, stats_turns, tables_to_read, withheld_because,
+    calls_to_make as stats_calls, stats_turns, tables_to_read, withheld_because, Planned,
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
@@ -60,6 +60,13 @@ use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).
 pub const STRATEGY: &str = "act";
+
+/// The share of the prompt budget the first prompt may take with `stats-first`'s reads and
+/// calls; past it Rein makes none of them and the model makes its own.
+const REIN_TURNS_MAX_PERCENT: u32 = 70;
+
+/// About the characters of one `stats-first` call and its result in the prompt.
+const STATS_TURN_CHARS: usize = 500;
 
 /// The thought the journal shows for a read Rein made for the model (lever `inputs-first`).
 const INPUTS_FIRST_THOUGHT: &str =
@@ -792,27 +799,14 @@ impl<'a> Agent<'a> {
                 s.push_str(&reqs);
             }
         }
-        if self.offers_table_stats() {
-            // With `stats-first` Rein makes the calls the hints name and states their figures;
-            // a hint for them would only lengthen the prompt.
-            let made_by_rein: Vec<CheckSpec> = match stats_calls(c, &self.tools()) {
-                Ok(planned) if self.options.levers.stats_first && !self.options.memory => planned
-                    .calls
-                    .into_iter()
-                    .flat_map(|call| call.figures.into_iter().map(|f| f.check))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for hint in c
-                .mission
-                .checks
-                .iter()
-                .filter(|k| !made_by_rein.contains(&k.spec))
-                .filter_map(|k| table_stats_hint(&k.spec))
-            {
-                s.push_str(&hint);
-                s.push('\n');
-            }
+        for hint in c
+            .mission
+            .checks
+            .iter()
+            .filter_map(|k| self.table_hint(&k.spec))
+        {
+            s.push_str(&hint);
+            s.push('\n');
         }
         if let Some((path, _)) = self.typed_json() {
             s.push_str(&format!(
@@ -826,8 +820,7 @@ impl<'a> Agent<'a> {
                 "edit_file"
             };
             s.push_str(&outline.task_note(fixer));
-            let hints = self.offers_table_stats();
-            s.push_str(&outline.section_requirements(c, |spec| hinted_requirement(spec, hints)));
+            s.push_str(&outline.section_requirements(c, |spec| self.hinted_requirement(spec)));
         } else if let Some(outline) = self.rewrite_outline() {
             s.push_str(&format!(
                 "To fix one section of {} later, call {REWRITE_SECTION} with its heading and its whole new text.\n",
@@ -835,6 +828,25 @@ impl<'a> Agent<'a> {
             ));
         }
         s
+    }
+
+    /// The `table_stats` call that gives a check's figure, as a hint for the model; `None` when
+    /// the run does not offer the tool. With `stats-first` the hint stays: whether Rein makes
+    /// the call is known only once the first prompt's room is measured, and the task is part
+    /// of that prompt.
+    fn table_hint(&self, spec: &CheckSpec) -> Option<String> {
+        if !self.offers_table_stats() {
+            return None;
+        }
+        table_stats_hint(spec, &self.env.contract.mission.prompt)
+    }
+
+    /// A check's requirement in plain words, followed by its [`Self::table_hint`] if any.
+    fn hinted_requirement(&self, spec: &CheckSpec) -> String {
+        match self.table_hint(spec) {
+            Some(hint) => format!("{} {hint}", requirement(spec)),
+            None => requirement(spec),
+        }
     }
 
     /// Whether this run's tools include `table_stats` (with `facts-tools`), so the task may
@@ -1375,8 +1387,8 @@ impl<'a> Agent<'a> {
                     let feedback = self.monotone_feedback(v, restored.take().as_ref(), st)
                         + &self.finish_withheld(st, n)?;
                     st.transcript.restart();
-                    st.transcript.push(
-                        vec![ChatMessage::user(feedback)],
+                    st.transcript.push_feedback(
+                        ChatMessage::user(feedback),
                         format!("attempt {n} began from the current deliverable"),
                     );
                 } else {
@@ -1386,8 +1398,8 @@ impl<'a> Agent<'a> {
                         let quotes = self.quotes_source_lines(v).then(|| read_whole(st));
                         retry_feedback(v, quotes.as_deref()) + &self.finish_withheld(st, n)?
                     };
-                    st.transcript.push(
-                        vec![ChatMessage::user(feedback)],
+                    st.transcript.push_feedback(
+                        ChatMessage::user(feedback),
                         format!("attempt {n} began after failed checks"),
                     );
                 }
@@ -1593,14 +1605,13 @@ impl<'a> Agent<'a> {
             "The harness checked the deliverable on disk. These checks fail (what each requires, \
              and what it found):\n",
         );
-        let hints = self.offers_table_stats();
         for chk in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
             let wants = c
                 .mission
                 .checks
                 .iter()
                 .find(|k| k.id == chk.id)
-                .map(|k| hinted_requirement(&k.spec, hints))
+                .map(|k| self.hinted_requirement(&k.spec))
                 .unwrap_or_default();
             let found = super::prompt::clip(
                 &chk.feedback.join("; "),
@@ -2246,7 +2257,7 @@ impl<'a> Agent<'a> {
             self.env.journal.append_event(
                 Some(self.env.run),
                 "context_cut",
-                &json!({"step": st.figures.steps + 1, "characters": cut, "budget_tokens": budget}),
+                &json!({"attempt": st.attempt, "characters": cut, "budget_tokens": budget}),
             )?;
         }
         Ok(cut > 0)
@@ -2270,7 +2281,8 @@ impl<'a> Agent<'a> {
             turns.extend(self.inputs_first_reads(st, on_event)?);
         }
         if self.options.levers.stats_first {
-            turns.extend(self.stats_first_calls(st, on_event)?);
+            let more = self.stats_first_calls(st, on_event, &turns)?;
+            turns.extend(more);
         }
         if let Some(last) = turns.last_mut() {
             let progress = progress_note(
@@ -2324,12 +2336,20 @@ impl<'a> Agent<'a> {
     /// Lever `stats-first`: Rein's reads of the tables and its `table_stats` calls, as turns
     /// for the transcript's head (a call whose figure the judge would not accept is made and
     /// journaled, not shown).
+    /// `before` are the head's turns so far (`inputs-first`'s).
     fn stats_first_calls(
         &mut self,
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
+        before: &[ChatMessage],
     ) -> Result<Vec<ChatMessage>, AgentError> {
-        let mut planned = match stats_calls(self.env.contract, &self.tools()) {
+        let planned = stats_calls(self.env.contract, &self.tools()).and_then(|planned| {
+            let (tables, unread) =
+                tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
+            self.room_for(st, before, &planned, &tables)?;
+            Ok((planned, tables, unread))
+        });
+        let (mut planned, tables, unread) = match planned {
             Ok(planned) => planned,
             Err(reason) => {
                 self.env.journal.append_event(
@@ -2340,7 +2360,6 @@ impl<'a> Agent<'a> {
                 return Ok(Vec::new());
             }
         };
-        let (tables, unread) = tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
         planned.left.extend(unread);
         let reads = self.reads_for_model(
             st,
@@ -2372,6 +2391,39 @@ impl<'a> Agent<'a> {
         let mut turns = read_turns(&reads);
         turns.extend(stats_turns(&shown));
         Ok(turns)
+    }
+
+    /// Whether the first prompt has room for `stats-first`'s reads and calls: its head, the
+    /// turns `before`, the tables' text and about [`STATS_TURN_CHARS`] per call within
+    /// [`REIN_TURNS_MAX_PERCENT`] of the prompt budget. They sit in the head, which is never
+    /// trimmed: the 1.5B's first prompt on report-sales-regions with them was 6,627 tokens,
+    /// over the 6,144-token window, and the run ended before its first step. Decided before any
+    /// call, so the trace never holds a read the model was not shown.
+    fn room_for(
+        &self,
+        st: &State,
+        before: &[ChatMessage],
+        planned: &Planned,
+        tables: &[String],
+    ) -> Result<(), String> {
+        let mut prompt = st.transcript.messages();
+        prompt.extend(before.iter().cloned());
+        let mut chars = planned.calls.len() * STATS_TURN_CHARS;
+        for t in tables {
+            if let Ok(Some(bytes)) = self.env.world.read(t) {
+                chars += String::from_utf8_lossy(&bytes).chars().count();
+            }
+        }
+        prompt.push(ChatMessage::user("x".repeat(chars)));
+        let needed = st.transcript.estimate_of(&prompt);
+        let limit =
+            prompt_budget(self.context_tokens(), MAX_REPLY_TOKENS) / 100 * REIN_TURNS_MAX_PERCENT;
+        if needed > limit {
+            return Err(format!(
+                "no room: the first prompt would take about {needed} tokens with the tables and the calls, more than {limit} ({REIN_TURNS_MAX_PERCENT} % of the prompt budget); the model makes them itself"
+            ));
+        }
+        Ok(())
     }
 
     /// Rein's whole reads of `files` for the model, each through [`Self::call_for_model`] with
@@ -2627,15 +2679,6 @@ fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
     f.prompt_tokens += u64::from(c.prompt_tokens);
     f.cached_tokens += u64::from(c.cached_tokens);
     f.completion_tokens += u64::from(c.completion_tokens);
-}
-
-/// A check's requirement in plain words, followed, when the run offers `table_stats`
-/// (`hints`), by the call that gives its figure.
-fn hinted_requirement(spec: &CheckSpec, hints: bool) -> String {
-    match hints.then(|| table_stats_hint(spec)).flatten() {
-        Some(hint) => format!("{} {hint}", requirement(spec)),
-        None => requirement(spec),
-    }
 }
 
 /// What the model reads when an attempt's finish was accepted but the judge failed it: which

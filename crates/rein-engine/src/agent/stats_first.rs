@@ -81,7 +81,9 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
     }
     let wanted: Vec<_> = checks
         .iter()
-        .filter_map(|c| table_stats_call(&c.spec).map(|call| (call, c.spec.clone())))
+        .filter_map(|c| {
+            table_stats_call(&c.spec, &contract.mission.prompt).map(|call| (call, c.spec.clone()))
+        })
         .collect();
     if wanted.is_empty() {
         return Err("no check of the contract is a figure of a table".into());

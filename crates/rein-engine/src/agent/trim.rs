@@ -53,6 +53,10 @@ struct Entry {
     /// The input file this step read whole (lever `keep-inputs`): trimmed only after every
     /// other step, since a small model that loses an input's text writes from its memory of it.
     pinned: Option<String>,
+    /// Harness feedback (a retry's failed checks) that [`Transcript::clip_last`] may cut; a
+    /// step's call and result are never cut, since the trace would still say the model saw
+    /// them whole (a read the judge counts as read in full).
+    clippable: bool,
     trimmed: bool,
 }
 
@@ -106,6 +110,15 @@ impl Transcript {
         self.push_entry(messages, record.into(), None);
     }
 
+    /// Appends the harness's feedback at the start of an attempt: a step that
+    /// [`Transcript::clip_last`] may cut when nothing else is left to trim.
+    pub fn push_feedback(&mut self, message: ChatMessage, record: impl Into<String>) {
+        self.push_entry(vec![message], record.into(), None);
+        if let Some(e) = self.entries.last_mut() {
+            e.clippable = true;
+        }
+    }
+
     /// Appends a step that read the input file `path` whole (lever `keep-inputs`): trimming
     /// drops every other step but the last before it, and an older read of the same file is
     /// no longer pinned, since this one holds the same text.
@@ -128,6 +141,7 @@ impl Transcript {
             messages,
             record,
             pinned,
+            clippable: false,
             trimmed: false,
         });
     }
@@ -222,8 +236,9 @@ impl Transcript {
         count
     }
 
-    /// When the prompt is over `budget` with every step but the last trimmed, cuts the middle
-    /// of the last step's longest message so it fits, and says so in the text. Returns the
+    /// When the prompt is over `budget` with every step but the last trimmed and the last is
+    /// the harness's feedback ([`Transcript::push_feedback`]), cuts the middle of it so it
+    /// fits, and says so in the text. Returns the
     /// characters cut (0: it fits, or the head alone is over the budget and no cut helps).
     /// The 1.5B's retry feedback on report-sales-regions listed eleven failed checks after a
     /// 4,700-token task and system prompt: the 6,144-token window refused it, and the run
@@ -236,6 +251,9 @@ impl Transcript {
         let Some(e) = self.entries.iter().rposition(|e| !e.trimmed) else {
             return 0;
         };
+        if !self.entries[e].clippable {
+            return 0;
+        }
         let Some(m) = (0..self.entries[e].messages.len())
             .max_by_key(|&m| self.entries[e].messages[m].content.chars().count())
         else {
@@ -278,7 +296,11 @@ mod tests {
     fn a_last_step_too_long_for_the_window_is_cut_in_the_middle_and_says_so() {
         let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(3_500))]);
         let feedback = format!("START {} END", "y".repeat(7_000));
-        t.push(vec![ChatMessage::user(feedback)], "attempt 2 began");
+        // A step's own result is never cut: the trace says the model saw it whole.
+        t.push(vec![ChatMessage::user(feedback.clone())], "read_file");
+        assert_eq!(t.clip_last(2_000), 0);
+        let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(3_500))]);
+        t.push_feedback(ChatMessage::user(feedback), "attempt 2 began");
         let budget = 2_000;
         assert_eq!(t.fit(budget), 0, "the last step is always kept");
         let cut = t.clip_last(budget);
@@ -297,7 +319,7 @@ mod tests {
         assert_eq!(t.clip_last(budget), 0);
         // A head over the budget on its own: no cut helps, and none is made.
         let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(10_000))]);
-        t.push(vec![ChatMessage::user("z".repeat(2_000))], "step");
+        t.push_feedback(ChatMessage::user("z".repeat(2_000)), "attempt 2 began");
         let before = t.messages();
         assert_eq!(t.clip_last(budget), 0);
         assert_eq!(

@@ -475,8 +475,11 @@ impl TableStatsCall {
 }
 
 /// The [`TableStatsCall`] of a `numeric_consistency` check whose expected value is a figure of a
-/// CSV, TSV or JSON-lines input; `None` for every other check.
-pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
+/// CSV, TSV or JSON-lines input; `None` for every other check, and for a figure over rows whose
+/// filter value the task's `prompt` does not say (ignoring case): which rows matter can be the
+/// answer (summarize-support-week counts its `sync` tickets and asks which problem is reported
+/// most).
+pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
     use super::spec::Aggregate;
     let CheckSpec::NumericConsistency { expected, .. } = spec else {
         return None;
@@ -490,6 +493,14 @@ pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
     else {
         return None;
     };
+    if let Some(f) = filter {
+        if !prompt
+            .to_lowercase()
+            .contains(&f.equals.trim().to_lowercase())
+        {
+            return None;
+        }
+    }
     let mut params = serde_json::json!({ "path": path });
     if let Some(column) = column {
         params["column"] = column.clone().into();
@@ -519,8 +530,8 @@ pub fn table_stats_call(spec: &CheckSpec) -> Option<TableStatsCall> {
 /// from the input", added a column by hand and got it wrong on every draw while the tool was
 /// there; naming the call costs nothing the requirement does not already say (the file, the
 /// column, the rows and the operation).
-pub fn table_stats_hint(spec: &CheckSpec) -> Option<String> {
-    let call = table_stats_call(spec)?;
+pub fn table_stats_hint(spec: &CheckSpec, prompt: &str) -> Option<String> {
+    let call = table_stats_call(spec, prompt)?;
     Some(format!(
         "To get {}, call table_stats with {} and copy the \"{}\" of its answer; do not add the numbers yourself.",
         call.figure,
@@ -745,6 +756,7 @@ mod tests {
 
     #[test]
     fn a_table_stats_hint_names_the_call_for_a_csv_column_and_nothing_else() {
+        const PROMPT: &str = "Sum the hours Ana logged and count the open tasks.";
         let spec = |v: serde_json::Value| -> CheckSpec {
             let c: Check = serde_json::from_value(v).unwrap();
             c.spec
@@ -755,7 +767,7 @@ mod tests {
             "expected": {"from": "csv", "path": "data/t.csv", "op": "sum", "column": "hours",
                          "filter": {"column": "owner", "equals": "Ana"}}}),
         );
-        let hint = table_stats_hint(&sum).unwrap();
+        let hint = table_stats_hint(&sum, PROMPT).unwrap();
         assert!(
             hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana"} and copy the "sum""#),
             "{hint}"
@@ -765,7 +777,7 @@ mod tests {
             "stated": {"regex": "Rows: (.*)"}, "tolerance": 0,
             "expected": {"from": "csv", "path": "data/t.csv", "op": "count", "column": "hours"}}),
         );
-        assert!(table_stats_hint(&count)
+        assert!(table_stats_hint(&count, PROMPT)
             .unwrap()
             .contains(r#"copy the "rows""#));
         // A count of the rows a filter picks: the call over the filter's column.
@@ -776,11 +788,11 @@ mod tests {
                          "filter": {"column": "status", "equals": "open"}}}),
         );
         assert!(
-            table_stats_hint(&picked).unwrap().contains(
+            table_stats_hint(&picked, PROMPT).unwrap().contains(
                 r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","column":"status"} and copy the "rows""#
             ),
             "{:?}",
-            table_stats_hint(&picked)
+            table_stats_hint(&picked, PROMPT)
         );
         // A count of every row names no call: counting a file's rows can be the task.
         let every = spec(
@@ -788,15 +800,20 @@ mod tests {
             "stated": {"regex": "Rows: (.*)"}, "tolerance": 0,
             "expected": {"from": "csv", "path": "data/t.csv", "op": "count"}}),
         );
-        assert_eq!(table_stats_hint(&every), None);
+        assert_eq!(table_stats_hint(&every, PROMPT), None);
+        // Rows the task does not name: which rows matter can be the answer.
+        assert_eq!(
+            table_stats_hint(&picked, "Count the tickets of each status."),
+            None
+        );
         // Where the number comes from is the task's answer for lines and matches: no hint.
         let lines = spec(
             json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
             "stated": {"regex": "Errors: (.*)"}, "tolerance": 0,
             "expected": {"from": "lines", "path": "logs/app.log", "pattern": "ERROR"}}),
         );
-        assert_eq!(table_stats_hint(&lines), None);
+        assert_eq!(table_stats_hint(&lines, PROMPT), None);
         let exists = spec(json!({"id": "x", "kind": "file_exists", "path": "out/a.md"}));
-        assert_eq!(table_stats_hint(&exists), None);
+        assert_eq!(table_stats_hint(&exists, PROMPT), None);
     }
 }
