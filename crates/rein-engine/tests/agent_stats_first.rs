@@ -197,18 +197,11 @@ fn a_figure_the_judge_computes_otherwise_is_never_shown() {
 #[test]
 fn a_row_count_no_named_call_covers_is_left_to_the_model() {
     // Counting rows is the task here, and no hint names a call for it.
-    let h = desk("explore-csv-rows");
-    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
-    let e = the_event(&h, &outcome);
-    assert_eq!(e["calls"], json!([]), "{e}");
+    let why = why_not_applied(&desk("explore-csv-rows"), true);
     assert!(
-        e["not_applied"]
-            .as_str()
-            .unwrap()
-            .contains("no figure of the contract is one a table_stats hint names"),
-        "{e}"
+        why.contains("no figure of the contract is one a table_stats hint names"),
+        "{why}"
     );
-    assert!(!model.prompt(0).contains("Rein's table_stats"));
     // The mean names its column and the count of all rows rides on it; the mobile rows' count
     // is a call of its own, over the filter's column, as its hint names it.
     let h = desk("summarize-feedback");
@@ -280,30 +273,27 @@ fn without_room_in_the_first_prompt_rein_makes_no_call_at_all() {
     );
 }
 
+/// Why stats-first did not apply to a run of `h` (lever on, `facts-tools` as given), after
+/// checking that no call of Rein's reached the prompt.
+fn why_not_applied(h: &Harness, facts_tools: bool) -> String {
+    let (outcome, model) = run(h, &finish_line(), levers(facts_tools, true, false));
+    assert!(!model.prompt(0).contains("Rein's table_stats"));
+    let e = the_event(h, &outcome);
+    assert_eq!(e["calls"], json!([]), "{e}");
+    e["not_applied"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn it_says_why_it_does_not_apply() {
     // Without table_stats in the run.
-    let h = Harness::new("desk_task");
-    let (outcome, model) = run(&h, &finish_line(), levers(false, true, false));
-    let e = the_event(&h, &outcome);
-    assert_eq!(e["calls"], json!([]));
-    assert!(e["not_applied"]
-        .as_str()
-        .unwrap()
-        .contains("does not offer table_stats"));
-    assert!(!model.prompt(0).contains("Rein's table_stats"));
+    let why = why_not_applied(&Harness::new("desk_task"), false);
+    assert!(why.contains("does not offer table_stats"), "{why}");
     // Figures of matched lines across files: which lines count is the task's answer.
-    let h = desk("report-timesheets");
-    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
-    let e = the_event(&h, &outcome);
+    let why = why_not_applied(&desk("report-timesheets"), true);
     assert!(
-        e["not_applied"]
-            .as_str()
-            .unwrap()
-            .contains("no check of the contract is a figure of a table"),
-        "{e}"
+        why.contains("no check of the contract is a figure of a table"),
+        "{why}"
     );
-    assert!(!model.prompt(0).contains("Rein's table_stats"));
     // A contract that judges the calls keeps them the model's.
     let h = Harness::with_edit("desk_task", |m| {
         m["checks"].as_array_mut().unwrap().push(json!({
@@ -311,16 +301,11 @@ fn it_says_why_it_does_not_apply() {
             "tools": [{"tool": "read_file", "path": "data/tasks.csv"}]
         }));
     });
-    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
-    let e = the_event(&h, &outcome);
+    let why = why_not_applied(&h, true);
     assert!(
-        e["not_applied"]
-            .as_str()
-            .unwrap()
-            .contains("check `stats-called` judges the run's calls"),
-        "{e}"
+        why.contains("check `stats-called` judges the run's calls"),
+        "{why}"
     );
-    assert!(!model.prompt(0).contains("Rein's table_stats"));
     // Off: no event, no call.
     let h = Harness::new("desk_task");
     let (outcome, model) = run(&h, &finish_line(), levers(true, false, false));

@@ -45,6 +45,27 @@ pub struct Figure {
     pub check: CheckSpec,
 }
 
+impl Figure {
+    fn of(call: &crate::checks::TableStatsCall, check: &CheckSpec) -> Figure {
+        Figure {
+            words: call.figure.clone(),
+            field: call.field,
+            check: check.clone(),
+        }
+    }
+}
+
+/// Adds `figure` to the call with `params`, made a new call if there is none yet.
+fn add_figure(calls: &mut Vec<StatsCall>, params: Value, figure: Figure) {
+    match calls.iter_mut().find(|c| c.params == params) {
+        Some(c) => c.figures.push(figure),
+        None => calls.push(StatsCall {
+            params,
+            figures: vec![figure],
+        }),
+    }
+}
+
 /// One call Rein makes, and the contract's figures it gives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatsCall {
@@ -95,28 +116,14 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         .iter()
         .filter(|(c, _)| c.params.get("column").is_some())
     {
-        let figure = Figure {
-            words: call.figure.clone(),
-            field: call.field,
-            check: check.clone(),
-        };
-        match calls.iter_mut().find(|c| c.params == call.params) {
-            Some(c) => c.figures.push(figure),
-            None => calls.push(StatsCall {
-                params: call.params.clone(),
-                figures: vec![figure],
-            }),
-        }
+        let figure = Figure::of(call, check);
+        add_figure(&mut calls, call.params.clone(), figure);
     }
     for (call, check) in wanted
         .iter()
         .filter(|(c, _)| c.params.get("column").is_none())
     {
-        let figure = Figure {
-            words: call.figure.clone(),
-            field: call.field,
-            check: check.clone(),
-        };
+        let figure = Figure::of(call, check);
         let same_rows = |c: &&mut StatsCall| {
             ["path", "filter_column", "filter_value"]
                 .iter()
@@ -127,13 +134,7 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
             continue;
         }
         match call.named() {
-            Some(params) => match calls.iter_mut().find(|c| c.params == params) {
-                Some(c) => c.figures.push(figure),
-                None => calls.push(StatsCall {
-                    params,
-                    figures: vec![figure],
-                }),
-            },
+            Some(params) => add_figure(&mut calls, params, figure),
             None => left.push(format!(
                 "{}: a count of every row, which no hint names",
                 call.figure
