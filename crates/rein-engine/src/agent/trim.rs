@@ -238,8 +238,8 @@ impl Transcript {
 
     /// When the prompt is over `budget` with every step but the last trimmed and the last is
     /// the harness's feedback ([`Transcript::push_feedback`]), cuts the middle of it so it
-    /// fits, and says so in the text. Returns the
-    /// characters cut (0: it fits, or the head alone is over the budget and no cut helps).
+    /// fits, and says so in the text. Returns the characters cut (0: it fits, the last step is
+    /// the model's own, or the head alone is over the budget and no cut helps).
     /// The 1.5B's retry feedback on report-sales-regions listed eleven failed checks after a
     /// 4,700-token task and system prompt: the 6,144-token window refused it, and the run
     /// ended as a model failure where a shorter feedback would have let it go on.
