@@ -46,6 +46,7 @@ use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::stated_lines;
 use super::stats_first::{
     calls_to_make as stats_calls, stats_turns, tables_to_read, withheld_because, Planned,
+    TablesToRead,
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
@@ -2344,12 +2345,18 @@ impl<'a> Agent<'a> {
         before: &[ChatMessage],
     ) -> Result<Vec<ChatMessage>, AgentError> {
         let planned = stats_calls(self.env.contract, &self.tools()).and_then(|planned| {
-            let (tables, unread) =
-                tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
-            self.room_for(st, before, &planned, &tables)?;
-            Ok((planned, tables, unread))
+            let tables = tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
+            self.room_for(st, before, &planned, tables.chars)?;
+            Ok((planned, tables))
         });
-        let (mut planned, tables, unread) = match planned {
+        let (
+            mut planned,
+            TablesToRead {
+                read: tables,
+                left: unread,
+                ..
+            },
+        ) = match planned {
             Ok(planned) => planned,
             Err(reason) => {
                 self.env.journal.append_event(
@@ -2404,16 +2411,11 @@ impl<'a> Agent<'a> {
         st: &State,
         before: &[ChatMessage],
         planned: &Planned,
-        tables: &[String],
+        table_chars: usize,
     ) -> Result<(), String> {
         let mut prompt = st.transcript.messages();
         prompt.extend(before.iter().cloned());
-        let mut chars = planned.calls.len() * STATS_TURN_CHARS;
-        for t in tables {
-            if let Ok(Some(bytes)) = self.env.world.read(t) {
-                chars += String::from_utf8_lossy(&bytes).chars().count();
-            }
-        }
+        let chars = planned.calls.len() * STATS_TURN_CHARS + table_chars;
         prompt.push(ChatMessage::user("x".repeat(chars)));
         let needed = st.transcript.estimate_of(&prompt);
         let limit =

@@ -154,6 +154,15 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
     Ok(Planned { calls, left })
 }
 
+/// What [`tables_to_read`] decided: the tables to read, notes on those left to the model, and
+/// the characters of those read (for the first prompt's room).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TablesToRead {
+    pub read: Vec<String>,
+    pub left: Vec<String>,
+    pub chars: usize,
+}
+
 /// The tables Rein reads whole before its calls (their names are the calls' own, which the
 /// task's hints already say): each one not read whole yet, while they fit in
 /// [`INPUTS_FIRST_MAX_CHARS`] together; and notes on those left to the model. The 1.5B, given
@@ -164,11 +173,11 @@ pub fn tables_to_read(
     world: &dyn World,
     trace: &[TraceEntry],
     tools: &[String],
-) -> (Vec<String>, Vec<String>) {
+) -> TablesToRead {
     let mut read = Vec::new();
     let mut left = Vec::new();
     if !tools.iter().any(|t| t == "read_file") {
-        return (read, left);
+        return TablesToRead::default();
     }
     let mut chars = 0usize;
     for call in &planned.calls {
@@ -191,7 +200,7 @@ pub fn tables_to_read(
         chars += size;
         read.push(path.to_string());
     }
-    (read, left)
+    TablesToRead { read, left, chars }
 }
 
 /// Why a made call is not shown to the model, if it is not: it did not run, or one of its
