@@ -156,40 +156,73 @@ fn a_count_rides_on_the_call_of_the_same_rows() {
     );
 }
 
-#[test]
-fn a_figure_the_judge_computes_otherwise_is_never_shown() {
-    // One North order spelled `north`: table_stats's filter ignores case, the judge's does not,
-    // so the tool's North sum and count are not the check's figures.
-    let h = desk_with("report-sales-regions", |fixtures| {
+/// report-sales-regions with its August table changed by `edit`.
+fn sales_with(edit: impl Fn(&str) -> String) -> Harness {
+    desk_with("report-sales-regions", |fixtures| {
         let csv = fixtures.join("sales/2024-08.csv");
         let text = std::fs::read_to_string(&csv).unwrap();
-        let changed = text.replacen(",North,", ",north,", 1);
+        let changed = edit(&text);
         assert_ne!(changed, text);
         std::fs::write(&csv, changed).unwrap();
+    })
+}
+
+#[test]
+fn a_filter_value_spelled_in_another_case_too_gets_the_judge_s_rows() {
+    // One North order spelled `north`: the judge's filter matches case, so Rein's calls ask
+    // table_stats to match case too, and the North figures shown are the check's.
+    let h = sales_with(|text| text.replacen(",North,", ",north,", 1));
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    let calls = e["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 5, "{e}");
+    assert!(
+        calls
+            .iter()
+            .filter(|c| c.get("filter_value").is_some())
+            .all(|c| c["match_case"] == true),
+        "{e}"
+    );
+    assert!(e["withheld"].as_array().unwrap().is_empty(), "{e}");
+    let first = model.prompt(0);
+    assert!(first.contains(&esc(r#"is "North": "#)), "{first}");
+    assert!(first.contains(&esc("match_case")), "{first}");
+}
+
+#[test]
+fn a_figure_the_judge_computes_otherwise_is_never_shown() {
+    // One North amount is `n/a`: table_stats sums the numbers it finds, the judge refuses a
+    // column with a cell that is not a number, so the tool's North sum is not the check's.
+    let h = sales_with(|text| {
+        let row = text.lines().find(|l| l.contains(",North,")).unwrap();
+        let (head, _) = row.rsplit_once(',').unwrap();
+        text.replacen(row, &format!("{head},n/a"), 1)
     });
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
     let e = the_event(&h, &outcome);
     assert_eq!(e["calls"].as_array().unwrap().len(), 5, "{e}");
+    // The North sum and the sum over every row both hold the `n/a` row.
     let withheld = e["withheld"].as_array().unwrap();
-    assert_eq!(withheld.len(), 1, "{e}");
+    assert_eq!(withheld.len(), 2, "{e}");
     assert_eq!(withheld[0]["call"]["filter_value"], "North", "{e}");
+    assert!(withheld[1]["call"].get("filter_value").is_none(), "{e}");
     assert!(
-        withheld[0]["why"]
+        withheld.iter().all(|w| w["why"]
             .as_str()
             .unwrap()
-            .contains("is not the figure the check computes"),
+            .contains("is not the figure the check computes")),
         "{e}"
     );
     let first = model.prompt(0);
     assert!(!first.contains(&esc(r#"is "North": "#)), "{first}");
     assert!(first.contains(&esc(r#"is "South": "#)), "{first}");
-    // Four calls shown, numbered as shown.
+    // Three calls shown, numbered as shown.
     assert!(
-        first.contains("Result of Rein's table_stats call 4"),
+        first.contains("Result of Rein's table_stats call 3"),
         "{first}"
     );
     assert!(
-        !first.contains("Result of Rein's table_stats call 5"),
+        !first.contains("Result of Rein's table_stats call 4"),
         "{first}"
     );
 }
@@ -212,7 +245,7 @@ fn a_row_count_no_named_call_covers_is_left_to_the_model() {
         json!([
             {"path": "feedback/responses.csv", "column": "rating"},
             {"path": "feedback/responses.csv", "column": "platform",
-             "filter_column": "platform", "filter_value": "mobile"}
+             "filter_column": "platform", "filter_value": "mobile", "match_case": true}
         ]),
         "{e}"
     );

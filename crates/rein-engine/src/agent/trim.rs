@@ -237,8 +237,9 @@ impl Transcript {
     }
 
     /// When the prompt is over `budget` with every step but the last trimmed and the last is
-    /// the harness's feedback ([`Transcript::push_feedback`]), cuts the middle of it so it
-    /// fits, and says so in the text. Returns the characters cut (0: it fits, the last step is
+    /// the harness's feedback ([`Transcript::push_feedback`]), cuts it so it fits and says so
+    /// in the text: the tails of its longest lines where that is enough ([`cut_line_tails`]),
+    /// else its middle. Returns the characters cut (0: it fits, the last step is
     /// the model's own, or the head alone is over the budget and no cut helps).
     /// The 1.5B's retry feedback on report-sales-regions listed eleven failed checks after a
     /// 4,700-token task and system prompt: the 6,144-token window refused it, and the run
@@ -266,25 +267,98 @@ impl Transcript {
         if cut + CLIP_KEEP_CHARS > chars.len() {
             return 0;
         }
-        let kept = chars.len() - cut;
-        let head = kept * 2 / 3;
-        let clipped = format!(
+        let head = (chars.len() - cut) * 2 / 3;
+        let middle = format!(
             "{}\n[... {cut} characters cut here to fit the context window ...]\n{}",
             chars[..head].iter().collect::<String>(),
             chars[head + cut..].iter().collect::<String>()
         );
-        let whole = std::mem::replace(&mut self.entries[e].messages[m].content, clipped);
-        if self.estimate() > budget {
-            // Still over (another message of the step is long as well): leave it whole.
-            self.entries[e].messages[m].content = whole;
-            return 0;
+        let whole = self.entries[e].messages[m].content.clone();
+        for (clipped, removed) in cut_line_tails(&chars, cut)
+            .into_iter()
+            .chain([(middle, cut)])
+        {
+            self.entries[e].messages[m].content = clipped;
+            if self.estimate() <= budget {
+                return removed;
+            }
         }
-        cut
+        // Still over (another message of the step is long as well): leave it whole.
+        self.entries[e].messages[m].content = whole;
+        0
     }
+}
+
+/// The text of `chars` at least `cut` characters shorter, and the characters it removed: the
+/// tails of its longest lines are cut to one length, each marked, so every line keeps its
+/// start. The feedback's lines each name a failed check, and a cut in the middle of the text
+/// dropped whole checks from the model's sight.
+/// `None` when even lines of [`CLIP_LINE_KEEP_CHARS`] would not save enough, or the last line
+/// would be cut.
+fn cut_line_tails(chars: &[char], cut: usize) -> Option<(String, usize)> {
+    let text: String = chars.iter().collect();
+    let lines: Vec<Vec<char>> = text.split('\n').map(|l| l.chars().collect()).collect();
+    let marker = |n: usize| format!(" [... {n} characters cut ...]");
+    // What cutting a line of `len` characters to `keep` saves, marker counted; a line that
+    // would not get shorter is left whole.
+    let saving = |len: usize, keep: usize| -> usize {
+        let n = len.saturating_sub(keep);
+        n.saturating_sub(marker(n).chars().count())
+    };
+    let note = |removed: usize| {
+        format!(
+            "[{removed} characters were cut from the ends of the longest lines above to fit the context window.]"
+        )
+    };
+    // Characters saved with every line cut to `keep`, less the closing note (its line break
+    // and the note at its longest).
+    let saved = |keep: usize| -> usize {
+        let lines_saved: usize = lines.iter().map(|l| saving(l.len(), keep)).sum();
+        lines_saved.saturating_sub(1 + note(chars.len()).chars().count())
+    };
+    if saved(CLIP_LINE_KEEP_CHARS) < cut {
+        return None;
+    }
+    // The longest `keep` that still saves enough: binary search, `saved` falls as `keep` grows.
+    let (mut lo, mut hi) = (CLIP_LINE_KEEP_CHARS, lines.iter().map(Vec::len).max()?);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if saved(mid) >= cut {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let keep = lo;
+    let closing = lines.iter().rposition(|l| !l.is_empty())?;
+    if saving(lines[closing].len(), keep) > 0 {
+        // The closing instruction stays whole; a cut in the middle keeps it.
+        return None;
+    }
+    let mut removed = 0;
+    let mut out: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            if saving(l.len(), keep) > 0 {
+                removed += l.len() - keep;
+                format!(
+                    "{}{}",
+                    l[..keep].iter().collect::<String>(),
+                    marker(l.len() - keep)
+                )
+            } else {
+                l.iter().collect()
+            }
+        })
+        .collect();
+    out.push(note(removed));
+    Some((out.join("\n"), removed))
 }
 
 /// Characters a cut takes beyond the estimate's excess: the note and the rounding.
 const CLIP_SLACK_CHARS: usize = 200;
+/// A line is never cut below this many characters: a failed check's id and kind fit in it.
+const CLIP_LINE_KEEP_CHARS: usize = 80;
 /// A message is never cut below this many characters: what is left must still say something.
 const CLIP_KEEP_CHARS: usize = 400;
 
@@ -317,6 +391,29 @@ mod tests {
         );
         // Fits now: nothing more to cut.
         assert_eq!(t.clip_last(budget), 0);
+        // Feedback of many lines, one per failed check: every line keeps its start.
+        let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(3_500))]);
+        let lines: Vec<String> = (0..11)
+            .map(|i| format!("- check-{i} (numeric_consistency): {}", "w".repeat(600)))
+            .collect();
+        t.push_feedback(
+            ChatMessage::user(format!(
+                "These checks failed:\n{}\nFix them.",
+                lines.join("\n")
+            )),
+            "attempt 2 began",
+        );
+        assert!(t.clip_last(budget) > 0);
+        assert!(t.estimate() <= budget);
+        let last = t.messages().last().unwrap().content.clone();
+        for i in 0..11 {
+            assert!(
+                last.contains(&format!("- check-{i} (numeric_consistency): ww")),
+                "{last}"
+            );
+        }
+        assert!(last.contains("characters cut ...]"), "{last}");
+        assert!(last.contains("Fix them."), "{last}");
         // A head over the budget on its own: no cut helps, and none is made.
         let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(10_000))]);
         t.push_feedback(ChatMessage::user("z".repeat(2_000)), "attempt 2 began");
@@ -326,6 +423,52 @@ mod tests {
             t.messages().last().unwrap().content,
             before.last().unwrap().content
         );
+    }
+
+    /// The red team's feedback: one long failed check and five lines a few characters over the
+    /// length the others are cut to. A marker on those would make them longer, so they stay
+    /// whole; and where the tails do not fit, the middle cut is tried before giving up.
+    #[test]
+    fn a_tail_cut_never_lengthens_a_line_and_falls_back_to_the_middle_cut() {
+        let closing = "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.";
+        let mut fb =
+            String::from("The harness checked your deliverable on disk and these checks failed:\n");
+        fb.push_str(&format!(
+            "- long-0 (numeric_consistency): {}\n",
+            "a".repeat(447)
+        ));
+        for i in 0..5 {
+            fb.push_str(&format!(
+                "- mid-{i:02} (content_matches): {}\n",
+                "b".repeat(92)
+            ));
+        }
+        fb.push_str(closing);
+        let chars: Vec<char> = fb.chars().collect();
+        for cut in [100, 333, 461] {
+            if let Some((out, removed)) = cut_line_tails(&chars, cut) {
+                assert!(out.chars().count() + cut <= chars.len(), "cut {cut}: {out}");
+                for (o, i) in out.lines().zip(fb.lines()) {
+                    assert!(o.chars().count() <= i.chars().count(), "{o:?} from {i:?}");
+                }
+                assert!(out.contains(closing), "{out}");
+                assert!(removed >= cut, "{removed} < {cut}");
+            }
+        }
+        for budget in [1_200, 1_341, 1_360] {
+            let mut t = Transcript::new(vec![ChatMessage::system("x".repeat(3_500))]);
+            t.push_feedback(ChatMessage::user(fb.clone()), "attempt 2 began");
+            assert!(t.estimate() > budget);
+            assert!(t.clip_last(budget) > 0, "budget {budget}");
+            assert!(t.estimate() <= budget, "budget {budget}");
+            let last = t.messages().last().unwrap().content.clone();
+            assert!(last.contains(closing), "{last}");
+        }
+        // Text that ends with a line break keeps its closing line too.
+        let chars: Vec<char> = format!("{fb}\n").chars().collect();
+        if let Some((out, _)) = cut_line_tails(&chars, 333) {
+            assert!(out.contains(closing), "{out}");
+        }
     }
 
     fn step(i: usize, size: usize) -> Vec<ChatMessage> {

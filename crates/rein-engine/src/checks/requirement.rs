@@ -475,10 +475,10 @@ impl TableStatsCall {
 }
 
 /// The [`TableStatsCall`] of a `numeric_consistency` check whose expected value is a figure of a
-/// CSV, TSV or JSON-lines input; `None` for every other check, and for a figure over rows whose
-/// filter value the task's `prompt` does not say (ignoring case): which rows matter can be the
-/// answer (summarize-support-week counts its `sync` tickets and asks which problem is reported
-/// most).
+/// CSV input (the judge reads `from: csv` as comma-separated); `None` for every other check, and
+/// for a figure over rows whose filter value is empty or the task's `prompt` does not say
+/// (ignoring case): which rows matter can be the answer (summarize-support-week counts its
+/// `sync` tickets and asks which problem is reported most).
 pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
     use super::spec::Aggregate;
     let CheckSpec::NumericConsistency { expected, .. } = spec else {
@@ -494,10 +494,10 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
         return None;
     };
     if let Some(f) = filter {
-        if !prompt
-            .to_lowercase()
-            .contains(&f.equals.trim().to_lowercase())
-        {
+        // An empty value is in every prompt, and the judge and the tool read blank rows
+        // differently: no call.
+        let value = f.equals.trim().to_lowercase();
+        if value.is_empty() || !prompt.to_lowercase().contains(&value) {
             return None;
         }
     }
@@ -508,6 +508,9 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
     if let Some(f) = filter {
         params["filter_column"] = f.column.clone().into();
         params["filter_value"] = f.equals.clone().into();
+        // The judge's filter matches case too; without this, a table that also spells the
+        // value in another case gives the tool's figure over more rows than the check counts.
+        params["match_case"] = true.into();
     }
     // The field of table_stats's answer that holds this figure.
     let field = match op {
@@ -769,7 +772,7 @@ mod tests {
         );
         let hint = table_stats_hint(&sum, PROMPT).unwrap();
         assert!(
-            hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana"} and copy the "sum""#),
+            hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana","match_case":true} and copy the "sum""#),
             "{hint}"
         );
         let count = spec(
@@ -789,7 +792,7 @@ mod tests {
         );
         assert!(
             table_stats_hint(&picked, PROMPT).unwrap().contains(
-                r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","column":"status"} and copy the "rows""#
+                r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","match_case":true,"column":"status"} and copy the "rows""#
             ),
             "{:?}",
             table_stats_hint(&picked, PROMPT)
@@ -806,6 +809,14 @@ mod tests {
             table_stats_hint(&picked, "Count the tickets of each status."),
             None
         );
+        // An empty filter value is in every prompt; blank rows are read differently.
+        let blank = spec(
+            json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",
+            "stated": {"regex": "Unowned: (.*)"}, "tolerance": 0,
+            "expected": {"from": "csv", "path": "data/t.csv", "op": "count",
+                         "filter": {"column": "owner", "equals": " "}}}),
+        );
+        assert_eq!(table_stats_hint(&blank, PROMPT), None);
         // Where the number comes from is the task's answer for lines and matches: no hint.
         let lines = spec(
             json!({"id": "x", "kind": "numeric_consistency", "path": "out/a.md",

@@ -1,0 +1,621 @@
+//! One step: the plan, the model's action through the gate, caps, and what the transcript keeps.
+
+use super::*;
+
+impl<'a> Agent<'a> {
+    /// The plan phase: one reply, a list of at most `max_plan_steps` steps.
+    pub(super) fn plan(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        if let Some(end) = self.stop_for_caps(st, on_event)? {
+            return Ok(Some(end));
+        }
+        st.figures.steps += 1;
+        let started = Instant::now();
+        let made = make_plan(
+            self.model,
+            st.transcript.messages(),
+            self.options.limits.max_plan_steps,
+            self.options.constrained,
+            self.options.seed,
+        );
+        let plan = match made {
+            Ok(p) => p,
+            Err(e) => {
+                return Ok(Some(RunEnd::ModelFailed {
+                    message: e.to_string(),
+                }))
+            }
+        };
+        add_tokens(&mut st.figures, &plan.completion);
+        let mut step = NewStep::new(StepKind::Note);
+        step.attempt = st.attempt_id;
+        step.reply = Some(plan.raw.clone());
+        step.detail = json!({"plan": plan.steps, "proposed": plan.proposed});
+        step.prompt_tokens = Some(plan.completion.prompt_tokens);
+        step.completion_tokens = Some(plan.completion.completion_tokens);
+        step.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+        self.env.journal.append_step(self.env.run, &step)?;
+        if plan.steps.is_empty() {
+            st.figures.format_errors += 1;
+        }
+        if plan.proposed > self.options.limits.max_plan_steps {
+            let hit = CapHit::PlanSteps {
+                limit: self.options.limits.max_plan_steps,
+                proposed: plan.proposed,
+            };
+            self.cap(st, &hit, on_event)?;
+        }
+        on_event(&AgentEvent::Plan {
+            steps: plan.steps.clone(),
+        });
+        if !plan.steps.is_empty() {
+            let text: Vec<String> = plan
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {s}", i + 1))
+                .collect();
+            st.transcript.push_head(ChatMessage::user(format!(
+                "Your plan (for reference; act one tool call at a time):\n{}",
+                text.join("\n")
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Steps until finish is accepted (`None`) or the run must stop.
+    pub(super) fn act(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        // What the backend has to say before the first request (a remote endpoint's host).
+        self.model_notices(on_event)?;
+        let budget = prompt_budget(self.context_tokens(), MAX_REPLY_TOKENS);
+        loop {
+            if let Some(end) = self.stop_for_caps(st, on_event)? {
+                return Ok(Some(end));
+            }
+            // Per step: what decoding offers follows the workspace (see `offered_tools`), and
+            // is `finish` alone once the work is done (`finish-when-met`).
+            // ... and never offers `finish` on the very bytes a failed verdict judged
+            // (`change-before-finish`).
+            let withheld = self.unchanged_failure(st).is_some();
+            let ready = !withheld && self.finish_ready(st);
+            let tools = if ready {
+                vec!["finish".to_string()]
+            } else {
+                without_finish_if(withheld, self.offered_tools())
+            };
+            st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
+            self.clip_to_fit(st, budget)?;
+            st.figures.steps += 1;
+            let n = st.figures.steps;
+            if self.options.constrained {
+                self.hold_copied_strings(st, n)?;
+            }
+            self.hold_no_paste(st, n)?;
+            let schema = self
+                .options
+                .constrained
+                .then(|| self.action_schema(&tools, false, &st.held));
+            let short_schema = schema
+                .as_ref()
+                .filter(|_| self.options.levers.short_after_cut)
+                .map(|_| self.action_schema(&tools, true, &st.held));
+            let started = Instant::now();
+            let sampling = self.action_sampling();
+            let messages = st.transcript.messages();
+            let estimate = estimate_tokens(&messages);
+            let schema = match &short_schema {
+                Some(short) if st.last_reply_cut => Some(short),
+                _ => schema.as_ref(),
+            };
+            let asked = ask_action(
+                self.model,
+                messages,
+                AskWith {
+                    schema,
+                    sampling,
+                    seed: self.options.seed,
+                    no_paste: st.no_paste.as_ref(),
+                },
+                &mut |_| {},
+            );
+            self.model_notices(on_event)?;
+            let asked = match asked {
+                Ok(a) => {
+                    st.transcript
+                        .calibrate(estimate, a.completion.prompt_tokens);
+                    a
+                }
+                Err(e) => {
+                    // The estimate was short: learn the model's count, trim, and ask again.
+                    // Each retry trims at least one step, so this ends; when nothing is left
+                    // to trim the failure stands.
+                    if let ModelError::PromptTooLong { tokens, .. } = e {
+                        let trimmed = st.transcript.fit_after_overflow(estimate, tokens, budget);
+                        if trimmed > 0 || self.clip_to_fit(st, budget)? {
+                            st.figures.trimmed_steps += trimmed as u32;
+                            st.figures.steps -= 1;
+                            continue;
+                        }
+                    }
+                    let message = e.to_string();
+                    let mut step = NewStep::new(StepKind::Note);
+                    step.attempt = st.attempt_id;
+                    step.detail = json!({"model_error": message});
+                    step.elapsed_ms = Some(started.elapsed().as_millis() as u64);
+                    self.env.journal.append_step(self.env.run, &step)?;
+                    return Ok(Some(RunEnd::ModelFailed { message }));
+                }
+            };
+            add_tokens(&mut st.figures, &asked.completion);
+            if ready && self.options.constrained {
+                self.env.journal.append_event(
+                    Some(self.env.run),
+                    "finish_when_met",
+                    &json!({"step": n, "attempt": st.attempt}),
+                )?;
+            }
+            let asked = if self.options.levers.repeat_escape {
+                self.escape_repeat(st, n, asked, schema, &tools)?
+            } else {
+                asked
+            };
+            let asked = self.sample_write(st, n, asked, schema, on_event)?;
+            st.last_reply_cut = matches!(&asked.reply, Reply::FormatError(e) if e.cut_at.is_some());
+            match self.step(st, n, &asked, started, on_event)? {
+                StepEnd::Continue => {}
+                StepEnd::FinishAccepted => return Ok(None),
+                StepEnd::Stop(end) => return Ok(Some(end)),
+            }
+        }
+    }
+
+    /// Journals and reports what the model backend has to say (a restarted worker).
+    pub(super) fn model_notices(
+        &mut self,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(), AgentError> {
+        for message in self.model.take_notices() {
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "model_notice",
+                &json!({ "message": message }),
+            )?;
+            on_event(&AgentEvent::ModelNotice { message });
+        }
+        Ok(())
+    }
+
+    /// Checks the caps that stop a run; records and reports the one that fired.
+    pub(super) fn stop_for_caps(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<Option<RunEnd>, AgentError> {
+        let limits = self.options.limits;
+        let elapsed = self.clock.elapsed();
+        let hit = if elapsed >= limits.timeout {
+            Some(CapHit::RunTimeout {
+                limit_secs: limits.timeout.as_secs(),
+                elapsed_secs: elapsed.as_secs(),
+            })
+        } else if st.figures.steps >= limits.max_turns {
+            Some(CapHit::Turns {
+                limit: limits.max_turns,
+            })
+        } else if st.stalled >= MAX_STEPS_WITHOUT_PROGRESS {
+            Some(CapHit::NoProgress {
+                limit: MAX_STEPS_WITHOUT_PROGRESS,
+            })
+        } else {
+            None
+        };
+        match hit {
+            Some(hit) => {
+                self.cap(st, &hit, on_event)?;
+                Ok(Some(RunEnd::Cap { hit }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn cap(
+        &mut self,
+        st: &State,
+        hit: &CapHit,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(), AgentError> {
+        let mut step = NewStep::new(StepKind::Cap);
+        step.attempt = st.attempt_id;
+        step.detail = json!({"cap": hit, "message": hit.message()});
+        self.env.journal.append_step(self.env.run, &step)?;
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "cap",
+            &json!({"cap": hit.name(), "message": hit.message()}),
+        )?;
+        on_event(&AgentEvent::Cap {
+            cap: hit.name().into(),
+            message: hit.message(),
+        });
+        Ok(())
+    }
+
+    /// One reply: a format error, or an action sent through the gate (or refused before it).
+    pub(super) fn step(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        asked: &Asked,
+        started: Instant,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<StepEnd, AgentError> {
+        let (action, repairs) = match &asked.reply {
+            Reply::FormatError(e) => {
+                st.figures.format_errors += 1;
+                // The generic advice (write a long file in parts with create_file) sent the
+                // 1.5B from a cut write_sections call to a pasted create_file.
+                let shorter = |writer: &str| match writer {
+                    WRITE_SECTIONS => "a few short sentences in your own words under each heading",
+                    _ => "only the values the document needs",
+                };
+                let message = match (self.cut_writer(asked), e.cut_at) {
+                    (Some(writer), Some(cap)) => format!(
+                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                         before it was complete, so nothing was done. Make the {writer} call \
+                         shorter: one short sentence of thought, and {}; it writes the whole \
+                         file in one call.",
+                        shorter(writer)
+                    ),
+                    _ => e.to_string(),
+                };
+                let ev = StepEvent {
+                    step: n,
+                    attempt: st.attempt,
+                    kind: "format_error".into(),
+                    thought: None,
+                    action: None,
+                    parameters: None,
+                    call_id: None,
+                    outcome: "format-error".into(),
+                    summary: format!("no action could be read: {}", e.detail),
+                    repaired: false,
+                    prompt_tokens: asked.completion.prompt_tokens,
+                    cached_tokens: asked.completion.cached_tokens,
+                    completion_tokens: asked.completion.completion_tokens,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                };
+                self.record(
+                    st,
+                    StepKind::FormatError,
+                    &ev,
+                    Some(&asked.raw),
+                    json!({"message": message}),
+                )?;
+                on_event(&AgentEvent::Step(ev));
+                st.transcript.push(
+                    vec![
+                        ChatMessage::assistant(asked.raw.clone()),
+                        ChatMessage::user(message),
+                    ],
+                    format!("step {n}: unreadable reply (format error)"),
+                );
+                return Ok(StepEnd::Continue);
+            }
+            Reply::Action { action, repairs } => (action, repairs),
+        };
+        if !repairs.is_empty() {
+            st.figures.repaired += 1;
+        }
+        let tool = action.action.clone();
+        let params = Value::Object(action.parameters.clone());
+        let call_id = format!("run{}-step{n}", self.env.run);
+        let tools = self.tools();
+        let known = tools.contains(&tool) && self.env.registry.get(self.gate_tool(&tool)).is_some();
+        let mut kind = StepKind::Action;
+        let mut accepted = false;
+        let mut stop: Option<RunEnd> = None;
+        let (typed_refusal, gate_args) = match known
+            .then(|| self.typed_arguments(&tool, &params))
+            .flatten()
+        {
+            Some(Err(reason)) => (Some(reason), None),
+            Some(Ok(args)) => (None, Some(args)),
+            None => (None, None),
+        };
+        let mut report = if !known {
+            st.figures.unknown_tools += 1;
+            kind = StepKind::Refusal;
+            let reason = format!(
+                "unknown tool \"{tool}\"; this mission's tools are: {}",
+                tools.join(", ")
+            );
+            if self.options.bench {
+                stop = Some(RunEnd::UnknownTool {
+                    message: format!(
+                        "the model called {reason}; a bench run stops at an unknown tool"
+                    ),
+                });
+            }
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
+        } else if let Some(reason) = over_long_summary(&tool, &params) {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
+        } else if let Some((at, chars)) = input_over_cap(&params, "parameters") {
+            kind = StepKind::Cap;
+            let hit = CapHit::InputChars {
+                limit: MAX_INPUT_CHARS,
+                chars,
+                what: format!("`{at}` of {tool}"),
+            };
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "cap",
+                &json!({"cap": hit.name(), "message": hit.message()}),
+            )?;
+            on_event(&AgentEvent::Cap {
+                cap: hit.name().into(),
+                message: hit.message(),
+            });
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason: format!("{}; split it into smaller pieces", hit.message()),
+                result: Value::Null,
+            }
+        } else if let Some(reason) = typed_refusal {
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
+        } else if tool == "finish" {
+            let refused = match self.unchanged_failure(st) {
+                Some(failed) => Err(FinishRefusal::FailedUnchanged {
+                    path: self.env.contract.mission.required_artifact.clone(),
+                    checks: failed.checks.join(", "),
+                }),
+                None => check_finish(
+                    self.env.contract,
+                    self.env.world,
+                    &st.trace,
+                    self.env.input_hashes,
+                ),
+            };
+            match refused {
+                Err(refusal) => {
+                    st.figures.finish_refusals += 1;
+                    kind = StepKind::Refusal;
+                    let tools = self.tools();
+                    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+                    let typed = self.deliverable_writer();
+                    let reason = refusal.reason_with(
+                        typed.or_else(|| offered("create_file")),
+                        typed.or_else(|| offered("replace_file")),
+                    );
+                    self.env.journal.append_event(
+                        Some(self.env.run),
+                        "finish_refused",
+                        &json!({"step": n, "reason": reason}),
+                    )?;
+                    on_event(&AgentEvent::FinishRefused {
+                        step: n,
+                        reason: reason.clone(),
+                    });
+                    GateReport {
+                        outcome: GateOutcome::Denied,
+                        reason,
+                        result: json!({"finished": false}),
+                    }
+                }
+                Ok(()) => {
+                    let report = self.submit(&call_id, &tool, &params);
+                    if report.outcome == GateOutcome::Executed
+                        || report.outcome == GateOutcome::Replayed
+                    {
+                        accepted = true;
+                        on_event(&AgentEvent::FinishAccepted { step: n });
+                    }
+                    report
+                }
+            }
+        } else if self.options.memory && tool == "final_answer" {
+            // No finish rules: the answer ends the attempt and proves nothing by itself.
+            let report = self.submit(&call_id, &tool, &params);
+            if report.outcome == GateOutcome::Executed || report.outcome == GateOutcome::Replayed {
+                accepted = true;
+                on_event(&AgentEvent::FinishAccepted { step: n });
+            }
+            report
+        } else if let Some((args, note)) = gate_args {
+            let mut report = self.submit(&call_id, self.gate_tool(&tool), &args);
+            if let Some(note) = note.filter(|_| report.outcome == GateOutcome::Executed) {
+                report.reason = [report.reason.as_str(), &note]
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("; ");
+            }
+            report
+        } else {
+            self.submit(&call_id, &tool, &params)
+        };
+        self.prepare_read_result(st, &tool, &mut report);
+        let writes = self
+            .env
+            .registry
+            .get(self.gate_tool(&tool))
+            .is_some_and(|t| t.mutates());
+        if self.options.levers.document_facts && !self.options.memory && writes {
+            add_document_facts(
+                self.env.world,
+                &self.env.contract.mission.required_artifact,
+                trace_target(&tool, &params),
+                &mut report,
+            );
+        }
+        if report.outcome == GateOutcome::ApprovalRequired {
+            stop = Some(RunEnd::ApprovalUnavailable {
+                message: format!(
+                    "{tool} needs a person's approval and none could be asked ({}); run `rein run` in a terminal, or with --approve=all in an empty workspace",
+                    report.reason
+                ),
+            });
+        }
+        let path = trace_target(&tool, &params);
+        let mutates = self
+            .env
+            .registry
+            .get(self.gate_tool(&tool))
+            .is_none_or(|t| t.mutates());
+        let repeated = st
+            .calls
+            .iter()
+            .find(|(t, p, _)| *t == tool && *p == params)
+            .map(|(_, _, step)| *step);
+        st.calls.push((tool.clone(), params.clone(), n));
+        if report.outcome == GateOutcome::Executed && mutates {
+            if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
+                st.attempt_changes
+                    .push((ChangeId(change), path.unwrap_or_default().to_string()));
+            }
+        }
+        let refused_finish = kind == StepKind::Refusal;
+        st.stalled = if repeated.is_some() || refused_finish {
+            st.stalled + 1
+        } else {
+            0
+        };
+        let mut entry = self.trace_entry(&tool, path, &report, mutates);
+        let shown_back = self.show_back(&entry);
+        entry.shown_back = shown_back.is_some();
+        let pinned = self.pinned_input(&entry);
+        st.trace.push(entry);
+        let summary = summarize(&tool, &params, &report);
+        let ev = StepEvent {
+            step: n,
+            attempt: st.attempt,
+            kind: kind.to_string(),
+            thought: action.thought.clone(),
+            action: Some(tool.clone()),
+            parameters: Some(params.clone()),
+            call_id: Some(call_id),
+            outcome: report.outcome.as_str().into(),
+            summary: summary.clone(),
+            repaired: !repairs.is_empty(),
+            prompt_tokens: asked.completion.prompt_tokens,
+            cached_tokens: asked.completion.cached_tokens,
+            completion_tokens: asked.completion.completion_tokens,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        let mut detail = step_detail(&params, &report, &summary);
+        detail["repairs"] = json!(repairs);
+        detail["cached_tokens"] = json!(asked.completion.cached_tokens);
+        self.record(st, kind, &ev, Some(&asked.raw), detail)?;
+        on_event(&AgentEvent::Step(ev));
+        let mut feedback = result_message(n, &tool, &report);
+        if let Some(shown) = shown_back {
+            feedback.push('\n');
+            feedback.push_str(&shown);
+        }
+        if let Some(earlier) = repeated {
+            // Small models loop on one call; say so plainly (a hint: the call still ran).
+            feedback.push_str(&format!(
+                "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
+            ));
+        }
+        if !self.options.memory {
+            feedback.push('\n');
+            let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
+            feedback.push_str(&progress_note(
+                self.env.contract,
+                &st.trace,
+                self.deliverable_writer(),
+                &tools,
+            ));
+        }
+        if self.options.levers.checklist {
+            feedback.push('\n');
+            feedback.push_str(&checklist_note(
+                self.env.contract,
+                self.env.world,
+                &st.trace,
+            ));
+        }
+        if self.options.levers.task_reminder {
+            feedback.push('\n');
+            feedback.push_str(&task_reminder(self.env.contract, &st.trace));
+        }
+        if self.unchanged_failure(st).is_none() && self.finish_ready(st) {
+            feedback.push_str(&format!(
+                "\nRein checked {}: finish would be accepted and every requirement it checks before finish is met. Call finish now; the rest is judged after it.",
+                self.env.contract.mission.required_artifact
+            ));
+        }
+        let messages = vec![
+            ChatMessage::assistant(asked.raw.clone()),
+            ChatMessage::user(feedback),
+        ];
+        let record = format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary);
+        match pinned {
+            Some(input) => st.transcript.push_pinned(messages, record, &input),
+            None => st.transcript.push(messages, record),
+        }
+        Ok(match (stop, accepted) {
+            (Some(end), _) => StepEnd::Stop(end),
+            (None, true) => StepEnd::FinishAccepted,
+            (None, false) => StepEnd::Continue,
+        })
+    }
+
+    /// A read's result as the model is shown it: Rein's facts added (the table facts of a
+    /// table, lever `table-facts`; the label lines of an input fields are copied from, lever
+    /// `label-lines`), then cut at a line to what the prompt shows whole; the table facts
+    /// remembered for later feedback are those left in it.
+    pub(super) fn prepare_read_result(&self, st: &mut State, tool: &str, report: &mut GateReport) {
+        if self.options.memory {
+            return;
+        }
+        if self.options.levers.table_facts {
+            add_table_facts(self.env.world, tool, report);
+        }
+        if self.options.levers.label_lines {
+            let whole = shows_whole_file(&report.result);
+            add_label_lines(self.env.world, self.env.contract, tool, whole, report);
+        }
+        if tool == "read_file" && report.outcome == GateOutcome::Executed {
+            let offered = self.tools().iter().any(|t| t == "table_stats");
+            fit_read_result(&mut report.result, offered);
+        }
+        if self.options.levers.table_facts {
+            remember_table_facts(&mut st.table_facts, report);
+        }
+    }
+
+    /// Cuts the last step's longest message when the prompt is over `budget` with every other
+    /// step trimmed, and journals the cut (a `context_cut` event); whether it cut.
+    pub(super) fn clip_to_fit(&mut self, st: &mut State, budget: u32) -> Result<bool, AgentError> {
+        let cut = st.transcript.clip_last(budget);
+        if cut > 0 {
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "context_cut",
+                &json!({"attempt": st.attempt, "characters": cut, "budget_tokens": budget}),
+            )?;
+        }
+        Ok(cut > 0)
+    }
+}
