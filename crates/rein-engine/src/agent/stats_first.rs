@@ -125,7 +125,7 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
     {
         let figure = Figure::of(call, check);
         let same_rows = |c: &&mut StatsCall| {
-            ["path", "filter_column", "filter_value", "match_case"]
+            ["path", "filter_column", "filter_value"]
                 .iter()
                 .all(|k| c.params.get(k) == call.params.get(k))
         };

@@ -508,9 +508,6 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
     if let Some(f) = filter {
         params["filter_column"] = f.column.clone().into();
         params["filter_value"] = f.equals.clone().into();
-        // The judge's filter matches case too; without this, a table that also spells the
-        // value in another case gives the tool's figure over more rows than the check counts.
-        params["match_case"] = true.into();
     }
     // The field of table_stats's answer that holds this figure.
     let field = match op {
@@ -772,7 +769,7 @@ mod tests {
         );
         let hint = table_stats_hint(&sum, PROMPT).unwrap();
         assert!(
-            hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana","match_case":true} and copy the "sum""#),
+            hint.contains(r#"call table_stats with {"path":"data/t.csv","column":"hours","filter_column":"owner","filter_value":"Ana"} and copy the "sum""#),
             "{hint}"
         );
         let count = spec(
@@ -792,7 +789,7 @@ mod tests {
         );
         assert!(
             table_stats_hint(&picked, PROMPT).unwrap().contains(
-                r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","match_case":true,"column":"status"} and copy the "rows""#
+                r#"call table_stats with {"path":"data/t.csv","filter_column":"status","filter_value":"open","column":"status"} and copy the "rows""#
             ),
             "{:?}",
             table_stats_hint(&picked, PROMPT)

@@ -22,17 +22,6 @@ const NON_NUMERIC_SHOWN: usize = 5;
 
 pub struct TableStats;
 
-/// A cell or filter value as the filter compares it: around spaces ignored, case too unless
-/// `match_case` (a contract's filter matches exactly, so a call that must give the judge's
-/// figure asks for that).
-fn filter_key(cell: &str, match_case: bool) -> String {
-    if match_case {
-        cell.trim().to_string()
-    } else {
-        cell.trim().to_lowercase()
-    }
-}
-
 impl Tool for TableStats {
     fn name(&self) -> &str {
         "table_stats"
@@ -47,8 +36,7 @@ impl Tool for TableStats {
                 "path": path_schema("table file, relative to the workspace root"),
                 "column": name("the column to describe (its header name)"),
                 "filter_column": name("only rows whose value in this column ..."),
-                "filter_value": { "type": "string", "maxLength": 200, "description": "... equals this (ignoring surrounding spaces, and case unless match_case)" },
-                "match_case": { "type": "boolean", "description": "filter_value must match with the same upper and lower case (default false)" },
+                "filter_value": { "type": "string", "maxLength": 200, "description": "... equals this (ignoring case and surrounding spaces)" },
                 "group_by": name("give the figures per distinct value of this column"),
             }),
             &["path", "column"],
@@ -73,12 +61,11 @@ impl Tool for TableStats {
             .ok_or_else(|| ToolError::Refused(format!("\"{rel}\" is not a UTF-8 text file")))?;
         let table = Table::parse(rel.as_str(), text).map_err(ToolError::Refused)?;
         let column = table.column(args::str(self.name(), a, "column")?)?;
-        let match_case = args::opt_bool(a, "match_case").unwrap_or(false);
         let filter = match (
             args::opt_str(a, "filter_column"),
             args::opt_str(a, "filter_value"),
         ) {
-            (Some(c), Some(v)) => Some((table.column(c)?, filter_key(v, match_case))),
+            (Some(c), Some(v)) => Some((table.column(c)?, v.trim().to_lowercase())),
             (None, None) => None,
             _ => {
                 return Err(ToolError::InvalidArguments {
@@ -88,12 +75,6 @@ impl Tool for TableStats {
                 })
             }
         };
-        if match_case && filter.is_none() {
-            return Err(ToolError::InvalidArguments {
-                tool: self.name().to_string(),
-                message: "match_case applies to a filter: give filter_column and filter_value too, or leave match_case out".to_string(),
-            });
-        }
         let group_by = args::opt_str(a, "group_by")
             .map(|g| table.column(g))
             .transpose()?;
@@ -101,9 +82,9 @@ impl Tool for TableStats {
             .rows
             .iter()
             .filter(|row| {
-                filter.as_ref().is_none_or(|(c, v)| {
-                    row.get(*c).is_some_and(|x| filter_key(x, match_case) == *v)
-                })
+                filter
+                    .as_ref()
+                    .is_none_or(|(c, v)| row.get(*c).is_some_and(|x| x.trim().to_lowercase() == *v))
             })
             .collect();
         let mut out = json!({
@@ -112,8 +93,7 @@ impl Tool for TableStats {
             "rows_in_file": table.rows.len(),
         });
         if let Some((c, v)) = &filter {
-            let case = if match_case { " (same case)" } else { "" };
-            out["filter"] = json!(format!("{} = {v}{case}", table.header[*c]));
+            out["filter"] = json!(format!("{} = {v}", table.header[*c]));
         }
         let all = Figures::of(rows.iter().map(|r| cell(r, column)));
         all.write_into(&mut out);

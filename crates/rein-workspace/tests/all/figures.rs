@@ -59,18 +59,6 @@ fn filter_and_group_by() {
     ));
     assert_eq!(none["rows"], 0);
     assert!(none.get("sum").is_none(), "{none}");
-    // With match_case the value must match exactly, as a contract's filter does.
-    let exact = |value: &str| {
-        data(desk(
-            &ws,
-            "table_stats",
-            json!({"path": "data/tasks.csv", "column": "hours", "filter_column": "status", "filter_value": value, "match_case": true}),
-        ))
-    };
-    assert_eq!(exact(" DONE ")["rows"], 0);
-    let done = exact("done ");
-    assert_eq!(done["rows"], 3);
-    assert_eq!(done["filter"], "status = done (same case)");
     let grouped = data(desk(
         &ws,
         "table_stats",
@@ -104,12 +92,6 @@ fn bad_requests_are_refused_with_what_to_do() {
     );
     let e = refusal(json!({"path": "data/tasks.csv", "column": "hours", "filter_column": "owner"}));
     assert!(e.contains("give both or neither"), "{e}");
-    let e = refusal(json!({"path": "data/tasks.csv", "column": "hours", "match_case": true}));
-    assert!(e.contains("match_case applies to a filter"), "{e}");
-    let e = refusal(
-        json!({"path": "data/tasks.csv", "column": "hours", "filter_column": "owner", "filter_value": "Ana", "match_case": "yes"}),
-    );
-    assert!(e.contains("/match_case") && e.contains("boolean"), "{e}");
     let e = refusal(json!({"path": "data/bad.jsonl", "column": "a"}));
     assert!(e.contains("line 2"), "{e}");
     let e = refusal(json!({"path": "data/blob.csv", "column": "a"}));
