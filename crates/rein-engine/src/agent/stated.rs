@@ -50,8 +50,7 @@ impl StatedLine {
 /// task quotes whose `<label>: 12345` line that regex reads as 12345, when exactly one does
 /// (two would leave the choice to Rein, and a prompt may quote a line to forbid it). A heading
 /// followed by a deeper one is left alone: the judge reads its section with the subsections,
-/// the field holds only the text before them. Several lines of one section are all held, in the
-/// order the task quotes them.
+/// the field holds only the text before them.
 pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedLine> {
     let m = &contract.mission;
     let labels = quoted_labels(&m.prompt);
@@ -100,8 +99,6 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
             lines.push(line);
         }
     }
-    // In the order the task quotes them: a section that holds several lines gets them so.
-    lines.sort_by_key(|l| labels.iter().position(|q| *q == l.label));
     lines
 }
 
