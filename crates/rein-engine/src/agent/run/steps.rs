@@ -235,6 +235,15 @@ impl<'a> Agent<'a> {
         step.attempt = st.attempt_id;
         step.detail = json!({"cap": hit, "message": hit.message()});
         self.env.journal.append_step(self.env.run, &step)?;
+        self.announce_cap(hit, on_event)
+    }
+
+    /// Journals a cap that fired (a `cap` event) and tells the caller's events.
+    fn announce_cap(
+        &self,
+        hit: &CapHit,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(), AgentError> {
         self.env.journal.append_event(
             Some(self.env.run),
             "cap",
@@ -361,15 +370,7 @@ impl<'a> Agent<'a> {
                 chars,
                 what: format!("`{at}` of {tool}"),
             };
-            self.env.journal.append_event(
-                Some(self.env.run),
-                "cap",
-                &json!({"cap": hit.name(), "message": hit.message()}),
-            )?;
-            on_event(&AgentEvent::Cap {
-                cap: hit.name().into(),
-                message: hit.message(),
-            });
+            self.announce_cap(&hit, on_event)?;
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason: format!("{}; split it into smaller pieces", hit.message()),
