@@ -267,16 +267,10 @@ impl Transcript {
         if cut + CLIP_KEEP_CHARS > chars.len() {
             return 0;
         }
-        let head = (chars.len() - cut) * 2 / 3;
-        let middle = format!(
-            "{}\n[... {cut} characters cut here to fit the context window ...]\n{}",
-            chars[..head].iter().collect::<String>(),
-            chars[head + cut..].iter().collect::<String>()
-        );
         let whole = self.entries[e].messages[m].content.clone();
         for (clipped, removed) in cut_line_tails(&chars, cut)
             .into_iter()
-            .chain([(middle, cut)])
+            .chain(std::iter::once_with(|| (cut_middle(&chars, cut), cut)))
         {
             self.entries[e].messages[m].content = clipped;
             if self.estimate() <= budget {
@@ -289,6 +283,17 @@ impl Transcript {
     }
 }
 
+/// The text of `chars` with `cut` characters taken out of its middle (a third of the rest after
+/// it), and a note saying so.
+fn cut_middle(chars: &[char], cut: usize) -> String {
+    let head = (chars.len() - cut) * 2 / 3;
+    format!(
+        "{}\n[... {cut} characters cut here to fit the context window ...]\n{}",
+        chars[..head].iter().collect::<String>(),
+        chars[head + cut..].iter().collect::<String>()
+    )
+}
+
 /// The text of `chars` at least `cut` characters shorter, and the characters it removed: the
 /// tails of its longest lines are cut to one length, each marked, so every line keeps its
 /// start. The feedback's lines each name a failed check, and a cut in the middle of the text
@@ -296,8 +301,7 @@ impl Transcript {
 /// `None` when even lines of [`CLIP_LINE_KEEP_CHARS`] would not save enough, or the last line
 /// would be cut.
 fn cut_line_tails(chars: &[char], cut: usize) -> Option<(String, usize)> {
-    let text: String = chars.iter().collect();
-    let lines: Vec<Vec<char>> = text.split('\n').map(|l| l.chars().collect()).collect();
+    let lines: Vec<&[char]> = chars.split(|c| *c == '\n').collect();
     let marker = |n: usize| format!(" [... {n} characters cut ...]");
     // What cutting a line of `len` characters to `keep` saves, marker counted; a line that
     // would not get shorter is left whole.
@@ -312,15 +316,16 @@ fn cut_line_tails(chars: &[char], cut: usize) -> Option<(String, usize)> {
     };
     // Characters saved with every line cut to `keep`, less the closing note (its line break
     // and the note at its longest).
+    let note_chars = 1 + note(chars.len()).chars().count();
     let saved = |keep: usize| -> usize {
         let lines_saved: usize = lines.iter().map(|l| saving(l.len(), keep)).sum();
-        lines_saved.saturating_sub(1 + note(chars.len()).chars().count())
+        lines_saved.saturating_sub(note_chars)
     };
     if saved(CLIP_LINE_KEEP_CHARS) < cut {
         return None;
     }
     // The longest `keep` that still saves enough: binary search, `saved` falls as `keep` grows.
-    let (mut lo, mut hi) = (CLIP_LINE_KEEP_CHARS, lines.iter().map(Vec::len).max()?);
+    let (mut lo, mut hi) = (CLIP_LINE_KEEP_CHARS, lines.iter().map(|l| l.len()).max()?);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
         if saved(mid) >= cut {

@@ -105,8 +105,9 @@ impl<'a> Agent<'a> {
         on_event: &mut dyn FnMut(&AgentEvent),
         before: &[ChatMessage],
     ) -> Result<Vec<ChatMessage>, AgentError> {
-        let planned = stats_calls(self.env.contract, &self.tools()).and_then(|planned| {
-            let tables = tables_to_read(&planned, self.env.world, &st.trace, &self.tools());
+        let tools = self.tools();
+        let planned = stats_calls(self.env.contract, &tools).and_then(|planned| {
+            let tables = tables_to_read(&planned, self.env.world, &st.trace, &tools);
             self.room_for(st, before, &planned, tables.chars)?;
             Ok((planned, tables))
         });
@@ -141,7 +142,7 @@ impl<'a> Agent<'a> {
         let mut withheld = Vec::new();
         let mut shown = Vec::new();
         for (i, call) in planned.calls.into_iter().enumerate() {
-            let id = format!("run{}-rein-stats{}", self.env.run, i + 1);
+            let id = self.rein_call_id("stats", i);
             let origin = (STATS_FIRST_THOUGHT, Lever::StatsFirst);
             let report =
                 self.call_for_model(st, on_event, &id, "table_stats", &call.params, origin)?;
@@ -190,7 +191,7 @@ impl<'a> Agent<'a> {
     }
 
     /// Rein's whole reads of `files` for the model, each through [`Self::call_for_model`] with
-    /// the call id `run<N>-rein-<kind><i>`.
+    /// the call id of [`Self::rein_call_id`].
     pub(super) fn reads_for_model(
         &mut self,
         st: &mut State,
@@ -202,13 +203,19 @@ impl<'a> Agent<'a> {
     ) -> Result<Vec<(String, GateReport)>, AgentError> {
         let mut reads = Vec::new();
         for (i, path) in files.iter().enumerate() {
-            let id = format!("run{}-rein-{kind}{}", self.env.run, i + 1);
+            let id = self.rein_call_id(kind, i);
             let params = json!({ "path": path });
             let report =
                 self.call_for_model(st, on_event, &id, "read_file", &params, (thought, lever))?;
             reads.push((path.clone(), report));
         }
         Ok(reads)
+    }
+
+    /// The call id of the `i`th (from 0) call of one `kind` Rein makes for the model:
+    /// `run<N>-rein-<kind><i + 1>`.
+    fn rein_call_id(&self, kind: &str, i: usize) -> String {
+        format!("run{}-rein-{kind}{}", self.env.run, i + 1)
     }
 
     /// One call Rein makes for the model before its first step: through the gate, on the trace
