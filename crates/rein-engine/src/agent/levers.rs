@@ -161,6 +161,12 @@ pub enum Lever {
     /// (see `stats_first`). The 1.5B made no `table_stats` call on the desk suite's report and
     /// summarize tasks, told to in the task, and wrote its own sums.
     StatsFirst,
+    /// With `finish-when-met`: once the next step would offer `finish` alone, Rein makes that
+    /// call itself (through the gate, journaled as Rein's, with a summary that says so) instead
+    /// of asking the model for a reply that can only be that call. What is judged is the same;
+    /// the time of one decode is not spent. On the ten passes of desk_task (1.5B, the quick
+    /// start's levers) the forced finish took 18-27 s of runs of 69-176 s.
+    AutoFinish,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -168,7 +174,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 27] = [
+    pub const ALL: [Lever; 28] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -196,6 +202,7 @@ impl Lever {
         Lever::KeepInputs,
         Lever::NoPaste,
         Lever::StatsFirst,
+        Lever::AutoFinish,
     ];
 
     pub fn name(self) -> &'static str {
@@ -227,6 +234,7 @@ impl Lever {
             Lever::KeepInputs => "keep-inputs",
             Lever::NoPaste => "no-paste",
             Lever::StatsFirst => "stats-first",
+            Lever::AutoFinish => "auto-finish",
         }
     }
 
@@ -279,6 +287,7 @@ pub struct Levers {
     pub keep_inputs: bool,
     pub no_paste: bool,
     pub stats_first: bool,
+    pub auto_finish: bool,
 }
 
 impl Default for Levers {
@@ -327,6 +336,7 @@ impl Levers {
         keep_inputs: false,
         no_paste: false,
         stats_first: false,
+        auto_finish: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -357,6 +367,7 @@ impl Levers {
         keep_inputs: true,
         no_paste: true,
         stats_first: true,
+        auto_finish: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -388,6 +399,7 @@ impl Levers {
             Lever::KeepInputs => self.keep_inputs,
             Lever::NoPaste => self.no_paste,
             Lever::StatsFirst => self.stats_first,
+            Lever::AutoFinish => self.auto_finish,
         }
     }
 
@@ -420,6 +432,7 @@ impl Levers {
             Lever::KeepInputs => self.keep_inputs = on,
             Lever::NoPaste => self.no_paste = on,
             Lever::StatsFirst => self.stats_first = on,
+            Lever::AutoFinish => self.auto_finish = on,
         }
     }
 

@@ -59,6 +59,7 @@ use crate::gate::{Approver, CallExecutor};
 use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 
 mod attempts;
+mod auto_finish;
 mod draws;
 mod first_calls;
 mod steps;
@@ -256,6 +257,9 @@ struct State {
     /// What `no_paste_held` last journaled: the held prose sources and tables, what was cut,
     /// and whether the reply's own repeats count.
     no_paste_shown: (Vec<String>, Vec<String>, Vec<String>, bool),
+    /// The attempt in which the gate did not let Rein's own finish through (lever
+    /// `auto-finish`): the model is asked for it instead for the rest of that attempt.
+    auto_finish_refused_in: Option<u32>,
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -682,6 +686,7 @@ impl<'a> Agent<'a> {
             no_paste_sources: None,
             no_paste: None,
             no_paste_shown: Default::default(),
+            auto_finish_refused_in: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

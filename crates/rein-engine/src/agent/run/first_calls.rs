@@ -214,12 +214,13 @@ impl<'a> Agent<'a> {
 
     /// The call id of the `i`th (from 0) call of one `kind` Rein makes for the model:
     /// `run<N>-rein-<kind><i + 1>`.
-    fn rein_call_id(&self, kind: &str, i: usize) -> String {
+    pub(super) fn rein_call_id(&self, kind: &str, i: usize) -> String {
         format!("run{}-rein-{kind}{}", self.env.run, i + 1)
     }
 
-    /// One call Rein makes for the model before its first step: through the gate, on the trace
-    /// as Rein's, journaled and reported as a step of its own.
+    /// One call Rein makes for the model (before its first step, or `auto-finish`'s finish):
+    /// through the gate, on the trace as Rein's, journaled and reported as a step of its own
+    /// (step 0: no model step was spent on it).
     pub(super) fn call_for_model(
         &mut self,
         st: &mut State,
@@ -238,7 +239,7 @@ impl<'a> Agent<'a> {
         let summary = summarize(tool, params, &report);
         let ev = StepEvent {
             step: 0,
-            attempt: 1,
+            attempt: st.attempt.max(1),
             kind: StepKind::Action.to_string(),
             thought: Some(thought.into()),
             action: Some(tool.into()),

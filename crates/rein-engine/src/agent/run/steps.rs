@@ -85,6 +85,9 @@ impl<'a> Agent<'a> {
             // (`change-before-finish`).
             let withheld = self.unchanged_failure(st).is_some();
             let ready = !withheld && self.finish_ready(st);
+            if self.auto_finish(st, ready, on_event)? {
+                return Ok(None);
+            }
             let tools = if ready {
                 vec!["finish".to_string()]
             } else {

@@ -1,0 +1,223 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `auto-finish` lever on desk_task: once `finish-when-met` would offer the model `finish`
+//! alone, Rein makes that call itself, through the gate, journaled as Rein's. Nothing about the
+//! verdict changes: a wrong answer is judged after Rein's finish and fails as it would after
+//! the model's, and Rein never finishes where the model could still do something else.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
+use rein_engine::gate::AllowAll;
+use rein_engine::policy::{Policy, PolicyAction, Rule};
+use serde_json::{json, Value};
+use support::{allowed_tools, gold_fields, journal_events, line, reads, Harness, PromptRecorder};
+
+const SUMMARY: &str = "out/summary.md";
+
+fn levers(finish_when_met: bool, auto_finish: bool) -> Levers {
+    Levers {
+        write_sections: true,
+        finish_when_met,
+        auto_finish,
+        ..Levers::DEFAULT
+    }
+}
+
+struct Ran {
+    out: RunOutcome,
+    events: Vec<AgentEvent>,
+    model: PromptRecorder,
+    h: Harness,
+}
+
+fn run_under(script: &str, levers: Levers, attempts: u32, policy: Policy) -> Ran {
+    let h = Harness::new("desk_task");
+    let mut model = PromptRecorder::new(script, "auto_finish.jsonl");
+    let (out, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = attempts;
+    });
+    Ran {
+        out,
+        events,
+        model,
+        h,
+    }
+}
+
+fn run(script: &str, levers: Levers, attempts: u32) -> Ran {
+    run_under(script, levers, attempts, Policy::safe_default())
+}
+
+fn read_back() -> String {
+    line("read_file", json!({ "path": SUMMARY }))
+}
+
+fn done() -> String {
+    line("finish", json!({"summary": "Wrote the summary."}))
+}
+
+fn wrong_total() -> Value {
+    let mut wrong = gold_fields();
+    wrong["Tasks"] = json!(wrong["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("Total hours: 64", "Total hours: 72"));
+    wrong
+}
+
+/// The journal's steps of the run, as (action, detail, reply).
+fn steps(r: &Ran) -> Vec<(Option<String>, Value, Option<String>)> {
+    r.h.journal
+        .run_trace(r.out.run)
+        .unwrap()
+        .steps
+        .into_iter()
+        .map(|t| (t.step.action, t.step.detail, t.step.reply))
+        .collect()
+}
+
+fn auto_finishes(r: &Ran) -> Vec<Value> {
+    journal_events(&r.h.journal, r.out.run, "auto_finish")
+}
+
+fn finishes_accepted(r: &Ran) -> usize {
+    r.events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::FinishAccepted { .. }))
+        .count()
+}
+
+#[test]
+fn rein_finishes_where_the_model_could_only_have_called_finish() {
+    // No finish in the script: were the model asked once more, the scripted model would run
+    // out of replies and the run would end in a model failure.
+    let script = reads() + &line("write_sections", gold_fields()) + &read_back();
+    let r = run(&script, levers(true, true), 1);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    assert_eq!(r.model.requests.len(), 5, "the model was asked five times");
+    assert_eq!(r.out.figures.steps, 5, "Rein's finish is not a model step");
+    assert_eq!(finishes_accepted(&r), 1);
+    assert_eq!(
+        auto_finishes(&r),
+        vec![json!({"attempt": 1, "after_step": 5, "accepted": true, "gate": "executed"})]
+    );
+    let steps = steps(&r);
+    let (action, detail, reply) = steps.last().unwrap();
+    assert_eq!(action.as_deref(), Some("finish"));
+    assert_eq!(detail["by"], "rein");
+    assert_eq!(detail["lever"], "auto-finish");
+    assert!(reply.is_none(), "the model wrote no reply for it");
+    // No request ever offered finish alone: the step that would have was never asked.
+    assert!(r
+        .model
+        .requests
+        .iter()
+        .all(|q| allowed_tools(q) != ["finish"]));
+}
+
+#[test]
+fn without_finish_when_met_or_with_the_lever_off_the_model_finishes() {
+    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    for levers in [levers(false, true), levers(true, false)] {
+        let r = run(&script, levers, 1);
+        assert!(r.out.passed(), "{}", r.out.reason());
+        assert_eq!(r.model.requests.len(), 6, "{levers:?}");
+        assert!(auto_finishes(&r).is_empty(), "{levers:?}");
+        let steps = steps(&r);
+        assert!(
+            steps.iter().all(|(_, d, _)| d.get("by").is_none()),
+            "{levers:?}"
+        );
+    }
+}
+
+#[test]
+fn a_wrong_answer_is_judged_after_reins_finish_and_fixed_in_the_next_attempt() {
+    // The total is an answer check: the checklist never shows it, so Rein finishes the wrong
+    // report, the judge fails it, and attempt 2 (which must change the report first) is the
+    // model's again until its own write is met.
+    let script = reads()
+        + &line("write_sections", wrong_total())
+        + &read_back()
+        + &line("write_sections", gold_fields())
+        + &read_back();
+    let r = run(&script, levers(true, true), 2);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    assert_eq!(r.out.figures.attempts, 2);
+    assert_eq!(r.model.requests.len(), 7);
+    let events = auto_finishes(&r);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["attempt"], 1);
+    assert_eq!(events[1]["attempt"], 2);
+    assert_eq!(finishes_accepted(&r), 2);
+    // The wrong report failed as it would after the model's finish.
+    let prompt = r.model.prompt(5);
+    assert!(prompt.contains("total-hours"), "{prompt}");
+
+    // With one attempt the run ends on the failed verdict: Rein's finish passes nothing.
+    let script = reads() + &line("write_sections", wrong_total()) + &read_back();
+    let r = run(&script, levers(true, true), 1);
+    assert!(!r.out.passed());
+    assert!(r.out.reason().contains("total-hours"), "{}", r.out.reason());
+}
+
+#[test]
+fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back() {
+    // A task left out of Tasks (a check the checklist shows): Rein does not finish, the model
+    // is asked and its own finish is judged and fails.
+    let mut missing = gold_fields();
+    missing["Tasks"] = json!(missing["Tasks"]
+        .as_str()
+        .unwrap()
+        .replace("- Release checklist: 4 hours, planned for Maya.\n", ""));
+    let script = reads() + &line("write_sections", missing) + &read_back() + &done();
+    let r = run(&script, levers(true, true), 1);
+    assert!(!r.out.passed());
+    assert!(r.out.reason().contains("tasks-listed"), "{}", r.out.reason());
+    assert!(auto_finishes(&r).is_empty());
+    assert_eq!(r.model.requests.len(), 6);
+
+    // Written but not read back: the finish rules would refuse, so Rein does not finish
+    // before the model's read.
+    let script = reads() + &line("write_sections", gold_fields()) + &read_back();
+    let r = run(&script, levers(true, true), 1);
+    let steps = steps(&r);
+    let finish_at = steps
+        .iter()
+        .position(|(a, _, _)| a.as_deref() == Some("finish"))
+        .unwrap();
+    let read_back_at = steps
+        .iter()
+        .rposition(|(a, d, _)| {
+            a.as_deref() == Some("read_file") && d.to_string().contains(SUMMARY)
+        })
+        .unwrap();
+    assert!(read_back_at < finish_at, "{steps:?}");
+}
+
+#[test]
+fn a_finish_the_gate_denies_is_tried_once_and_the_model_is_asked() {
+    let deny = Rule::new("finish", &[], PolicyAction::Deny).unwrap();
+    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let r = run_under(
+        &script,
+        levers(true, true),
+        1,
+        Policy::from_rules(vec![deny]),
+    );
+    assert!(!r.out.passed());
+    let events = auto_finishes(&r);
+    assert_eq!(
+        events,
+        vec![json!({"attempt": 1, "after_step": 5, "accepted": false, "gate": "denied"})]
+    );
+    assert_eq!(finishes_accepted(&r), 0);
+    // The model was asked for the step Rein could not make, finish alone as before (its own
+    // finish is denied too, and it is asked again until the script runs out).
+    assert!(r.model.requests.len() >= 6, "{}", r.model.requests.len());
+    assert_eq!(allowed_tools(&r.model.requests[5]), ["finish"]);
+}
