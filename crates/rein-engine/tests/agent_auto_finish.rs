@@ -12,7 +12,10 @@ use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use serde_json::{json, Value};
-use support::{allowed_tools, gold_fields, journal_events, line, reads, Harness, PromptRecorder};
+use support::{
+    allowed_tools, gold_fields, journal_events, line, reads, wrong_total_fields, Harness,
+    PromptRecorder,
+};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -58,15 +61,6 @@ fn read_back() -> String {
 
 fn done() -> String {
     line("finish", json!({"summary": "Wrote the summary."}))
-}
-
-fn wrong_total() -> Value {
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    wrong
 }
 
 /// The journal's steps of the run, as (action, detail, reply).
@@ -141,7 +135,7 @@ fn a_wrong_answer_is_judged_after_reins_finish_and_fixed_in_the_next_attempt() {
     // report, the judge fails it, and attempt 2 (which must change the report first) is the
     // model's again until its own write is met.
     let script = reads()
-        + &line("write_sections", wrong_total())
+        + &line("write_sections", wrong_total_fields())
         + &read_back()
         + &line("write_sections", gold_fields())
         + &read_back();
@@ -159,7 +153,7 @@ fn a_wrong_answer_is_judged_after_reins_finish_and_fixed_in_the_next_attempt() {
     assert!(prompt.contains("total-hours"), "{prompt}");
 
     // With one attempt the run ends on the failed verdict: Rein's finish passes nothing.
-    let script = reads() + &line("write_sections", wrong_total()) + &read_back();
+    let script = reads() + &line("write_sections", wrong_total_fields()) + &read_back();
     let r = run(&script, levers(true, true), 1);
     assert!(!r.out.passed());
     assert!(r.out.reason().contains("total-hours"), "{}", r.out.reason());
@@ -177,7 +171,11 @@ fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back()
     let script = reads() + &line("write_sections", missing) + &read_back() + &done();
     let r = run(&script, levers(true, true), 1);
     assert!(!r.out.passed());
-    assert!(r.out.reason().contains("tasks-listed"), "{}", r.out.reason());
+    assert!(
+        r.out.reason().contains("tasks-listed"),
+        "{}",
+        r.out.reason()
+    );
     assert!(auto_finishes(&r).is_empty());
     assert_eq!(r.model.requests.len(), 6);
 
@@ -192,9 +190,7 @@ fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back()
         .unwrap();
     let read_back_at = steps
         .iter()
-        .rposition(|(a, d, _)| {
-            a.as_deref() == Some("read_file") && d.to_string().contains(SUMMARY)
-        })
+        .rposition(|(a, d, _)| a.as_deref() == Some("read_file") && d.to_string().contains(SUMMARY))
         .unwrap();
     assert!(read_back_at < finish_at, "{steps:?}");
 }

@@ -11,7 +11,10 @@ mod support;
 use rein_engine::agent::{Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{allowed_tools, gold_fields, journal_events, line, reads, Harness, PromptRecorder};
+use support::{
+    allowed_tools, gold_fields, journal_events, line, reads, wrong_total_fields, Harness,
+    PromptRecorder,
+};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -95,13 +98,12 @@ fn a_wrong_answer_is_judged_after_finish_and_not_finished_again_as_it_stands() {
     // Every check the checklist may show is met, but the total is wrong: the lever offers finish
     // alone (it never looks at the total), the verdict fails, and the next attempt, which has
     // written nothing yet, gets every tool back.
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    let script =
-        reads() + &line("write_sections", wrong) + &read_back() + &done() + &read_back() + &done();
+    let script = reads()
+        + &line("write_sections", wrong_total_fields())
+        + &read_back()
+        + &done()
+        + &read_back()
+        + &done();
     let (out, model, h) = run(&script, true, 2);
     assert!(!out.passed());
     let offered = offered_tools(&model);

@@ -13,7 +13,10 @@ use rein_engine::agent::{Levers, RunOutcome, SHORT_TEXT_MAX_CHARS};
 use rein_engine::gate::AllowAll;
 use rein_protocol::FinishReason;
 use serde_json::{json, Value};
-use support::{gold_fields, line, reads, sampled, sampling_events, Harness, PromptRecorder, Tap};
+use support::{
+    gold_fields, line, reads, sampled, sampling_events, wrong_total_fields, Harness,
+    PromptRecorder, Tap,
+};
 
 const SUMMARY: &str = "out/summary.md";
 const REFUSED_NOTE: &str = "Rein checked that call before running it and refused it";
@@ -44,16 +47,6 @@ fn writes(fields: &[Value]) -> String {
         script += &line("write_sections", f.clone());
     }
     script + &read_back_and_finish()
-}
-
-/// The gold fields with a wrong total, which the judge fails on `total-hours`.
-fn wrong_total_fields() -> Value {
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    wrong
 }
 
 fn read_back_and_finish() -> String {

@@ -51,7 +51,7 @@ use super::stats_first::{
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
 use crate::checks::{
-    evaluate, is_variable_tool, requirement, requirements_message, same_path, schema_violations,
+    evaluate, is_variable_tool, requirement, requirements_message_of, same_path, schema_violations,
     table_stats_hint, CheckSpec, Decider, Locator, TraceEntry, Verdict, World,
 };
 use crate::finish::{check_finish, FinishRefusal};
@@ -507,8 +507,17 @@ impl<'a> Agent<'a> {
     /// The task message: the mission's, and with `requirements` its checks in plain words.
     fn task(&self, c: &FrozenContract) -> String {
         let mut s = task_message(c);
+        // `requirements-once`: a check listed (with its hint) under its heading is not
+        // listed again in the numbered requirements nor hinted after them.
+        let once = self
+            .typed_sections()
+            .filter(|_| self.options.levers.requirements_once);
+        let under_heading = |spec: &CheckSpec| {
+            once.as_ref()
+                .is_some_and(|outline| outline.lists_under_heading(spec))
+        };
         if self.options.levers.requirements {
-            let reqs = requirements_message(c);
+            let reqs = requirements_message_of(c, |spec| !under_heading(spec));
             if !reqs.is_empty() {
                 s.push('\n');
                 s.push_str(&reqs);
@@ -518,6 +527,7 @@ impl<'a> Agent<'a> {
             .mission
             .checks
             .iter()
+            .filter(|k| !under_heading(&k.spec))
             .filter_map(|k| self.table_hint(&k.spec))
         {
             s.push_str(&hint);

@@ -181,16 +181,7 @@ impl Outline {
         for (_, heading) in &self.headings {
             let key = heading_key(heading);
             for check in &contract.mission.checks {
-                let scoped = match &check.spec {
-                    CheckSpec::ContentMatches { section, .. }
-                    | CheckSpec::ContentAbsent { section, .. }
-                    | CheckSpec::NumericConsistency { section, .. }
-                    | CheckSpec::Decision { section, .. }
-                    | CheckSpec::Statement { section, .. }
-                    | CheckSpec::MentionsAll { section, .. } => section.as_deref(),
-                    _ => None,
-                };
-                if scoped.is_some_and(|sec| heading_key(sec) == key) {
+                if section_of(&check.spec).is_some_and(|sec| heading_key(sec) == key) {
                     s.push_str(&format!("- `{heading}`: {}\n", render(&check.spec)));
                 }
             }
@@ -199,6 +190,14 @@ impl Outline {
             return s;
         }
         format!("What the text under each heading must do (each field is checked as its own section):\n{s}")
+    }
+
+    /// Whether [`Self::section_requirements`] lists `spec` under one of the headings.
+    pub fn lists_under_heading(&self, spec: &CheckSpec) -> bool {
+        section_of(spec).is_some_and(|sec| {
+            let key = heading_key(sec);
+            self.headings.iter().any(|(_, h)| heading_key(h) == key)
+        })
     }
 
     /// What the task message adds; `fixer` is the tool that later fixes the report.
@@ -404,6 +403,19 @@ fn repeated_bodies<'f>(fields: &[&'f str], params: &Value) -> Vec<&'f str> {
                 .any(|other| other != f && normal(other).as_deref() == Some(mine.as_str()))
         })
         .collect()
+}
+
+/// The section a check is scoped to, for the kinds that can be.
+fn section_of(spec: &CheckSpec) -> Option<&str> {
+    match spec {
+        CheckSpec::ContentMatches { section, .. }
+        | CheckSpec::ContentAbsent { section, .. }
+        | CheckSpec::NumericConsistency { section, .. }
+        | CheckSpec::Decision { section, .. }
+        | CheckSpec::Statement { section, .. }
+        | CheckSpec::MentionsAll { section, .. } => section.as_deref(),
+        _ => None,
+    }
 }
 
 fn quoted_headings(prompt: &str) -> Vec<(u8, String)> {

@@ -16,10 +16,21 @@ pub const MAX_QUOTED_CHARS: usize = 240;
 
 /// The numbered requirements of a contract, with a heading line; empty when it has no checks.
 pub fn requirements_message(contract: &FrozenContract) -> String {
+    requirements_message_of(contract, |_| true)
+}
+
+/// [`requirements_message`] of the checks `listed` keeps, numbered from 1 in the contract's
+/// order (lever `requirements-once`: a check the task lists under its section is not listed
+/// twice).
+pub fn requirements_message_of(
+    contract: &FrozenContract,
+    listed: impl Fn(&CheckSpec) -> bool,
+) -> String {
     let lines: Vec<String> = contract
         .mission
         .checks
         .iter()
+        .filter(|c| listed(&c.spec))
         .map(|c| requirement(&c.spec))
         .collect();
     if lines.is_empty() {

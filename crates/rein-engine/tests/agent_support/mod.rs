@@ -595,6 +595,16 @@ pub fn wrong_total_text() -> String {
     gold.replace("Total hours: 64", "Total hours: 72")
 }
 
+/// The gold fields with a wrong total, which the judge fails on `total-hours` (an answer
+/// check: the checklist never shows it).
+pub fn wrong_total_fields() -> serde_json::Value {
+    let mut wrong = gold_fields();
+    let tasks = wrong["Tasks"].as_str().unwrap().to_string();
+    assert!(tasks.contains("Total hours: 64"), "{tasks}");
+    wrong["Tasks"] = json!(tasks.replace("Total hours: 64", "Total hours: 72"));
+    wrong
+}
+
 /// The outcome of each attempt that finished, in order.
 pub fn attempts_finished(events: &[AgentEvent]) -> Vec<String> {
     events
