@@ -78,6 +78,13 @@ fn rein_computes_the_total_and_the_model_copies_it_but_has_still_read_nothing() 
         )),
         "{first}"
     );
+    // The task quotes 'Total hours: N', and the check reads its number from that line.
+    assert!(
+        first.contains(&esc(
+            "(its \"sum\")\nThe task's line with it: Total hours: 64"
+        )),
+        "{first}"
+    );
     assert!(!first.contains(&esc(r#""distinct""#)), "{first}");
     assert_eq!(
         the_event(&h, &outcome)["calls"],
@@ -249,6 +256,12 @@ fn a_row_count_no_named_call_covers_is_left_to_the_model() {
     );
     assert_eq!(e["left"], json!([]), "{e}");
     let first = model.prompt(0);
+    for line in [
+        "The task's line with it: Responses: 16",
+        "The task's line with it: Mobile responses: 7",
+    ] {
+        assert!(first.contains(line), "{line}: {first}");
+    }
     assert!(
         first.contains(&esc(
             r#"The number of data rows of `feedback/responses.csv`: 16 (its "rows")"#

@@ -390,9 +390,16 @@ pub fn task_reminder(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
     let ran: Vec<String> = trace
         .iter()
         .filter(|e| e.executed())
-        .map(|e| match &e.path {
-            Some(p) => format!("{} {p}", e.tool),
-            None => e.tool.clone(),
+        .map(|e| {
+            let call = match &e.path {
+                Some(p) => format!("{} {p}", e.tool),
+                None => e.tool.clone(),
+            };
+            if e.by_rein {
+                format!("{call} (by Rein)")
+            } else {
+                call
+            }
         })
         .collect();
     let calls = match ran.len() {
@@ -409,8 +416,15 @@ pub fn task_reminder(contract: &FrozenContract, trace: &[crate::checks::TraceEnt
     } else {
         "finish"
     };
+    // Calls Rein made for the model (levers inputs-first, stats-first, auto-finish) are
+    // named as Rein's, never as the model's own.
+    let whose = if trace.iter().any(|e| e.by_rein) {
+        "The calls that ran, in order (\"by Rein\": Rein made it for you)"
+    } else {
+        "The calls of yours that ran, in order"
+    };
     format!(
-        "Reminder. The calls of yours that ran, in order: {calls}.\nThe task: {}\nDo the next thing the task asks that is not done yet; once all of it is done, call {finish}.",
+        "Reminder. {whose}: {calls}.\nThe task: {}\nDo the next thing the task asks that is not done yet; once all of it is done, call {finish}.",
         clip(m.prompt.trim(), REMINDER_TASK_CHARS)
     )
 }

@@ -181,7 +181,7 @@ impl Outline {
         for (_, heading) in &self.headings {
             let key = heading_key(heading);
             for check in &contract.mission.checks {
-                if section_of(&check.spec).is_some_and(|sec| heading_key(sec) == key) {
+                if section_in(&check.spec, &self.path).is_some_and(|sec| heading_key(sec) == key) {
                     s.push_str(&format!("- `{heading}`: {}\n", render(&check.spec)));
                 }
             }
@@ -194,7 +194,7 @@ impl Outline {
 
     /// Whether [`Self::section_requirements`] lists `spec` under one of the headings.
     pub fn lists_under_heading(&self, spec: &CheckSpec) -> bool {
-        section_of(spec).is_some_and(|sec| {
+        section_in(spec, &self.path).is_some_and(|sec| {
             let key = heading_key(sec);
             self.headings.iter().any(|(_, h)| heading_key(h) == key)
         })
@@ -405,17 +405,21 @@ fn repeated_bodies<'f>(fields: &[&'f str], params: &Value) -> Vec<&'f str> {
         .collect()
 }
 
-/// The section a check is scoped to, for the kinds that can be.
-fn section_of(spec: &CheckSpec) -> Option<&str> {
-    match spec {
-        CheckSpec::ContentMatches { section, .. }
-        | CheckSpec::ContentAbsent { section, .. }
-        | CheckSpec::NumericConsistency { section, .. }
-        | CheckSpec::Decision { section, .. }
-        | CheckSpec::Statement { section, .. }
-        | CheckSpec::MentionsAll { section, .. } => section.as_deref(),
-        _ => None,
-    }
+/// The section of `deliverable` a check is scoped to, for the kinds that can be; `None` for a
+/// check of another file (its section is not one of this outline's, whatever its name), and
+/// for a `decision` check without a path (the judge then reads no section).
+fn section_in<'s>(spec: &'s CheckSpec, deliverable: &str) -> Option<&'s str> {
+    let (path, section) = match spec {
+        CheckSpec::ContentMatches { path, section, .. }
+        | CheckSpec::ContentAbsent { path, section, .. }
+        | CheckSpec::NumericConsistency { path, section, .. }
+        | CheckSpec::Statement { path, section, .. }
+        | CheckSpec::MentionsAll { path, section, .. } => (Some(path.as_str()), section),
+        CheckSpec::Decision { path, section, .. } => (path.as_deref(), section),
+        _ => return None,
+    };
+    path.filter(|p| same_path(p, deliverable))
+        .and(section.as_deref())
 }
 
 fn quoted_headings(prompt: &str) -> Vec<(u8, String)> {

@@ -84,22 +84,43 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
         {
             continue;
         }
-        let Ok(re) = Regex::new(pattern) else {
-            continue;
-        };
-        let read: Vec<&String> = labels.iter().filter(|l| reads_probe(&re, l)).collect();
-        let [label] = read.as_slice() else {
+        let Some(label) = label_read_by(pattern, &labels) else {
             continue;
         };
         let line = StatedLine {
             heading: heading.clone(),
-            label: (*label).clone(),
+            label,
         };
         if !lines.contains(&line) {
             lines.push(line);
         }
     }
     lines
+}
+
+/// The label the task's `prompt` quotes with a placeholder (`'Total hours: N'`) whose
+/// `<label>: 12345` line a `numeric_consistency` check's regex reads as 12345, when exactly
+/// one does.
+pub fn stated_label(spec: &CheckSpec, prompt: &str) -> Option<String> {
+    let CheckSpec::NumericConsistency {
+        stated: Locator::Regex(pattern),
+        ..
+    } = spec
+    else {
+        return None;
+    };
+    label_read_by(pattern, &quoted_labels(prompt))
+}
+
+/// The one label of `labels` whose line `pattern` reads the probe number from; `None` for
+/// none, several, or a pattern that does not compile.
+fn label_read_by(pattern: &str, labels: &[String]) -> Option<String> {
+    let re = Regex::new(pattern).ok()?;
+    let read: Vec<&String> = labels.iter().filter(|l| reads_probe(&re, l)).collect();
+    match read.as_slice() {
+        [label] => Some((*label).clone()),
+        _ => None,
+    }
 }
 
 /// Whether `re` reads the probe number from the line `<label>: 12345` as the judge reads a

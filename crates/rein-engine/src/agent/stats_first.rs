@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 
 use super::inputs_first::INPUTS_FIRST_MAX_CHARS;
 use super::prompt::clip;
+use super::stated::stated_label;
 use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
@@ -43,14 +44,18 @@ pub struct Figure {
     pub words: String,
     pub field: &'static str,
     pub check: CheckSpec,
+    /// The label of the line the task asks for with this figure (`Travel` of `'Travel: N'`),
+    /// when the check reads its number from that line (see [`stated_label`]).
+    pub line: Option<String>,
 }
 
 impl Figure {
-    fn of(call: &crate::checks::TableStatsCall, check: &CheckSpec) -> Figure {
+    fn of(call: &crate::checks::TableStatsCall, check: &CheckSpec, prompt: &str) -> Figure {
         Figure {
             words: call.figure.clone(),
             field: call.field,
             check: check.clone(),
+            line: stated_label(check, prompt),
         }
     }
 }
@@ -116,14 +121,14 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         .iter()
         .filter(|(c, _)| c.params.get("column").is_some())
     {
-        let figure = Figure::of(call, check);
+        let figure = Figure::of(call, check, &contract.mission.prompt);
         add_figure(&mut calls, call.params.clone(), figure);
     }
     for (call, check) in wanted
         .iter()
         .filter(|(c, _)| c.params.get("column").is_none())
     {
-        let figure = Figure::of(call, check);
+        let figure = Figure::of(call, check, &contract.mission.prompt);
         let same_rows = |c: &&mut StatsCall| {
             ["path", "filter_column", "filter_value"]
                 .iter()
@@ -277,12 +282,18 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
+            let shown = clip(&v, MAX_VALUE_CHARS);
             s.push_str(&format!(
-                "\n{}: {} (its \"{}\")",
+                "\n{}: {shown} (its \"{}\")",
                 capitalised(&f.words),
-                clip(&v, MAX_VALUE_CHARS),
                 f.field
             ));
+            // The task's own line with the figure in it (never a clipped figure): the 1.5B
+            // pasted the figures' descriptions into the report instead of the lines the task
+            // asked for.
+            if let Some(label) = f.line.as_ref().filter(|_| shown == v) {
+                s.push_str(&format!("\nThe task's line with it: {label}: {v}"));
+            }
         }
     }
     s
@@ -312,6 +323,7 @@ mod tests {
             words: words.into(),
             field,
             check: c.spec,
+            line: None,
         }
     }
 

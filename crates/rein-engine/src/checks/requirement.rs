@@ -19,27 +19,30 @@ pub fn requirements_message(contract: &FrozenContract) -> String {
     requirements_message_of(contract, |_| true)
 }
 
-/// [`requirements_message`] of the checks `listed` keeps, numbered from 1 in the contract's
-/// order (lever `requirements-once`: a check the task lists under its section is not listed
-/// twice).
+/// [`requirements_message`] of the checks `listed` keeps, each numbered by its place in the
+/// contract (lever `requirements-once`: a check the task lists under its section is not
+/// listed twice).
 pub fn requirements_message_of(
     contract: &FrozenContract,
     listed: impl Fn(&CheckSpec) -> bool,
 ) -> String {
-    let lines: Vec<String> = contract
+    // Numbered by the check's place in the contract, gaps and all: the checklist and the
+    // retry feedback number checks so.
+    let lines: Vec<(usize, String)> = contract
         .mission
         .checks
         .iter()
-        .filter(|c| listed(&c.spec))
-        .map(|c| requirement(&c.spec))
+        .enumerate()
+        .filter(|(_, c)| listed(&c.spec))
+        .map(|(i, c)| (i + 1, requirement(&c.spec)))
         .collect();
     if lines.is_empty() {
         return String::new();
     }
     let mut s =
         String::from("Requirements (the harness checks each one on disk after you call finish):\n");
-    for (i, line) in lines.iter().enumerate() {
-        s.push_str(&format!("{}. {line}\n", i + 1));
+    for (n, line) in &lines {
+        s.push_str(&format!("{n}. {line}\n"));
     }
     s
 }

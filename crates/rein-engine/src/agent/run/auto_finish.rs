@@ -12,7 +12,8 @@ const AUTO_FINISH_SUMMARY: &str = "Finished by Rein: the finish rules accept the
 
 impl<'a> Agent<'a> {
     /// Lever `auto-finish`: when the next step would offer `finish` alone (`ready`, see
-    /// [`Agent::finish_ready`]), Rein calls it through the gate itself, once per attempt.
+    /// [`Agent::finish_ready`], under constrained decoding), Rein calls it through the gate
+    /// itself, once per attempt.
     /// Returns whether the finish was accepted; when the gate did not let it through, the
     /// journal says so and the model is asked as usual for the rest of the attempt.
     pub(super) fn auto_finish(
@@ -21,7 +22,10 @@ impl<'a> Agent<'a> {
         ready: bool,
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<bool, AgentError> {
+        // Without constrained decoding `finish-when-met` only asks for finish: the model can
+        // still do something else, so Rein does not answer for it.
         if !ready
+            || !self.options.constrained
             || !self.options.levers.auto_finish
             || st.auto_finish_refused_in == Some(st.attempt)
         {
