@@ -356,3 +356,30 @@ fn it_says_why_it_does_not_apply() {
     assert!(journal_events(&h.journal, outcome.run, "stats_first").is_empty());
     assert!(!model.prompt(0).contains("Rein's table_stats"));
 }
+
+#[test]
+fn each_figure_comes_with_the_task_s_own_line_where_the_check_reads_it() {
+    // report-expenses quotes 'Travel: N EUR' ... 'Claims: N'; the model had pasted Rein's
+    // descriptions of the figures into the report instead of these lines.
+    let h = desk("report-expenses");
+    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
+    let first = model.prompt(0);
+    for line in [
+        "The task's line with it: Travel: 2374.68 EUR",
+        "The task's line with it: Meals: 469.72 EUR",
+    ] {
+        assert!(first.contains(line), "{line}: {first}");
+    }
+    // '<Region>: N EUR from N orders' names no label of its own: no line, the figure alone.
+    let h = desk("report-sales-regions");
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let calls = the_event(&h, &outcome)["calls"].as_array().unwrap().len();
+    assert!(calls > 0, "stats-first made its calls");
+    let first = model.prompt(0);
+    assert!(first.contains("over the rows whose"), "{first}");
+    assert!(!first.contains("The task's line with it: North"), "{first}");
+    assert!(
+        first.contains("The task's line with it: Revenue: "),
+        "{first}"
+    );
+}

@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use super::sections::Outline;
-use crate::checks::{heading_key, same_path, CheckSpec, Locator};
+use crate::checks::{heading_key, same_path, stated_in_line, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 use regex::Regex;
 
@@ -21,6 +21,19 @@ static QUOTED_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
     .ok()
 });
+
+/// A quoted line with a number placeholder and perhaps a unit after it, whole: `'Travel: N
+/// EUR'`, `'Total hours: N'`; the placeholder is found in it by [`PLACEHOLDER`].
+static QUOTED_TEMPLATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"['"`‘“]([A-Za-z][A-Za-z0-9 ]{0,39}?:[ ](?:N|X|n|<[A-Za-z ]{1,20}>|\{[A-Za-z ]{1,20}\})(?:[ ][A-Za-z€$%]{1,8})?)['"`’”]"#,
+    )
+    .ok()
+});
+
+/// The placeholder of a [`QUOTED_TEMPLATE`]: what follows its first `: `.
+static PLACEHOLDER: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^([^:]+: )(?:N|X|n|<[A-Za-z ]{1,20}>|\{[A-Za-z ]{1,20}\})").ok());
 
 /// A number no task writes by chance, to try a label against a check's regex.
 const PROBE: &str = "12345";
@@ -98,18 +111,37 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
     lines
 }
 
-/// The label the task's `prompt` quotes with a placeholder (`'Total hours: N'`) whose
-/// `<label>: 12345` line a `numeric_consistency` check's regex reads as 12345, when exactly
-/// one does.
-pub fn stated_label(spec: &CheckSpec, prompt: &str) -> Option<String> {
-    let CheckSpec::NumericConsistency {
-        stated: Locator::Regex(pattern),
-        ..
-    } = spec
-    else {
-        return None;
-    };
-    label_read_by(pattern, &quoted_labels(prompt))
+/// The line the task's `prompt` quotes for a `numeric_consistency` check's figure, with its
+/// placeholder (`'Travel: N EUR'`), when the check reads a number in its place from exactly
+/// one quoted line (see [`stated_line`]).
+pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
+    let quoted = QUOTED_TEMPLATE.as_ref()?;
+    let mut read = quoted.captures_iter(prompt).filter_map(|c| {
+        let template = c[1].to_string();
+        let probe = filled(&template, PROBE)?;
+        (stated_in_line(spec, &probe) == Some(12345.0)).then_some(template)
+    });
+    match (read.next(), read.next()) {
+        (Some(template), None) => Some(template),
+        _ => None,
+    }
+}
+
+/// `template` with `value` in place of its placeholder (`Travel: 2374.68 EUR`), when the
+/// check reads that line back as `value` under its own pattern and number rules; else `None`.
+pub fn stated_line(spec: &CheckSpec, template: &str, value: &str) -> Option<String> {
+    let want: f64 = value.trim().parse().ok()?;
+    let line = filled(template, value.trim())?;
+    (stated_in_line(spec, &line) == Some(want)).then_some(line)
+}
+
+fn filled(template: &str, with: &str) -> Option<String> {
+    let placeholder = PLACEHOLDER.as_ref()?;
+    placeholder.is_match(template).then(|| {
+        placeholder
+            .replace(template, format!("${{1}}{with}"))
+            .into_owned()
+    })
 }
 
 /// The one label of `labels` whose line `pattern` reads the probe number from; `None` for
@@ -167,6 +199,57 @@ mod tests {
         let optional = Regex::new(r"Total(?: hours: ([0-9]+))?").unwrap();
         assert!(reads_probe(&optional, "Total hours"));
         assert!(!reads_probe(&optional, "Total"), "the group took no part");
+    }
+
+    fn numeric(stated: &str, units: &[&str]) -> CheckSpec {
+        let c: crate::checks::Check = serde_json::from_value(serde_json::json!({
+            "id": "n", "kind": "numeric_consistency", "path": "out/r.md",
+            "stated": {"regex": stated}, "units": units,
+            "expected": {"from": "csv", "path": "e.csv", "op": "sum", "column": "amount"}
+        }))
+        .unwrap();
+        c.spec
+    }
+
+    const EXPENSES: &str = "'## Totals' holds one line per category, 'Travel: N EUR', 'Meals: N EUR', then 'Total: N EUR' (all claims) and 'Claims: N' (the number of claims).";
+
+    #[test]
+    fn the_task_s_line_is_filled_only_where_the_check_reads_it_back() {
+        let travel = numeric(r"(?im)^\s*travel\s*:\s*(.*?)\.?\s*$", &["EUR"]);
+        let template = stated_template(&travel, EXPENSES).unwrap();
+        assert_eq!(template, "Travel: N EUR");
+        assert_eq!(
+            stated_line(&travel, &template, "2374.68").as_deref(),
+            Some("Travel: 2374.68 EUR")
+        );
+        // A unit the check does not take is never written into the line.
+        let no_unit = numeric(r"(?im)^\s*travel\s*:\s*(.*?)\.?\s*$", &[]);
+        assert_eq!(stated_template(&no_unit, EXPENSES), None);
+        // `Total: N EUR` and `Claims: N`: each check reads only its own line.
+        let claims = numeric(r"(?im)^\s*claims\s*:\s*(.*?)\.?\s*$", &[]);
+        assert_eq!(
+            stated_template(&claims, EXPENSES).as_deref(),
+            Some("Claims: N")
+        );
+        assert_eq!(
+            stated_line(&claims, "Claims: N", "26").as_deref(),
+            Some("Claims: 26")
+        );
+        // A value the check would not read as that number (not a number, or a sign the check
+        // refuses) gives no line.
+        assert_eq!(stated_line(&claims, "Claims: N", "n/a"), None);
+        assert_eq!(stated_line(&claims, "Claims: N", "-3"), None);
+        // Two quoted lines the check reads alike: Rein does not choose.
+        let loose = numeric(r"(?im)^\s*\w+\s*:\s*([0-9.]+)", &[]);
+        assert_eq!(stated_template(&loose, EXPENSES), None);
+        // desk_task's total.
+        let total = numeric(DESK_TOTAL, &[]);
+        let prompt = "end Tasks with the line 'Total hours: N' (the sum of the hours column)";
+        let template = stated_template(&total, prompt).unwrap();
+        assert_eq!(
+            stated_line(&total, &template, "64").as_deref(),
+            Some("Total hours: 64")
+        );
     }
 
     fn contract(prompt: &str, section: &str, stated: &str, headings: &[&str]) -> FrozenContract {

@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 
 use super::inputs_first::INPUTS_FIRST_MAX_CHARS;
 use super::prompt::clip;
-use super::stated::stated_label;
+use super::stated::{stated_line, stated_template};
 use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
 
@@ -44,8 +44,8 @@ pub struct Figure {
     pub words: String,
     pub field: &'static str,
     pub check: CheckSpec,
-    /// The label of the line the task asks for with this figure (`Travel` of `'Travel: N'`),
-    /// when the check reads its number from that line (see [`stated_label`]).
+    /// The line the task asks for with this figure (`'Travel: N EUR'`), when the check reads
+    /// its number from that line (see [`stated_template`]).
     pub line: Option<String>,
 }
 
@@ -55,7 +55,7 @@ impl Figure {
             words: call.figure.clone(),
             field: call.field,
             check: check.clone(),
-            line: stated_label(check, prompt),
+            line: stated_template(check, prompt),
         }
     }
 }
@@ -291,8 +291,13 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
             // The task's own line with the figure in it (never a clipped figure): the 1.5B
             // pasted the figures' descriptions into the report instead of the lines the task
             // asked for.
-            if let Some(label) = f.line.as_ref().filter(|_| shown == v) {
-                s.push_str(&format!("\nThe task's line with it: {label}: {v}"));
+            if let Some(line) = f
+                .line
+                .as_ref()
+                .filter(|_| shown == v)
+                .and_then(|template| stated_line(&f.check, template, &v))
+            {
+                s.push_str(&format!("\nThe task's line with it: {line}"));
             }
         }
     }

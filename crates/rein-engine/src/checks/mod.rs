@@ -44,7 +44,7 @@ mod json;
 mod normalize;
 mod numbers;
 mod numeric;
-pub use numeric::judge_agrees;
+pub use numeric::{judge_agrees, stated_in_line};
 mod paths;
 mod process;
 mod prose;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::csv::parse_csv;
 use super::json::parse_strict as parse_json;
 use super::numbers::{parse_strict, NumberRules};
-use super::spec::{Aggregate, Computed, Locator, Occurrences};
+use super::spec::{Aggregate, CheckSpec, Computed, Locator, Occurrences};
 use super::text::{fmt_num, preview};
 use super::{Ctx, Judged};
 
@@ -218,6 +218,28 @@ fn stated_numbers(
     Some(out)
 }
 
+/// The one number a `numeric_consistency` check located by a regex reads from `line` as its
+/// judge reads a statement (the first group, parsed under the check's sign and unit rules);
+/// `None` for another kind of check, no match, several, or no number.
+pub fn stated_in_line(spec: &CheckSpec, line: &str) -> Option<f64> {
+    let CheckSpec::NumericConsistency {
+        stated: Locator::Regex(pattern),
+        signed,
+        units,
+        ..
+    } = spec
+    else {
+        return None;
+    };
+    let re = Regex::new(pattern).ok()?;
+    let [raw] = captures(&re, line).try_into().ok()?;
+    let rules = NumberRules {
+        signed: *signed,
+        units,
+    };
+    parse_strict(&raw, &rules).ok()
+}
+
 /// The first capture group of every match.
 fn captures(re: &Regex, text: &str) -> Vec<String> {
     re.captures_iter(text)
@@ -323,10 +345,10 @@ pub(crate) fn column_index(path: &str, header: &[String], name: &str) -> Result<
 pub fn judge_agrees(
     contract: &crate::mission::FrozenContract,
     world: &dyn super::World,
-    spec: &super::CheckSpec,
+    spec: &CheckSpec,
     figure: &str,
 ) -> bool {
-    let super::CheckSpec::NumericConsistency {
+    let CheckSpec::NumericConsistency {
         expected,
         tolerance,
         ..
