@@ -11,8 +11,7 @@ mod support;
 use rein_engine::agent::Levers;
 use rein_engine::checks::{requirement, table_stats_hint};
 use rein_engine::gate::AllowAll;
-use rein_protocol::{Prompt, Role};
-use support::{copy_dir, finish_line, missions_dir, Harness, PromptRecorder};
+use support::{finish_line, missions_dir, user_messages, Harness, PromptRecorder};
 
 fn levers(once: bool) -> Levers {
     Levers {
@@ -24,14 +23,6 @@ fn levers(once: bool) -> Levers {
     }
 }
 
-/// A desk suite task, copied with its fixtures.
-fn desk(task: &str) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let mdir = dir.path().join("mission");
-    copy_dir(&missions_dir().join("../suites/desk").join(task), &mdir);
-    Harness::load(dir, mdir.join("mission.json"))
-}
-
 /// The task message of a run with `levers`: the first user message of its first prompt.
 fn task(h: &Harness, levers: Levers) -> String {
     let mut model = PromptRecorder::new(&finish_line(), "requirements_once.jsonl");
@@ -39,15 +30,7 @@ fn task(h: &Harness, levers: Levers) -> String {
         o.levers = levers;
         o.limits.attempts = 1;
     });
-    let Prompt::Chat { messages } = &model.requests[0].prompt else {
-        panic!("a chat prompt");
-    };
-    messages
-        .iter()
-        .find(|m| m.role == Role::User)
-        .unwrap()
-        .content
-        .clone()
+    user_messages(&model.requests[0]).remove(0)
 }
 
 /// The lines of `task` that state `said` as a whole requirement: a numbered one (`N. said`),
@@ -75,7 +58,7 @@ fn times_said(task: &str, said: &str) -> usize {
 
 #[test]
 fn report_gradebook_lists_each_figure_and_its_hint_once() {
-    let h = desk("report-gradebook");
+    let h = Harness::desk_suite("report-gradebook");
     let twice = task(&h, levers(false));
     let once = task(&h, levers(true));
     let checks = &h.contract.mission.checks;
@@ -120,7 +103,7 @@ fn every_check_of_every_desk_task_is_said_once_with_the_lever() {
     let mut with_outline = 0;
     for task_dir in tasks {
         let name = task_dir.file_name().unwrap().to_string_lossy().to_string();
-        let h = desk(&name);
+        let h = Harness::desk_suite(&name);
         let once = task(&h, levers(true));
         let twice = task(&h, levers(false));
         if !once.contains("with write_sections") {

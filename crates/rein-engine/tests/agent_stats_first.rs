@@ -12,8 +12,8 @@ use rein_engine::agent::{Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
 use support::{
-    check_facts, copy_dir, finish_line, gold_text, journal_events, missions_dir, read_summary,
-    write_summary, Harness, PromptRecorder,
+    check_facts, finish_line, gold_text, journal_events, read_summary, write_summary, Harness,
+    PromptRecorder,
 };
 
 fn levers(facts_tools: bool, stats_first: bool, inputs_first: bool) -> Levers {
@@ -44,20 +44,6 @@ fn the_event(h: &Harness, outcome: &RunOutcome) -> Value {
 fn esc(s: &str) -> String {
     let quoted = format!("{s:?}");
     quoted[1..quoted.len() - 1].to_string()
-}
-
-/// A desk suite task, copied with its fixtures.
-fn desk(task: &str) -> Harness {
-    desk_with(task, |_| {})
-}
-
-/// A desk suite task, copied, with its fixtures folder changed by `edit` before it is loaded.
-fn desk_with(task: &str, edit: impl FnOnce(&std::path::Path)) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let mdir = dir.path().join("mission");
-    copy_dir(&missions_dir().join("../suites/desk").join(task), &mdir);
-    edit(&mdir.join("fixtures"));
-    Harness::load(dir, mdir.join("mission.json"))
 }
 
 #[test]
@@ -138,7 +124,7 @@ fn reads_come_first_and_one_progress_note_follows_the_last_call() {
 
 #[test]
 fn a_count_rides_on_the_call_of_the_same_rows() {
-    let h = desk("report-sales-regions");
+    let h = Harness::desk_suite("report-sales-regions");
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
     let calls = the_event(&h, &outcome)["calls"].clone();
     // Four regions' sums and counts in four calls, and the whole file's sum, count and mean
@@ -165,7 +151,7 @@ fn a_count_rides_on_the_call_of_the_same_rows() {
 
 /// report-sales-regions with its August table changed by `edit`.
 fn sales_with(edit: impl Fn(&str) -> String) -> Harness {
-    desk_with("report-sales-regions", |fixtures| {
+    Harness::desk_suite_with("report-sales-regions", |fixtures| {
         let csv = fixtures.join("sales/2024-08.csv");
         let text = std::fs::read_to_string(&csv).unwrap();
         let changed = edit(&text);
@@ -235,14 +221,14 @@ fn a_figure_the_judge_computes_otherwise_is_never_shown() {
 #[test]
 fn a_row_count_no_named_call_covers_is_left_to_the_model() {
     // Counting rows is the task here, and no hint names a call for it.
-    let why = why_not_applied(&desk("explore-csv-rows"), true);
+    let why = why_not_applied(&Harness::desk_suite("explore-csv-rows"), true);
     assert!(
         why.contains("no figure of the contract is one a table_stats hint names"),
         "{why}"
     );
     // The mean names its column and the count of all rows rides on it; the mobile rows' count
     // is a call of its own, over the filter's column, as its hint names it.
-    let h = desk("summarize-feedback");
+    let h = Harness::desk_suite("summarize-feedback");
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
     let e = the_event(&h, &outcome);
     assert_eq!(
@@ -278,7 +264,7 @@ fn a_row_count_no_named_call_covers_is_left_to_the_model() {
 fn rows_the_task_does_not_name_get_no_call_and_no_hint() {
     // The most common category is the answer of a withheld check; the task never names it,
     // so no hint or call names its rows.
-    let h = desk("summarize-support-week");
+    let h = Harness::desk_suite("summarize-support-week");
     for stats_first in [true, false] {
         let (_, model) = run(&h, &finish_line(), levers(true, stats_first, false));
         let first = model.prompt(0);
@@ -293,7 +279,7 @@ fn rows_the_task_does_not_name_get_no_call_and_no_hint() {
 fn without_room_in_the_first_prompt_rein_makes_no_call_at_all() {
     // The head is never trimmed: reads and calls that leave the steps no room are not made,
     // and none is made and then hidden, so the trace holds no read the model was not shown.
-    let h = desk("report-sales-regions");
+    let h = Harness::desk_suite("report-sales-regions");
     let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
     let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.levers = levers(true, true, false);
@@ -309,7 +295,7 @@ fn without_room_in_the_first_prompt_rein_makes_no_call_at_all() {
     let steps = h.journal.run_trace(outcome.run).unwrap().steps;
     assert!(steps.iter().all(|t| t.step.detail.get("by").is_none()));
     // The same mission with the default window has room.
-    let h = desk("report-sales-regions");
+    let h = Harness::desk_suite("report-sales-regions");
     let (outcome, _) = run(&h, &finish_line(), levers(true, true, false));
     assert_eq!(
         the_event(&h, &outcome)["calls"].as_array().unwrap().len(),
@@ -333,7 +319,7 @@ fn it_says_why_it_does_not_apply() {
     let why = why_not_applied(&Harness::new("desk_task"), false);
     assert!(why.contains("does not offer table_stats"), "{why}");
     // Figures of matched lines across files: which lines count is the task's answer.
-    let why = why_not_applied(&desk("report-timesheets"), true);
+    let why = why_not_applied(&Harness::desk_suite("report-timesheets"), true);
     assert!(
         why.contains("no check of the contract is a figure of a table"),
         "{why}"
@@ -361,7 +347,7 @@ fn it_says_why_it_does_not_apply() {
 fn each_figure_comes_with_the_task_s_own_line_where_the_check_reads_it() {
     // report-expenses quotes 'Travel: N EUR' ... 'Claims: N'; the model had pasted Rein's
     // descriptions of the figures into the report instead of these lines.
-    let h = desk("report-expenses");
+    let h = Harness::desk_suite("report-expenses");
     let (_, model) = run(&h, &finish_line(), levers(true, true, false));
     let first = model.prompt(0);
     for line in [
@@ -371,7 +357,7 @@ fn each_figure_comes_with_the_task_s_own_line_where_the_check_reads_it() {
         assert!(first.contains(line), "{line}: {first}");
     }
     // '<Region>: N EUR from N orders' names no label of its own: no line, the figure alone.
-    let h = desk("report-sales-regions");
+    let h = Harness::desk_suite("report-sales-regions");
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
     let calls = the_event(&h, &outcome)["calls"].as_array().unwrap().len();
     assert!(calls > 0, "stats-first made its calls");

@@ -10,11 +10,10 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunEnd, RunOutcome};
 use rein_engine::gate::{AllowAll, ApprovalDecision, ApprovalRequest, Approver};
 use rein_engine::policy::{Policy, PolicyAction, Rule};
-use rein_protocol::{Prompt, Role};
 use serde_json::{json, Value};
 use support::{
-    allowed_tools, attempts_finished, gold_fields, journal_events, line, reads, Harness,
-    PromptRecorder,
+    allowed_tools, attempts_finished, gold_fields, journal_events, line, reads, user_messages,
+    Harness, PromptRecorder,
 };
 
 const SUMMARY: &str = "out/summary.md";
@@ -120,15 +119,8 @@ fn steps(r: &Ran) -> Vec<(Option<String>, Value, Option<String>, Option<String>)
         .collect()
 }
 
-fn user_messages(r: &Ran, i: usize) -> Vec<String> {
-    let Prompt::Chat { messages } = &r.model.requests[i].prompt else {
-        panic!("a chat prompt");
-    };
-    messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(|m| m.content.clone())
-        .collect()
+fn user_messages_of(r: &Ran, i: usize) -> Vec<String> {
+    user_messages(&r.model.requests[i])
 }
 
 /// ATTACK (defect found). `finish-when-met` offers `finish` alone only through the action
@@ -340,7 +332,7 @@ fn the_next_attempt_after_reins_failed_finish_reads_truthfully_and_offers_every_
     let r = run(&script, Setup::new(levers(true), 2));
     assert!(r.out.passed(), "{}", r.out.reason());
     let first_of_attempt_2 = 5;
-    let users = user_messages(&r, first_of_attempt_2);
+    let users = user_messages_of(&r, first_of_attempt_2);
     let all = users.join("\n");
     assert!(all.contains("Result of Rein's finish"), "{all}");
     assert!(all.contains("total-hours"), "{all}");
@@ -390,7 +382,7 @@ fn the_task_reminder_does_not_count_reins_finish_as_the_models_call() {
     assert!(r.out.passed(), "{}", r.out.reason());
     // Request 6 (from 0) is attempt 2's second: its last user message ends with the reminder
     // written after attempt 2's first step.
-    let users = user_messages(&r, 6);
+    let users = user_messages_of(&r, 6);
     let reminder = users
         .iter()
         .rev()

@@ -11,9 +11,8 @@ mod support;
 use rein_engine::agent::Levers;
 use rein_engine::checks::{requirement, table_stats_hint};
 use rein_engine::gate::AllowAll;
-use rein_protocol::{Prompt, Role};
 use serde_json::{json, Value};
-use support::{finish_line, gold_fields, line, reads, Harness, PromptRecorder};
+use support::{finish_line, gold_fields, line, reads, user_messages, Harness, PromptRecorder};
 
 fn levers(once: bool) -> Levers {
     Levers {
@@ -32,20 +31,7 @@ fn run_prompts(h: &Harness, levers: Levers, script: &str) -> Vec<Vec<String>> {
         o.levers = levers;
         o.limits.attempts = 1;
     });
-    model
-        .requests
-        .iter()
-        .map(|q| {
-            let Prompt::Chat { messages } = &q.prompt else {
-                panic!("a chat prompt");
-            };
-            messages
-                .iter()
-                .filter(|m| m.role == Role::User)
-                .map(|m| m.content.clone())
-                .collect()
-        })
-        .collect()
+    model.requests.iter().map(user_messages).collect()
 }
 
 /// The task message of a run with `levers`.

@@ -157,9 +157,11 @@ pub enum Lever {
     /// hints name and makes those calls (one per figure of a named CSV column a
     /// `numeric_consistency` check computes; a row count rides on a call over the same rows),
     /// through the gate, and the transcript starts with them, each result being the figures it
-    /// gives in the requirements' words; a figure the judge would not accept is never shown
-    /// (see `stats_first`). The 1.5B made no `table_stats` call on the desk suite's report and
-    /// summarize tasks, told to in the task, and wrote its own sums.
+    /// gives in the requirements' words, then the task's quoted line filled with it where the
+    /// check reads that line back as the figure; a figure the judge would not accept is never
+    /// shown (see `stats_first`). The 1.5B made no `table_stats` call on the desk suite's report
+    /// and summarize tasks, told to in the task, and wrote its own sums; given the figures in
+    /// words only, it pasted the words into report-expenses instead of the task's lines.
     StatsFirst,
     /// With `finish-when-met`: once the next step would offer `finish` alone, Rein makes that
     /// call itself (through the gate, journaled as Rein's, with a summary that says so) instead

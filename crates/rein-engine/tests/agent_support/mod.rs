@@ -176,6 +176,20 @@ impl Harness {
         Harness::load(dir, mission_file)
     }
 
+    /// A task of the desk suite (`suites/desk/<task>`), copied with its fixtures.
+    pub fn desk_suite(task: &str) -> Harness {
+        Harness::desk_suite_with(task, |_| {})
+    }
+
+    /// [`Harness::desk_suite`] with its fixtures folder changed by `edit` before it is loaded.
+    pub fn desk_suite_with(task: &str, edit: impl FnOnce(&Path)) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let mdir = dir.path().join("mission");
+        copy_dir(&missions_dir().join("../suites/desk").join(task), &mdir);
+        edit(&mdir.join("fixtures"));
+        Harness::load(dir, mdir.join("mission.json"))
+    }
+
     /// Loads the mission at `mission_file` and sets up a workspace and a journal in `dir`.
     pub fn load(dir: tempfile::TempDir, mission_file: PathBuf) -> Harness {
         let contract = Mission::load(&mission_file).unwrap();
@@ -603,6 +617,18 @@ pub fn wrong_total_fields() -> serde_json::Value {
     assert!(tasks.contains("Total hours: 64"), "{tasks}");
     wrong["Tasks"] = json!(tasks.replace("Total hours: 64", "Total hours: 72"));
     wrong
+}
+
+/// The user messages of one request's chat prompt, in order.
+pub fn user_messages(request: &rein_protocol::CompletionRequest) -> Vec<String> {
+    let rein_protocol::Prompt::Chat { messages } = &request.prompt else {
+        panic!("a chat prompt");
+    };
+    messages
+        .iter()
+        .filter(|m| m.role == rein_protocol::Role::User)
+        .map(|m| m.content.clone())
+        .collect()
 }
 
 /// The outcome of each attempt that finished, in order.
