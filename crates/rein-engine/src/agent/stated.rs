@@ -118,6 +118,15 @@ pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
     let quoted = QUOTED_TEMPLATE.as_ref()?;
     let mut read = quoted.captures_iter(prompt).filter_map(|c| {
         let template = c[1].to_string();
+        // A label that is, or holds, a placeholder (`'X: N EUR'`, `'Largest claim N: N'`)
+        // stands for a name or a row the task asks for: no line.
+        let label = template.split(':').next().unwrap_or_default();
+        if label
+            .split_whitespace()
+            .any(|w| matches!(w, "N" | "X" | "n"))
+        {
+            return None;
+        }
         let probe = filled(&template, PROBE)?;
         (stated_in_line(spec, &probe) == Some(12345.0)).then_some(template)
     });

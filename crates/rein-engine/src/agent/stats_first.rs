@@ -271,6 +271,18 @@ pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
 /// when every answer was shown whole).
 fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
     let mut s = format!("{label}: executed");
+    // One figure of a call that two checks ask for on different lines (`Travel: N` and `Top
+    // category: N` both the travel sum): a line would say which row the other is about.
+    let ambiguous: Vec<&str> = call
+        .figures
+        .iter()
+        .filter(|f| {
+            call.figures
+                .iter()
+                .any(|g| g.field == f.field && g.line != f.line)
+        })
+        .map(|f| f.field)
+        .collect();
     let mut said: Vec<(&str, &str)> = Vec::new();
     for f in &call.figures {
         if said.contains(&(f.words.as_str(), f.field)) {
@@ -294,7 +306,7 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
             if let Some(line) = f
                 .line
                 .as_ref()
-                .filter(|_| shown == v)
+                .filter(|_| shown == v && !ambiguous.contains(&f.field))
                 .and_then(|template| stated_line(&f.check, template, &v))
             {
                 s.push_str(&format!("\nThe task's line with it: {line}"));
