@@ -108,8 +108,11 @@ fn auto_finishes(r: &Ran) -> Vec<Value> {
     journal_events(&r.h.journal, r.out.run, "auto_finish")
 }
 
-/// The journal's steps, as (action, detail, reply, call id).
-fn steps(r: &Ran) -> Vec<(Option<String>, Value, Option<String>, Option<String>)> {
+/// One journaled step: (action, detail, reply, call id).
+type JournalStep = (Option<String>, Value, Option<String>, Option<String>);
+
+/// The journal's steps.
+fn steps(r: &Ran) -> Vec<JournalStep> {
     r.h.journal
         .run_trace(r.out.run)
         .unwrap()
