@@ -356,6 +356,13 @@ fn each_figure_comes_with_the_task_s_own_line_where_the_check_reads_it() {
     ] {
         assert!(first.contains(line), "{line}: {first}");
     }
+    // Said once, after the last result: each line apart (the 1.5B wrote them on one line).
+    let apart = "Write each of the task's lines on a line of its own";
+    assert_eq!(first.matches(apart).count(), 1, "{first}");
+    assert!(
+        first.rfind(apart).unwrap() > first.rfind("The task's line with it").unwrap(),
+        "{first}"
+    );
     // '<Region>: N EUR from N orders' names no label of its own: no line, the figure alone.
     let h = Harness::desk_suite("report-sales-regions");
     let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));

@@ -262,8 +262,22 @@ pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
         );
         turns.push(ChatMessage::user(result_text(&label, call, report)));
     }
+    // The 1.5B wrote a section's lines as one comma-separated line (`Math average: 78.1, Math
+    // best: 96`), which the judge reads as one number followed by text.
+    if turns.iter().any(|t| t.content.contains(TASK_LINE)) {
+        if let Some(last) = turns.last_mut() {
+            last.content.push_str(LINES_APART);
+        }
+    }
     turns
 }
+
+/// What introduces the task's own line with a figure in a result.
+const TASK_LINE: &str = "\nThe task's line with it: ";
+
+/// Said after the last result when any result gave a task's line.
+const LINES_APART: &str =
+    "\nWrite each of the task's lines on a line of its own, as the task quotes it, not several on one line.";
 
 /// A shown call's result: each figure of the contract it gives, in the requirement's words,
 /// and nothing else of the answer (its distinct values alone can fill a small model's context:
@@ -309,7 +323,7 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
                 .filter(|_| shown == v && !ambiguous.contains(&f.field))
                 .and_then(|template| stated_line(&f.check, template, &v))
             {
-                s.push_str(&format!("\nThe task's line with it: {line}"));
+                s.push_str(&format!("{TASK_LINE}{line}"));
             }
         }
     }
