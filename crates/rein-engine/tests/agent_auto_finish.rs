@@ -8,14 +8,11 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
+use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use serde_json::{json, Value};
-use support::{
-    allowed_tools, gold_fields, journal_events, line, reads, wrong_total_fields, Harness,
-    PromptRecorder,
-};
+use support::{allowed_tools, gold_fields, journal_events, line, reads, wrong_total_fields, Ran};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -28,27 +25,12 @@ fn levers(finish_when_met: bool, auto_finish: bool) -> Levers {
     }
 }
 
-struct Ran {
-    out: RunOutcome,
-    events: Vec<AgentEvent>,
-    model: PromptRecorder,
-    h: Harness,
-}
-
 fn run_under(script: &str, levers: Levers, attempts: u32, policy: Policy) -> Ran {
-    let h = Harness::new("desk_task");
-    let mut model = PromptRecorder::new(script, "auto_finish.jsonl");
-    let (out, events) = h.run_gated_with_policy(&mut model, &mut AllowAll, policy, |o| {
+    Ran::desk_task(script, &mut AllowAll, policy, |o| {
         o.levers = levers;
         o.constrained = true;
         o.limits.attempts = attempts;
-    });
-    Ran {
-        out,
-        events,
-        model,
-        h,
-    }
+    })
 }
 
 fn run(script: &str, levers: Levers, attempts: u32) -> Ran {

@@ -11,7 +11,7 @@ mod support;
 use rein_engine::agent::Levers;
 use rein_engine::checks::{requirement, table_stats_hint};
 use rein_engine::gate::AllowAll;
-use support::{finish_line, missions_dir, user_messages, Harness, PromptRecorder};
+use support::{finish_line, missions_dir, times_said, user_messages, Harness, PromptRecorder};
 
 fn levers(once: bool) -> Levers {
     Levers {
@@ -31,29 +31,6 @@ fn task(h: &Harness, levers: Levers) -> String {
         o.limits.attempts = 1;
     });
     user_messages(&model.requests[0]).remove(0)
-}
-
-/// The lines of `task` that state `said` as a whole requirement: a numbered one (`N. said`),
-/// or one under a heading (``- `H`: said``, a hint after it).
-fn times_said(task: &str, said: &str) -> usize {
-    task.lines()
-        .filter(|line| {
-            let numbered = line
-                .split_once(". ")
-                .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                .is_some_and(|(_, rest)| rest == said);
-            let under = line
-                .strip_prefix("- `")
-                .and_then(|rest| rest.split_once("`: "))
-                .is_some_and(|(_, rest)| {
-                    rest == said
-                        || rest
-                            .strip_prefix(said)
-                            .is_some_and(|r| r.starts_with(" To get"))
-                });
-            numbered || under
-        })
-        .count()
 }
 
 #[test]

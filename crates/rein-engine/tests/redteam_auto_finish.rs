@@ -7,13 +7,13 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{AgentEvent, Levers, RunEnd, RunOutcome};
+use rein_engine::agent::{AgentEvent, Levers, RunEnd};
 use rein_engine::gate::{AllowAll, ApprovalDecision, ApprovalRequest, Approver};
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use serde_json::{json, Value};
 use support::{
     allowed_tools, attempts_finished, gold_fields, journal_events, line, reads, user_messages,
-    Harness, PromptRecorder,
+    Harness, PromptRecorder, Ran,
 };
 
 const SUMMARY: &str = "out/summary.md";
@@ -25,13 +25,6 @@ fn levers(auto_finish: bool) -> Levers {
         auto_finish,
         ..Levers::DEFAULT
     }
-}
-
-struct Ran {
-    out: RunOutcome,
-    events: Vec<AgentEvent>,
-    model: PromptRecorder,
-    h: Harness,
 }
 
 struct Setup {
@@ -53,19 +46,11 @@ impl Setup {
 }
 
 fn run_with(script: &str, s: Setup, approver: &mut dyn Approver) -> Ran {
-    let h = Harness::new("desk_task");
-    let mut model = PromptRecorder::new(script, "redteam_auto_finish.jsonl");
-    let (out, events) = h.run_gated_with_policy(&mut model, approver, s.policy, |o| {
+    Ran::desk_task(script, approver, s.policy, |o| {
         o.levers = s.levers;
         o.constrained = s.constrained;
         o.limits.attempts = s.attempts;
-    });
-    Ran {
-        out,
-        events,
-        model,
-        h,
-    }
+    })
 }
 
 fn run(script: &str, s: Setup) -> Ran {

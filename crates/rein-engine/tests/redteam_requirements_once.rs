@@ -12,7 +12,21 @@ use rein_engine::agent::Levers;
 use rein_engine::checks::{requirement, table_stats_hint};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{finish_line, gold_fields, line, reads, user_messages, Harness, PromptRecorder};
+use support::{
+    finish_line, gold_fields, line, reads, times_said, user_messages, Harness, PromptRecorder,
+};
+
+/// The requirement the task says for check `id`.
+fn said_of(h: &Harness, id: &str) -> String {
+    let c = h
+        .contract
+        .mission
+        .checks
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap();
+    requirement(&c.spec)
+}
 
 fn levers(once: bool) -> Levers {
     Levers {
@@ -37,29 +51,6 @@ fn run_prompts(h: &Harness, levers: Levers, script: &str) -> Vec<Vec<String>> {
 /// The task message of a run with `levers`.
 fn task(h: &Harness, levers: Levers) -> String {
     run_prompts(h, levers, &finish_line())[0][0].clone()
-}
-
-/// The lines of `task` that state `said` as a whole requirement: numbered (`N. said`) or under
-/// a heading (``- `H`: said``, a hint after it).
-fn times_said(task: &str, said: &str) -> usize {
-    task.lines()
-        .filter(|line| {
-            let numbered = line
-                .split_once(". ")
-                .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-                .is_some_and(|(_, rest)| rest == said);
-            let under = line
-                .strip_prefix("- `")
-                .and_then(|rest| rest.split_once("`: "))
-                .is_some_and(|(_, rest)| {
-                    rest == said
-                        || rest
-                            .strip_prefix(said)
-                            .is_some_and(|r| r.starts_with(" To get"))
-                });
-            numbered || under
-        })
-        .count()
 }
 
 /// Whether `task` states `said` as a numbered requirement.
@@ -122,14 +113,7 @@ fn sections_spelled_differently_from_their_heading_are_said_once() {
         assert_eq!(times_said(&once, &said), alike, "{}: {once}", c.id);
     }
     for (id, heading) in [("a", "Tasks"), ("b", "Risks"), ("c", "Goal"), ("d", "Goal")] {
-        let c = h
-            .contract
-            .mission
-            .checks
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        let said = requirement(&c.spec);
+        let said = said_of(&h, id);
         assert_eq!(
             under_heading(&once, &said).as_deref(),
             Some(heading),
@@ -176,14 +160,7 @@ fn sections_that_are_no_heading_stay_numbered() {
     let once = task(&h, levers(true));
     assert!(once.contains("`title` is the report's title"), "{once}");
     for id in ["spaced", "singular", "other", "titled", "inner"] {
-        let c = h
-            .contract
-            .mission
-            .checks
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        let said = requirement(&c.spec);
+        let said = said_of(&h, id);
         assert!(numbered(&once, &said), "{id} must stay numbered: {once}");
         assert_eq!(times_said(&once, &said), 1, "{id}");
         assert!(under_heading(&once, &said).is_none(), "{id}");

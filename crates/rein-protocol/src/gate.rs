@@ -36,6 +36,11 @@ impl GateOutcome {
             GateOutcome::IdConflict => "id-conflict",
         }
     }
+
+    /// Whether the call took effect: run now, or its journaled result replayed.
+    pub fn ran(self) -> bool {
+        matches!(self, GateOutcome::Executed | GateOutcome::Replayed)
+    }
 }
 
 /// What `rein tool` prints and what the agent loop feeds back.

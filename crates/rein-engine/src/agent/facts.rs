@@ -2,7 +2,7 @@
 //! computed by Rein over the whole file, so a small model copies a sum instead of adding up a
 //! column it was shown (the 1.5B wrote "Total hours: 72" for a column that sums to 64).
 
-use rein_protocol::{GateOutcome, GateReport};
+use rein_protocol::GateReport;
 use rein_workspace::desk::{column_totals, TABLE_MAX_BYTES};
 use serde_json::{json, Value};
 
@@ -16,10 +16,7 @@ const TABLE_SUFFIXES: &[&str] = &[".csv", ".tsv", ".jsonl", ".ndjson"];
 /// no numeric column gets nothing, and the result is left as it was.
 pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     if tool != "read_file"
-        || !matches!(
-            report.outcome,
-            GateOutcome::Executed | GateOutcome::Replayed
-        )
+        || !report.outcome.ran()
         || report.result.get("column_totals").is_some()
         || report.result.get("file_truncated").is_some()
     {
@@ -141,6 +138,7 @@ pub fn earlier_table_facts(kept: &[(String, Value)]) -> String {
 mod tests {
     use super::*;
     use crate::checks::MemWorld;
+    use rein_protocol::GateOutcome;
     use serde_json::Value;
 
     const CSV: &str = "item,n\nx,1\ny,2\nz,3\n";

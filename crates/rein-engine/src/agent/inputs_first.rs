@@ -79,17 +79,27 @@ pub fn files_to_read(
     Ok(files)
 }
 
+/// A call Rein makes for the model, as the assistant turn the model would have written:
+/// `parameters` is the JSON text of the call's parameters.
+pub fn action_text(thought: &str, tool: &str, parameters: &str) -> String {
+    // Written as the model writes an action (keys in the schema's order, its separators).
+    format!(
+        r#"{{"thought": {}, "action": {}, "parameters": {parameters}}}"#,
+        json!(thought),
+        json!(tool)
+    )
+}
+
 /// The turns the transcript's head carries after the task: each read as the call the model
 /// would have made and the result it would have got, so the model goes on from where its own
 /// reads would have left it (the caller adds the progress note after the last turn of all).
 pub fn read_turns(reads: &[(String, GateReport)]) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
     for (i, (path, report)) in reads.iter().enumerate() {
-        // Written as the model writes an action (keys in the schema's order, its separators).
-        let call = format!(
-            r#"{{"thought": {}, "action": "read_file", "parameters": {{"path": {}}}}}"#,
-            json!(format!("Read the whole of {path}.")),
-            json!(path)
+        let call = action_text(
+            &format!("Read the whole of {path}."),
+            "read_file",
+            &format!(r#"{{"path": {}}}"#, json!(path)),
         );
         turns.push(ChatMessage::assistant(call));
         turns.push(ChatMessage::user(labelled_result(

@@ -7,7 +7,7 @@
 //! A label that starts several lines of the file is not quoted at all: which of them the judge
 //! reads would tell the answer.
 
-use rein_protocol::{GateOutcome, GateReport};
+use rein_protocol::GateReport;
 use serde_json::{json, Value};
 
 use super::prompt::MAX_RESULT_CHARS;
@@ -26,10 +26,7 @@ pub fn add_label_lines(
 ) {
     if tool != "read_file"
         || !whole
-        || !matches!(
-            report.outcome,
-            GateOutcome::Executed | GateOutcome::Replayed
-        )
+        || !report.outcome.ran()
         || report.result.get("labelled_lines").is_some()
     {
         return;

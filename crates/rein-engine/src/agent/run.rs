@@ -26,7 +26,7 @@ use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
-use super::inputs_first::{files_to_read, read_turns};
+use super::inputs_first::{action_text, files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Lever, Levers, SHORT_TEXT_MAX_CHARS};
 use super::no_paste::{no_paste_sources, NoPasteSources};
@@ -509,12 +509,12 @@ impl<'a> Agent<'a> {
         let mut s = task_message(c);
         // `requirements-once`: a check listed (with its hint) under its heading is not
         // listed again in the numbered requirements nor hinted after them.
-        let once = self
-            .typed_sections()
-            .filter(|_| self.options.levers.requirements_once);
+        let typed = self.typed_sections();
         let under_heading = |spec: &CheckSpec| {
-            once.as_ref()
-                .is_some_and(|outline| outline.lists_under_heading(spec))
+            self.options.levers.requirements_once
+                && typed
+                    .as_ref()
+                    .is_some_and(|outline| outline.lists_under_heading(spec))
         };
         if self.options.levers.requirements {
             let reqs = requirements_message_of(c, |spec| !under_heading(spec));
@@ -538,7 +538,7 @@ impl<'a> Agent<'a> {
                 "Write {path} with write_json: give the JSON document itself as `document` (not a string holding JSON); it must follow the deliverable's schema, and Rein writes the file.\n"
             ));
         }
-        if let Some(outline) = self.typed_sections() {
+        if let Some(outline) = &typed {
             let fixer = if self.rewrite_outline().is_some() {
                 "rewrite_section (one heading and its whole new text)"
             } else {

@@ -21,9 +21,9 @@
 //! the run's calls.
 
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::inputs_first::INPUTS_FIRST_MAX_CHARS;
+use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
 use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
 use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
@@ -243,6 +243,7 @@ pub fn withheld_because(
 /// would have made, and its result with the figures it gives.
 pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
+    let mut gave_a_line = false;
     for (i, (call, report)) in shown.iter().enumerate() {
         let of = |k: &str| call.params.get(k).and_then(Value::as_str).unwrap_or("");
         let thought = format!(
@@ -250,30 +251,26 @@ pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
             of("column"),
             of("path")
         );
-        // Written as the model writes an action (keys in the schema's order, its separators).
-        turns.push(ChatMessage::assistant(format!(
-            r#"{{"thought": {}, "action": "table_stats", "parameters": {}}}"#,
-            json!(thought),
-            call.params
+        turns.push(ChatMessage::assistant(action_text(
+            &thought,
+            "table_stats",
+            &call.params.to_string(),
         )));
         let label = format!(
             "Result of Rein's table_stats call {} (made for you before your first step)",
             i + 1
         );
-        turns.push(ChatMessage::user(result_text(&label, call, report)));
+        let (text, lines) = result_text(&label, call, report);
+        gave_a_line |= lines;
+        turns.push(ChatMessage::user(text));
     }
     // The 1.5B wrote a section's lines as one comma-separated line (`Math average: 78.1, Math
     // best: 96`), which the judge reads as one number followed by text.
-    if turns.iter().any(|t| t.content.contains(TASK_LINE)) {
-        if let Some(last) = turns.last_mut() {
-            last.content.push_str(LINES_APART);
-        }
+    if let Some(last) = turns.last_mut().filter(|_| gave_a_line) {
+        last.content.push_str(LINES_APART);
     }
     turns
 }
-
-/// What introduces the task's own line with a figure in a result.
-const TASK_LINE: &str = "\nThe task's line with it: ";
 
 /// Said after the last result when any result gave a task's line.
 const LINES_APART: &str =
@@ -282,9 +279,10 @@ const LINES_APART: &str =
 /// A shown call's result: each figure of the contract it gives, in the requirement's words,
 /// and nothing else of the answer (its distinct values alone can fill a small model's context:
 /// the 1.5B's prompt on report-expenses went over its 6,144-token window at the second step
-/// when every answer was shown whole).
-fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
+/// when every answer was shown whole). Also whether it gave a task's own line.
+fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, bool) {
     let mut s = format!("{label}: executed");
+    let mut gave_a_line = false;
     // One figure of a call that two checks ask for on different lines (`Travel: N` and `Top
     // category: N` both the travel sum): a line would say which row the other is about.
     let ambiguous: Vec<&str> = call
@@ -323,11 +321,12 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> String {
                 .filter(|_| shown == v && !ambiguous.contains(&f.field))
                 .and_then(|template| stated_line(&f.check, template, &v))
             {
-                s.push_str(&format!("{TASK_LINE}{line}"));
+                s.push_str(&format!("\nThe task's line with it: {line}"));
+                gave_a_line = true;
             }
         }
     }
-    s
+    (s, gave_a_line)
 }
 
 fn capitalised(s: &str) -> String {
@@ -342,6 +341,7 @@ fn capitalised(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::checks::Check;
+    use serde_json::json;
 
     fn figure(words: &str, field: &'static str) -> Figure {
         let c: Check = serde_json::from_value(json!({
@@ -375,7 +375,8 @@ mod tests {
                            "non_numeric_examples": ["x".repeat(100_000)]}),
             reason: String::new(),
         };
-        let text = result_text("Result", &call, &report);
+        let (text, gave_a_line) = result_text("Result", &call, &report);
+        assert!(!gave_a_line, "no figure has a line");
         assert!(!text.contains("distinct"), "{text}");
         assert!(!text.contains("xxxx"), "{text}");
         assert!(

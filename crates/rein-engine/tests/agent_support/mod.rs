@@ -619,6 +619,34 @@ pub fn wrong_total_fields() -> serde_json::Value {
     wrong
 }
 
+/// A scripted desk_task run through the real gate, kept whole for the test to read.
+pub struct Ran {
+    pub out: RunOutcome,
+    pub events: Vec<AgentEvent>,
+    pub model: PromptRecorder,
+    pub h: Harness,
+}
+
+impl Ran {
+    /// desk_task replaying `script` under `policy` and `approver`, its options set by `tweak`.
+    pub fn desk_task(
+        script: &str,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> Ran {
+        let h = Harness::new("desk_task");
+        let mut model = PromptRecorder::new(script, "desk_task.jsonl");
+        let (out, events) = h.run_gated_with_policy(&mut model, approver, policy, tweak);
+        Ran {
+            out,
+            events,
+            model,
+            h,
+        }
+    }
+}
+
 /// The user messages of one request's chat prompt, in order.
 pub fn user_messages(request: &rein_protocol::CompletionRequest) -> Vec<String> {
     let rein_protocol::Prompt::Chat { messages } = &request.prompt else {
@@ -629,6 +657,29 @@ pub fn user_messages(request: &rein_protocol::CompletionRequest) -> Vec<String> 
         .filter(|m| m.role == rein_protocol::Role::User)
         .map(|m| m.content.clone())
         .collect()
+}
+
+/// The lines of `task` that state `said` as a whole requirement: a numbered one (`N. said`),
+/// or one under a heading (``- `H`: said``, a hint after it).
+pub fn times_said(task: &str, said: &str) -> usize {
+    task.lines()
+        .filter(|line| {
+            let numbered = line
+                .split_once(". ")
+                .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                .is_some_and(|(_, rest)| rest == said);
+            let under = line
+                .strip_prefix("- `")
+                .and_then(|rest| rest.split_once("`: "))
+                .is_some_and(|(_, rest)| {
+                    rest == said
+                        || rest
+                            .strip_prefix(said)
+                            .is_some_and(|r| r.starts_with(" To get"))
+                });
+            numbered || under
+        })
+        .count()
 }
 
 /// The outcome of each attempt that finished, in order.

@@ -41,10 +41,7 @@ impl<'a> Agent<'a> {
             &params,
             (AUTO_FINISH_THOUGHT, Lever::AutoFinish),
         )?;
-        let accepted = matches!(
-            report.outcome,
-            GateOutcome::Executed | GateOutcome::Replayed
-        );
+        let accepted = report.outcome.ran();
         self.env.journal.append_event(
             Some(self.env.run),
             "auto_finish",
@@ -59,13 +56,9 @@ impl<'a> Agent<'a> {
             st.auto_finish_refused_in = Some(st.attempt);
             return Ok(false);
         }
-        // Written as the model writes an action, so an attempt that goes on from this
-        // transcript reads the finish as one of the run's calls.
-        let call = format!(
-            r#"{{"thought": {}, "action": "finish", "parameters": {}}}"#,
-            json!(AUTO_FINISH_THOUGHT),
-            params
-        );
+        // As the model writes an action, so an attempt that goes on from this transcript
+        // reads the finish as one of the run's calls.
+        let call = action_text(AUTO_FINISH_THOUGHT, "finish", &params.to_string());
         st.transcript.push(
             vec![
                 ChatMessage::assistant(call),

@@ -426,9 +426,7 @@ impl<'a> Agent<'a> {
                 }
                 Ok(()) => {
                     let report = self.submit(&call_id, &tool, &params);
-                    if report.outcome == GateOutcome::Executed
-                        || report.outcome == GateOutcome::Replayed
-                    {
+                    if report.outcome.ran() {
                         accepted = true;
                         on_event(&AgentEvent::FinishAccepted { step: n });
                     }
@@ -438,7 +436,7 @@ impl<'a> Agent<'a> {
         } else if self.options.memory && tool == "final_answer" {
             // No finish rules: the answer ends the attempt and proves nothing by itself.
             let report = self.submit(&call_id, &tool, &params);
-            if report.outcome == GateOutcome::Executed || report.outcome == GateOutcome::Replayed {
+            if report.outcome.ran() {
                 accepted = true;
                 on_event(&AgentEvent::FinishAccepted { step: n });
             }
