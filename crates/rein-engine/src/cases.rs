@@ -41,7 +41,9 @@
 //! on top of the contract's checks, as two more checks a near miss may name in `caught_by`:
 //! [`UNREGISTERED_TOOL_CHECK`] (a call of a tool the mission does not list stops the run and
 //! fails it; nothing after it executes) and [`FINAL_ANSWER_CHECK`] (a run that never reached an
-//! executed `final_answer` fails; reaching it proves nothing by itself).
+//! executed `final_answer` fails; reaching it proves nothing by itself). A workspace case whose action
+//! log calls `finish` is held to the finish rules too, as [`FINISH_RULES_CHECK`]: a gold that a
+//! run could not finish with fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,6 +60,10 @@ pub const CASES_DIR: &str = "judge";
 pub const UNREGISTERED_TOOL_CHECK: &str = "harness:unregistered_tool";
 /// The check a memory case fails when its action log never reaches an executed `final_answer`.
 pub const FINAL_ANSWER_CHECK: &str = "harness:final_answer";
+/// The check a workspace case fails when its action log finishes where the finish rules would
+/// refuse: a gold deliverable a run could never finish with (fewer words than the floor, say) is
+/// a defect of the task, not a pass.
+pub const FINISH_RULES_CHECK: &str = "harness:finish_rules";
 
 /// Where a mission's actions land, and so how its cases are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -318,6 +324,8 @@ fn run_case(
         .collect();
     if sandbox == CaseSandbox::Memory {
         known.extend([UNREGISTERED_TOOL_CHECK, FINAL_ANSWER_CHECK]);
+    } else {
+        known.push(FINISH_RULES_CHECK);
     }
     if let Some(unknown) = case.caught_by.iter().find(|c| !known.contains(&c.as_str())) {
         return Err(CaseError::Invalid {
@@ -367,8 +375,38 @@ fn run_case(
             })?,
         None => default_trace(contract, &world),
     };
-    let verdict = evaluate_without_decider(contract, &world, &trace);
+    let mut verdict = evaluate_without_decider(contract, &world, &trace);
+    if let Some(refused) = finish_refused(contract, &world, &trace) {
+        verdict.passed = false;
+        verdict.checks.push(refused);
+    }
     Ok(case_result(name, kind, case, verdict))
+}
+
+/// The finish rules on a case whose action log finishes: the refusal a run would get at its
+/// `finish`, with the log up to it, as a failed check; `None` when they accept it or nothing
+/// finishes.
+fn finish_refused(
+    contract: &FrozenContract,
+    world: &dyn World,
+    trace: &[TraceEntry],
+) -> Option<CheckResult> {
+    let at = trace
+        .iter()
+        .position(|e| e.tool == "finish" && e.executed())?;
+    let refusal = crate::finish::check_finish(contract, world, &trace[..at], &contract.inputs).err()?;
+    Some(CheckResult {
+        id: FINISH_RULES_CHECK.into(),
+        kind: "harness".into(),
+        passed: false,
+        facts: vec![format!(
+            "the action log finishes where a run's finish would be refused ({})",
+            refusal.reason()
+        )],
+        feedback: Vec::new(),
+        quoted: Vec::new(),
+        advisory: false,
+    })
 }
 
 /// A memory case: its files and variables are the whole final sandbox, its trace the action

@@ -199,3 +199,63 @@ fn a_finish_the_gate_denies_is_tried_once_and_the_model_is_asked() {
     assert!(r.model.requests.len() >= 6, "{}", r.model.requests.len());
     assert_eq!(allowed_tools(&r.model.requests[5]), ["finish"]);
 }
+
+/// edit-gitignore of the desk suite: three lines to add, one `edit_file` each.
+fn edit_gitignore(script: &str, levers: Levers) -> Ran {
+    let h = support::Harness::desk_suite("edit-gitignore");
+    let mut model = support::PromptRecorder::new(script, "edit-gitignore.jsonl");
+    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    Ran {
+        out,
+        events,
+        model,
+        h,
+    }
+}
+
+#[test]
+fn a_file_edited_in_place_is_finished_by_the_model_after_its_last_edit() {
+    const FILE: &str = "project/gitignore.txt";
+    let edit = |old: &str, new: &str| {
+        line(
+            "edit_file",
+            json!({"path": FILE, "old_text": old, "new_text": new}),
+        )
+    };
+    // The 1.5B's bench run: after the first of three edits (read back by Rein, lever
+    // `read-back`) every check the checklist may show was met and the finish rules held, and
+    // Rein finished for it; the file was judged with two lines missing.
+    let script = line("read_file", json!({"path": "project/README.md"}))
+        + &line("read_file", json!({ "path": FILE }))
+        + &edit(".vscode/\n", ".vscode/\n*.swp\n")
+        + &edit("data/raw/\n", "data/raw/\ndata/cache/\n")
+        + &edit("data/cache/\n", "data/cache/\n*.sqlite\n")
+        + &line("read_file", json!({ "path": FILE }))
+        + &done();
+    let with_read_back = Levers {
+        read_back: true,
+        ..levers(true, true)
+    };
+    let r = edit_gitignore(&script, with_read_back);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    assert!(auto_finishes(&r).is_empty(), "{:?}", auto_finishes(&r));
+    assert_eq!(r.model.requests.len(), 7, "every step was the model's");
+    // No step after an edit offered finish alone.
+    for (i, q) in r.model.requests.iter().enumerate() {
+        assert_ne!(allowed_tools(q), ["finish"], "request {i}");
+    }
+    // The same first edit, then the model stops: its own finish is judged, and fails.
+    let early = line("read_file", json!({"path": "project/README.md"}))
+        + &line("read_file", json!({ "path": FILE }))
+        + &edit(".vscode/\n", ".vscode/\n*.swp\n")
+        + &line("read_file", json!({ "path": FILE }))
+        + &done();
+    let r = edit_gitignore(&early, with_read_back);
+    assert!(!r.out.passed());
+    assert!(r.out.reason().contains("whole-file"), "{}", r.out.reason());
+    assert!(auto_finishes(&r).is_empty());
+}

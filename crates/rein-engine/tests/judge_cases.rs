@@ -147,3 +147,52 @@ fn a_near_miss_caught_by_an_unqualified_decision_is_refused() {
         );
     }
 }
+
+/// A gold deliverable a run could never finish with is a defect of the task: seven desk tasks
+/// had three-line answers under the finish rules' default floor of 20 words, so a model that
+/// wrote the right answer was refused and told to write more.
+#[test]
+fn a_gold_the_finish_rules_refuse_is_a_false_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("search-legacy-flag");
+    support::copy_dir(
+        &support::missions_dir().join("../suites/desk/search-legacy-flag"),
+        &dir,
+    );
+    let report = check_mission(&Mission::load(&dir).unwrap()).unwrap();
+    assert!(report.ok(), "with its own floor the gold finishes");
+    // Without the task's floor, the default one refuses the gold's six words.
+    let file = dir.join("mission.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    m.as_object_mut().unwrap().remove("min_words");
+    std::fs::write(&file, m.to_string()).unwrap();
+    let report = check_mission(&Mission::load(&dir).unwrap()).unwrap();
+    assert!(!report.ok());
+    let gold = report.cases.iter().find(|c| c.name == "gold").unwrap();
+    assert!(!gold.passed && !gold.as_expected);
+    assert_eq!(gold.failed_checks, ["harness:finish_rules"]);
+    let facts = &gold.verdict.checks.last().unwrap().facts[0];
+    assert!(facts.contains("fewer than the minimum of 20"), "{facts}");
+    // A near miss may name the finish rules as what catches it; a memory check it may not.
+    let case = dir.join("judge/near_misses/too-short");
+    std::fs::create_dir_all(case.join("files/out")).unwrap();
+    std::fs::write(
+        case.join("case.json"),
+        r#"{"class": "incomplete", "why": "one word", "caught_by": ["harness:finish_rules"]}"#,
+    )
+    .unwrap();
+    std::fs::write(case.join("files/out/answer.md"), "Flag\n").unwrap();
+    let report = check_mission(&Mission::load(&dir).unwrap()).unwrap();
+    let short = report.cases.iter().find(|c| c.name == "too-short").unwrap();
+    assert!(short.as_expected, "{:?}", short.not_caught_by);
+    std::fs::write(
+        case.join("case.json"),
+        r#"{"class": "incomplete", "why": "one word", "caught_by": ["harness:final_answer"]}"#,
+    )
+    .unwrap();
+    let err = check_mission(&Mission::load(&dir).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("harness:final_answer"), "{err}");
+}

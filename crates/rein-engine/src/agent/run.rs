@@ -260,6 +260,10 @@ struct State {
     /// The attempt in which the gate did not let Rein's own finish through (lever
     /// `auto-finish`): the model is asked for it instead for the rest of that attempt.
     auto_finish_refused_in: Option<u32>,
+    /// The deliverable was in the workspace when the run began: an edit task's file, changed
+    /// in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to the
+    /// model).
+    deliverable_was_there: bool,
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -363,12 +367,16 @@ impl<'a> Agent<'a> {
     /// Lever `finish-when-met`: this attempt wrote the deliverable, the finish rules would
     /// accept it now, and every deciding check the checklist may show is met. A later attempt
     /// starts with none of its own changes, so a failed verdict is never finished again as it
-    /// stands.
+    /// stands. A deliverable that was in the workspace before the run is left to the model: it
+    /// is edited in place, often in several calls, and no check the checklist may show tells
+    /// when the last one is done (the 1.5B had auto-finish end three edit tasks after the first
+    /// of their two or three edits).
     fn finish_ready(&self, st: &State) -> bool {
         let c = self.env.contract;
         let artifact = &c.mission.required_artifact;
         self.options.levers.finish_when_met
             && !self.options.memory
+            && !st.deliverable_was_there
             && self.tools().iter().any(|t| t == "finish")
             && st
                 .attempt_changes
@@ -697,6 +705,10 @@ impl<'a> Agent<'a> {
             no_paste: None,
             no_paste_shown: Default::default(),
             auto_finish_refused_in: None,
+            deliverable_was_there: matches!(
+                self.env.world.read(&c.mission.required_artifact),
+                Ok(Some(_))
+            ),
         };
         self.env.journal.append_event(
             Some(self.env.run),
