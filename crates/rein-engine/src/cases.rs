@@ -376,25 +376,29 @@ fn run_case(
         None => default_trace(contract, &world),
     };
     let mut verdict = evaluate_without_decider(contract, &world, &trace);
-    if let Some(refused) = finish_refused(contract, &world, &trace) {
+    if let Some(refused) = finish_refused(contract, &world, &trace, kind.must_pass()) {
         verdict.passed = false;
         verdict.checks.push(refused);
     }
     Ok(case_result(name, kind, case, verdict))
 }
 
-/// The finish rules on a case whose action log finishes: the refusal a run would get at its
-/// `finish`, with the log up to it, as a failed check; `None` when they accept it or nothing
-/// finishes.
+/// The finish rules on a case: the refusal a run would get at its first executed `finish`,
+/// with the log up to it, as a failed check. A case that must pass is held to them at the end
+/// of its log when it never finishes: a run passes only after an accepted finish, so a gold no
+/// run could finish with is no gold. `None` when they accept, or a near miss never finishes.
 fn finish_refused(
     contract: &FrozenContract,
     world: &dyn World,
     trace: &[TraceEntry],
+    must_pass: bool,
 ) -> Option<CheckResult> {
     let at = trace
         .iter()
-        .position(|e| e.tool == "finish" && e.executed())?;
-    let refusal = crate::finish::check_finish(contract, world, &trace[..at], &contract.inputs).err()?;
+        .position(|e| e.tool == "finish" && e.executed())
+        .or(must_pass.then_some(trace.len()))?;
+    let refusal =
+        crate::finish::check_finish(contract, world, &trace[..at], &contract.inputs).err()?;
     Some(CheckResult {
         id: FINISH_RULES_CHECK.into(),
         kind: "harness".into(),

@@ -6,11 +6,10 @@
 //! line. A label is used only when the check's regex reads a number from `<label>: 12345`, so
 //! the constraint can never ask for a line the judge would not read.
 
-use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use super::sections::Outline;
-use crate::checks::{heading_key, same_path, stated_in_line, CheckSpec, Computed, Locator};
+use crate::checks::{heading_key, same_path, stated_in_line, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 use regex::Regex;
 
@@ -28,15 +27,6 @@ static QUOTED_TEMPLATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// The placeholder of a [`QUOTED_TEMPLATE`]: what follows its first `: `.
 static PLACEHOLDER: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^([^:]+: )(?:N|X|n|<[A-Za-z ]{1,20}>|\{[A-Za-z ]{1,20}\})").ok());
-
-/// A quoted line whose label starts with a placeholder that names a column (`'<Warehouse>:
-/// N units'`, `'<Category> tickets: N'`): the opening quote and the column's name.
-static NAMED_LABEL: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"(['"`‘“])<([A-Za-z][A-Za-z_ ]{0,19})>"#).ok());
-
-/// A value that can stand for a label placeholder: the same words a quoted label may hold.
-static LABEL_VALUE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9 ]{0,29}$").ok());
 
 /// A number no task writes by chance, to try a label against a check's regex.
 const PROBE: &str = "12345";
@@ -63,9 +53,7 @@ impl StatedLine {
 
 /// The stated lines of a contract's outline: for each `numeric_consistency` check on the
 /// deliverable, scoped to one of the outline's headings and located by a regex, the label the
-/// task quotes whose `<label>: 12345` line that regex reads as 12345 (a label placeholder
-/// naming the column the check picks its rows by read as the check's value, see
-/// [`prompt_read_by`]), when exactly one does
+/// task quotes whose `<label>: 12345` line that regex reads as 12345, when exactly one does
 /// (two would leave the choice to Rein, and a prompt may quote a line to forbid it). A heading
 /// followed by a deeper one is left alone: the judge reads its section with the subsections,
 /// the field holds only the text before them.
@@ -101,7 +89,7 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
         {
             continue;
         }
-        let labels = quoted_labels(&prompt_read_by(&check.spec, &m.prompt));
+        let labels = quoted_labels(&m.prompt);
         let Some(label) = label_read_by(pattern, &labels) else {
             continue;
         };
@@ -121,16 +109,9 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
 /// one quoted line (see [`stated_line`]).
 pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
     let quoted = QUOTED_TEMPLATE.as_ref()?;
-    let prompt = prompt_read_by(spec, prompt);
-    let mut read = quoted.captures_iter(&prompt).filter_map(|c| {
+    let mut read = quoted.captures_iter(prompt).filter_map(|c| {
         let template = c[1].to_string();
-        // A label that is, or holds, a placeholder (`'X: N EUR'`, `'Largest claim N: N'`)
-        // stands for a name or a row the task asks for: no line.
-        let label = template.split(':').next().unwrap_or_default();
-        if label
-            .split_whitespace()
-            .any(|w| matches!(w, "N" | "X" | "n"))
-        {
+        if stands_for_a_choice(template.split(':').next().unwrap_or_default()) {
             return None;
         }
         let probe = filled(&template, PROBE)?;
@@ -142,43 +123,12 @@ pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
     }
 }
 
-/// `prompt` as one check reads it: a quoted line whose label starts with a placeholder naming
-/// the column the check's rows are picked by (`'<Warehouse>: N units'` for a sum over the rows
-/// with `warehouse` = `Bristol`) gets the check's value in its place (`'Bristol: N units'`).
-/// The line is then used only as any quoted line is: where the check's own regex reads its
-/// number back from it.
-fn prompt_read_by<'p>(spec: &CheckSpec, prompt: &'p str) -> Cow<'p, str> {
-    let CheckSpec::NumericConsistency {
-        expected:
-            Computed::Csv {
-                filter: Some(filter),
-                ..
-            },
-        ..
-    } = spec
-    else {
-        return Cow::Borrowed(prompt);
-    };
-    let (Some(named), Some(value)) = (NAMED_LABEL.as_ref(), LABEL_VALUE.as_ref()) else {
-        return Cow::Borrowed(prompt);
-    };
-    let equals = filter.equals.trim();
-    if !value.is_match(equals) {
-        return Cow::Borrowed(prompt);
-    }
-    let column = column_key(&filter.column);
-    named.replace_all(prompt, |c: &regex::Captures<'_>| {
-        if column_key(&c[2]) == column {
-            format!("{}{equals}", &c[1])
-        } else {
-            c[0].to_string()
-        }
-    })
-}
-
-/// A column's name compared as a placeholder writes it: `Unit price`, `unit_price`.
-fn column_key(name: &str) -> String {
-    name.trim().to_lowercase().replace(['_', '-'], " ")
+/// A label that is, or holds, a placeholder (`'X: N EUR'`, `'Largest claim N: N'`) stands for
+/// a name or a row the task asks for: no line is made of it.
+fn stands_for_a_choice(label: &str) -> bool {
+    label
+        .split_whitespace()
+        .any(|w| matches!(w, "N" | "X" | "n"))
 }
 
 /// `template` with `value` in place of its placeholder (`Travel: 2374.68 EUR`), when the
@@ -228,6 +178,7 @@ fn quoted_labels(prompt: &str) -> Vec<String> {
         .filter_map(|c| {
             c[1].split_once(':')
                 .map(|(label, _)| label.trim().to_string())
+                .filter(|label| !stands_for_a_choice(label))
         })
         .collect()
 }
@@ -244,8 +195,12 @@ mod tests {
         let p = "end with the line 'Total hours: N', then \"Open bugs: <count>\" and `Cost: {amount}`; not 'Goal', '# Risks', 'a: b' or 'Total: 64'.";
         assert_eq!(quoted_labels(p), vec!["Total hours", "Open bugs", "Cost"]);
         // A unit after the placeholder is part of the line, not of the label.
-        let units = "'Travel: N EUR', 'Total units: N units' and 'Claims: N', not 'Note: N is the count'";
-        assert_eq!(quoted_labels(units), vec!["Travel", "Total units", "Claims"]);
+        let units =
+            "'Travel: N EUR', 'Total units: N units' and 'Claims: N', not 'Note: N is the count'";
+        assert_eq!(
+            quoted_labels(units),
+            vec!["Travel", "Total units", "Claims"]
+        );
     }
 
     #[test]
@@ -418,54 +373,39 @@ mod tests {
         c.spec
     }
 
-    const STOCK: &str = "'## Units on hand' holds one line per warehouse, '<Warehouse>: N units' (the sum of on_hand), then 'Total units: N'.";
+    const STOCK: &str = "'## Units on hand' holds one line per warehouse (Bristol, Glasgow, Leeds), '<Warehouse>: N units' (the sum of on_hand), then 'Total units: N'.";
     const BRISTOL: &str = r"(?im)^\s*Bristol\s*:\s*(.*?)\.?\s*$";
 
     #[test]
-    fn a_label_placeholder_takes_the_value_of_the_column_it_names() {
+    fn a_label_placeholder_is_never_filled_in() {
+        // `'<Warehouse>: N units'` may be one line per warehouse or, as `'<Category> tickets:
+        // N'` for the category with the most tickets, the task's answer: no program tells them
+        // apart from the prompt, so neither gives a line or a constraint.
         let bristol = filtered(BRISTOL, &["units", "unit"], "warehouse", "Bristol");
-        let template = stated_template(&bristol, STOCK).unwrap();
-        assert_eq!(template, "Bristol: N units");
-        assert_eq!(
-            stated_line(&bristol, &template, "101").as_deref(),
-            Some("Bristol: 101 units")
-        );
-        // Only the label's placeholder is filled, and only from the check's own filter.
-        let support = "Under 'Numbers' put 'Open: N' and '<Category> tickets: N' (e.g. 'Billing tickets: 5').";
+        assert_eq!(stated_template(&bristol, STOCK), None);
+        let support = "Under 'Numbers' put '<Category> tickets: N' for the category with the most tickets (billing, sync or login).";
         let sync = filtered(
             r"(?im)^\s*sync tickets\s*:\s*(.*?)\.?\s*$",
             &[],
             "category",
             "sync",
         );
+        assert_eq!(stated_template(&sync, support), None);
+        // The line after it, with a label of its own, still gives one.
+        let total = filtered(
+            r"(?im)^\s*total units\s*:\s*(.*?)\.?\s*$",
+            &[],
+            "warehouse",
+            "Bristol",
+        );
         assert_eq!(
-            stated_template(&sync, support).as_deref(),
-            Some("sync tickets: N")
+            stated_template(&total, STOCK).as_deref(),
+            Some("Total units: N")
         );
-        // Another column than the placeholder names: no line.
-        let by_status = filtered(BRISTOL, &["units"], "status", "Bristol");
-        assert_eq!(stated_template(&by_status, STOCK), None);
-        // A value that is not plain words is never written into a label.
-        for odd in ["Bristol: 5\nTotal units", "harbor-app", "", "Bristol'"] {
-            let c = filtered(BRISTOL, &["units"], "warehouse", odd);
-            assert_eq!(stated_template(&c, STOCK), None, "{odd:?}");
-        }
-        // A value the check's regex does not read (another warehouse's check): no line.
-        let leeds = filtered(BRISTOL, &["units"], "warehouse", "Leeds");
-        assert_eq!(stated_template(&leeds, STOCK), None);
-        // A column written with an underscore matches the placeholder's words.
-        let price = "one line per item, '<Unit type>: N EUR'";
-        let c = filtered(
-            r"(?im)^\s*crate\s*:\s*(.*?)\.?\s*$",
-            &["EUR"],
-            "unit_type",
-            "crate",
-        );
-        assert_eq!(stated_template(&c, price).as_deref(), Some("crate: N EUR"));
     }
 
     #[test]
-    fn a_filled_label_placeholder_is_a_stated_line() {
+    fn a_label_placeholder_is_no_stated_line() {
         let prompt = format!("Write '## Units on hand' and '## Reorder now'. {STOCK}");
         let expected = serde_json::json!({"from": "csv", "path": "data/tasks.csv", "op": "sum",
             "column": "hours", "filter": {"column": "warehouse", "equals": "Bristol"}});
@@ -475,20 +415,6 @@ mod tests {
             BRISTOL,
             &["Units on hand", "Reorder now"],
             expected,
-        );
-        assert_eq!(
-            stated_lines(&c, &Outline::of(&c).unwrap()),
-            vec![StatedLine {
-                heading: "Units on hand".into(),
-                label: "Bristol".into()
-            }]
-        );
-        // Without the filter the placeholder stays a placeholder: no line.
-        let c = contract(
-            &prompt,
-            "Units on hand",
-            BRISTOL,
-            &["Units on hand", "Reorder now"],
         );
         assert!(stated_lines(&c, &Outline::of(&c).unwrap()).is_empty());
     }
