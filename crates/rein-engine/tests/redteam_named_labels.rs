@@ -17,27 +17,11 @@ use rein_engine::agent::Levers;
 use rein_engine::checks::{stated_in_line, CheckSpec};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{finish_line, journal_events, Harness, PromptRecorder};
+use support::{check_mut, finish_line, journal_events, set_prompt, Harness, PromptRecorder};
 
 const STOCK: &str = "../suites/desk/report-stock-warehouses";
 const SUPPORT: &str = "../suites/desk/summarize-support-week";
 const PLACEHOLDER: &str = "'<Warehouse>: N units'";
-
-fn check_mut<'a>(m: &'a mut Value, id: &str) -> &'a mut Value {
-    m["checks"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|c| c["id"] == id)
-        .unwrap()
-}
-
-fn set_prompt(m: &mut Value, f: impl FnOnce(&str) -> String) {
-    let p = m["prompt"].as_str().unwrap().to_string();
-    let changed = f(&p);
-    assert_ne!(changed, p, "the edit changed the prompt");
-    m["prompt"] = json!(changed);
-}
 
 /// The `pattern` of each `write_sections` field in the first request of a constrained run with
 /// `stated-lines` (heading -> pattern).
@@ -68,47 +52,39 @@ fn patterns(h: &Harness) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The labels of a stated-lines pattern, in order (`\nBristol: [0-9][\s\S]*\nLeeds: [0-9]` ->
-/// `Bristol`, `Leeds`).
-fn labels_of(pattern: &str) -> Vec<String> {
+/// The label of a stated-lines pattern (`\nBristol: [0-9]` -> `Bristol`).
+fn label_of(pattern: &str) -> String {
     pattern
-        .split("[\\s\\S]*")
-        .map(|one| {
-            one.strip_prefix("\\n")
-                .and_then(|p| p.strip_suffix(": [0-9]"))
-                .unwrap_or_else(|| panic!("not a stated-lines pattern: {pattern}"))
-                .to_string()
-        })
-        .collect()
+        .strip_prefix("\\n")
+        .and_then(|p| p.strip_suffix(": [0-9]"))
+        .unwrap_or_else(|| panic!("not a stated-lines pattern: {pattern}"))
+        .to_string()
 }
 
-/// Every stated-lines pattern holds plain labels that some numeric check of that section
-/// reads back as the figure: the judge reads the lines the constraint asks for.
+/// Every stated-lines pattern holds a plain label that some numeric check of that section
+/// reads back as the figure: the judge reads the line the constraint asks for.
 fn assert_patterns_sound(h: &Harness, pats: &BTreeMap<String, String>, what: &str) {
     for (heading, pattern) in pats {
-        let labels = labels_of(pattern);
-        // The pattern is what llguidance searches: it must compile and find the lines.
+        let label = label_of(pattern);
+        assert!(
+            !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '),
+            "{what}: odd text reached the pattern of {heading}: {pattern:?}"
+        );
+        // The pattern is what llguidance searches: it must compile and find the line.
         let re = regex::Regex::new(pattern).unwrap();
-        let text: String = labels.iter().map(|l| format!("x\n{l}: 5")).collect();
-        assert!(re.is_match(&text), "{what}: {pattern}");
-        for label in labels {
-            assert!(
-                !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '),
-                "{what}: odd text reached the pattern of {heading}: {pattern:?}"
-            );
-            let read = h.contract.mission.checks.iter().any(|c| match &c.spec {
-                CheckSpec::NumericConsistency {
-                    section: Some(s), ..
-                } if s.eq_ignore_ascii_case(heading) => {
-                    stated_in_line(&c.spec, &format!("{label}: 12345")) == Some(12345.0)
-                }
-                _ => false,
-            });
-            assert!(
+        assert!(re.is_match(&format!("x\n{label}: 5")), "{what}: {pattern}");
+        let read = h.contract.mission.checks.iter().any(|c| match &c.spec {
+            CheckSpec::NumericConsistency {
+                section: Some(s), ..
+            } if s.eq_ignore_ascii_case(heading) => {
+                stated_in_line(&c.spec, &format!("{label}: 12345")) == Some(12345.0)
+            }
+            _ => false,
+        });
+        assert!(
             read,
             "{what}: {heading} must hold `{label}: <digit>`, a line no check of that section reads"
         );
-        }
     }
 }
 
@@ -116,11 +92,11 @@ fn stock(edit: impl FnOnce(&mut Value)) -> Harness {
     Harness::with_edit(STOCK, edit)
 }
 
-/// The first label the `Units on hand` field is held to, if any.
+/// The label the `Units on hand` field is held to, if any.
 fn units_label(h: &Harness) -> Option<String> {
     let pats = patterns(h);
     assert_patterns_sound(h, &pats, "stock");
-    pats.get("Units on hand").map(|p| labels_of(p)[0].clone())
+    pats.get("Units on hand").map(|p| label_of(p))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ use rein_engine::agent::Levers;
 use rein_engine::checks::{stated_in_line, Check, CheckSpec};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{finish_line, journal_events, Harness, PromptRecorder};
+use support::{check_mut, finish_line, journal_events, set_prompt, Harness, PromptRecorder};
 
 const EXPENSES: &str = "../suites/desk/report-expenses";
 
@@ -53,22 +53,6 @@ fn task_lines(first: &str) -> Vec<String> {
             rest[..end].to_string()
         })
         .collect()
-}
-
-fn check_mut<'a>(m: &'a mut Value, id: &str) -> &'a mut Value {
-    m["checks"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|c| c["id"] == id)
-        .unwrap()
-}
-
-fn set_prompt(m: &mut Value, f: impl FnOnce(&str) -> String) {
-    let p = m["prompt"].as_str().unwrap().to_string();
-    let changed = f(&p);
-    assert_ne!(changed, p, "the edit changed the prompt");
-    m["prompt"] = json!(changed);
 }
 
 fn expenses(edit: impl FnOnce(&mut Value)) -> Harness {

@@ -63,9 +63,8 @@ pub enum Lever {
     /// A `write_sections` field whose section must state a number on a line the task quotes
     /// with a placeholder (`'Total hours: N'`, read by the contract's own numeric check) must
     /// hold that line's label followed by a digit (constrained decoding): the number is still
-    /// the model's, and the judge checks it as before; a section with several such lines holds
-    /// each on a line of its own, in the contract's order. The 1.5B left out the total line in
-    /// every first write of desk_task seed 0 (three draws), and fixing it took a second attempt.
+    /// the model's, and the judge checks it as before. The 1.5B left out the total line in every
+    /// first write of desk_task seed 0 (three draws), and fixing it took a second attempt.
     StatedLines,
     /// The text of each `write_sections` field and `rewrite_section`'s `text` cannot hold a
     /// line that starts, after blanks, with `#` or `\#` (constrained decoding, an anchored JSON

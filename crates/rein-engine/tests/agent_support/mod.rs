@@ -763,3 +763,21 @@ pub fn workspace_chars(h: &Harness, paths: &[&str]) -> usize {
         })
         .sum()
 }
+
+/// The check `id` of a mission's JSON, to edit before it is loaded.
+pub fn check_mut<'a>(m: &'a mut serde_json::Value, id: &str) -> &'a mut serde_json::Value {
+    m["checks"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["id"] == id)
+        .unwrap()
+}
+
+/// Changes a mission JSON's prompt with `f`, which must change it.
+pub fn set_prompt(m: &mut serde_json::Value, f: impl FnOnce(&str) -> String) {
+    let p = m["prompt"].as_str().unwrap().to_string();
+    let changed = f(&p);
+    assert_ne!(changed, p, "the edit changed the prompt");
+    m["prompt"] = json!(changed);
+}
