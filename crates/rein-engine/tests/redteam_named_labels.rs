@@ -165,7 +165,7 @@ fn no_spelling_of_a_label_placeholder_is_filled() {
             "Total units",
         ),
         // A line the task quotes whole is a line like any other.
-        ("'<Warehouse>: N units' or 'Bristol: N units'", "Bristol"),
+        ("'<Warehouse>: N units' or 'Bristol: N'", "Bristol"),
     ] {
         let h = stock(|m| set_prompt(m, |p| p.replace(PLACEHOLDER, placeholder)));
         assert_eq!(units_label(&h).as_deref(), Some(want), "{placeholder}");
@@ -388,7 +388,7 @@ fn a_label_that_is_or_holds_a_placeholder_is_no_stated_line() {
     );
     // The plain line still gets its constraint (a probe that the test reaches the lever).
     let plain = largest_claim_pattern(
-        "'Largest: N EUR' (the largest single amount)",
+        "'Largest: N' (the largest single amount, in EUR)",
         r"(?im)^\s*largest\s*:\s*(.*?)\.?\s*$",
     );
     assert_eq!(plain.as_deref(), Some("\\nLargest: [0-9]"));

@@ -369,8 +369,8 @@ impl<'a> Agent<'a> {
     /// starts with none of its own changes, so a failed verdict is never finished again as it
     /// stands. A deliverable that was in the workspace before the run is left to the model: it
     /// is edited in place, often in several calls, and no check the checklist may show tells
-    /// when the last one is done (the 1.5B had auto-finish end three edit tasks after the first
-    /// of their two or three edits).
+    /// when the last one is done (the 1.5B had auto-finish end four desk edit tasks after the
+    /// first of their two or three edits).
     fn finish_ready(&self, st: &State) -> bool {
         let c = self.env.contract;
         let artifact = &c.mission.required_artifact;

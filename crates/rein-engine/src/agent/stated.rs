@@ -59,6 +59,7 @@ impl StatedLine {
 /// the field holds only the text before them.
 pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedLine> {
     let m = &contract.mission;
+    let labels = quoted_labels(&m.prompt);
     let mut lines: Vec<StatedLine> = Vec::new();
     for check in &m.checks {
         let CheckSpec::NumericConsistency {
@@ -89,7 +90,6 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
         {
             continue;
         }
-        let labels = quoted_labels(&m.prompt);
         let Some(label) = label_read_by(pattern, &labels) else {
             continue;
         };
