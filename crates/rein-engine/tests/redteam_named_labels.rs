@@ -17,7 +17,9 @@ use rein_engine::agent::Levers;
 use rein_engine::checks::{stated_in_line, CheckSpec};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{check_mut, finish_line, journal_events, set_prompt, Harness, PromptRecorder};
+use support::{
+    check_mut, finish_line, journal_events, set_prompt, task_lines, Harness, PromptRecorder,
+};
 
 const STOCK: &str = "../suites/desk/report-stock-warehouses";
 const SUPPORT: &str = "../suites/desk/summarize-support-week";
@@ -215,23 +217,6 @@ fn a_label_placeholder_that_is_the_task_s_answer_is_never_filled() {
         "the Numbers field is held to {numbers:?}: the schema names the category the task asks \
          the model to find (the filter value of `sync-tickets`, which the prompt never names)"
     );
-}
-
-/// The lines stats-first showed as "The task's line with it: ...".
-fn task_lines(first: &str) -> Vec<String> {
-    const MARK: &str = "The task's line with it: ";
-    first
-        .match_indices(MARK)
-        .map(|(i, _)| {
-            let rest = &first[i + MARK.len()..];
-            let end = [rest.find("\\n"), rest.find('"')]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(rest.len());
-            rest[..end].to_string()
-        })
-        .collect()
 }
 
 /// The first prompt of a stats-first run of `h` and the lever's journal event.

@@ -11,7 +11,9 @@ use rein_engine::agent::Levers;
 use rein_engine::checks::{stated_in_line, Check, CheckSpec};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{check_mut, finish_line, journal_events, set_prompt, Harness, PromptRecorder};
+use support::{
+    check_mut, finish_line, journal_events, set_prompt, task_lines, Harness, PromptRecorder,
+};
 
 const EXPENSES: &str = "../suites/desk/report-expenses";
 
@@ -35,24 +37,6 @@ fn first_prompt(h: &Harness) -> (String, Value) {
     let events = journal_events(&h.journal, outcome.run, "stats_first");
     assert_eq!(events.len(), 1, "{events:?}");
     (model.prompt(0), events.into_iter().next().unwrap())
-}
-
-/// The lines Rein showed as "The task's line with it: ...", in order.
-fn task_lines(first: &str) -> Vec<String> {
-    const MARK: &str = "The task's line with it: ";
-    first
-        .match_indices(MARK)
-        .map(|(i, _)| {
-            let rest = &first[i + MARK.len()..];
-            // The prompt is Debug-formatted: a line ends at an escaped newline or a quote.
-            let end = [rest.find("\\n"), rest.find('"')]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(rest.len());
-            rest[..end].to_string()
-        })
-        .collect()
 }
 
 fn expenses(edit: impl FnOnce(&mut Value)) -> Harness {

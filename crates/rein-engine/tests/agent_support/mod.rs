@@ -781,3 +781,22 @@ pub fn set_prompt(m: &mut serde_json::Value, f: impl FnOnce(&str) -> String) {
     assert_ne!(changed, p, "the edit changed the prompt");
     m["prompt"] = json!(changed);
 }
+
+/// The lines stats-first showed as "The task's line with it: ...", in order, in a prompt as
+/// [`PromptRecorder::prompt`] gives it.
+pub fn task_lines(first: &str) -> Vec<String> {
+    const MARK: &str = "The task's line with it: ";
+    first
+        .match_indices(MARK)
+        .map(|(i, _)| {
+            let rest = &first[i + MARK.len()..];
+            // The prompt is Debug-formatted: a line ends at an escaped newline or a quote.
+            let end = [rest.find("\\n"), rest.find('"')]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(rest.len());
+            rest[..end].to_string()
+        })
+        .collect()
+}
