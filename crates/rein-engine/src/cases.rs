@@ -41,9 +41,9 @@
 //! on top of the contract's checks, as two more checks a near miss may name in `caught_by`:
 //! [`UNREGISTERED_TOOL_CHECK`] (a call of a tool the mission does not list stops the run and
 //! fails it; nothing after it executes) and [`FINAL_ANSWER_CHECK`] (a run that never reached an
-//! executed `final_answer` fails; reaching it proves nothing by itself). A workspace case whose action
-//! log calls `finish` is held to the finish rules too, as [`FINISH_RULES_CHECK`]: a gold that a
-//! run could not finish with fails.
+//! executed `final_answer` fails; reaching it proves nothing by itself). A workspace case is held
+//! to the finish rules too, as [`FINISH_RULES_CHECK`]: a gold that a run
+//! could not finish with fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

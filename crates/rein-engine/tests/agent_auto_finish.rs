@@ -12,7 +12,10 @@ use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use serde_json::{json, Value};
-use support::{allowed_tools, gold_fields, journal_events, line, reads, wrong_total_fields, Ran};
+use support::{
+    allowed_tools, finish_line, gold_fields, journal_events, line, read_summary, reads,
+    wrong_then_right, wrong_total_fields, Ran,
+};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -35,14 +38,6 @@ fn run_under(script: &str, levers: Levers, attempts: u32, policy: Policy) -> Ran
 
 fn run(script: &str, levers: Levers, attempts: u32) -> Ran {
     run_under(script, levers, attempts, Policy::safe_default())
-}
-
-fn read_back() -> String {
-    line("read_file", json!({ "path": SUMMARY }))
-}
-
-fn done() -> String {
-    line("finish", json!({"summary": "Wrote the summary."}))
 }
 
 /// The journal's steps of the run, as (action, detail, reply).
@@ -71,7 +66,7 @@ fn finishes_accepted(r: &Ran) -> usize {
 fn rein_finishes_where_the_model_could_only_have_called_finish() {
     // No finish in the script: were the model asked once more, the scripted model would run
     // out of replies and the run would end in a model failure.
-    let script = reads() + &line("write_sections", gold_fields()) + &read_back();
+    let script = reads() + &line("write_sections", gold_fields()) + &read_summary();
     let r = run(&script, levers(true, true), 1);
     assert!(r.out.passed(), "{}", r.out.reason());
     assert_eq!(r.model.requests.len(), 5, "the model was asked five times");
@@ -97,7 +92,8 @@ fn rein_finishes_where_the_model_could_only_have_called_finish() {
 
 #[test]
 fn without_finish_when_met_or_with_the_lever_off_the_model_finishes() {
-    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let script =
+        reads() + &line("write_sections", gold_fields()) + &read_summary() + &finish_line();
     for levers in [levers(false, true), levers(true, false)] {
         let r = run(&script, levers, 1);
         assert!(r.out.passed(), "{}", r.out.reason());
@@ -116,11 +112,7 @@ fn a_wrong_answer_is_judged_after_reins_finish_and_fixed_in_the_next_attempt() {
     // The total is an answer check: the checklist never shows it, so Rein finishes the wrong
     // report, the judge fails it, and attempt 2 (which must change the report first) is the
     // model's again until its own write is met.
-    let script = reads()
-        + &line("write_sections", wrong_total_fields())
-        + &read_back()
-        + &line("write_sections", gold_fields())
-        + &read_back();
+    let script = wrong_then_right();
     let r = run(&script, levers(true, true), 2);
     assert!(r.out.passed(), "{}", r.out.reason());
     assert_eq!(r.out.figures.attempts, 2);
@@ -135,7 +127,7 @@ fn a_wrong_answer_is_judged_after_reins_finish_and_fixed_in_the_next_attempt() {
     assert!(prompt.contains("total-hours"), "{prompt}");
 
     // With one attempt the run ends on the failed verdict: Rein's finish passes nothing.
-    let script = reads() + &line("write_sections", wrong_total_fields()) + &read_back();
+    let script = reads() + &line("write_sections", wrong_total_fields()) + &read_summary();
     let r = run(&script, levers(true, true), 1);
     assert!(!r.out.passed());
     assert!(r.out.reason().contains("total-hours"), "{}", r.out.reason());
@@ -150,7 +142,7 @@ fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back()
         .as_str()
         .unwrap()
         .replace("- Release checklist: 4 hours, planned for Maya.\n", ""));
-    let script = reads() + &line("write_sections", missing) + &read_back() + &done();
+    let script = reads() + &line("write_sections", missing) + &read_summary() + &finish_line();
     let r = run(&script, levers(true, true), 1);
     assert!(!r.out.passed());
     assert!(
@@ -163,7 +155,7 @@ fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back()
 
     // Written but not read back: the finish rules would refuse, so Rein does not finish
     // before the model's read.
-    let script = reads() + &line("write_sections", gold_fields()) + &read_back();
+    let script = reads() + &line("write_sections", gold_fields()) + &read_summary();
     let r = run(&script, levers(true, true), 1);
     let steps = steps(&r);
     let finish_at = steps
@@ -180,7 +172,8 @@ fn rein_never_finishes_a_report_that_misses_a_shown_check_or_was_not_read_back()
 #[test]
 fn a_finish_the_gate_denies_is_tried_once_and_the_model_is_asked() {
     let deny = Rule::new("finish", &[], PolicyAction::Deny).unwrap();
-    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let script =
+        reads() + &line("write_sections", gold_fields()) + &read_summary() + &finish_line();
     let r = run_under(
         &script,
         levers(true, true),
@@ -203,18 +196,11 @@ fn a_finish_the_gate_denies_is_tried_once_and_the_model_is_asked() {
 /// edit-gitignore of the desk suite: three lines to add, one `edit_file` each.
 fn edit_gitignore(script: &str, levers: Levers) -> Ran {
     let h = support::Harness::desk_suite("edit-gitignore");
-    let mut model = support::PromptRecorder::new(script, "edit-gitignore.jsonl");
-    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+    Ran::of(h, script, &mut AllowAll, Policy::safe_default(), |o| {
         o.levers = levers;
         o.constrained = true;
         o.limits.attempts = 1;
-    });
-    Ran {
-        out,
-        events,
-        model,
-        h,
-    }
+    })
 }
 
 #[test]
@@ -235,7 +221,7 @@ fn a_file_edited_in_place_is_finished_by_the_model_after_its_last_edit() {
         + &edit("data/raw/\n", "data/raw/\ndata/cache/\n")
         + &edit("data/cache/\n", "data/cache/\n*.sqlite\n")
         + &line("read_file", json!({ "path": FILE }))
-        + &done();
+        + &finish_line();
     let with_read_back = Levers {
         read_back: true,
         ..levers(true, true)
@@ -253,7 +239,7 @@ fn a_file_edited_in_place_is_finished_by_the_model_after_its_last_edit() {
         + &line("read_file", json!({ "path": FILE }))
         + &edit(".vscode/\n", ".vscode/\n*.swp\n")
         + &line("read_file", json!({ "path": FILE }))
-        + &done();
+        + &finish_line();
     let r = edit_gitignore(&early, with_read_back);
     assert!(!r.out.passed());
     assert!(r.out.reason().contains("whole-file"), "{}", r.out.reason());

@@ -12,8 +12,8 @@ use rein_engine::gate::{AllowAll, ApprovalDecision, ApprovalRequest, Approver};
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use serde_json::{json, Value};
 use support::{
-    allowed_tools, attempts_finished, gold_fields, journal_events, line, reads, user_messages,
-    Harness, PromptRecorder, Ran,
+    allowed_tools, attempts_finished, finish_line, gold_fields, journal_events, line, read_summary,
+    reads, user_messages, wrong_then_right, wrong_total_fields, Harness, PromptRecorder, Ran,
 };
 
 const SUMMARY: &str = "out/summary.md";
@@ -57,24 +57,7 @@ fn run(script: &str, s: Setup) -> Ran {
     run_with(script, s, &mut AllowAll)
 }
 
-fn read_back() -> String {
-    line("read_file", json!({ "path": SUMMARY }))
-}
-
-fn done() -> String {
-    line("finish", json!({"summary": "Wrote the summary."}))
-}
-
 /// The gold report with the total stated wrong (an answer check the checklist never shows).
-fn wrong_total() -> Value {
-    let mut wrong = gold_fields();
-    wrong["Tasks"] = json!(wrong["Tasks"]
-        .as_str()
-        .unwrap()
-        .replace("Total hours: 64", "Total hours: 72"));
-    wrong
-}
-
 /// The gold report without the project's name (`names-project`, another hidden check).
 fn unnamed() -> Value {
     let mut v = gold_fields();
@@ -124,12 +107,7 @@ fn user_messages_of(r: &Ran, i: usize) -> Vec<String> {
 fn unconstrained_model_could_still_fix_its_report_so_rein_must_not_finish() {
     // The model writes a wrong total, reads it back (finish would be accepted and every shown
     // check is met), then, not held to finish, rewrites the report right and finishes.
-    let script = reads()
-        + &line("write_sections", wrong_total())
-        + &read_back()
-        + &line("write_sections", gold_fields())
-        + &read_back()
-        + &done();
+    let script = wrong_then_right() + &finish_line();
     let unconstrained = |auto| Setup {
         constrained: false,
         ..Setup::new(levers(auto), 1)
@@ -156,22 +134,22 @@ fn unconstrained_model_could_still_fix_its_report_so_rein_must_not_finish() {
 #[test]
 fn monotone_undo_after_reins_finish_matches_the_models_own_finishes() {
     let with_lever = reads()
-        + &line("write_sections", wrong_total())
-        + &read_back()
+        + &line("write_sections", wrong_total_fields())
+        + &read_summary()
         + &line("write_sections", unnamed())
-        + &read_back()
+        + &read_summary()
         + &line("write_sections", gold_fields())
-        + &read_back();
+        + &read_summary();
     let without = reads()
-        + &line("write_sections", wrong_total())
-        + &read_back()
-        + &done()
+        + &line("write_sections", wrong_total_fields())
+        + &read_summary()
+        + &finish_line()
         + &line("write_sections", unnamed())
-        + &read_back()
-        + &done()
+        + &read_summary()
+        + &finish_line()
         + &line("write_sections", gold_fields())
-        + &read_back()
-        + &done();
+        + &read_summary()
+        + &finish_line();
     let monotone = |auto| Levers {
         monotone_attempts: true,
         ..levers(auto)
@@ -212,10 +190,10 @@ fn a_denied_rein_finish_is_not_retried_in_the_same_attempt_after_a_new_write() {
     let deny = Rule::new("finish", &[], PolicyAction::Deny).unwrap();
     let script = reads()
         + &line("write_sections", gold_fields())
-        + &read_back()
-        + &line("write_sections", wrong_total())
-        + &read_back()
-        + &done();
+        + &read_summary()
+        + &line("write_sections", wrong_total_fields())
+        + &read_summary()
+        + &finish_line();
     let r = run(
         &script,
         Setup {
@@ -251,7 +229,8 @@ impl Approver for NobodyForFinish {
 fn a_finish_that_needs_unavailable_approval_ends_the_run_as_the_models_would() {
     let ask = Rule::new("finish", &[], PolicyAction::Ask).unwrap();
     let rules = vec![ask];
-    let script = reads() + &line("write_sections", gold_fields()) + &read_back() + &done();
+    let script =
+        reads() + &line("write_sections", gold_fields()) + &read_summary() + &finish_line();
     let go = |auto| {
         run_with(
             &script,
@@ -291,7 +270,7 @@ fn a_report_already_on_disk_is_not_finished_by_rein() {
     let text = support::gold_text();
     std::fs::create_dir_all(h.workspace.join("out")).unwrap();
     std::fs::write(h.workspace.join(SUMMARY), text).unwrap();
-    let script = reads() + &read_back() + &done();
+    let script = reads() + &read_summary() + &finish_line();
     let mut model = PromptRecorder::new(&script, "already.jsonl");
     let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
         o.levers = levers(true);
@@ -312,11 +291,7 @@ fn a_report_already_on_disk_is_not_finished_by_rein() {
 /// model is offered every tool again, not finish alone.
 #[test]
 fn the_next_attempt_after_reins_failed_finish_reads_truthfully_and_offers_every_tool() {
-    let script = reads()
-        + &line("write_sections", wrong_total())
-        + &read_back()
-        + &line("write_sections", gold_fields())
-        + &read_back();
+    let script = wrong_then_right();
     let r = run(&script, Setup::new(levers(true), 2));
     assert!(r.out.passed(), "{}", r.out.reason());
     let first_of_attempt_2 = 5;
@@ -357,11 +332,7 @@ fn the_next_attempt_after_reins_failed_finish_reads_truthfully_and_offers_every_
 /// Rein's), so no prompt attributes Rein's finish to the model.
 #[test]
 fn the_task_reminder_does_not_count_reins_finish_as_the_models_call() {
-    let script = reads()
-        + &line("write_sections", wrong_total())
-        + &read_back()
-        + &line("write_sections", gold_fields())
-        + &read_back();
+    let script = wrong_then_right();
     let lv = Levers {
         task_reminder: true,
         ..levers(true)
@@ -393,14 +364,16 @@ fn the_task_reminder_does_not_count_reins_finish_as_the_models_call() {
 fn verified_sampling_figures_are_the_same_with_reins_finish() {
     let wrong = support::wrong_total_text();
     let gold = support::gold_text();
-    let base =
-        reads() + &support::write_summary(&wrong) + &support::write_summary(&gold) + &read_back();
+    let base = reads()
+        + &support::write_summary(&wrong)
+        + &support::write_summary(&gold)
+        + &read_summary();
     let go = |auto: bool| {
         let h = Harness::new("desk_task");
         let script = if auto {
             base.clone()
         } else {
-            base.clone() + &done()
+            base.clone() + &finish_line()
         };
         let mut model = PromptRecorder::new(&script, "sampling.jsonl");
         let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {

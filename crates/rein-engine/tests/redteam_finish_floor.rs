@@ -18,7 +18,9 @@ use rein_engine::gate::AllowAll;
 use rein_engine::mission::Mission;
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{gold_fields, gold_text, journal_events, line, reads, wrong_total_fields, Ran};
+use support::{
+    gold_fields, gold_text, journal_events, line, read_summary, reads, wrong_then_right, Ran,
+};
 
 const FINISH_RULES: &str = "harness:finish_rules";
 const SUMMARY: &str = "out/summary.md";
@@ -69,6 +71,17 @@ fn finish_facts(c: &CaseResult) -> String {
         .flat_map(|k| k.facts.clone())
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The finish-rules facts of case `c` say `said`.
+fn assert_finish_says(c: &CaseResult, said: &str) {
+    let facts = finish_facts(c);
+    assert!(
+        facts.contains(said),
+        "{}: {:?}: {facts}",
+        c.name,
+        c.failed_checks
+    );
 }
 
 fn call(tool: &str, path: &str) -> Value {
@@ -138,11 +151,7 @@ fn a_gold_that_finishes_before_its_write_or_its_read_back_is_a_false_fail() {
              the finish rules refuse; it must fail {FINISH_RULES}: {:?}",
             c.failed_checks
         );
-        assert!(
-            finish_facts(c).contains(reason),
-            "{name}: {}",
-            finish_facts(c)
-        );
+        assert_finish_says(c, reason);
     }
     assert_eq!(r.false_fails, 2);
 }
@@ -182,11 +191,7 @@ fn the_first_executed_finish_decides_and_a_refused_one_does_not() {
         "the first executed finish ends a run: {:?}",
         early.failed_checks
     );
-    assert!(
-        finish_facts(early).contains("not what this run last wrote"),
-        "{}",
-        finish_facts(early)
-    );
+    assert_finish_says(early, "not what this run last wrote");
     let later = case(&r, "refused-then-finished");
     assert!(later.passed, "{:?}", later.failed_checks);
 }
@@ -267,12 +272,7 @@ fn placeholder_text_in_a_gold_is_a_false_fail() {
     let r = report(&dir);
     let c = case(&r, "placeholder");
     assert!(!c.passed);
-    assert!(
-        finish_facts(c).contains("placeholder"),
-        "{:?}: {}",
-        c.failed_checks,
-        finish_facts(c)
-    );
+    assert_finish_says(c, "placeholder");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -316,18 +316,10 @@ fn the_finish_rules_compare_the_inputs_the_case_leaves_with_the_frozen_ones() {
     );
     let grew = case(&r, "input-grew");
     assert!(grew.as_expected, "{:?}", grew.not_caught_by);
-    assert!(
-        finish_facts(grew).contains("data/tasks.csv"),
-        "{}",
-        finish_facts(grew)
-    );
+    assert_finish_says(grew, "data/tasks.csv");
     let gone = case(&r, "input-deleted");
     assert!(gone.as_expected, "{:?}", gone.not_caught_by);
-    assert!(
-        finish_facts(gone).contains("no longer exists"),
-        "{}",
-        finish_facts(gone)
-    );
+    assert_finish_says(gone, "no longer exists");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -503,21 +495,13 @@ fn auto_finishes(r: &Ran) -> Vec<Value> {
     journal_events(&r.h.journal, r.out.run, "auto_finish")
 }
 
-fn read_back() -> String {
-    line("read_file", json!({ "path": SUMMARY }))
-}
-
 #[test]
 fn attempt_two_of_a_report_created_in_attempt_one_is_still_finished_by_rein() {
     // Attempt 1 creates the report (wrong total, an answer check): Rein finishes, the judge
     // fails it. Attempt 2 starts with attempt 1's file on disk; the file was not there when the
     // run began, so Rein finishes attempt 2's right report too. With and without monotone
     // attempts.
-    let script = reads()
-        + &line("write_sections", wrong_total_fields())
-        + &read_back()
-        + &line("write_sections", gold_fields())
-        + &read_back();
+    let script = wrong_then_right();
     for monotone in [false, true] {
         let r = run(&script, levers(monotone), 2);
         assert!(r.out.passed(), "monotone {monotone}: {}", r.out.reason());
@@ -534,7 +518,7 @@ fn a_report_the_run_creates_deletes_and_creates_again_is_finished_by_rein() {
         + &line("write_sections", gold_fields())
         + &line("delete_file", json!({ "path": SUMMARY }))
         + &line("write_sections", gold_fields())
-        + &read_back();
+        + &read_summary();
     let r = run(&script, levers(false), 1);
     assert!(r.out.passed(), "{}", r.out.reason());
     let events = auto_finishes(&r);
@@ -555,7 +539,7 @@ fn a_report_left_in_the_workspace_before_the_run_is_finished_by_the_model() {
     std::fs::write(h.workspace.join(SUMMARY), "# Old draft\n").unwrap();
     let script = reads()
         + &line("write_sections", gold_fields())
-        + &read_back()
+        + &read_summary()
         + &line("finish", json!({"summary": "Done."}));
     let mut model = support::PromptRecorder::new(&script, "stale.jsonl");
     let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {

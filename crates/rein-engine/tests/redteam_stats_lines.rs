@@ -39,6 +39,11 @@ fn first_prompt(h: &Harness) -> (String, Value) {
     (model.prompt(0), events.into_iter().next().unwrap())
 }
 
+/// The task lines stats-first showed in the first prompt of a run of `h`.
+fn shown_lines(h: &Harness) -> Vec<String> {
+    task_lines(&first_prompt(h).0)
+}
+
 fn expenses(edit: impl FnOnce(&mut Value)) -> Harness {
     Harness::with_edit(EXPENSES, edit)
 }
@@ -103,8 +108,7 @@ fn a_label_that_is_a_bare_placeholder_letter_gets_no_line() {
             )
         });
     });
-    let (first, _) = first_prompt(&h);
-    let lines = task_lines(&first);
+    let lines = shown_lines(&h);
     // Correct: claim (2) says no line when the label is itself a placeholder. `X` is the
     // placeholder of the employee's name (the answer of a check that is no table figure);
     // "X: 419.23 EUR" hands the model a line with an unfilled placeholder to copy verbatim.
@@ -131,8 +135,7 @@ fn a_label_holding_a_placeholder_gets_no_line() {
         check_mut(m, "largest")["stated"]["regex"] =
             json!(r"(?im)^\s*largest\b[^:\n]*:\s*(.*?)\.?\s*$");
     });
-    let (first, _) = first_prompt(&h);
-    let lines = task_lines(&first);
+    let lines = shown_lines(&h);
     // Correct: no line. "Largest claim N: 419.23 EUR" fills one placeholder and leaves the
     // other (the row number, which Rein must not fill either: it would name a row) for the
     // model to copy as the letter N.
@@ -154,8 +157,7 @@ fn a_dollar_unit_is_written_as_the_task_spells_it() {
             });
             check_mut(m, "total")["units"] = json!([unit]);
         });
-        let (first, _) = first_prompt(&h);
-        let lines = task_lines(&first);
+        let lines = shown_lines(&h);
         let want = format!("Total: 3798.82 {unit}");
         assert!(lines.contains(&want), "{want}: {lines:?}");
     }
@@ -173,8 +175,7 @@ fn a_line_quoted_twice_or_two_lines_read_alike_get_no_line() {
         });
         check_mut(m, "total-travel")["occurrences"] = json!("exactly_one");
     });
-    let (first, _) = first_prompt(&h);
-    let lines = task_lines(&first);
+    let lines = shown_lines(&h);
     assert!(lines.iter().all(|l| !l.starts_with("Travel")), "{lines:?}");
     assert!(
         lines.contains(&"Meals: 469.72 EUR".to_string()),
@@ -318,8 +319,7 @@ fn one_line_for_two_checks_of_the_same_figure_is_shown_once() {
         again["section"] = Value::Null;
         m["checks"].as_array_mut().unwrap().push(again);
     });
-    let (first, _) = first_prompt(&h);
-    let lines = task_lines(&first);
+    let lines = shown_lines(&h);
     // Told twice, the model may write it twice, which `exactly_one` refuses.
     assert_eq!(
         lines.iter().filter(|l| l.starts_with("Total:")).count(),
@@ -352,8 +352,7 @@ fn a_line_never_says_which_row_a_ranking_line_is_about() {
         // Listed first, so its figure comes first.
         m["checks"].as_array_mut().unwrap().insert(0, top);
     });
-    let (first, _) = first_prompt(&h);
-    let lines = task_lines(&first);
+    let lines = shown_lines(&h);
     assert!(
         lines.iter().all(|l| !l.starts_with("Top category")),
         "the line names which category is the top one: {lines:?}"

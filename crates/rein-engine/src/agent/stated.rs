@@ -369,6 +369,7 @@ mod tests {
         assert!(!re.is_match("Total hours: N"));
         assert!(!re.is_match("Total hours: sixty-four"));
     }
+
     fn filtered(stated: &str, units: &[&str], column: &str, equals: &str) -> CheckSpec {
         let c: crate::checks::Check = serde_json::from_value(serde_json::json!({
             "id": "n", "kind": "numeric_consistency", "path": "out/r.md",

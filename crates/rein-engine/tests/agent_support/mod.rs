@@ -635,8 +635,18 @@ impl Ran {
         policy: rein_engine::policy::Policy,
         tweak: impl FnOnce(&mut AgentOptions),
     ) -> Ran {
-        let h = Harness::new("desk_task");
-        let mut model = PromptRecorder::new(script, "desk_task.jsonl");
+        Ran::of(Harness::new("desk_task"), script, approver, policy, tweak)
+    }
+
+    /// `h`'s mission replaying `script`, as [`Ran::desk_task`] does desk_task's.
+    pub fn of(
+        h: Harness,
+        script: &str,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> Ran {
+        let mut model = PromptRecorder::new(script, "script.jsonl");
         let (out, events) = h.run_gated_with_policy(&mut model, approver, policy, tweak);
         Ran {
             out,
@@ -799,4 +809,14 @@ pub fn task_lines(first: &str) -> Vec<String> {
             rest[..end].to_string()
         })
         .collect()
+}
+
+/// desk_task's reads, a report with the total wrong, read back, then the gold report, read
+/// back: a first attempt that the judge fails and a second that passes.
+pub fn wrong_then_right() -> String {
+    reads()
+        + &line("write_sections", wrong_total_fields())
+        + &read_summary()
+        + &line("write_sections", gold_fields())
+        + &read_summary()
 }
