@@ -144,7 +144,7 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// one NUL made its whole file "Binary file run.sh changed (absent -> 48 bytes ...)", so the
 /// person approved a script they never saw; likewise text replacing a real binary file. Only
 /// content that is not UTF-8 is described (size and hash) instead of dumped.
-fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> String {
+pub fn unified_diff(path: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> String {
     let old_name = if before.is_some() {
         format!("a/{path}")
     } else {

@@ -175,6 +175,23 @@ pub enum Lever {
     /// hints each: with `stats-first`, its first prompt was 5,517 tokens, over the share of the
     /// prompt budget stats-first may take.
     RequirementsOnce,
+    /// A `finish` on a deliverable that was in the workspace before the run (a file edited in
+    /// place) is held when the finish rules would accept it and the file has changed since the
+    /// last such hold: the model is shown the diff of its own changes to the file so far and
+    /// the task again, and asked for any change the task names that the diff lacks; `finish`
+    /// called again on the file as reviewed is judged. No check the model may be told
+    /// says when the last of several edits is done; the 1.5B called `finish` after the first of
+    /// its two to ten edits on six of the eight desk edit tasks (edit-csv-emails: one e-mail of
+    /// ten lowered).
+    ReviewEdits,
+    /// For a task among at least [`super::prompt::FIND_INPUTS_MIN`] inputs that needs only the
+    /// ones it picks (no check needs every input read), the progress note after each step counts
+    /// the inputs read instead of naming the next unread one, and suggests `search_text` first.
+    /// Without it the note said "read the whole of services/auth.yaml" after each read, and the
+    /// 1.5B read all 22 files of search-cert-expiry one step each (step thoughts copied from the
+    /// note), never searched, and named the wrong service or ran out of time on three search
+    /// tasks of three.
+    FindInputs,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -182,7 +199,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 29] = [
+    pub const ALL: [Lever; 31] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -212,6 +229,8 @@ impl Lever {
         Lever::StatsFirst,
         Lever::AutoFinish,
         Lever::RequirementsOnce,
+        Lever::ReviewEdits,
+        Lever::FindInputs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -245,6 +264,8 @@ impl Lever {
             Lever::StatsFirst => "stats-first",
             Lever::AutoFinish => "auto-finish",
             Lever::RequirementsOnce => "requirements-once",
+            Lever::ReviewEdits => "review-edits",
+            Lever::FindInputs => "find-inputs",
         }
     }
 
@@ -299,6 +320,8 @@ pub struct Levers {
     pub stats_first: bool,
     pub auto_finish: bool,
     pub requirements_once: bool,
+    pub review_edits: bool,
+    pub find_inputs: bool,
 }
 
 impl Default for Levers {
@@ -349,6 +372,8 @@ impl Levers {
         stats_first: false,
         auto_finish: false,
         requirements_once: false,
+        review_edits: false,
+        find_inputs: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -381,6 +406,8 @@ impl Levers {
         stats_first: true,
         auto_finish: true,
         requirements_once: true,
+        review_edits: true,
+        find_inputs: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -414,6 +441,8 @@ impl Levers {
             Lever::StatsFirst => self.stats_first,
             Lever::AutoFinish => self.auto_finish,
             Lever::RequirementsOnce => self.requirements_once,
+            Lever::ReviewEdits => self.review_edits,
+            Lever::FindInputs => self.find_inputs,
         }
     }
 
@@ -448,6 +477,8 @@ impl Levers {
             Lever::StatsFirst => self.stats_first = on,
             Lever::AutoFinish => self.auto_finish = on,
             Lever::RequirementsOnce => self.requirements_once = on,
+            Lever::ReviewEdits => self.review_edits = on,
+            Lever::FindInputs => self.find_inputs = on,
         }
     }
 

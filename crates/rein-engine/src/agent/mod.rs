@@ -30,6 +30,7 @@
 //! | `world` | the judge's view of a confined workspace |
 //! | `decide` | a model as the judge's decider |
 //! | `inputs_first` | the `inputs-first` lever: which inputs Rein reads before the first step |
+//! | `edit_review` | the `review-edits` lever: a held finish shows the run's own edits |
 //! | `stats_first` | the `stats-first` lever: which table figures Rein computes before the first step |
 
 mod bodies;
@@ -39,6 +40,7 @@ mod copied;
 pub use checklist::checklist_note;
 mod decide;
 mod document_facts;
+mod edit_review;
 mod error;
 mod event;
 mod facts;

@@ -283,11 +283,16 @@ pub fn labelled_result(label: &str, report: &GateReport) -> String {
 /// into its next call, so the note names only a tool the run offers: the typed one, else
 /// `create_file` (the 1.5B, offered `write_sections`, wrote with `create_file` as the note said
 /// and lost a heading), and no tool at all when the run offers none that fits.
+///
+/// With `find_inputs` (lever `find-inputs`), a task among many inputs that needs only the ones
+/// it picks ([`task_picks_inputs`]) is not walked through them one by one: the note counts the
+/// inputs read and suggests finding the ones that matter with `search_text` first.
 pub fn progress_note(
     contract: &FrozenContract,
     trace: &[crate::checks::TraceEntry],
     typed: Option<&str>,
     tools: &[String],
+    find_inputs: bool,
 ) -> String {
     let m = &contract.mission;
     let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
@@ -353,6 +358,10 @@ pub fn progress_note(
     } else {
         next
     };
+    if find_inputs && task_picks_inputs(contract) {
+        let (inputs, next) = picked_inputs_progress(contract, trace, tools, last_write, next);
+        return format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.");
+    }
     let (inputs, next) = match unread.first() {
         None => ("every input was read".to_string(), next),
         Some(first) => (
@@ -373,6 +382,71 @@ pub fn progress_note(
         ),
     };
     format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.")
+}
+
+/// Fewest inputs for which lever `find-inputs` applies: below it, reading each input costs a
+/// few steps; the desk suite's search tasks have 21 to 24 and its report tasks at most 4.
+pub const FIND_INPUTS_MIN: usize = 8;
+
+/// Whether the task picks which of its inputs to read: at least [`FIND_INPUTS_MIN`] inputs and
+/// no `inputs_read` check that needs every one of them (a check naming some of them keeps
+/// their names to itself: which files hold the answer is part of a search task). The desk
+/// suite's search tasks need one file of 21 to 24; the progress note named every unread input
+/// in turn, and the 1.5B read all of them, one step each, and never called `search_text`.
+pub fn task_picks_inputs(contract: &FrozenContract) -> bool {
+    use crate::checks::{same_path, CheckSpec};
+    let m = &contract.mission;
+    m.inputs.len() >= FIND_INPUTS_MIN
+        && !m.checks.iter().any(|c| match &c.spec {
+            CheckSpec::InputsRead { paths, .. } => {
+                paths.is_empty()
+                    || m.inputs
+                        .iter()
+                        .all(|i| paths.iter().any(|p| same_path(p, i)))
+            }
+            _ => false,
+        })
+}
+
+/// The progress note's inputs part and next step for a task that picks its inputs: how many
+/// were read in full, and, until the run has searched or written, a search first (with a tool
+/// the run offers); then the files the search named, read in full before the first write.
+fn picked_inputs_progress(
+    contract: &FrozenContract,
+    trace: &[crate::checks::TraceEntry],
+    tools: &[String],
+    last_write: Option<usize>,
+    next: String,
+) -> (String, String) {
+    let m = &contract.mission;
+    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+    let read = m
+        .inputs
+        .iter()
+        .filter(|i| crate::checks::read_whole_at(trace, i).is_some())
+        .count();
+    let inputs = format!(
+        "{read} of the {} inputs read in full (the task needs only some of them, and which ones is part of the task)",
+        m.inputs.len()
+    );
+    let searched = trace.iter().any(|e| {
+        e.executed()
+            && matches!(
+                e.tool.as_str(),
+                "search_text" | "find_files" | "find_related"
+            )
+    });
+    let finder = offered("search_text").or_else(|| offered("find_files"));
+    let next = match (searched, last_write, finder) {
+        (false, None, Some(f)) => format!(
+            "find the files that hold what the task asks for with {f} (a word or pattern from the task), then read in full only the files it names"
+        ),
+        (true, None, _) if offered("read_file").is_some() => format!(
+            "read in full with read_file each file your search named that you have not read yet, then {next}"
+        ),
+        _ => next,
+    };
+    (inputs, next)
 }
 
 /// At most `max` characters of `text`, saying how much was cut.

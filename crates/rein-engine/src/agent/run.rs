@@ -260,10 +260,12 @@ struct State {
     /// The attempt in which the gate did not let Rein's own finish through (lever
     /// `auto-finish`): the model is asked for it instead for the rest of that attempt.
     auto_finish_refused_in: Option<u32>,
-    /// The deliverable was in the workspace when the run began: an edit task's file, changed
-    /// in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to the
-    /// model).
-    deliverable_was_there: bool,
+    /// The deliverable as it was in the workspace when the run began: an edit task's file,
+    /// changed in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to
+    /// the model; lever `review-edits` shows the changes since).
+    deliverable_at_start: Option<Vec<u8>>,
+    /// The SHA-256 of the deliverable as the last review showed it (lever `review-edits`).
+    reviewed_sha256: Option<String>,
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -376,7 +378,7 @@ impl<'a> Agent<'a> {
         let artifact = &c.mission.required_artifact;
         self.options.levers.finish_when_met
             && !self.options.memory
-            && !st.deliverable_was_there
+            && st.deliverable_at_start.is_none()
             && self.tools().iter().any(|t| t == "finish")
             && st
                 .attempt_changes
@@ -442,6 +444,30 @@ impl<'a> Agent<'a> {
         Ok(format!(
             "\nfinish is not offered until {} changes: those checks read only that file, so the same file would fail them again.",
             self.env.contract.mission.required_artifact
+        ))
+    }
+
+    /// Lever `review-edits`: the review a finish the finish rules accept is held for, when the
+    /// deliverable was in the workspace before the run and has changed both since then and since
+    /// the last review (a finish called again on the reviewed file is judged). Records the
+    /// review.
+    fn edit_review(&self, st: &mut State) -> Option<String> {
+        if !self.options.levers.review_edits || self.options.memory {
+            return None;
+        }
+        let before = st.deliverable_at_start.as_deref()?;
+        let path = &self.env.contract.mission.required_artifact;
+        let now = self.env.world.read(path).ok().flatten()?;
+        let sha = crate::mission::sha256_hex(&now);
+        if now == before || st.reviewed_sha256.as_deref() == Some(sha.as_str()) {
+            return None;
+        }
+        st.reviewed_sha256 = Some(sha);
+        Some(super::edit_review::review_reason(
+            path,
+            before,
+            &now,
+            &self.env.contract.mission.prompt,
         ))
     }
 
@@ -705,10 +731,13 @@ impl<'a> Agent<'a> {
             no_paste: None,
             no_paste_shown: Default::default(),
             auto_finish_refused_in: None,
-            deliverable_was_there: matches!(
-                self.env.world.read(&c.mission.required_artifact),
-                Ok(Some(_))
-            ),
+            deliverable_at_start: self
+                .env
+                .world
+                .read(&c.mission.required_artifact)
+                .ok()
+                .flatten(),
+            reviewed_sha256: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

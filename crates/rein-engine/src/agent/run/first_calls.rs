@@ -52,6 +52,7 @@ impl<'a> Agent<'a> {
                 &st.trace,
                 self.deliverable_writer(),
                 &self.tools(),
+                self.options.levers.find_inputs,
             );
             last.content.push('\n');
             last.content.push_str(&progress);

@@ -398,17 +398,32 @@ impl<'a> Agent<'a> {
                     self.env.input_hashes,
                 ),
             };
-            match refused {
+            let refused = match refused {
                 Err(refusal) => {
-                    st.figures.finish_refusals += 1;
-                    kind = StepKind::Refusal;
                     let tools = self.tools();
                     let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
                     let typed = self.deliverable_writer();
-                    let reason = refusal.reason_with(
+                    Err(refusal.reason_with(
                         typed.or_else(|| offered("create_file")),
                         typed.or_else(|| offered("replace_file")),
-                    );
+                    ))
+                }
+                Ok(()) => match self.edit_review(st) {
+                    Some(review) => {
+                        self.env.journal.append_event(
+                            Some(self.env.run),
+                            "edit_review",
+                            &json!({"step": n, "attempt": st.attempt}),
+                        )?;
+                        Err(review)
+                    }
+                    None => Ok(()),
+                },
+            };
+            match refused {
+                Err(reason) => {
+                    st.figures.finish_refusals += 1;
+                    kind = StepKind::Refusal;
                     self.env.journal.append_event(
                         Some(self.env.run),
                         "finish_refused",
@@ -547,6 +562,7 @@ impl<'a> Agent<'a> {
                 &st.trace,
                 self.deliverable_writer(),
                 &tools,
+                self.options.levers.find_inputs,
             ));
         }
         if self.options.levers.checklist {

@@ -1,0 +1,81 @@
+//! The `review-edits` lever: a finish on a file edited in place is held while the file has
+//! changed since the last review, and the model is shown its own changes so far against the
+//! task; a finish called again on the reviewed file is judged.
+//!
+//! No check the model may be told says when the last of several in-place edits is done (the
+//! whole-file comparison is an oracle), and the 1.5B called `finish` after the first of its two
+//! to ten edits on six of the eight desk edit tasks. The review shows only what the run itself
+//! did (a diff of the file as the run found it against the file now) and the task's own words:
+//! nothing of the expected file.
+
+use rein_workspace::{unified_diff, RelPath};
+
+/// The longest diff a review shows; past it the diff is cut at a line and says so.
+pub const REVIEW_DIFF_MAX_CHARS: usize = 4000;
+
+/// The refusal a held finish gets: the diff of `path` from `before` (the file as the run began)
+/// to `after` (the file now), the task's prompt, and what to do next.
+pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> String {
+    let diff = match RelPath::parse(path) {
+        Ok(rel) => unified_diff(&rel, Some(before), Some(after)),
+        // The deliverable's path was checked when the contract froze; a path the workspace
+        // refuses is still reviewed, as a note without a diff.
+        Err(e) => format!("(no diff: {e})\n"),
+    };
+    let diff = clip_at_line(&diff, REVIEW_DIFF_MAX_CHARS);
+    format!(
+        "finish held for a review: `{path}` was in the workspace before this run and is \
+         edited in place, so no check can tell whether your last edit was the last one the task \
+         asks for. Your changes to it so far (the file as the run found it, then as it is now):\n\
+         {diff}The task: {task}\n\
+         Compare them line by line. If the task asks for a change that is not in this diff (another \
+         line, another value, every row of a column), make it now with edit_file; when every \
+         change the task asks for is in the diff, call finish again: the file as reviewed is judged."
+    )
+}
+
+/// `text` cut at the last line end within `max` characters, with a note of what was left out.
+fn clip_at_line(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let kept = cut.rfind('\n').map_or(0, |i| i + 1);
+    let left = text.chars().count() - cut[..kept].chars().count();
+    format!(
+        "{}(diff cut here: {left} more characters not shown; read the file to see all of it)\n",
+        &cut[..kept]
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_shows_the_run_s_own_changes_and_the_task() {
+        let before = b"id,email\n1,Ada@X.org \n2,MIA@X.ORG\n";
+        let after = b"id,email\n1,ada@x.org\n2,MIA@X.ORG\n";
+        let r = review_reason("data/m.csv", before, after, "lower every e-mail");
+        assert!(r.contains("-1,Ada@X.org \n+1,ada@x.org\n"), "{r}");
+        assert!(r.contains(" 2,MIA@X.ORG"), "{r}");
+        assert!(r.contains("The task: lower every e-mail\n"), "{r}");
+        assert!(r.contains("call finish again"), "{r}");
+    }
+
+    #[test]
+    fn a_long_diff_is_cut_at_a_line_and_says_so() {
+        let before: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let after = before.replace("line ", "LINE ");
+        let r = review_reason("a.txt", before.as_bytes(), after.as_bytes(), "t");
+        let diff_part = r.split("The task:").next().unwrap();
+        assert!(diff_part.contains("(diff cut here: "), "{diff_part}");
+        assert!(diff_part.chars().count() < REVIEW_DIFF_MAX_CHARS + 600);
+        let last_diff_line = diff_part.lines().rev().nth(1).unwrap();
+        assert!(
+            last_diff_line.starts_with('+') || last_diff_line.starts_with('-'),
+            "{last_diff_line}"
+        );
+    }
+}
