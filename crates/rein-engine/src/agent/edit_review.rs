@@ -12,6 +12,8 @@ use rein_workspace::{unified_diff, RelPath};
 
 /// The longest diff a review shows; past it the diff is cut at a line and says so.
 pub const REVIEW_DIFF_MAX_CHARS: usize = 4000;
+/// The longest line of a review's diff; past it the line is cut and says so.
+pub const REVIEW_LINE_MAX_CHARS: usize = 1000;
 
 /// The refusal a held finish gets: the diff of `path` from `before` (the file as the run began)
 /// to `after` (the file now), the task's prompt, and what to do next.
@@ -22,6 +24,7 @@ pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> Str
         // refuses is still reviewed, as a note without a diff.
         Err(e) => format!("(no diff: {e})\n"),
     };
+    let diff = shorten_long_lines(&diff, REVIEW_LINE_MAX_CHARS);
     let diff = clip_at_line(&diff, REVIEW_DIFF_MAX_CHARS);
     format!(
         "finish held for a review: `{path}` was in the workspace before this run and is \
@@ -31,6 +34,98 @@ pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> Str
          Compare them line by line. If the task asks for a change that is not in this diff (another \
          line, another value, every row of a column), make it now with edit_file; when every \
          change the task asks for is in the diff, call finish again: the file as reviewed is judged."
+    )
+}
+
+/// Characters shown before the first change in a shortened line.
+const LEAD_CHARS: usize = 100;
+
+/// `diff` with each line over `max` characters cut to `max`, saying how many it left out. A
+/// changed line is cut around its first difference from its counterpart (the removed and the
+/// added line at the same place of one change), so a change inside a long line (minified JSON,
+/// a long value) still shows; a line with no counterpart keeps its start.
+fn shorten_long_lines(diff: &str, max: usize) -> String {
+    let lines: Vec<&str> = diff.split_inclusive('\n').collect();
+    let body = |l: &str| l.strip_suffix('\n').unwrap_or(l).to_string();
+    let in_hunks = lines
+        .iter()
+        .position(|l| l.starts_with("@@"))
+        .unwrap_or(lines.len());
+    let mut out: String = lines[..in_hunks].concat();
+    let mut i = in_hunks;
+    // `\ No newline at end of file` can stand between a removed line and its added one.
+    let marked = |l: &str, mark: char| l.starts_with(mark) || l.starts_with('\\');
+    while i < lines.len() {
+        let from = i;
+        while i < lines.len() && marked(lines[i], '-') {
+            i += 1;
+        }
+        while i < lines.len() && marked(lines[i], '+') {
+            i += 1;
+        }
+        if from == i {
+            out.push_str(&shorten(&body(lines[i]), None, max));
+            i += 1;
+            continue;
+        }
+        let block = &lines[from..i];
+        let side = |mark: char| -> Vec<&str> {
+            block
+                .iter()
+                .copied()
+                .filter(|l| l.starts_with(mark))
+                .collect()
+        };
+        let (removed, added) = (side('-'), side('+'));
+        let (mut r, mut a) = (0, 0);
+        for l in block {
+            let counterpart = if l.starts_with('-') {
+                r += 1;
+                added.get(r - 1)
+            } else if l.starts_with('+') {
+                a += 1;
+                removed.get(a - 1)
+            } else {
+                None
+            };
+            out.push_str(&shorten(&body(l), counterpart.map(|o| body(o)), max));
+        }
+    }
+    out
+}
+
+/// One diff line (its `-`, `+` or blank mark first, no line end) kept to `max` characters,
+/// from a little before where it first differs from `counterpart`, with a line end.
+fn shorten(line: &str, counterpart: Option<String>, max: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= max {
+        return format!("{line}\n");
+    }
+    let differs_at = counterpart.map_or(0, |other| {
+        // Past the marks, which always differ.
+        chars
+            .iter()
+            .skip(1)
+            .zip(other.chars().skip(1))
+            .take_while(|(a, b)| *a == b)
+            .count()
+            + 1
+    });
+    let start = differs_at
+        .saturating_sub(LEAD_CHARS)
+        .max(1)
+        .min(chars.len() - max + 1);
+    let end = (start + max - 1).min(chars.len());
+    let kept: String = chars[start..end].iter().collect();
+    let before = if start > 1 {
+        format!("[... {} characters] ", start - 1)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}{before}{kept} [... {} more characters on this line]\n",
+        chars[0],
+        chars.len() - end
     )
 }
 

@@ -287,12 +287,16 @@ pub fn labelled_result(label: &str, report: &GateReport) -> String {
 /// With `find_inputs` (lever `find-inputs`), a task among many inputs that needs only the ones
 /// it picks ([`task_picks_inputs`]) is not walked through them one by one: the note counts the
 /// inputs read and suggests finding the ones that matter with `search_text` first.
+///
+/// After a finish held for a review (`held_for_review`, lever `review-edits`) the next step is
+/// the review's: finish again, or make the change the diff lacks.
 pub fn progress_note(
     contract: &FrozenContract,
     trace: &[crate::checks::TraceEntry],
     typed: Option<&str>,
     tools: &[String],
     find_inputs: bool,
+    held_for_review: bool,
 ) -> String {
     let m = &contract.mission;
     let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
@@ -342,7 +346,12 @@ pub fn progress_note(
         .last()
         // Refused by the finish rules (denied), not for its own arguments (invalid).
         .is_some_and(|e| e.tool == "finish" && e.outcome == "denied");
-    let next = if refused {
+    let next = if held_for_review {
+        format!(
+            "if every change the task asks for is in the diff above, call finish again; else make the missing change{}",
+            with(offered("edit_file"))
+        )
+    } else if refused {
         // Not written yet: replace_file refuses a file that does not exist.
         let rewriter = if last_write.is_none() && !in_place {
             writer
@@ -394,17 +403,32 @@ pub const FIND_INPUTS_MIN: usize = 8;
 /// suite's search tasks need one file of 21 to 24; the progress note named every unread input
 /// in turn, and the 1.5B read all of them, one step each, and never called `search_text`.
 pub fn task_picks_inputs(contract: &FrozenContract) -> bool {
-    use crate::checks::{same_path, CheckSpec};
+    use crate::checks::same_path;
     let m = &contract.mission;
+    // Every input some inputs_read check needs, over all of them; one that names none needs all.
+    let mut needed: Vec<&str> = Vec::new();
+    for paths in inputs_read_paths(contract) {
+        if paths.is_empty() {
+            return false;
+        }
+        needed.extend(paths.iter().map(String::as_str));
+    }
     m.inputs.len() >= FIND_INPUTS_MIN
-        && !m.checks.iter().any(|c| match &c.spec {
-            CheckSpec::InputsRead { paths, .. } => {
-                paths.is_empty()
-                    || m.inputs
-                        .iter()
-                        .all(|i| paths.iter().any(|p| same_path(p, i)))
-            }
-            _ => false,
+        && !m
+            .inputs
+            .iter()
+            .all(|i| needed.iter().any(|p| same_path(p, i)))
+}
+
+/// The `paths` of each `inputs_read` check of the contract (empty: every input).
+fn inputs_read_paths(contract: &FrozenContract) -> impl Iterator<Item = &Vec<String>> {
+    contract
+        .mission
+        .checks
+        .iter()
+        .filter_map(|c| match &c.spec {
+            crate::checks::CheckSpec::InputsRead { paths, .. } => Some(paths),
+            _ => None,
         })
 }
 
@@ -425,8 +449,13 @@ fn picked_inputs_progress(
         .iter()
         .filter(|i| crate::checks::read_whole_at(trace, i).is_some())
         .count();
+    let why = if inputs_read_paths(contract).next().is_some() {
+        "the task needs only some of them, and which ones is part of the task"
+    } else {
+        "which of them to read is the task's to decide"
+    };
     let inputs = format!(
-        "{read} of the {} inputs read in full (the task needs only some of them, and which ones is part of the task)",
+        "{read} of the {} inputs read in full ({why})",
         m.inputs.len()
     );
     let searched = trace.iter().any(|e| {

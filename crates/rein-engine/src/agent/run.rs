@@ -449,10 +449,14 @@ impl<'a> Agent<'a> {
 
     /// Lever `review-edits`: the review a finish the finish rules accept is held for, when the
     /// deliverable was in the workspace before the run and has changed both since then and since
-    /// the last review (a finish called again on the reviewed file is judged). Records the
-    /// review.
+    /// the last review (a finish called again on the reviewed file is judged), and a turn is
+    /// left to act on it (a hold on the last turn would leave a right file unjudged). Records
+    /// the review.
     fn edit_review(&self, st: &mut State) -> Option<String> {
-        if !self.options.levers.review_edits || self.options.memory {
+        if !self.options.levers.review_edits
+            || self.options.memory
+            || st.figures.steps >= self.options.limits.max_turns
+        {
             return None;
         }
         let before = st.deliverable_at_start.as_deref()?;
@@ -469,6 +473,26 @@ impl<'a> Agent<'a> {
             &now,
             &self.env.contract.mission.prompt,
         ))
+    }
+
+    /// The reply is the `finish` a review asked for: the deliverable is the file as the last
+    /// review showed it (lever `review-edits`). It repeats the held call by design, so
+    /// `repeat-escape` must not draw it away.
+    fn finish_asked_by_review(&self, st: &State, asked: &Asked) -> bool {
+        let Reply::Action { action, .. } = &asked.reply else {
+            return false;
+        };
+        let Some(reviewed) = st.reviewed_sha256.as_deref() else {
+            return false;
+        };
+        action.action == "finish"
+            && self
+                .env
+                .world
+                .read(&self.env.contract.mission.required_artifact)
+                .ok()
+                .flatten()
+                .is_some_and(|now| crate::mission::sha256_hex(&now) == reviewed)
     }
 
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
@@ -628,7 +652,7 @@ impl<'a> Agent<'a> {
         schema: Option<&Value>,
         tools: &[String],
     ) -> Result<Asked, AgentError> {
-        if tools == ["finish"] {
+        if tools == ["finish"] || self.finish_asked_by_review(st, &asked) {
             return Ok(asked);
         }
         for draw in 1..=REPEAT_ESCAPE_DRAWS {

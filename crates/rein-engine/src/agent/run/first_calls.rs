@@ -53,6 +53,7 @@ impl<'a> Agent<'a> {
                 self.deliverable_writer(),
                 &self.tools(),
                 self.options.levers.find_inputs,
+                false,
             );
             last.content.push('\n');
             last.content.push_str(&progress);

@@ -332,6 +332,9 @@ impl<'a> Agent<'a> {
         let known = tools.contains(&tool) && self.env.registry.get(self.gate_tool(&tool)).is_some();
         let mut kind = StepKind::Action;
         let mut accepted = false;
+        // A finish held for a review (lever `review-edits`) asks for a look, not a change of
+        // course: it is no step without progress, and the progress note defers to it.
+        let mut held_for_review = false;
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
             .then(|| self.typed_arguments(&tool, &params))
@@ -410,6 +413,7 @@ impl<'a> Agent<'a> {
                 }
                 Ok(()) => match self.edit_review(st) {
                     Some(review) => {
+                        held_for_review = true;
                         self.env.journal.append_event(
                             Some(self.env.run),
                             "edit_review",
@@ -511,7 +515,9 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
-        st.stalled = if repeated.is_some() || refused_finish {
+        st.stalled = if held_for_review {
+            st.stalled
+        } else if repeated.is_some() || refused_finish {
             st.stalled + 1
         } else {
             0
@@ -563,6 +569,7 @@ impl<'a> Agent<'a> {
                 self.deliverable_writer(),
                 &tools,
                 self.options.levers.find_inputs,
+                held_for_review,
             ));
         }
         if self.options.levers.checklist {
