@@ -69,14 +69,16 @@ fn a_finish_after_the_first_of_three_edits_is_held_and_shows_the_run_s_own_diff(
         + &finish_line()
         + &other_edits()
         + &read_back()
-        + &finish_line()
         + &finish_line();
     let r = run(&script, true, 1);
     assert!(r.out.passed(), "{}", r.out.reason());
     let refusals = finish_refusals(&r.events);
-    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
     let review = &refusals[0];
-    assert!(review.starts_with("finish held for a review"), "{review}");
+    assert!(
+        review.starts_with("finish held once for a review"),
+        "{review}"
+    );
     let diff = diff_part(review);
     assert!(diff.contains(" .vscode/\n+*.swp\n"), "{diff}");
     // The two lines the run had not written yet are nowhere in the diff: the review shows
@@ -85,16 +87,10 @@ fn a_finish_after_the_first_of_three_edits_is_held_and_shows_the_run_s_own_diff(
     assert!(!diff.contains("*.sqlite"), "{diff}");
     assert!(review.contains("The task: Edit project/gitignore.txt in place"));
     let events = journal_events(&r.h.journal, r.out.run, "edit_review");
-    assert_eq!(
-        events,
-        vec![
-            json!({"step": 5, "attempt": 1}),
-            json!({"step": 9, "attempt": 1})
-        ]
-    );
+    assert_eq!(events, vec![json!({"step": 5, "attempt": 1})]);
     // The step after the hold saw the review as the finish's result.
     let after = r.model.prompt(5);
-    assert!(after.contains("finish held for a review"), "{after}");
+    assert!(after.contains("finish held once for a review"), "{after}");
 }
 
 #[test]
@@ -152,7 +148,7 @@ fn a_finish_the_finish_rules_refuse_is_refused_by_them_not_reviewed() {
         "{}",
         refusals[0]
     );
-    assert!(refusals[1].starts_with("finish held for a review"));
+    assert!(refusals[1].starts_with("finish held once for a review"));
 }
 
 #[test]
@@ -171,25 +167,21 @@ fn a_deliverable_the_run_creates_is_never_reviewed() {
 }
 
 #[test]
-fn every_change_after_a_review_is_reviewed_again_before_a_finish() {
+fn one_review_per_attempt_the_next_finish_is_judged() {
+    // After the review the model adds one line of the two missing and finishes: judged, and
+    // the file still lacks a line.
     let script = reads_first()
         + &first_edit()
         + &read_back()
         + &finish_line()
         + &edit("data/raw/\n", "data/raw/\ndata/cache/\n")
         + &read_back()
-        + &finish_line()
-        + &edit("data/cache/\n", "data/cache/\n*.sqlite\n")
-        + &read_back()
-        + &finish_line()
         + &finish_line();
     let r = run(&script, true, 1);
-    assert!(r.out.passed(), "{}", r.out.reason());
-    let refusals = finish_refusals(&r.events);
-    assert_eq!(refusals.len(), 3, "{refusals:?}");
-    assert!(diff_part(&refusals[1]).contains("+data/cache/\n"));
-    assert!(!diff_part(&refusals[1]).contains("*.sqlite"));
-    assert!(diff_part(&refusals[2]).contains("+*.sqlite\n"));
+    assert!(!r.out.passed());
+    assert!(r.out.reason().contains("whole-file"), "{}", r.out.reason());
+    assert_eq!(finish_refusals(&r.events).len(), 1);
+    assert!(r.out.finish_accepted);
 }
 
 #[test]
@@ -203,4 +195,31 @@ fn an_edit_put_back_to_the_start_is_not_reviewed() {
     let r = run(&script, true, 1);
     assert!(!r.out.passed());
     assert!(journal_events(&r.h.journal, r.out.run, "edit_review").is_empty());
+}
+
+#[test]
+fn a_finish_after_a_change_is_no_repeat_of_an_earlier_finish() {
+    // `repeat-escape` redraws a call the run already made; a finish after a change is not one
+    // (its outcome turns on the files), so attempt 2's finish, word for word attempt 1's, is
+    // judged. Had it been redrawn, the script would have run out. (Each read back is worded
+    // apart, since a read the run made already is a repeat.)
+    let read_lines = |from: u64| line("read_file", json!({"path": FILE, "start_line": from}));
+    let script = reads_first()
+        + &first_edit()
+        + &read_lines(1)
+        + &finish_line()
+        // attempt 2
+        + &other_edits()
+        + &line("read_file", json!({"path": FILE, "start_line": 1, "end_line": 100}))
+        + &finish_line();
+    let h = support::Harness::desk_suite("edit-gitignore");
+    let r = Ran::of(h, &script, &mut AllowAll, Policy::safe_default(), |o| {
+        o.levers = Levers {
+            repeat_escape: true,
+            ..Levers::DEFAULT
+        };
+        o.limits.attempts = 2;
+    });
+    assert!(r.out.passed(), "{}", r.out.reason());
+    assert_eq!(r.model.requests.len(), 9);
 }

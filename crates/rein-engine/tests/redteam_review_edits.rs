@@ -21,7 +21,7 @@ use support::{finish_line, finish_refusals, journal_events, line, Harness, Ran};
 const FILE: &str = "project/gitignore.txt";
 /// The review's diff is cut past this many characters (`REVIEW_DIFF_MAX_CHARS`, private).
 const REVIEW_DIFF_MAX_CHARS: usize = 4000;
-const HELD: &str = "finish held for a review";
+const HELD: &str = "finish held once for a review";
 
 fn edit_at(path: &str, old: &str, new: &str) -> String {
     line(
@@ -149,17 +149,20 @@ fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
 
 #[test]
 fn the_review_shows_only_the_start_and_the_file_now_never_another_version() {
-    // Before the run the file is S; the run writes A, gets a review, then writes B. The second
-    // review compares S with B: A's own lines (gone now) are not shown as if present.
+    // Before the run the file is S; attempt 1 writes A and gets a review, attempt 2 writes B
+    // and gets its own. The second review compares S with B: A's own lines (gone now) are not
+    // shown as if present.
     let script = reads_first()
         + &edit(".vscode/\n", ".vscode/\nonly-in-a/\n")
         + &read_back()
         + &finish_line()
+        + &finish_line()
+        // attempt 2
         + &edit("only-in-a/\n", "*.swp\n")
         + &read_back()
         + &finish_line()
         + &finish_line();
-    let r = run(&script, true, |_| {});
+    let r = run(&script, true, |o| o.limits.attempts = 2);
     let rv = reviews(&r);
     assert_eq!(rv.len(), 2, "{rv:?}");
     assert!(diff_part(&rv[0]).contains("+only-in-a/\n"), "{}", rv[0]);
@@ -170,26 +173,23 @@ fn the_review_shows_only_the_start_and_the_file_now_never_another_version() {
 }
 
 #[test]
-fn two_finishes_in_a_row_reach_the_judge_even_after_many_reviews() {
-    // The file goes gold, junk, gold again: each change is reviewed (the last review is the
-    // only one remembered), and the finish after the last review is judged and passes.
+fn the_finish_after_a_hold_is_judged_whatever_the_model_changed_between() {
+    // One hold per attempt: the file goes gold, junk, gold again after the hold, and the next
+    // finish is judged (and passes) with no second hold.
     let script = reads_first()
         + &three_edits()
         + &read_back()
         + &finish_line()
         + &edit("*.sqlite\n", "*.sqlite\njunk/\n")
-        + &read_back()
-        + &finish_line()
         + &edit("*.sqlite\njunk/\n", "*.sqlite\n")
         + &read_back()
-        + &finish_line()
         + &finish_line();
     let r = run(&script, true, |_| {});
     assert!(r.out.passed(), "{}", r.out.reason());
-    assert_eq!(reviews(&r).len(), 3);
-    assert_eq!(finish_refusals(&r.events).len(), 3);
+    assert_eq!(reviews(&r).len(), 1);
+    assert_eq!(finish_refusals(&r.events).len(), 1);
     // Every step of the script was used: the run ended at the judged finish.
-    assert_eq!(r.model.requests.len(), 14);
+    assert_eq!(r.model.requests.len(), 11);
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn a_huge_multibyte_diff_is_cut_at_a_line_end_without_a_panic() {
     assert_eq!(rv.len(), 1, "{rv:?}");
     let diff = diff_part(&rv[0]);
     let shown = diff
-        .split("finish held for a review")
+        .split("finish held once for a review")
         .nth(1)
         .unwrap()
         .split_once("as it is now):\n")

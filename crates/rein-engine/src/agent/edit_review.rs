@@ -1,6 +1,6 @@
-//! The `review-edits` lever: a finish on a file edited in place is held while the file has
-//! changed since the last review, and the model is shown its own changes so far against the
-//! task; a finish called again on the reviewed file is judged.
+//! The `review-edits` lever: the first finish of an attempt on a file edited in place is held
+//! once, and the model is shown its own changes so far against the task; the next finish of
+//! the attempt is judged.
 //!
 //! No check the model may be told says when the last of several in-place edits is done (the
 //! whole-file comparison is an oracle), and the 1.5B called `finish` after the first of its two
@@ -27,13 +27,14 @@ pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> Str
     let diff = shorten_long_lines(&diff, REVIEW_LINE_MAX_CHARS);
     let diff = clip_at_line(&diff, REVIEW_DIFF_MAX_CHARS);
     format!(
-        "finish held for a review: `{path}` was in the workspace before this run and is \
+        "finish held once for a review: `{path}` was in the workspace before this run and is \
          edited in place, so no check can tell whether your last edit was the last one the task \
          asks for. Your changes to it so far (the file as the run found it, then as it is now):\n\
          {diff}The task: {task}\n\
-         Compare them line by line. If the task asks for a change that is not in this diff (another \
-         line, another value, every row of a column), make it now with edit_file; when every \
-         change the task asks for is in the diff, call finish again: the file as reviewed is judged."
+         If this diff holds every change the task asks for, call finish again now: the file is \
+         judged as it is. Only if the task asks for a change the diff lacks (another line, \
+         another value, every row of a column), make that change with edit_file first; change \
+         nothing the task does not ask for."
     )
 }
 

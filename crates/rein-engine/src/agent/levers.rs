@@ -175,11 +175,11 @@ pub enum Lever {
     /// hints each: with `stats-first`, its first prompt was 5,517 tokens, over the share of the
     /// prompt budget stats-first may take.
     RequirementsOnce,
-    /// A `finish` on a deliverable that was in the workspace before the run (a file edited in
-    /// place) is held when the finish rules would accept it and the file has changed since the
-    /// last such hold: the model is shown the diff of its own changes to the file so far and
-    /// the task again, and asked for any change the task names that the diff lacks; `finish`
-    /// called again on the file as reviewed is judged. No check the model may be told
+    /// The first `finish` of an attempt on a deliverable that was in the workspace before the
+    /// run (a file edited in place) is held once, when the finish rules would accept it and the
+    /// file has changed: the model is shown the diff of its own changes to the file so far and
+    /// the task again, and asked to finish again if the diff holds every change the task asks
+    /// for, else to make the one it lacks; the attempt's next finish is judged. No check the model may be told
     /// says when the last of several edits is done; the 1.5B called `finish` after the first of
     /// its two to ten edits on six of the eight desk edit tasks (edit-csv-emails: one e-mail of
     /// ten lowered).

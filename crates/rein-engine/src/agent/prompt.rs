@@ -348,7 +348,7 @@ pub fn progress_note(
         .is_some_and(|e| e.tool == "finish" && e.outcome == "denied");
     let next = if held_for_review {
         format!(
-            "if every change the task asks for is in the diff above, call finish again; else make the missing change{}",
+            "call finish again if the diff above holds every change the task asks for (only a change it lacks is made first{})",
             with(offered("edit_file"))
         )
     } else if refused {

@@ -264,8 +264,26 @@ struct State {
     /// changed in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to
     /// the model; lever `review-edits` shows the changes since).
     deliverable_at_start: Option<Vec<u8>>,
-    /// The SHA-256 of the deliverable as the last review showed it (lever `review-edits`).
-    reviewed_sha256: Option<String>,
+    /// The attempt in which a finish was held for a review (lever `review-edits`).
+    reviewed_in: Option<u32>,
+}
+
+impl State {
+    /// Whether a `finish` now may end otherwise than an earlier identical call: a change ran
+    /// since the latest finish, or a review asked for it in this attempt (lever
+    /// `review-edits`). A finish's outcome turns on the workspace, not on its summary, so such
+    /// a call is no repeat: `repeat-escape` drew the 1.5B's finish after its second edit away
+    /// from `finish` three times (it called `find_files` and `calculate` instead, thinking
+    /// "Call finish.").
+    fn finish_is_new(&self) -> bool {
+        let changed_since = self
+            .trace
+            .iter()
+            .rev()
+            .take_while(|e| e.tool != "finish")
+            .any(|e| e.mutated && e.executed());
+        changed_since || self.reviewed_in == Some(self.attempt)
+    }
 }
 
 /// A deliverable that failed checks its bytes settle: finishing it unchanged is pointless.
@@ -447,14 +465,16 @@ impl<'a> Agent<'a> {
         ))
     }
 
-    /// Lever `review-edits`: the review a finish the finish rules accept is held for, when the
-    /// deliverable was in the workspace before the run and has changed both since then and since
-    /// the last review (a finish called again on the reviewed file is judged), and a turn is
-    /// left to act on it (a hold on the last turn would leave a right file unjudged). Records
-    /// the review.
+    /// Lever `review-edits`: the review the first finish of an attempt that the finish rules
+    /// accept is held for, when the deliverable was in the workspace before the run and has
+    /// changed since, and a turn is left to act on it (a hold on the last turn would leave a
+    /// right file unjudged). Once per attempt: asked again, after a first review, for "the
+    /// missing change", the 1.5B changed a right value (`level = "warn"` to `"info"`).
+    /// Records the review.
     fn edit_review(&self, st: &mut State) -> Option<String> {
         if !self.options.levers.review_edits
             || self.options.memory
+            || st.reviewed_in == Some(st.attempt)
             || st.figures.steps >= self.options.limits.max_turns
         {
             return None;
@@ -462,37 +482,16 @@ impl<'a> Agent<'a> {
         let before = st.deliverable_at_start.as_deref()?;
         let path = &self.env.contract.mission.required_artifact;
         let now = self.env.world.read(path).ok().flatten()?;
-        let sha = crate::mission::sha256_hex(&now);
-        if now == before || st.reviewed_sha256.as_deref() == Some(sha.as_str()) {
+        if now == before {
             return None;
         }
-        st.reviewed_sha256 = Some(sha);
+        st.reviewed_in = Some(st.attempt);
         Some(super::edit_review::review_reason(
             path,
             before,
             &now,
             &self.env.contract.mission.prompt,
         ))
-    }
-
-    /// The reply is the `finish` a review asked for: the deliverable is the file as the last
-    /// review showed it (lever `review-edits`). It repeats the held call by design, so
-    /// `repeat-escape` must not draw it away.
-    fn finish_asked_by_review(&self, st: &State, asked: &Asked) -> bool {
-        let Reply::Action { action, .. } = &asked.reply else {
-            return false;
-        };
-        let Some(reviewed) = st.reviewed_sha256.as_deref() else {
-            return false;
-        };
-        action.action == "finish"
-            && self
-                .env
-                .world
-                .read(&self.env.contract.mission.required_artifact)
-                .ok()
-                .flatten()
-                .is_some_and(|now| crate::mission::sha256_hex(&now) == reviewed)
     }
 
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
@@ -652,7 +651,9 @@ impl<'a> Agent<'a> {
         schema: Option<&Value>,
         tools: &[String],
     ) -> Result<Asked, AgentError> {
-        if tools == ["finish"] || self.finish_asked_by_review(st, &asked) {
+        let finish =
+            matches!(&asked.reply, Reply::Action { action, .. } if action.action == "finish");
+        if tools == ["finish"] || finish && st.finish_is_new() {
             return Ok(asked);
         }
         for draw in 1..=REPEAT_ESCAPE_DRAWS {
@@ -761,7 +762,7 @@ impl<'a> Agent<'a> {
                 .read(&c.mission.required_artifact)
                 .ok()
                 .flatten(),
-            reviewed_sha256: None,
+            reviewed_in: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

@@ -506,7 +506,8 @@ impl<'a> Agent<'a> {
             .calls
             .iter()
             .find(|(t, p, _)| *t == tool && *p == params)
-            .map(|(_, _, step)| *step);
+            .map(|(_, _, step)| *step)
+            .filter(|_| !(tool == "finish" && st.finish_is_new()));
         st.calls.push((tool.clone(), params.clone(), n));
         if report.outcome == GateOutcome::Executed && mutates {
             if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
