@@ -471,7 +471,7 @@ fn picked_inputs_progress(
             "find the files that hold what the task asks for with {f} (a word or pattern from the task), then read in full only the files it names"
         ),
         (true, None, _) if offered("read_file").is_some() => format!(
-            "read in full with read_file each file your search named that you have not read yet, then {next}"
+            "read in full with read_file each file your search named that you have not read yet, then {next} (a search that named no file is made again with other words, not answered by reading every file)"
         ),
         _ => next,
     };

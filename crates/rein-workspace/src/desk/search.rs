@@ -101,6 +101,9 @@ impl Tool for SearchText {
                 continue;
             }
             if filter.as_ref().is_some_and(|f| !glob_hits(f, &entry.path)) {
+                stats
+                    .glob_missed
+                    .get_or_insert_with(|| entry.path.to_string());
                 continue;
             }
             if visibility == Visibility::Skipped {
@@ -197,6 +200,19 @@ impl Tool for SearchText {
         if stats.unreadable > 0 {
             notes.push(format!("{} files could not be read.", stats.unreadable));
         }
+        if stats.searched == 0 && searchable_none_by_glob(&stats) {
+            // A small model globbed `*.eml` over files named `01.eml.txt`, saw no match, and
+            // read all 22 files one at a time instead.
+            notes.push(format!(
+                "No file matched the glob, so nothing was searched; the files there are named like \"{}\": search again with a glob that matches such names, or with none.",
+                stats.glob_missed.as_deref().unwrap_or_default()
+            ));
+        } else if stats.searched > 0 && matches.is_empty() {
+            notes.push(format!(
+                "No line of the {} matched; search again with fewer or other words (case_insensitive: true ignores case).",
+                count_of(stats.searched, "file searched", "files searched")
+            ));
+        }
         if stats.policy > 0 {
             out["skipped_by_policy"] = json!(stats.policy);
             notes.push(format!(
@@ -219,6 +235,15 @@ struct Stats {
     binary: usize,
     too_large: usize,
     unreadable: usize,
+    /// The first file the glob left out, as an example of the names there.
+    glob_missed: Option<String>,
+}
+
+/// Whether the glob alone left nothing to search: it left out a file and none was searched,
+/// skipped or unreadable for another reason.
+fn searchable_none_by_glob(stats: &Stats) -> bool {
+    stats.glob_missed.is_some()
+        && stats.policy + stats.binary + stats.too_large + stats.unreadable == 0
 }
 
 /// Reads a file for searching: `None` (and counted) when it is binary, vanished or unreadable.

@@ -269,6 +269,40 @@ fn search_and_find_respect_gitignore() {
 }
 
 #[test]
+fn search_text_says_when_its_glob_left_nothing_or_no_line_matched() {
+    let fx = Fixture::new();
+    fx.write("mail/01.eml.txt", "Approved by: Dana\n");
+    fx.write("mail/02.eml.txt", "Lunch on Friday\n");
+    let ws = fx.ws();
+    // A glob that fits no name: nothing searched, and the note shows how names look.
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "Approved", "path": "mail", "glob": "*.eml"}),
+    );
+    assert_eq!(v["files_searched"], 0);
+    let note = v["note"].as_str().unwrap();
+    assert!(note.contains("No file matched the glob"), "{note}");
+    assert!(note.contains("\"mail/01.eml.txt\""), "{note}");
+    // Files searched, no line matched.
+    let v = data(&ws, "search_text", json!({"pattern": "approval"}));
+    assert_eq!(v["files_searched"], 2);
+    let note = v["note"].as_str().unwrap();
+    assert!(
+        note.contains("No line of the 2 files searched matched"),
+        "{note}"
+    );
+    // A search that finds something says neither.
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "Approved", "glob": "*.txt"}),
+    );
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1);
+    assert!(v.get("note").is_none(), "{v}");
+}
+
+#[test]
 fn search_text_cap_fires_with_a_message() {
     let fx = Fixture::new();
     fx.write("many.txt", "hit\n".repeat(SEARCH_MAX_MATCHES + 20));
