@@ -16,11 +16,10 @@ echo "quickstart: running mission desk_task with $model, seed $seed, in $workspa
 # yours can be touched. Exit 0 is a pass and 1 a fail verdict (a small model may well fail the
 # judge; the harness worked either way); 2 and 3 are refusals and model failures.
 status=0
-# The lever set measured on desk_task; levers added since it was measured stay off, but for
-# find-inputs, which cannot act on desk_task (three inputs, all needed) and stays on.
+# The lever set measured on desk_task; levers added since it was measured stay off.
 ./target/release/rein run desk_task --workspace "$workspace" --model "$model" --seed "$seed" --approve=all \
   --lever all=on --lever repeat-penalty=off --lever task-reminder=off \
-  --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --samples 3 || status=$?
+  --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --lever find-inputs=off --samples 3 || status=$?
 if [ "$status" -gt 1 ]; then
   exit "$status"
 fi

@@ -49,20 +49,6 @@ fn answer() -> String {
         + &finish_line()
 }
 
-/// The progress note the model was shown in the prompt of request `i`: the last one in it.
-fn last_note(r: &Ran, i: usize) -> String {
-    let prompt = r.model.prompt(i);
-    let at = prompt.rfind("Progress: ").expect("a progress note");
-    let note = &prompt[at..];
-    // The prompt is Debug text: the note ends at an escaped line break or the message's end.
-    let end = [".\\n", ".\""]
-        .iter()
-        .filter_map(|e| note.find(e))
-        .min()
-        .map_or(note.len(), |e| e + 1);
-    note[..end].to_string()
-}
-
 #[test]
 fn a_search_task_is_told_to_search_then_to_read_what_the_search_named() {
     let script = line("read_file", json!({"path": "services/accounts.yaml"}))
@@ -71,7 +57,7 @@ fn a_search_task_is_told_to_search_then_to_read_what_the_search_named() {
         + &answer();
     let r = cert_expiry(&script, true);
     assert!(r.out.passed(), "{}", r.out.reason());
-    let after_first_read = last_note(&r, 1);
+    let after_first_read = support::last_progress_note(&r, 1);
     assert!(
         after_first_read.contains("1 of the 22 inputs read in full"),
         "{after_first_read}"
@@ -81,14 +67,14 @@ fn a_search_task_is_told_to_search_then_to_read_what_the_search_named() {
             .contains("find the files that hold what the task asks for with search_text"),
         "{after_first_read}"
     );
-    let after_search = last_note(&r, 2);
+    let after_search = support::last_progress_note(&r, 2);
     assert!(
         after_search.contains("read in full with read_file each file your search named"),
         "{after_search}"
     );
     // No note ever names an input: not the next unread one, not the one the task needs.
     for i in 1..r.model.requests.len() {
-        let note = last_note(&r, i);
+        let note = support::last_progress_note(&r, i);
         assert!(!note.contains("services/"), "request {i}: {note}");
     }
 }
@@ -101,7 +87,7 @@ fn without_the_lever_the_note_walks_through_every_unread_input() {
         + &answer();
     let r = cert_expiry(&script, false);
     assert!(r.out.passed(), "{}", r.out.reason());
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(
         note.contains("read the whole of services/auth.yaml with read_file"),
         "{note}"
@@ -130,7 +116,7 @@ fn a_task_that_needs_every_input_keeps_the_note_that_names_them() {
     });
     let script = line("read_file", json!({"path": "services/accounts.yaml"})) + &search();
     let r = run_on(h, &script, true);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(
         note.contains("read the whole of services/auth.yaml with read_file"),
         "{note}"
@@ -147,7 +133,7 @@ fn a_task_with_few_inputs_keeps_the_note_that_names_them() {
         };
         o.limits.attempts = 1;
     });
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(note.contains("not yet read: "), "{note}");
     assert!(note.contains("read the whole of "), "{note}");
 }

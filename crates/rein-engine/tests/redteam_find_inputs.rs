@@ -75,22 +75,9 @@ fn right_answer() -> String {
     answer("pricing", "emil@shop.example", "2025-01-17")
 }
 
-/// The progress note in the prompt of request `i`: the last one in it.
-fn last_note(r: &Ran, i: usize) -> String {
-    let prompt = r.model.prompt(i);
-    let at = prompt.rfind("Progress: ").expect("a progress note");
-    let note = &prompt[at..];
-    let end = [".\\n", ".\""]
-        .iter()
-        .filter_map(|e| note.find(e))
-        .min()
-        .map_or(note.len(), |e| e + 1);
-    note[..end].to_string()
-}
-
 fn notes(r: &Ran) -> Vec<String> {
     (1..r.model.requests.len())
-        .map(|i| last_note(r, i))
+        .map(|i| support::last_progress_note(r, i))
         .collect()
 }
 
@@ -246,7 +233,7 @@ fn every_input_and_the_editable_file_listed_keeps_the_note_that_names_them() {
         std::fs::write(&file, m.to_string()).unwrap();
     });
     let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(note.contains("not yet read: services/auth.yaml"), "{note}");
     assert!(
         note.contains("read the whole of services/auth.yaml"),
@@ -268,7 +255,7 @@ fn every_input_needed_across_two_checks_keeps_the_note_that_names_them() {
         m["checks"].as_array_mut().unwrap().push(second);
     });
     let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(
         !note.contains("the task needs only some of them"),
         "the judge needs every input: {note}"
@@ -290,7 +277,7 @@ fn an_empty_paths_check_among_others_keeps_the_note_that_names_them() {
         m["checks"].as_array_mut().unwrap().push(all);
     });
     let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(
         note.contains("read the whole of services/auth.yaml with read_file"),
         "{note}"
@@ -318,7 +305,7 @@ fn eight_inputs_get_the_counting_note_seven_keep_the_naming_one() {
         levers(true),
         1,
     );
-    let note8 = last_note(&r8, 1);
+    let note8 = support::last_progress_note(&r8, 1);
     assert!(note8.contains("1 of the 8 inputs read in full"), "{note8}");
     assert!(!note8.contains("services/"), "{note8}");
     let r7 = run_with(
@@ -327,7 +314,7 @@ fn eight_inputs_get_the_counting_note_seven_keep_the_naming_one() {
         levers(true),
         1,
     );
-    let note7 = last_note(&r7, 1);
+    let note7 = support::last_progress_note(&r7, 1);
     assert!(note7.contains("not yet read: "), "{note7}");
     // Seven inputs, all named alike: the secret one is named among the others, in the
     // mission's order, not singled out.
@@ -352,22 +339,11 @@ fn without_search_tools_the_note_names_no_tool_the_run_lacks_and_no_input() {
         m["tools"] = json!(tools);
     });
     let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(!note.contains("search_text"), "{note}");
     assert!(!note.contains("find_files"), "{note}");
     assert!(!note.contains("services/"), "{note}");
     assert!(note.contains("1 of the 22 inputs read in full"), "{note}");
-}
-
-fn verdict_ids(r: &Ran) -> Vec<(String, bool)> {
-    r.out
-        .verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .map(|c| (c.id.clone(), c.passed))
-        .collect()
 }
 
 #[test]
@@ -406,7 +382,11 @@ fn the_judge_gives_the_same_verdict_with_the_lever_on_or_off() {
             1,
         );
         assert_eq!(on.out.passed(), off.out.passed(), "script {k}");
-        assert_eq!(verdict_ids(&on), verdict_ids(&off), "script {k}");
+        assert_eq!(
+            support::verdict_ids(&on),
+            support::verdict_ids(&off),
+            "script {k}"
+        );
         assert_eq!(on.out.passed(), k == 0, "script {k}: {}", on.out.reason());
     }
 }
@@ -424,7 +404,7 @@ fn an_in_place_edit_among_many_inputs_is_told_to_edit_its_file_and_names_no_inpu
         std::fs::write(&file, m.to_string()).unwrap();
     });
     let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = last_note(&r, 1);
+    let note = support::last_progress_note(&r, 1);
     assert!(note.contains("out/answer.md is not edited yet"), "{note}");
     assert!(!note.contains("services/"), "{note}");
 }

@@ -255,17 +255,7 @@ fn crlf_line_ends_are_reviewed_and_judged_as_without_the_lever() {
     let off = run(&script, false, |_| {});
     assert!(reviews(&off).is_empty());
     assert_eq!(r.out.passed(), off.out.passed(), "{}", r.out.reason());
-    let ids = |r: &Ran| -> Vec<(String, bool)> {
-        r.out
-            .verdict
-            .as_ref()
-            .unwrap()
-            .checks
-            .iter()
-            .map(|c| (c.id.clone(), c.passed))
-            .collect()
-    };
-    assert_eq!(ids(&r), ids(&off));
+    assert_eq!(support::verdict_ids(&r), support::verdict_ids(&off));
 }
 
 #[test]

@@ -820,3 +820,29 @@ pub fn wrong_then_right() -> String {
         + &line("write_sections", gold_fields())
         + &read_summary()
 }
+
+/// The progress note in the prompt of request `i` of `r`: the last one in it.
+pub fn last_progress_note(r: &Ran, i: usize) -> String {
+    let prompt = r.model.prompt(i);
+    let at = prompt.rfind("Progress: ").expect("a progress note");
+    let note = &prompt[at..];
+    // The prompt is Debug text: the note ends at an escaped line break or the message's end.
+    let end = [".\\n", ".\""]
+        .iter()
+        .filter_map(|e| note.find(e))
+        .min()
+        .map_or(note.len(), |e| e + 1);
+    note[..end].to_string()
+}
+
+/// Each check of the run's verdict, as (id, passed).
+pub fn verdict_ids(r: &Ran) -> Vec<(String, bool)> {
+    r.out
+        .verdict
+        .as_ref()
+        .unwrap()
+        .checks
+        .iter()
+        .map(|c| (c.id.clone(), c.passed))
+        .collect()
+}
