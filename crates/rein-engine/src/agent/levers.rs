@@ -179,10 +179,11 @@ pub enum Lever {
     /// run (a file edited in place) is held once, when the finish rules would accept it and the
     /// file has changed: the model is shown the diff of its own changes to the file so far and
     /// the task again, and asked to finish again if the diff holds every change the task asks
-    /// for, else to make the one it lacks; the attempt's next finish is judged. No check the model may be told
-    /// says when the last of several edits is done; the 1.5B called `finish` after the first of
-    /// its two to ten edits on six of the eight desk edit tasks (edit-csv-emails: one e-mail of
-    /// ten lowered).
+    /// for, else to make the one it lacks; the attempt's next finish is judged. No check the
+    /// model may be told says when the last of several edits is done; the 1.5B called `finish`
+    /// after the first of its two to ten edits on six of the eight desk edit tasks
+    /// (edit-csv-emails: one e-mail of ten lowered). With the lever it passed 1 of the 8 (2
+    /// without, on an earlier build): it re-finished unchanged after 12 of 17 reviews.
     ReviewEdits,
     /// For a task among at least [`super::prompt::FIND_INPUTS_MIN`] inputs that needs only the
     /// ones it picks (no check needs every input read), the progress note after each step counts
@@ -190,7 +191,8 @@ pub enum Lever {
     /// Without it the note said "read the whole of services/auth.yaml" after each read, and the
     /// 1.5B read all 22 files of search-cert-expiry one step each (step thoughts copied from the
     /// note), never searched, and named the wrong service or ran out of time on three search
-    /// tasks of three.
+    /// tasks of three. With it the 1.5B searched first, with a glob that fit no file name, and
+    /// then guessed or read every file anyway (0 of 2).
     FindInputs,
 }
 
