@@ -35,12 +35,13 @@ fn run_with(h: Harness, script: &str, levers: Levers, attempts: u32) -> Ran {
 
 /// search-cert-expiry with its mission JSON changed by `f` before it is loaded.
 fn cert_expiry_with(f: impl FnOnce(&mut Value)) -> Harness {
-    Harness::desk_suite_with("search-cert-expiry", |fixtures| {
-        let file = fixtures.parent().unwrap().join("mission.json");
-        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        f(&mut m);
-        std::fs::write(&file, m.to_string()).unwrap();
-    })
+    Harness::desk_suite_mission("search-cert-expiry", f)
+}
+
+/// The progress note after a first read of `services/accounts.yaml`, with the lever on.
+fn note_after_first_read(h: Harness) -> String {
+    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
+    support::last_progress_note(&r, 1)
 }
 
 fn inputs_of(m: &Value) -> Vec<String> {
@@ -232,8 +233,7 @@ fn every_input_and_the_editable_file_listed_keeps_the_note_that_names_them() {
         support::check_mut(&mut m, "inputs-read")["paths"] = json!(paths);
         std::fs::write(&file, m.to_string()).unwrap();
     });
-    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = support::last_progress_note(&r, 1);
+    let note = note_after_first_read(h);
     assert!(note.contains("not yet read: services/auth.yaml"), "{note}");
     assert!(
         note.contains("read the whole of services/auth.yaml"),
@@ -254,8 +254,7 @@ fn every_input_needed_across_two_checks_keeps_the_note_that_names_them() {
         second["paths"] = json!(b);
         m["checks"].as_array_mut().unwrap().push(second);
     });
-    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = support::last_progress_note(&r, 1);
+    let note = note_after_first_read(h);
     assert!(
         !note.contains("the task needs only some of them"),
         "the judge needs every input: {note}"
@@ -276,8 +275,7 @@ fn an_empty_paths_check_among_others_keeps_the_note_that_names_them() {
         all.as_object_mut().unwrap().remove("paths");
         m["checks"].as_array_mut().unwrap().push(all);
     });
-    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = support::last_progress_note(&r, 1);
+    let note = note_after_first_read(h);
     assert!(
         note.contains("read the whole of services/auth.yaml with read_file"),
         "{note}"
@@ -338,8 +336,7 @@ fn without_search_tools_the_note_names_no_tool_the_run_lacks_and_no_input() {
             .collect();
         m["tools"] = json!(tools);
     });
-    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = support::last_progress_note(&r, 1);
+    let note = note_after_first_read(h);
     assert!(!note.contains("search_text"), "{note}");
     assert!(!note.contains("find_files"), "{note}");
     assert!(!note.contains("services/"), "{note}");
@@ -403,8 +400,7 @@ fn an_in_place_edit_among_many_inputs_is_told_to_edit_its_file_and_names_no_inpu
         m["editable"] = json!(["out/answer.md"]);
         std::fs::write(&file, m.to_string()).unwrap();
     });
-    let r = run_with(h, &read("services/accounts.yaml"), levers(true), 1);
-    let note = support::last_progress_note(&r, 1);
+    let note = note_after_first_read(h);
     assert!(note.contains("out/answer.md is not edited yet"), "{note}");
     assert!(!note.contains("services/"), "{note}");
 }

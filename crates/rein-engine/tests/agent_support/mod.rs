@@ -190,6 +190,17 @@ impl Harness {
         Harness::load(dir, mdir.join("mission.json"))
     }
 
+    /// [`Harness::desk_suite`] with its `mission.json` changed by `edit` before it is loaded.
+    pub fn desk_suite_mission(task: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Harness {
+        Harness::desk_suite_with(task, |fixtures| {
+            let file = fixtures.parent().unwrap().join("mission.json");
+            let mut m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            edit(&mut m);
+            std::fs::write(&file, m.to_string()).unwrap();
+        })
+    }
+
     /// Loads the mission at `mission_file` and sets up a workspace and a journal in `dir`.
     pub fn load(dir: tempfile::TempDir, mission_file: PathBuf) -> Harness {
         let contract = Mission::load(&mission_file).unwrap();
