@@ -279,7 +279,7 @@ fn a_model_that_loops_is_stopped_for_no_progress() {
         caps(&events),
         vec![(
             "no_progress".into(),
-            "stopped: 8 steps in a row made no progress (each repeated an earlier call or was a refused finish)".into()
+            "stopped: 8 steps in a row made no progress (each repeated an earlier call, was a call that did not run, or was a refused finish)".into()
         )]
     );
 }
@@ -304,6 +304,64 @@ fn progress_resets_the_no_progress_count() {
     assert!(
         matches!(out.end, RunEnd::ModelFailed { .. }),
         "{:?}",
+        out.end
+    );
+}
+
+#[test]
+fn calls_that_do_not_run_are_no_progress_even_when_each_is_new() {
+    // The 1.5B's crontab loop: read_file past the end of a file, a new range every time, each
+    // refused. No call repeats, so only the refusals can stop it.
+    let lines: String = (0..20)
+        .map(|i| {
+            let start = 1_000 + 10 * i;
+            json!({"thought": "read on", "action": "read_file",
+                   "parameters": {"path": "notes/overview.md", "start_line": start, "end_line": start + 9}})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    let mut model =
+        ScriptedModel::from_str_named(&lines, std::path::Path::new("past_end.jsonl")).unwrap();
+    let h = Harness::new("desk_task");
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert_eq!(
+        out.end,
+        RunEnd::Cap {
+            hit: CapHit::NoProgress {
+                limit: MAX_STEPS_WITHOUT_PROGRESS
+            }
+        }
+    );
+    assert_eq!(out.figures.steps, MAX_STEPS_WITHOUT_PROGRESS);
+    assert_eq!(caps(&events).len(), 1);
+}
+
+#[test]
+fn a_call_that_runs_resets_the_count_of_calls_that_did_not() {
+    // Seven refused reads, one read that runs, seven refused reads: never eight in a row.
+    let refused = |i: u32| {
+        json!({"thought": "read on", "action": "read_file",
+               "parameters": {"path": "notes/overview.md", "start_line": 1_000 + i}})
+        .to_string()
+    };
+    let mut lines: Vec<String> = (0..7).map(refused).collect();
+    lines.push(
+        json!({"thought": "read", "action": "read_file", "parameters": {"path": "notes/overview.md"}})
+            .to_string(),
+    );
+    lines.extend((7..14).map(refused));
+    let mut model = ScriptedModel::from_str_named(
+        &(lines.join("\n") + "\n"),
+        std::path::Path::new("past_end.jsonl"),
+    )
+    .unwrap();
+    let h = Harness::new("desk_task");
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert!(caps(&events).iter().all(|(name, _)| name != "no_progress"));
+    assert!(
+        matches!(out.end, RunEnd::ModelFailed { .. }),
+        "the script ran out before any cap: {:?}",
         out.end
     );
 }

@@ -164,6 +164,44 @@ fn the_skipped_count_does_not_depend_on_the_glob_so_it_confirms_no_name() {
 }
 
 #[test]
+fn a_wildcard_path_or_a_folder_glob_reads_nothing_a_rule_denies() {
+    // search_text reads `secrets/*` as the folder `secrets` with a glob, and a bare folder
+    // name as a glob keeps that folder's files: neither may walk around the rule, and the
+    // answer is the same whether the guessed name exists or not.
+    let env = Env::new();
+    for (path, glob) in [
+        (Some("secrets/*"), None),
+        (Some("secrets/key.*"), None),
+        (Some("secrets/nothing-like-it*"), None),
+        (Some("*"), Some("secrets")),
+        (None, Some("secrets")),
+        (Some("s*/*.env"), None),
+    ] {
+        let mut arguments = json!({"pattern": "schedule"});
+        if let Some(path) = path {
+            arguments["path"] = json!(path);
+        }
+        if let Some(glob) = glob {
+            arguments["glob"] = json!(glob);
+        }
+        let report = env.submit(DENY_SECRETS, "search_text", arguments.clone());
+        let result = report.result.clone();
+        reveals_nothing(&result);
+        reveals_nothing(&json!(report.reason));
+        if report.outcome == GateOutcome::Executed {
+            assert_eq!(result["matches"], json!([]), "{arguments}: {result}");
+            assert_eq!(result["skipped_by_policy"], 1, "{arguments}: {result}");
+        } else {
+            assert_eq!(
+                report.outcome,
+                GateOutcome::Denied,
+                "{arguments}: {report:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn find_related_does_not_rank_or_read_a_denied_file() {
     let env = Env::new();
     // "zebrafish" is in the target and the secret only: before, the secret ranked, confirming

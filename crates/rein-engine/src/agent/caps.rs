@@ -20,8 +20,8 @@ pub const MAX_INPUT_CHARS: usize = 32_000;
 /// Tokens of one model reply in the agent loop: enough for a short report in `create_file`,
 /// small enough that a rambling model cannot eat the run's time.
 pub const MAX_REPLY_TOKENS: u32 = 384;
-/// Steps in a row without progress (a call repeated from earlier in the run, or a refused
-/// finish) before the run stops: a small model that loops would otherwise burn every turn.
+/// Steps in a row without progress (a call repeated from earlier in the run, a call that did not
+/// run, or a refused finish) before the run stops: a small model that loops would otherwise burn every turn.
 pub const MAX_STEPS_WITHOUT_PROGRESS: u32 = 8;
 
 /// The limits in force for one run: the mission's budgets, never above the hard caps.
@@ -110,7 +110,7 @@ impl CapHit {
                 "stopped: the run took {elapsed_secs} s, reaching the run timeout of {limit_secs} s"
             ),
             CapHit::NoProgress { limit } => format!(
-                "stopped: {limit} steps in a row made no progress (each repeated an earlier call or was a refused finish)"
+                "stopped: {limit} steps in a row made no progress (each repeated an earlier call, was a call that did not run, or was a refused finish)"
             ),
             CapHit::InputChars { limit, chars, what } => format!(
                 "{what} has {chars} characters, more than the cap of {limit} characters per input; it was not used"

@@ -303,6 +303,95 @@ fn search_text_says_when_its_glob_left_nothing_or_no_line_matched() {
 }
 
 #[test]
+fn search_text_reads_a_path_with_wildcards_as_a_glob() {
+    let fx = Fixture::new();
+    fx.write("services/auth.yaml", "cert_expires: 2025-06-30\n");
+    fx.write("services/pricing.yaml", "cert_expires: 2025-01-17\n");
+    fx.write("services/notes.txt", "cert_expires: 2025-01-01\n");
+    fx.write("other/pricing.yaml", "cert_expires: 2025-01-02\n");
+    let ws = fx.ws();
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The folder before the first wildcard is searched, and the whole path is the glob.
+    for path in ["services/*.yaml", "./services/*.yaml", "services/*.y?ml"] {
+        let v = data(
+            &ws,
+            "search_text",
+            json!({"pattern": "cert_expires: 2025-01", "path": path}),
+        );
+        assert_eq!(paths(&v), vec!["services/pricing.yaml"], "{path}: {v}");
+        let note = v["note"].as_str().unwrap();
+        assert!(
+            note.contains("holds a glob: searched \"services\""),
+            "{note}"
+        );
+    }
+    // With a glob as well, a file must match both.
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "cert_expires", "path": "services/*", "glob": "*.txt"}),
+    );
+    assert_eq!(paths(&v), vec!["services/notes.txt"]);
+    // A bare wildcard searches the whole workspace.
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "2025-01-02", "path": "*"}),
+    );
+    assert_eq!(paths(&v), vec!["other/pricing.yaml"]);
+    // The folder part is still confined to the workspace.
+    for path in ["../*.yaml", "services/../../*", "/etc/*", "/*", "a\\..\\*"] {
+        let err = desk(&ws, "search_text", json!({"pattern": "x", "path": path})).unwrap_err();
+        assert!(matches!(err, ToolError::Confinement(_)), "{path}: {err}");
+    }
+}
+
+#[test]
+fn search_text_glob_without_a_slash_keeps_the_files_of_a_folder_of_that_name() {
+    let fx = Fixture::new();
+    fx.write("services/auth.yaml", "owner: ben\n");
+    fx.write("services/deep/cms.yaml", "owner: ann\n");
+    fx.write("servicesx/a.yaml", "owner: cy\n");
+    fx.write("top.yaml", "owner: dee\n");
+    let ws = fx.ws();
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "owner", "path": "services", "glob": "services"}),
+    );
+    assert_eq!(v["files_searched"], 2, "{v}");
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "owner", "glob": "services"}),
+    );
+    assert_eq!(
+        v["files_searched"], 2,
+        "a folder's name matches whole, not as a prefix: {v}"
+    );
+    // File-name globs keep their meaning.
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "owner", "glob": "*.yaml"}),
+    );
+    assert_eq!(v["files_searched"], 4, "{v}");
+    let v = data(
+        &ws,
+        "search_text",
+        json!({"pattern": "owner", "glob": "top.yaml"}),
+    );
+    assert_eq!(v["files_searched"], 1, "{v}");
+}
+
+#[test]
 fn search_text_cap_fires_with_a_message() {
     let fx = Fixture::new();
     fx.write("many.txt", "hit\n".repeat(SEARCH_MAX_MATCHES + 20));

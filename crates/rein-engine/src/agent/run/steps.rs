@@ -518,7 +518,9 @@ impl<'a> Agent<'a> {
         let refused_finish = kind == StepKind::Refusal;
         st.stalled = if held_for_review {
             st.stalled
-        } else if repeated.is_some() || refused_finish {
+        } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
+            // A call that did not run (refused, failed, invalid) moves nothing forward either:
+            // the 1.5B read a file past its end one range at a time for 35 turns, each call new.
             st.stalled + 1
         } else {
             0
