@@ -83,7 +83,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use rein_workspace::desk::{PathFilter, Visibility};
+use rein_workspace::desk::{glob_path, PathFilter, Visibility};
 use rein_workspace::{RelPath, ToolRegistry};
 use serde::Deserialize;
 use toml::Spanned;
@@ -535,8 +535,12 @@ fn tool_match(tool: &str) -> ToolMatch {
 }
 
 /// `path` as the workspace resolves it (`./a//b` is `a/b`), or as given when it is no usable
-/// workspace path (the tool refuses it then).
+/// workspace path (the tool refuses it then). A path holding a wildcard is the folder
+/// `search_text` walks for it: `{*/public/x,secrets/key.env}` matches `**/public/**` as text
+/// but walks the whole workspace.
 fn normalised(path: &str) -> String {
+    let walked = glob_path(path).map(|g| g.folder);
+    let path = walked.as_deref().unwrap_or(path);
     RelPath::parse(path).map_or_else(|_| path.to_string(), |r| r.to_string())
 }
 

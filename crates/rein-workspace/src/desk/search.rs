@@ -74,15 +74,16 @@ impl Tool for SearchText {
         // 1.5B wrote `services/*.yaml` as the path and was refused twice before reading every
         // file one at a time.
         let mut notes = Vec::new();
-        let (start, path_glob) = match args::opt_str(a, "path").and_then(split_glob_path) {
-            Some((folder, glob)) => {
-                // Every other rule of workspace paths holds for the glob too (no `..`, no `\`).
-                ws.resolve(&glob.replace(['*', '?'], "_"))?;
-                let start = ws.resolve(folder)?;
+        let (start, path_glob) = match args::opt_str(a, "path").and_then(glob_path) {
+            Some(GlobPath { folder, glob }) => {
+                let start = ws.resolve(&folder)?;
+                // Every other rule of workspace paths holds for the glob too (no `..`, no `\`),
+                // checked on its text alone.
+                RelPath::parse(&glob.replace(['*', '?'], "_"))?;
                 notes.push(format!(
                     "The path \"{glob}\" holds a glob: searched \"{start}\" for files matching it."
                 ));
-                (start, Some(glob_matcher(tool, glob)?))
+                (start, Some(glob_matcher(tool, &glob)?))
             }
             None => (path_arg(ws, tool, a, Some("."))?, None),
         };
@@ -331,25 +332,53 @@ fn glob_matcher(tool: &str, pattern: &str) -> Result<(GlobMatcher, bool), ToolEr
     Ok((glob.compile_matcher(), !pattern.contains('/')))
 }
 
-/// Splits a `path` holding `*` or `?` into the folder before the first of them and the glob
-/// the whole path spells (`services/*.yaml` is the folder `services` and that glob).
-fn split_glob_path(path: &str) -> Option<(&str, &str)> {
-    let path = path.trim_start_matches("./");
-    let first = path.find(['*', '?'])?;
-    // `/*` keeps its `/`, so the workspace refuses it as an absolute path.
-    let folder = path[..first]
-        .rfind('/')
-        .map_or(".", |slash| &path[..slash.max(1)]);
-    Some((folder, path))
+/// A `path` argument holding `*` or `?`, characters never in a workspace path, read as a glob
+/// by `search_text`. The policy decides such a call as one naming [`GlobPath::folder`], the
+/// folder walked: the glob can only narrow what that folder holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobPath {
+    /// The folders before the first wildcard (`.` for none), or `/` for an absolute path,
+    /// which the workspace refuses.
+    pub folder: String,
+    /// The whole path without empty and `.` parts (`./notes//*.md` is `notes/*.md`).
+    pub glob: String,
 }
 
-/// `search_text`'s filter: as [`glob_hits`], and a pattern without `/` also keeps every file
-/// beneath a folder of that name (as in `.gitignore`): the 1.5B gave `services` as the glob
-/// for the files in `services/`.
+/// The glob a `path` argument spells, if it holds `*` or `?`.
+pub fn glob_path(path: &str) -> Option<GlobPath> {
+    if !path.contains(['*', '?']) {
+        return None;
+    }
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    let plain = parts
+        .iter()
+        .take_while(|part| !part.contains(['*', '?']))
+        .count();
+    let folder = if path.starts_with('/') {
+        "/".to_string()
+    } else if plain == 0 {
+        ".".to_string()
+    } else {
+        parts[..plain].join("/")
+    };
+    Some(GlobPath {
+        folder,
+        glob: parts.join("/"),
+    })
+}
+
+/// `search_text`'s filter: as [`glob_hits`], and a plain name (no `/`, no wildcard) also keeps
+/// every file beneath a folder of that name: the 1.5B gave `services` as the glob for the files
+/// in `services/`. A glob with wildcards keeps to file names, so `*.md` never takes in a
+/// folder `archive.md/`.
 fn filter_hits(glob: &(GlobMatcher, bool), path: &RelPath) -> bool {
     let (matcher, name_only) = glob;
+    let plain_name = *name_only && !matcher.glob().glob().contains(['*', '?', '[', '{']);
     glob_hits(glob, path)
-        || (*name_only
+        || (plain_name
             && path
                 .parent()
                 .is_some_and(|folder| folder.components().any(|c| matcher.is_match(c))))
