@@ -63,7 +63,48 @@ pub struct Ablation {
     /// The baseline's `--context` (absent: the models' default windows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_context: Option<u32>,
+    /// SHA-256 of the `rein` that ran the baseline, `mixed` when its runs came from more than
+    /// one build (absent: not recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_build: Option<String>,
     pub rows: Vec<AblationRow>,
+}
+
+/// Which build of `rein` ran an arm's runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Build {
+    One(String),
+    Mixed,
+    /// A run of it was written before builds were recorded.
+    Unrecorded,
+}
+
+fn build_of(arm: &Arm) -> Build {
+    let mut builds = arm.results.iter().map(|r| r.harness_sha256.as_deref());
+    let Some(Some(first)) = builds.next() else {
+        return Build::Unrecorded;
+    };
+    let mut out = Build::One(first.to_string());
+    for build in builds {
+        match build {
+            None => return Build::Unrecorded,
+            Some(b) if b != first => out = Build::Mixed,
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// How an arm's build differs from the baseline's, as a row's "changed" entry: a lever's effect
+/// measured across two builds is confounded with the code change between them.
+fn build_change(base: &Build, arm: &Build) -> Option<String> {
+    let short = |sha: &str| sha.chars().take(12).collect::<String>();
+    match (base, arm) {
+        (Build::One(a), Build::One(b)) if a == b => None,
+        (Build::One(_), Build::One(b)) => Some(format!("build={}", short(b))),
+        (Build::Mixed, _) | (_, Build::Mixed) => Some("build=mixed".to_string()),
+        _ => None,
+    }
 }
 
 type PairKey = (String, String, String, u32, u64);
@@ -100,6 +141,7 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
         }
     }
     let base_context = one_context_setting(baseline)?;
+    let base_build = build_of(baseline);
     let base_outcomes = outcomes(baseline)?;
     let mut rows = rows_of(baseline, &base_outcomes, Vec::new(), &base_outcomes);
     for arm in arms {
@@ -108,6 +150,9 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
         let context = one_context_setting(arm)?;
         if context != base_context {
             changed.push(format!("context={}", window(context)));
+        }
+        if let Some(build) = build_change(&base_build, &build_of(arm)) {
+            changed.push(build);
         }
         let arm_outcomes = outcomes(arm)?;
         if !arm_outcomes.keys().any(|k| base_outcomes.contains_key(k)) {
@@ -122,6 +167,11 @@ pub fn ablation(baseline: &Arm, arms: &[Arm]) -> Result<Ablation, BenchError> {
         baseline: baseline.name.clone(),
         baseline_levers: base_levers,
         baseline_context: base_context,
+        baseline_build: match base_build {
+            Build::One(sha) => Some(sha),
+            Build::Mixed => Some("mixed".to_string()),
+            Build::Unrecorded => None,
+        },
         rows,
     })
 }
@@ -302,6 +352,10 @@ impl Ablation {
                     .iter()
                     .map(|(k, v)| format!("{k}={}", if *v { "on" } else { "off" }))
                     .chain(self.baseline_context.map(|t| format!("context={t}")))
+                    .chain(self.baseline_build.as_deref().map(|b| format!(
+                        "build={}",
+                        b.chars().take(12).collect::<String>()
+                    )))
                     .collect::<Vec<_>>()
                     .join(", ")
             )

@@ -85,6 +85,11 @@ pub struct RunResult {
     /// the model's default window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<u32>,
+    /// SHA-256 of the `rein` executable that ran the bench (absent in a results file written
+    /// before builds were recorded): an ablation whose arms ran different builds measures the
+    /// code change along with the lever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_sha256: Option<String>,
 }
 
 /// The recorder's account of a run: the step trace and the model's raw streamed replies.
@@ -217,8 +222,9 @@ impl RunResult {
             first_draw_passed: f.first_draw_passed,
             chosen_draw_passed: f.chosen_draw_passed,
             sample_draws: (f.sampled_writes > 0).then_some(f.sample_draws),
-            // The bench runner fills it in from `--context`.
+            // The bench runner fills these in from `--context` and its own executable.
             context: None,
+            harness_sha256: None,
         }
     }
 

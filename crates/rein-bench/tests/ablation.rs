@@ -240,3 +240,66 @@ fn an_arm_that_mixes_context_windows_is_refused() {
     let e = ablation(&base, &[mixed]).expect_err("one row mixed two context windows");
     assert!(e.to_string().contains("default and 8192"), "{e}");
 }
+
+/// `arm` with each run's `harness_sha256` set from `builds`, one per run.
+fn built(mut arm: Arm, builds: &[Option<&str>]) -> Arm {
+    for (r, b) in arm.results.iter_mut().zip(builds) {
+        r.harness_sha256 = b.map(str::to_string);
+    }
+    arm
+}
+
+#[test]
+fn an_arm_run_by_another_build_says_so_in_its_row() {
+    let a = "a".repeat(64);
+    let b = "b".repeat(64);
+    let runs = [("d1", 0, true), ("d1", 1, true)];
+    let base = built(arm("base", true, &runs), &[Some(&a), Some(&a)]);
+    let arms = [
+        built(arm("same", false, &runs), &[Some(&a), Some(&a)]),
+        built(arm("other", false, &runs), &[Some(&b), Some(&b)]),
+        built(arm("mixed", false, &runs), &[Some(&a), Some(&b)]),
+        built(arm("unrecorded", false, &runs), &[None, Some(&b)]),
+    ];
+    let table = ablation(&base, &arms).unwrap();
+    let changed = |name: &str| {
+        table
+            .rows
+            .iter()
+            .find(|r| r.arm == name && r.split == "dev")
+            .unwrap()
+            .changed
+            .clone()
+    };
+    assert_eq!(changed("same"), vec!["rewrite-section=off".to_string()]);
+    assert_eq!(
+        changed("other"),
+        vec![
+            "rewrite-section=off".to_string(),
+            "build=bbbbbbbbbbbb".to_string()
+        ]
+    );
+    assert_eq!(
+        changed("mixed"),
+        vec!["rewrite-section=off".to_string(), "build=mixed".to_string()]
+    );
+    // Results written before builds were recorded cannot be told apart: no claim either way.
+    assert_eq!(
+        changed("unrecorded"),
+        vec!["rewrite-section=off".to_string()]
+    );
+    assert_eq!(table.baseline_build.as_deref(), Some(a.as_str()));
+    let md = table.markdown();
+    assert!(md.contains("build=aaaaaaaaaaaa)"), "{md}");
+    assert!(
+        md.contains("| other | rewrite-section=off, build=bbbbbbbbbbbb | dev |"),
+        "{md}"
+    );
+
+    // A baseline of two builds marks every arm.
+    let mixed_base = built(arm("base", true, &runs), &[Some(&a), Some(&b)]);
+    let table = ablation(&mixed_base, &arms[..1]).unwrap();
+    assert_eq!(table.baseline_build.as_deref(), Some("mixed"));
+    let row = table.rows.iter().find(|r| r.arm == "same").unwrap();
+    assert!(row.changed.contains(&"build=mixed".to_string()), "{row:?}");
+}

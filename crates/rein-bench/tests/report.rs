@@ -47,6 +47,7 @@ fn run(
         chosen_draw_passed: None,
         sample_draws: None,
         context: None,
+        harness_sha256: None,
     }
 }
 

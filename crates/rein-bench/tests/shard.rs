@@ -60,6 +60,7 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         chosen_draw_passed: None,
         sample_draws: None,
         context: None,
+        harness_sha256: None,
     }
 }
 

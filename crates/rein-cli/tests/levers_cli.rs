@@ -99,7 +99,11 @@ fn a_run_with_levers_passes_and_the_bench_records_them() {
     let out = scratch.path().join("out");
     let rows = bench_missions(home.path(), &out, "no_reread.jsonl", "requirements=on");
     assert!(!rows.is_empty());
+    // Each run records the build that ran it, so an ablation can tell builds apart.
+    let build =
+        rein_protocol::canonical::sha256_hex(&std::fs::read(env!("CARGO_BIN_EXE_rein")).unwrap());
     for r in rows {
+        assert_eq!(r["harness_sha256"], build.as_str(), "{r}");
         assert_eq!(r["levers"]["requirements"], true, "{r}");
         assert_eq!(r["levers"]["facts-tools"], false, "{r}");
         assert_eq!(r["levers"]["repeat-penalty"], true, "{r}");

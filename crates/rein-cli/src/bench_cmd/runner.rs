@@ -96,6 +96,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     });
     let seed = args.seed;
     let context = args.context;
+    let harness = harness_sha256();
     let expected = expected_samples(&suites, args.samples);
     let mut job = BenchJob::begin(&args.out, &results_file, args.resume, spec, |judged| {
         same_seeds(judged, seed)?;
@@ -216,6 +217,7 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
                 }
             };
             result.context = args.context;
+            result.harness_sha256.clone_from(&harness);
             // jobs.db first: a kill between the two writes loses nothing (resume copies it).
             job.done(item.id, &result, journal_run.map(|r| r.0))?;
             append_result(&results_file, &result)?;
@@ -332,6 +334,21 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
 
 /// A resume keeps only runs with the context window this bench asks for: a window that trims
 /// less is another setting, not more runs of the same one.
+/// SHA-256 of the running `rein`, recorded with each run so that `rein bench ablation` can tell
+/// arms run by different builds apart.
+fn harness_sha256() -> Option<String> {
+    let read = std::env::current_exe().and_then(std::fs::read);
+    match read {
+        Ok(bytes) => Some(rein_protocol::canonical::sha256_hex(&bytes)),
+        Err(e) => {
+            eprintln!(
+                "rein: bench: cannot read this rein's executable to record its build ({e}); the results will carry no harness_sha256"
+            );
+            None
+        }
+    }
+}
+
 fn same_context(judged: &[RunResult], context: Option<u32>) -> anyhow::Result<()> {
     if let Some(r) = judged.iter().find(|r| r.context != context) {
         bail!(
