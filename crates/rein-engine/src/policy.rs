@@ -422,10 +422,14 @@ impl Policy {
     }
 
     /// The [`PathFilter`] a call of `tool` sees its files through.
-    pub fn path_filter<'p>(&'p self, tool: &str) -> PolicyPathFilter<'p> {
+    pub fn path_filter<'p>(&'p self, tool: &str, path: Option<&str>) -> PolicyPathFilter<'p> {
+        let allow_listed = self
+            .winner(tool, path)
+            .is_some_and(|r| r.action == PolicyAction::Allow && r.paths.is_some());
         PolicyPathFilter {
             policy: self,
             tool: tool.to_string(),
+            allow_listed,
         }
     }
 
@@ -455,17 +459,32 @@ impl Policy {
     }
 }
 
-/// A policy seen from one tool: [`Policy::visibility`] for each path. With the safe defaults
-/// (no rule with paths) every path is shown.
+/// A policy seen from one call of a tool: [`Policy::visibility`] for each path. With the safe
+/// defaults (no rule with paths) every path is shown.
 #[derive(Debug, Clone)]
 pub struct PolicyPathFilter<'p> {
     policy: &'p Policy,
     tool: String,
+    /// The call was let through by an allow rule with paths, not by the rule without paths
+    /// that decides the files it does not match: a walked file that rule denies or asks about
+    /// is skipped. Otherwise `allow * paths=["notes"]` over a `deny *` let a search of `notes`
+    /// read `notes/plan.md`, which `read_file` may not.
+    allow_listed: bool,
 }
 
 impl PathFilter for PolicyPathFilter<'_> {
     fn visible(&self, path: &RelPath) -> Visibility {
-        self.policy.visibility(&self.tool, path.as_str())
+        let seen = self.policy.visibility(&self.tool, path.as_str());
+        let outside_the_allow_list = self.allow_listed
+            && self
+                .policy
+                .winner(&self.tool, Some(path.as_str()))
+                .is_some_and(|r| r.paths.is_none() && r.action != PolicyAction::Allow);
+        if outside_the_allow_list {
+            Visibility::Skipped
+        } else {
+            seen
+        }
     }
 }
 

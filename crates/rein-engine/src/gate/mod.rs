@@ -317,7 +317,7 @@ impl<'a> Gate<'a> {
                     tool,
                     content,
                     // Every file the tool reads or lists beyond `path` is checked too.
-                    filter: &self.policy.path_filter(&call.tool),
+                    filter: &self.policy.path_filter(&call.tool, path),
                 },
                 approved,
                 approver,
@@ -487,7 +487,7 @@ impl CallExecutor for Gate<'_> {
         let GateTarget::Desk(workspace) = &self.target else {
             return Err("the bench sandbox's changes are not previewed".to_string());
         };
-        let filter = self.policy.path_filter(&call.tool);
+        let filter = self.policy.path_filter(&call.tool, path);
         let output = self
             .registry
             .call(
