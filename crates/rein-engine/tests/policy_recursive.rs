@@ -4,81 +4,36 @@
 //! tool (search_text, find_files, find_related, list_dir, file_info on a folder) cannot walk
 //! around a `deny secrets/**`. Each call goes through the gate, as `rein tool` sends it.
 
-use std::path::PathBuf;
+#[path = "gate_support/mod.rs"]
+mod gate_support;
 
+use gate_support::GateEnv;
 use rein_engine::gate::{
     AllowAll, ApprovalDecision, Approver, CallExecutor, Gate, GateConfig, NoApprover,
     ScriptedApprover,
 };
 use rein_engine::policy::{Policy, PolicyAction, PolicyError, Rule};
-use rein_journal::Journal;
 use rein_protocol::{GateOutcome, GateReport, ToolCall};
 use rein_workspace::desk::Visibility;
-use rein_workspace::{desk_registry, ToolRegistry, Workspace};
+use rein_workspace::{desk_registry, Workspace};
 use serde_json::{json, Value};
 
 /// The secret's contents; a word of it is also in `notes/plan.md`, nowhere else.
 const SECRET: &str = "API_KEY=hunter2\nzebrafish rotation schedule\n";
 const DENY_SECRETS: &str = "[[rule]]\ntool = \"*\"\npaths = [\"secrets/**\"]\naction = \"deny\"\n";
 
-struct Env {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    journal: Journal,
-    registry: ToolRegistry,
-}
+type Env = GateEnv;
 
-impl Env {
+impl GateEnv {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("ws");
-        for (rel, text) in [
+        GateEnv::with_files(&[
             ("secrets/key.env", SECRET),
             (
                 "notes/plan.md",
                 "launch plan\nthe zebrafish tank moves on monday\n",
             ),
             ("notes/todo.md", "water the plants\nlaunch checklist\n"),
-        ] {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let journal = Journal::open(dir.path().join("home/journal.db")).unwrap();
-        Env {
-            _dir: dir,
-            root,
-            journal,
-            registry: desk_registry(),
-        }
-    }
-
-    fn policy(&self, toml: &str) -> Policy {
-        Policy::from_toml_str(toml, "policy.toml", &self.registry).unwrap()
-    }
-
-    /// One call through a fresh gate with `policy`, as one `rein tool` process makes it.
-    fn submit_with(
-        &self,
-        policy: Policy,
-        tool: &str,
-        arguments: Value,
-        approver: &mut dyn Approver,
-    ) -> GateReport {
-        let ws = Workspace::open(&self.root).unwrap();
-        let mut gate = Gate::new(GateConfig::desk(
-            &self.registry,
-            &ws,
-            &self.journal,
-            policy,
-            None,
-        ));
-        let call = ToolCall {
-            id: format!("call-{}", unique()),
-            tool: tool.into(),
-            arguments,
-        };
-        gate.submit(&call, approver)
+        ])
     }
 
     fn submit(&self, policy_toml: &str, tool: &str, arguments: Value) -> GateReport {
@@ -91,12 +46,6 @@ impl Env {
         assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
         report.result
     }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Nothing of the secret, not even its name, anywhere in `result`.

@@ -5,13 +5,12 @@
 //! Every call goes through the gate with a policy, as `rein tool` sends it. Each attack is kept,
 //! whether it held or found a defect.
 
-use std::path::PathBuf;
+#[path = "gate_support/mod.rs"]
+mod gate_support;
 
-use rein_engine::gate::{CallExecutor, Gate, GateConfig, NoApprover};
-use rein_engine::policy::Policy;
-use rein_journal::Journal;
-use rein_protocol::{GateOutcome, GateReport, ToolCall};
-use rein_workspace::{desk_registry, ToolRegistry, Workspace};
+use gate_support::{matched_paths, GateEnv};
+use rein_engine::gate::NoApprover;
+use rein_protocol::{GateOutcome, GateReport};
 use serde_json::{json, Value};
 
 /// The secret's contents.
@@ -24,18 +23,11 @@ const DENY_SECRETS: &str = "[[rule]]\ntool = \"*\"\npaths = [\"secrets/**\"]\nac
 const ONLY_PUBLIC: &str = "[[rule]]\ntool = \"search_text\"\naction = \"deny\"\n\n\
      [[rule]]\ntool = \"search_text\"\npaths = [\"**/public/**\"]\naction = \"allow\"\n";
 
-struct Env {
-    dir: tempfile::TempDir,
-    root: PathBuf,
-    journal: Journal,
-    registry: ToolRegistry,
-}
+type Env = GateEnv;
 
-impl Env {
+impl GateEnv {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("ws");
-        for (rel, text) in [
+        let env = GateEnv::with_files(&[
             ("secrets/key.env", SECRET),
             (
                 "notes/plan.md",
@@ -45,39 +37,20 @@ impl Env {
             ("notes/sub/deep.txt", "deep zebrafish note\n"),
             ("public/readme.md", "public zebrafish page\n"),
             ("archive.md/old.txt", "an old zebrafish letter\n"),
-        ] {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        std::fs::write(dir.path().join("outside.txt"), OUTSIDE).unwrap();
-        std::fs::create_dir_all(dir.path().join("outdir")).unwrap();
-        std::fs::write(dir.path().join("outdir/o.txt"), OUTSIDE).unwrap();
-        let journal = Journal::open(dir.path().join("home/journal.db")).unwrap();
-        Env {
-            dir,
-            root,
-            journal,
-            registry: desk_registry(),
-        }
+        ]);
+        std::fs::write(env.dir.path().join("outside.txt"), OUTSIDE).unwrap();
+        std::fs::create_dir_all(env.dir.path().join("outdir")).unwrap();
+        std::fs::write(env.dir.path().join("outdir/o.txt"), OUTSIDE).unwrap();
+        env
     }
 
     fn submit(&self, policy_toml: &str, arguments: Value) -> GateReport {
-        let policy = Policy::from_toml_str(policy_toml, "policy.toml", &self.registry).unwrap();
-        let ws = Workspace::open(&self.root).unwrap();
-        let mut gate = Gate::new(GateConfig::desk(
-            &self.registry,
-            &ws,
-            &self.journal,
-            policy,
-            None,
-        ));
-        let call = ToolCall {
-            id: format!("call-{}", unique()),
-            tool: "search_text".into(),
+        self.submit_with(
+            self.policy(policy_toml),
+            "search_text",
             arguments,
-        };
-        gate.submit(&call, &mut NoApprover)
+            &mut NoApprover,
+        )
     }
 
     fn search(
@@ -107,26 +80,6 @@ impl Env {
         );
         report.result
     }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-fn paths(result: &Value) -> Vec<String> {
-    let mut out: Vec<String> = result["matches"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .map(|m| m["path"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The whole answer a caller sees: outcome, reason and result.
@@ -224,7 +177,7 @@ fn escapes_through_the_folder_or_the_glob_part_are_refused() {
         reveals_nothing_outside(&env, &report);
         if report.outcome == GateOutcome::Executed {
             // Whatever ran stayed inside: every match is a workspace file.
-            for p in paths(&report.result) {
+            for p in matched_paths(&report.result) {
                 assert!(
                     env.root.join(&p).is_file(),
                     "{path}: {p} is no workspace file"
@@ -410,7 +363,7 @@ fn an_allow_list_of_folders_is_not_widened_by_a_wildcard_path() {
     ] {
         let report = env.search(ONLY_PUBLIC, "hunt.r2|zebrafish", Some(path), None);
         if report.outcome == GateOutcome::Executed {
-            let found = paths(&report.result);
+            let found = matched_paths(&report.result);
             assert!(
                 found.iter().all(|p| p.split('/').any(|c| c == "public")),
                 "{path} searched files outside public/: {found:?} ({})",
@@ -487,7 +440,7 @@ fn odd_wildcard_paths_get_an_answer_never_a_panic() {
             let report = env.search("", "zebrafish", Some(path), glob);
             match report.outcome {
                 GateOutcome::Executed => {
-                    for p in paths(&report.result) {
+                    for p in matched_paths(&report.result) {
                         assert!(env.root.join(&p).is_file(), "{path:?}: {p}");
                     }
                 }
@@ -525,10 +478,10 @@ fn double_slashes_and_dot_folders_in_a_wildcard_path_read_as_in_a_plain_path() {
     // wildcard reading keeps them in the glob, so the glob can never match a walked file, or
     // (after `.//`) refuses the path as absolute. Expected: the same files as `notes/*.md`.
     let env = Env::new();
-    let want = paths(&env.ran("", "zebrafish", Some("notes/*.md"), None));
+    let want = matched_paths(&env.ran("", "zebrafish", Some("notes/*.md"), None));
     assert_eq!(want, vec!["notes/plan.md"]);
     assert_eq!(
-        paths(&env.ran("", "zebrafish", Some("notes//plan.md"), None)),
+        matched_paths(&env.ran("", "zebrafish", Some("notes//plan.md"), None)),
         want,
         "the plain spelling works"
     );
@@ -541,11 +494,15 @@ fn double_slashes_and_dot_folders_in_a_wildcard_path_read_as_in_a_plain_path() {
     ] {
         let report = env.search("", "zebrafish", Some(path), None);
         let got = if report.outcome == GateOutcome::Executed {
-            format!("{:?} ({})", paths(&report.result), report.result["note"])
+            format!(
+                "{:?} ({})",
+                matched_paths(&report.result),
+                report.result["note"]
+            )
         } else {
             format!("{}: {}", report.outcome.as_str(), report.reason)
         };
-        if report.outcome != GateOutcome::Executed || paths(&report.result) != want {
+        if report.outcome != GateOutcome::Executed || matched_paths(&report.result) != want {
             wrong.push(format!("{path} -> {got}"));
         }
     }
@@ -556,7 +513,7 @@ fn double_slashes_and_dot_folders_in_a_wildcard_path_read_as_in_a_plain_path() {
 fn a_trailing_slash_of_a_wildcard_path_is_dropped_as_in_a_plain_path() {
     let env = Env::new();
     let result = env.ran("", "zebrafish", Some("notes/*/"), None);
-    assert_eq!(paths(&result), vec!["notes/plan.md"], "{result}");
+    assert_eq!(matched_paths(&result), vec!["notes/plan.md"], "{result}");
     let note = result["note"].as_str().unwrap_or_default();
     assert!(note.contains("\"notes/*\" holds a glob"), "{result}");
 }
@@ -569,13 +526,13 @@ fn a_trailing_slash_of_a_wildcard_path_is_dropped_as_in_a_plain_path() {
 fn star_dot_md_still_finds_markdown_at_every_depth() {
     let env = Env::new();
     let result = env.ran("", "zebrafish", None, Some("*.md"));
-    let found = paths(&result);
+    let found = matched_paths(&result);
     assert!(found.contains(&"notes/plan.md".to_string()), "{result}");
     assert!(found.contains(&"public/readme.md".to_string()), "{result}");
     let result = env.ran("", "zebrafish", Some("notes"), Some("*.md"));
-    assert_eq!(paths(&result), vec!["notes/plan.md"], "{result}");
+    assert_eq!(matched_paths(&result), vec!["notes/plan.md"], "{result}");
     let result = env.ran("", "launch", None, Some("todo.md"));
-    assert_eq!(paths(&result), vec!["notes/todo.md"], "{result}");
+    assert_eq!(matched_paths(&result), vec!["notes/todo.md"], "{result}");
 }
 
 #[test]
@@ -585,7 +542,7 @@ fn star_dot_md_does_not_pull_in_text_files_under_a_folder_named_like_markdown() 
     // searched under the glob `*.md`.
     let env = Env::new();
     let result = env.ran("", "zebrafish", None, Some("*.md"));
-    let found = paths(&result);
+    let found = matched_paths(&result);
     assert!(
         found.iter().all(|p| p.ends_with(".md")),
         "`*.md` searched a file not named *.md: {found:?}"
@@ -596,12 +553,20 @@ fn star_dot_md_does_not_pull_in_text_files_under_a_folder_named_like_markdown() 
 fn a_bare_folder_name_glob_keeps_only_that_folder_and_ands_with_a_path_glob() {
     let env = Env::new();
     let result = env.ran("", "zebrafish", None, Some("sub"));
-    assert_eq!(paths(&result), vec!["notes/sub/deep.txt"], "{result}");
+    assert_eq!(
+        matched_paths(&result),
+        vec!["notes/sub/deep.txt"],
+        "{result}"
+    );
     let result = env.ran("", "zebrafish", Some("notes/*"), Some("sub"));
     // `notes/*` does not cross a folder, so `notes/sub/deep.txt` is left out by the path glob.
-    assert_eq!(paths(&result), Vec::<String>::new(), "{result}");
+    assert_eq!(matched_paths(&result), Vec::<String>::new(), "{result}");
     let result = env.ran("", "zebrafish", Some("notes/**"), Some("sub"));
-    assert_eq!(paths(&result), vec!["notes/sub/deep.txt"], "{result}");
+    assert_eq!(
+        matched_paths(&result),
+        vec!["notes/sub/deep.txt"],
+        "{result}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

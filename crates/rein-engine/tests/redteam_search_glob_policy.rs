@@ -9,17 +9,20 @@
 //! attack is kept, whether it held or found a defect.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+#[path = "gate_support/mod.rs"]
+mod gate_support;
+
+use gate_support::{matched_paths, GateEnv};
 use rein_engine::gate::{
     AllowAll, ApprovalDecision, Approver, CallExecutor, Gate, GateConfig, NoApprover,
     ScriptedApprover,
 };
 use rein_engine::policy::Policy;
-use rein_journal::Journal;
-use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_protocol::{GateOutcome, GateReport};
 use rein_workspace::desk::glob_path;
-use rein_workspace::{desk_registry, ToolRegistry, Workspace};
+use rein_workspace::Workspace;
 use serde_json::{json, Value};
 
 /// The secret's contents.
@@ -44,60 +47,11 @@ const FILES: [(&str, &str); 14] = [
     ("pub{lic}/odd.md", "odd zebrafish\n"),
 ];
 
-struct Env {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    journal: Journal,
-    registry: ToolRegistry,
-}
+type Env = GateEnv;
 
-impl Env {
+impl GateEnv {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("ws");
-        for (rel, text) in FILES {
-            let path = root.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let journal = Journal::open(dir.path().join("home/journal.db")).unwrap();
-        Env {
-            _dir: dir,
-            root,
-            journal,
-            registry: desk_registry(),
-        }
-    }
-
-    fn policy(&self, toml: &str) -> Policy {
-        Policy::from_toml_str(toml, "policy.toml", &self.registry).unwrap()
-    }
-
-    fn call(tool: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            id: format!("call-{}", unique()),
-            tool: tool.into(),
-            arguments,
-        }
-    }
-
-    /// One call through a fresh gate with `policy`, as one `rein tool` process makes it.
-    fn submit_with(
-        &self,
-        policy: Policy,
-        tool: &str,
-        arguments: Value,
-        approver: &mut dyn Approver,
-    ) -> GateReport {
-        let ws = Workspace::open(&self.root).unwrap();
-        let mut gate = Gate::new(GateConfig::desk(
-            &self.registry,
-            &ws,
-            &self.journal,
-            policy,
-            None,
-        ));
-        gate.submit(&Env::call(tool, arguments), approver)
+        GateEnv::with_files(&FILES)
     }
 
     fn submit(
@@ -119,7 +73,7 @@ impl Env {
             policy,
             None,
         ));
-        gate.preview(&Env::call(tool, arguments))
+        gate.preview(&GateEnv::call(tool, arguments))
             .map(|p| p.to_json().to_string())
     }
 
@@ -159,27 +113,6 @@ fn snapshot_into(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
             out.insert(rel, std::fs::read(&path).unwrap());
         }
     }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// The files a search read (every file it read has a matching line for `.`).
-fn read_files(result: &Value) -> Vec<String> {
-    let mut out: Vec<String> = result["matches"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .map(|m| m["path"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out.dedup();
-    out
 }
 
 fn skipped(result: &Value) -> u64 {
@@ -456,8 +389,8 @@ fn every_policy_form_decides_a_wildcard_path_as_the_plain_walked_folder() {
                 if wild.outcome != GateOutcome::Executed {
                     continue;
                 }
-                let wild_read = read_files(&wild.result);
-                let plain_read = read_files(&plain.result);
+                let wild_read = matched_paths(&wild.result);
+                let plain_read = matched_paths(&plain.result);
                 for file in &wild_read {
                     if !plain_read.contains(file) {
                         wrong.push(format!("{at} read {file}, which the folder's call did not"));
@@ -511,7 +444,7 @@ fn a_double_star_allow_rule_and_the_folder_itself() {
     }
     let report = env.search(toml, "public/sub/*", &mut NoApprover);
     assert_eq!(report.outcome, GateOutcome::Executed, "{report:?}");
-    assert_eq!(read_files(&report.result), vec!["public/sub/page.md"]);
+    assert_eq!(matched_paths(&report.result), vec!["public/sub/page.md"]);
 }
 
 /// Claim 1, the earlier attack in more spellings: the first wildcard inside a later
@@ -536,7 +469,7 @@ fn an_allow_list_is_not_widened_by_any_brace_or_bracket_spelling() {
     ] {
         let report = env.search(toml, path, &mut AllowAll);
         if report.outcome == GateOutcome::Executed {
-            for file in read_files(&report.result) {
+            for file in matched_paths(&report.result) {
                 assert!(
                     file.split('/').any(|c| c == "public"),
                     "{path} read {file} outside public/: {}",
@@ -560,11 +493,15 @@ fn real_folders_named_like_globs() {
     for path in ["{a,b}/*", "{a,b}/**", "[x]/*", "[x]/**"] {
         let report = env.search(escaped, path, &mut AllowAll);
         if report.outcome == GateOutcome::Executed {
-            assert_eq!(read_files(&report.result), Vec::<String>::new(), "{path}");
+            assert_eq!(
+                matched_paths(&report.result),
+                Vec::<String>::new(),
+                "{path}"
+            );
         }
         let report = env.search(GLOB_MEANING, path, &mut AllowAll);
         assert_eq!(report.outcome, GateOutcome::Executed, "{path}: {report:?}");
-        let read = read_files(&report.result);
+        let read = matched_paths(&report.result);
         assert!(
             read.iter()
                 .all(|f| !f.starts_with("a/") && !f.starts_with("x/")),
@@ -580,7 +517,7 @@ fn real_folders_named_like_globs() {
     for path in ["[x]", "[x]/*", "[x]/lit.tx?", "?x?/*", "*"] {
         let report = env.search(escaped, path, &mut AllowAll);
         assert_eq!(report.outcome, GateOutcome::Executed, "{path}: {report:?}");
-        let read = read_files(&report.result);
+        let read = matched_paths(&report.result);
         assert!(
             !read
                 .iter()
@@ -659,7 +596,7 @@ fn an_allow_list_of_file_globs_is_widened_by_a_folder_matching_it() {
     assert_eq!(named.outcome, GateOutcome::Denied, "{named:?}");
     let report = env.search(ALLOW_MD, "archive.md/*", &mut NoApprover);
     let read = if report.outcome == GateOutcome::Executed {
-        read_files(&report.result)
+        matched_paths(&report.result)
     } else {
         Vec::new()
     };
@@ -682,7 +619,7 @@ fn an_allow_rule_for_a_folder_name_lets_the_walk_read_what_read_file_may_not() {
     assert!(!env.read_file_runs(toml, "notes/plan.md"));
     let report = env.search(toml, "notes/*", &mut NoApprover);
     let read = if report.outcome == GateOutcome::Executed {
-        read_files(&report.result)
+        matched_paths(&report.result)
     } else {
         Vec::new()
     };
@@ -705,7 +642,7 @@ fn a_read_file_allow_list_is_widened_for_search_text_by_a_folder_matching_it() {
     assert!(env.read_file_runs(toml, "notes/plan.md"));
     let report = env.search(toml, "archive.md/*", &mut NoApprover);
     let read = if report.outcome == GateOutcome::Executed {
-        read_files(&report.result)
+        matched_paths(&report.result)
     } else {
         Vec::new()
     };
