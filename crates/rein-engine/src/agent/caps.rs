@@ -21,7 +21,8 @@ pub const MAX_INPUT_CHARS: usize = 32_000;
 /// small enough that a rambling model cannot eat the run's time.
 pub const MAX_REPLY_TOKENS: u32 = 384;
 /// Steps in a row without progress (a call repeated from earlier in the run, a call that did not
-/// run, or a refused finish) before the run stops: a small model that loops would otherwise burn every turn.
+/// run, or a refused finish) before the run stops: a small model that loops would otherwise
+/// burn every turn.
 pub const MAX_STEPS_WITHOUT_PROGRESS: u32 = 8;
 
 /// The limits in force for one run: the mission's budgets, never above the hard caps.
