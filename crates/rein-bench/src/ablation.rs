@@ -98,13 +98,17 @@ fn build_of(arm: &Arm) -> Build {
 /// How an arm's build differs from the baseline's, as a row's "changed" entry: a lever's effect
 /// measured across two builds is confounded with the code change between them.
 fn build_change(base: &Build, arm: &Build) -> Option<String> {
-    let short = |sha: &str| sha.chars().take(12).collect::<String>();
     match (base, arm) {
         (Build::One(a), Build::One(b)) if a == b => None,
-        (Build::One(_), Build::One(b)) => Some(format!("build={}", short(b))),
-        (Build::Mixed, _) | (_, Build::Mixed) => Some("build=mixed".to_string()),
+        (Build::One(_), Build::One(b)) => Some(build_setting(b)),
+        (Build::Mixed, _) | (_, Build::Mixed) => Some(build_setting("mixed")),
         _ => None,
     }
+}
+
+/// `build=` with the first 12 hex digits of a build's SHA-256 (or `mixed`).
+fn build_setting(build: &str) -> String {
+    format!("build={}", build.chars().take(12).collect::<String>())
 }
 
 type PairKey = (String, String, String, u32, u64);
@@ -352,10 +356,7 @@ impl Ablation {
                     .iter()
                     .map(|(k, v)| format!("{k}={}", if *v { "on" } else { "off" }))
                     .chain(self.baseline_context.map(|t| format!("context={t}")))
-                    .chain(self.baseline_build.as_deref().map(|b| format!(
-                        "build={}",
-                        b.chars().take(12).collect::<String>()
-                    )))
+                    .chain(self.baseline_build.as_deref().map(build_setting))
                     .collect::<Vec<_>>()
                     .join(", ")
             )

@@ -401,16 +401,7 @@ impl Policy {
     /// How a file that a call of `tool` did not name, but reads or lists, appears to it (see
     /// the module docs): the rule that would decide a call of `tool` naming `path` decides.
     pub fn visibility(&self, tool: &str, path: &str) -> Visibility {
-        let Some(rule) = self.winner(tool, Some(path)) else {
-            return Visibility::Shown;
-        };
-        match rule.action {
-            // A rule without paths was applied to the call itself.
-            _ if rule.paths.is_none() => Visibility::Shown,
-            PolicyAction::Allow => Visibility::Shown,
-            PolicyAction::Ask | PolicyAction::Deny if rule.hides_names() => Visibility::Hidden,
-            PolicyAction::Ask | PolicyAction::Deny => Visibility::Skipped,
-        }
+        visibility_under(self.winner(tool, Some(path)))
     }
 
     /// Whether a deny or ask rule with paths holds for `tool`, i.e. whether some file may be
@@ -474,17 +465,29 @@ pub struct PolicyPathFilter<'p> {
 
 impl PathFilter for PolicyPathFilter<'_> {
     fn visible(&self, path: &RelPath) -> Visibility {
-        let seen = self.policy.visibility(&self.tool, path.as_str());
+        let rule = self.policy.winner(&self.tool, Some(path.as_str()));
         let outside_the_allow_list = self.allow_listed
-            && self
-                .policy
-                .winner(&self.tool, Some(path.as_str()))
-                .is_some_and(|r| r.paths.is_none() && r.action != PolicyAction::Allow);
+            && rule.is_some_and(|r| r.paths.is_none() && r.action != PolicyAction::Allow);
         if outside_the_allow_list {
             Visibility::Skipped
         } else {
-            seen
+            visibility_under(rule)
         }
+    }
+}
+
+/// How a file a call did not name appears when `rule` is the one that would decide a call
+/// naming it.
+fn visibility_under(rule: Option<&Rule>) -> Visibility {
+    let Some(rule) = rule else {
+        return Visibility::Shown;
+    };
+    match rule.action {
+        // A rule without paths was applied to the call itself.
+        _ if rule.paths.is_none() => Visibility::Shown,
+        PolicyAction::Allow => Visibility::Shown,
+        PolicyAction::Ask | PolicyAction::Deny if rule.hides_names() => Visibility::Hidden,
+        PolicyAction::Ask | PolicyAction::Deny => Visibility::Skipped,
     }
 }
 

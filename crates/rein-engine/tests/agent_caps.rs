@@ -8,8 +8,8 @@ mod support;
 use std::time::Duration;
 
 use rein_engine::agent::{
-    AgentEvent, CapHit, RunEnd, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS, MAX_PLAN_STEPS,
-    MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
+    AgentEvent, CapHit, RunEnd, RunOutcome, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS,
+    MAX_PLAN_STEPS, MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
 };
 use rein_engine::gate::AllowAll;
 use rein_models::ScriptedModel;
@@ -262,10 +262,7 @@ fn a_model_that_loops_is_stopped_for_no_progress() {
             json!({"thought": "again", "action": "list_dir", "parameters": {}}).to_string() + "\n"
         })
         .collect();
-    let mut model =
-        ScriptedModel::from_str_named(&lines, std::path::Path::new("loop.jsonl")).unwrap();
-    let h = Harness::new("desk_task");
-    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    let (out, events) = run_script(&lines);
     assert_eq!(
         out.end,
         RunEnd::Cap {
@@ -293,13 +290,7 @@ fn progress_resets_the_no_progress_count() {
     let mut lines = vec![repeat.clone(); 8];
     lines.push(fresh);
     lines.extend(vec![repeat; 7]);
-    let mut model = ScriptedModel::from_str_named(
-        &(lines.join("\n") + "\n"),
-        std::path::Path::new("loop.jsonl"),
-    )
-    .unwrap();
-    let h = Harness::new("desk_task");
-    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    let (out, events) = run_script(&(lines.join("\n") + "\n"));
     assert!(caps(&events).iter().all(|(name, _)| name != "no_progress"));
     assert!(
         matches!(out.end, RunEnd::ModelFailed { .. }),
@@ -321,10 +312,7 @@ fn calls_that_do_not_run_are_no_progress_even_when_each_is_new() {
                 + "\n"
         })
         .collect();
-    let mut model =
-        ScriptedModel::from_str_named(&lines, std::path::Path::new("past_end.jsonl")).unwrap();
-    let h = Harness::new("desk_task");
-    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    let (out, events) = run_script(&lines);
     assert_eq!(
         out.end,
         RunEnd::Cap {
@@ -351,17 +339,18 @@ fn a_call_that_runs_resets_the_count_of_calls_that_did_not() {
             .to_string(),
     );
     lines.extend((7..14).map(refused));
-    let mut model = ScriptedModel::from_str_named(
-        &(lines.join("\n") + "\n"),
-        std::path::Path::new("past_end.jsonl"),
-    )
-    .unwrap();
-    let h = Harness::new("desk_task");
-    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    let (out, events) = run_script(&(lines.join("\n") + "\n"));
     assert!(caps(&events).iter().all(|(name, _)| name != "no_progress"));
     assert!(
         matches!(out.end, RunEnd::ModelFailed { .. }),
         "the script ran out before any cap: {:?}",
         out.end
     );
+}
+
+/// desk_task with `script` (JSON lines) as the model, every call allowed.
+fn run_script(script: &str) -> (RunOutcome, Vec<AgentEvent>) {
+    let mut model =
+        ScriptedModel::from_str_named(script, std::path::Path::new("script.jsonl")).unwrap();
+    Harness::new("desk_task").run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {})
 }

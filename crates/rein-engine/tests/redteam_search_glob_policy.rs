@@ -14,7 +14,7 @@ use std::path::Path;
 #[path = "gate_support/mod.rs"]
 mod gate_support;
 
-use gate_support::{matched_paths, GateEnv};
+use gate_support::{answer_beyond, matched_paths, whole, GateEnv};
 use rein_engine::gate::{
     AllowAll, ApprovalDecision, Approver, CallExecutor, Gate, GateConfig, NoApprover,
     ScriptedApprover,
@@ -117,40 +117,6 @@ fn snapshot_into(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
 
 fn skipped(result: &Value) -> u64 {
     result["skipped_by_policy"].as_u64().unwrap_or(0)
-}
-
-/// The whole answer a caller sees.
-fn whole(report: &GateReport) -> String {
-    format!(
-        "{} | {} | {}",
-        report.outcome.as_str(),
-        report.reason,
-        report.result
-    )
-}
-
-/// The answer without what the caller wrote itself (`echoed`, and its folder part).
-fn answer_beyond(report: &GateReport, echoed: &str) -> String {
-    let mut result = report.result.clone();
-    if let Some(o) = result.as_object_mut() {
-        o.remove("pattern");
-    }
-    let mut text = format!(
-        "{} | {} | {}",
-        report.outcome.as_str(),
-        report.reason,
-        result
-    );
-    let mut echoes = vec![echoed.to_string()];
-    if let Some(g) = glob_path(echoed) {
-        echoes.push(g.glob);
-        echoes.push(g.folder);
-    }
-    echoes.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    for e in echoes.iter().filter(|e| e.len() > 1) {
-        text = text.replace(e.as_str(), "<echo>");
-    }
-    text
 }
 
 fn secret_leaks(text: &str) -> Option<&'static str> {

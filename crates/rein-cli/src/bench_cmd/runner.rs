@@ -337,9 +337,9 @@ fn same_seeds(judged: &[RunResult], seed: u32) -> anyhow::Result<()> {
 /// SHA-256 of the running `rein`, recorded with each run so that `rein bench ablation` can tell
 /// arms run by different builds apart.
 fn harness_sha256() -> Option<String> {
-    let read = std::env::current_exe().and_then(std::fs::read);
-    match read {
-        Ok(bytes) => Some(rein_protocol::canonical::sha256_hex(&bytes)),
+    let hashed = std::env::current_exe().and_then(|exe| rein_protocol::digest::hash_file(&exe));
+    match hashed {
+        Ok((sha256, _)) => Some(sha256),
         Err(e) => {
             eprintln!(
                 "rein: bench: cannot read this rein's executable to record its build ({e}); the results will carry no harness_sha256"

@@ -10,6 +10,7 @@ use rein_engine::gate::{Approver, CallExecutor, Gate, GateConfig};
 use rein_engine::policy::Policy;
 use rein_journal::Journal;
 use rein_protocol::{GateReport, ToolCall};
+use rein_workspace::desk::glob_path;
 use rein_workspace::{desk_registry, ToolRegistry, Workspace};
 use serde_json::Value;
 
@@ -88,4 +89,38 @@ pub fn matched_paths(result: &Value) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Everything a caller sees of a report: outcome, reason and result.
+pub fn whole(report: &GateReport) -> String {
+    format!(
+        "{} | {} | {}",
+        report.outcome.as_str(),
+        report.reason,
+        report.result
+    )
+}
+
+/// [`whole`] without what the caller wrote itself: the result's echoed `pattern`, and `echoed`
+/// (a path as given, without a leading `./`, and the folder and glob `search_text` reads from
+/// it), each replaced by `<echo>`.
+pub fn answer_beyond(report: &GateReport, echoed: &str) -> String {
+    let mut report = report.clone();
+    if let Some(o) = report.result.as_object_mut() {
+        o.remove("pattern");
+    }
+    let mut text = whole(&report);
+    let mut echoes = vec![
+        echoed.to_string(),
+        echoed.trim_start_matches("./").to_string(),
+    ];
+    if let Some(g) = glob_path(echoed) {
+        echoes.push(g.glob);
+        echoes.push(g.folder);
+    }
+    echoes.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    for e in echoes.iter().filter(|e| e.len() > 1) {
+        text = text.replace(e.as_str(), "<echo>");
+    }
+    text
 }

@@ -87,7 +87,7 @@ impl Tool for SearchText {
             }
             None => (path_arg(ws, tool, a, Some("."))?, None),
         };
-        let filters: Vec<(GlobMatcher, bool)> = args::opt_str(a, "glob")
+        let filters: Vec<NameGlob> = args::opt_str(a, "glob")
             .map(|g| glob_matcher(tool, g))
             .transpose()?
             .into_iter()
@@ -121,7 +121,7 @@ impl Tool for SearchText {
                 stats.policy += 1;
                 continue;
             }
-            if !filters.iter().all(|f| filter_hits(f, &entry.path)) {
+            if !filters.iter().all(|f| f.keeps(&entry.path)) {
                 stats
                     .glob_missed
                     .get_or_insert_with(|| entry.path.to_string());
@@ -321,7 +321,36 @@ fn clip_line(line: &str) -> String {
 }
 
 /// A glob that may match anywhere below the root: `*.md` matches `notes/a.md` too.
-fn glob_matcher(tool: &str, pattern: &str) -> Result<(GlobMatcher, bool), ToolError> {
+/// A compiled `glob` or `pattern` argument.
+struct NameGlob {
+    matcher: GlobMatcher,
+    /// Without a `/`: it also matches a file name alone.
+    name_only: bool,
+    /// Without a `/` or a wildcard: a name, which `search_text` also matches to folder names.
+    plain_name: bool,
+}
+
+impl NameGlob {
+    /// Matches the whole relative path; a pattern without `/` also matches the file name alone.
+    fn hits(&self, path: &RelPath) -> bool {
+        self.matcher.is_match(path.as_str())
+            || (self.name_only && path.file_name().is_some_and(|n| self.matcher.is_match(n)))
+    }
+
+    /// `search_text`'s filter: as [`NameGlob::hits`], and a plain name also keeps every file
+    /// beneath a folder of that name: the 1.5B gave `services` as the glob for the files in
+    /// `services/`. A glob with wildcards keeps to file names, so `*.md` never takes in a
+    /// folder `archive.md/`.
+    fn keeps(&self, path: &RelPath) -> bool {
+        self.hits(path)
+            || (self.plain_name
+                && path
+                    .parent()
+                    .is_some_and(|folder| folder.components().any(|c| self.matcher.is_match(c))))
+    }
+}
+
+fn glob_matcher(tool: &str, pattern: &str) -> Result<NameGlob, ToolError> {
     let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
@@ -329,7 +358,12 @@ fn glob_matcher(tool: &str, pattern: &str) -> Result<(GlobMatcher, bool), ToolEr
             tool: tool.to_string(),
             message: format!("the glob \"{pattern}\" is not valid: {e}"),
         })?;
-    Ok((glob.compile_matcher(), !pattern.contains('/')))
+    let name_only = !pattern.contains('/');
+    Ok(NameGlob {
+        matcher: glob.compile_matcher(),
+        name_only,
+        plain_name: name_only && !pattern.contains(['*', '?', '[', '{']),
+    })
 }
 
 /// A `path` argument holding `*` or `?`, characters never in a workspace path, read as a glob
@@ -370,26 +404,6 @@ pub fn glob_path(path: &str) -> Option<GlobPath> {
     })
 }
 
-/// `search_text`'s filter: as [`glob_hits`], and a plain name (no `/`, no wildcard) also keeps
-/// every file beneath a folder of that name: the 1.5B gave `services` as the glob for the files
-/// in `services/`. A glob with wildcards keeps to file names, so `*.md` never takes in a
-/// folder `archive.md/`.
-fn filter_hits(glob: &(GlobMatcher, bool), path: &RelPath) -> bool {
-    let (matcher, name_only) = glob;
-    let plain_name = *name_only && !matcher.glob().glob().contains(['*', '?', '[', '{']);
-    glob_hits(glob, path)
-        || (plain_name
-            && path
-                .parent()
-                .is_some_and(|folder| folder.components().any(|c| matcher.is_match(c))))
-}
-
-/// Matches the whole relative path; a pattern without `/` also matches the file name alone.
-fn glob_hits((matcher, name_only): &(GlobMatcher, bool), path: &RelPath) -> bool {
-    matcher.is_match(path.as_str())
-        || (*name_only && path.file_name().is_some_and(|n| matcher.is_match(n)))
-}
-
 pub struct FindFiles;
 
 impl Tool for FindFiles {
@@ -426,7 +440,7 @@ impl Tool for FindFiles {
         for path in walk.files.iter().map(|e| &e.path) {
             if policy.visible(path) == Visibility::Hidden {
                 hidden += 1;
-            } else if glob_hits(&matcher, path) {
+            } else if matcher.hits(path) {
                 hits.push(path);
             }
         }
