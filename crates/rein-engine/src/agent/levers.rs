@@ -194,6 +194,31 @@ pub enum Lever {
     /// tasks of three. With it the 1.5B searched first, with a glob that fit no file name, and
     /// then guessed or read every file anyway (0 of 2).
     FindInputs,
+    /// After a `search_text` call of the model's that ran and matched no line, Rein searches
+    /// again for it, through the gate, and shows both results: a glob that left no file to
+    /// search is dropped (the folder is searched whole), and a pattern no line holds is split
+    /// into its words, any of which a line may hold, ignoring case. The 1.5B searched
+    /// `approved amount` with the glob `*.eml` over files named `01.eml.txt`, and `tls:
+    /// cert_expires: 2025-03-14` over YAML that holds the two keys on two lines and another
+    /// date; both times it then guessed an answer or read every file one step at a time.
+    WiderSearch,
+    /// A deliverable the task spells out as "exactly N lines", each a label and a
+    /// `<placeholder>`, is written as those lines: constrained decoding holds `create_file` and
+    /// `replace_file` to the deliverable's path and to the lines in order, each placeholder
+    /// filled with one line's text without `<` or `>` (embedded models; see `answer_lines`). The
+    /// 1.5B pasted the e-mail it had found whole as the answer of search-budget-approval, the
+    /// template with its placeholders as that of search-cert-expiry, and six lines of a host
+    /// record for three on search-host-inventory.
+    AnswerLines,
+    /// In a task that picks which of its many inputs to read (as `find-inputs` tells them),
+    /// the first write of the deliverable is held, nothing written, while its text names an
+    /// input the run has not read in full (by path, or by a file stem of three or more
+    /// characters no other input shares); the model is told to read it first. The contract's
+    /// `inputs_read` check wants the inputs an answer rests on read before the deliverable is
+    /// first written, so that write would fail it in every later attempt too. The 1.5B wrote
+    /// the right answer of search-hosting-renewal from a search's lines, its `File:` line
+    /// naming a note it never read, and failed on that check alone in all three attempts.
+    ReadCited,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -201,7 +226,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 31] = [
+    pub const ALL: [Lever; 34] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -233,6 +258,9 @@ impl Lever {
         Lever::RequirementsOnce,
         Lever::ReviewEdits,
         Lever::FindInputs,
+        Lever::WiderSearch,
+        Lever::AnswerLines,
+        Lever::ReadCited,
     ];
 
     pub fn name(self) -> &'static str {
@@ -268,6 +296,9 @@ impl Lever {
             Lever::RequirementsOnce => "requirements-once",
             Lever::ReviewEdits => "review-edits",
             Lever::FindInputs => "find-inputs",
+            Lever::WiderSearch => "wider-search",
+            Lever::AnswerLines => "answer-lines",
+            Lever::ReadCited => "read-cited",
         }
     }
 
@@ -324,6 +355,9 @@ pub struct Levers {
     pub requirements_once: bool,
     pub review_edits: bool,
     pub find_inputs: bool,
+    pub wider_search: bool,
+    pub answer_lines: bool,
+    pub read_cited: bool,
 }
 
 impl Default for Levers {
@@ -376,6 +410,9 @@ impl Levers {
         requirements_once: false,
         review_edits: false,
         find_inputs: false,
+        wider_search: false,
+        answer_lines: false,
+        read_cited: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -410,6 +447,9 @@ impl Levers {
         requirements_once: true,
         review_edits: true,
         find_inputs: true,
+        wider_search: true,
+        answer_lines: true,
+        read_cited: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -445,6 +485,9 @@ impl Levers {
             Lever::RequirementsOnce => self.requirements_once,
             Lever::ReviewEdits => self.review_edits,
             Lever::FindInputs => self.find_inputs,
+            Lever::WiderSearch => self.wider_search,
+            Lever::AnswerLines => self.answer_lines,
+            Lever::ReadCited => self.read_cited,
         }
     }
 
@@ -481,6 +524,9 @@ impl Levers {
             Lever::RequirementsOnce => self.requirements_once = on,
             Lever::ReviewEdits => self.review_edits = on,
             Lever::FindInputs => self.find_inputs = on,
+            Lever::WiderSearch => self.wider_search = on,
+            Lever::AnswerLines => self.answer_lines = on,
+            Lever::ReadCited => self.read_cited = on,
         }
     }
 

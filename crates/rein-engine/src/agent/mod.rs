@@ -32,7 +32,11 @@
 //! | `inputs_first` | the `inputs-first` lever: which inputs Rein reads before the first step |
 //! | `edit_review` | the `review-edits` lever: a held finish shows the run's own edits |
 //! | `stats_first` | the `stats-first` lever: which table figures Rein computes before the first step |
+//! | `answer_lines` | the `answer-lines` lever: the lines a task quotes for its deliverable |
+//! | `read_cited` | the `read-cited` lever: a first write held while it names an unread input |
+//! | `wider_search` | the `wider-search` lever: the search Rein makes again after one that matched nothing |
 
+mod answer_lines;
 mod bodies;
 mod caps;
 mod checklist;
@@ -51,6 +55,7 @@ mod no_paste;
 mod outcome;
 mod plan;
 mod prompt;
+mod read_cited;
 mod read_fit;
 mod rewrite;
 mod run;
@@ -60,6 +65,7 @@ mod stated;
 mod stats_first;
 mod step;
 mod trim;
+mod wider_search;
 mod world;
 
 pub use caps::{

@@ -15,6 +15,7 @@ use rein_protocol::{
 use rein_workspace::ToolRegistry;
 use serde_json::{json, Value};
 
+use super::answer_lines::AnswerLines;
 use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
@@ -37,6 +38,7 @@ use super::prompt::{
     progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
     task_message, task_reminder, type_document,
 };
+use super::read_cited::{cited_unread, held_reason};
 use super::read_fit::fit_read_result;
 use super::rewrite::REWRITE_SECTION;
 use super::sampling::{
@@ -64,6 +66,7 @@ mod draws;
 mod first_calls;
 mod steps;
 mod tools;
+mod wider;
 
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).

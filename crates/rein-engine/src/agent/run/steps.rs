@@ -388,6 +388,13 @@ impl<'a> Agent<'a> {
                 reason,
                 result: Value::Null,
             }
+        } else if let Some(reason) = self.read_cited_hold(st, &tool, &params, n)? {
+            kind = StepKind::Refusal;
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
         } else if tool == "finish" {
             let refused = match self.unchanged_failure(st) {
                 Some(failed) => Err(FinishRefusal::FailedUnchanged {
@@ -557,6 +564,9 @@ impl<'a> Agent<'a> {
             feedback.push('\n');
             feedback.push_str(&shown);
         }
+        if tool == "search_text" {
+            feedback.push_str(&self.search_wider(st, &params, &report, on_event)?);
+        }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).
             feedback.push_str(&format!(
@@ -607,6 +617,41 @@ impl<'a> Agent<'a> {
             (None, true) => StepEnd::FinishAccepted,
             (None, false) => StepEnd::Continue,
         })
+    }
+
+    /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
+    /// names inputs not read in full, see [`cited_unread`]), journaled as a `read_cited` event;
+    /// `None` to let it through to the gate.
+    fn read_cited_hold(
+        &self,
+        st: &State,
+        tool: &str,
+        params: &Value,
+        n: u32,
+    ) -> Result<Option<String>, AgentError> {
+        let writes = self
+            .env
+            .registry
+            .get(self.gate_tool(tool))
+            .is_some_and(|t| t.mutates());
+        let path = trace_target(tool, params);
+        let (true, false, Some(path)) = (
+            self.options.levers.read_cited && writes,
+            self.options.memory,
+            path,
+        ) else {
+            return Ok(None);
+        };
+        let unread = cited_unread(self.env.contract, &st.trace, path, params);
+        if unread.is_empty() {
+            return Ok(None);
+        }
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "read_cited",
+            &json!({"step": n, "attempt": st.attempt, "unread": unread}),
+        )?;
+        Ok(Some(held_reason(&unread)))
     }
 
     /// A read's result as the model is shown it: Rein's facts added (the table facts of a

@@ -41,6 +41,9 @@ impl<'a> Agent<'a> {
             hold_document(&mut document, held);
             type_document(&mut s, WRITE_JSON, &path, &document);
         }
+        if let Some(lines) = self.answer_lines() {
+            lines.type_action_schema(&mut s, &self.env.contract.mission.required_artifact);
+        }
         // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way (llama-server
         // wants it anchored, others match it whole): only llguidance gets one.
         let outline = sections.or_else(|| self.rewrite_outline());
@@ -54,6 +57,21 @@ impl<'a> Agent<'a> {
             constrain_bodies(&mut s, &outline, &lines, levers.plain_bodies, short);
         }
         s
+    }
+
+    /// With `answer-lines` and an embedded model, for a deliverable no typed writer writes: the
+    /// lines the task quotes for it (see [`AnswerLines::of_task`]).
+    pub(super) fn answer_lines(&self) -> Option<AnswerLines> {
+        if !self.options.levers.answer_lines
+            || self.options.memory
+            || is_endpoint(self.model.identity())
+            || self.typed_json().is_some()
+            || self.typed_sections().is_some()
+        {
+            return None;
+        }
+        let m = &self.env.contract.mission;
+        AnswerLines::of_task(&m.prompt, &m.required_artifact)
     }
 
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the

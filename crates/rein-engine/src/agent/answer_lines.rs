@@ -1,0 +1,224 @@
+//! Lever `answer-lines`: a deliverable the task spells out as "exactly N lines", each a label
+//! and a `<placeholder>` (`Approved amount: <the approved increase> EUR`), is written with its
+//! lines as the task gives them: constrained decoding holds `create_file` and `replace_file`
+//! of the deliverable to those lines, in order, each placeholder filled with text of one line
+//! that holds no `<` or `>`. What fills a placeholder is still the model's, and the judge
+//! checks it as before.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{json, Value};
+
+/// The tools whose `content` writes a whole file.
+const WHOLE_FILE_WRITERS: &[&str] = &["create_file", "replace_file"];
+
+/// Most lines of a template: past it, a list is no longer an answer of a few lines.
+const MAX_TEMPLATE_LINES: usize = 8;
+
+/// What fills one placeholder: text of one line, no blank at either end, no `<` or `>` (a
+/// placeholder left as the task wrote it, `<its path>`, is no answer).
+const FILLED: &str = r"[^\s<>](?:[^\r\n<>]*[^\s<>])?";
+
+/// A line of the task that introduces the template: the deliverable's path, "exactly", and
+/// the word "line" or "lines" before the colon that ends it (`... with exactly three lines:`).
+static INTRO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bexactly\s+(?:these\s+)?(\w+)\s+lines?\s*:\s*$").expect("a valid regex")
+});
+
+/// A template line: a label of words, a colon and a space, then text holding at least one
+/// `<placeholder>`.
+static TEMPLATE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z][A-Za-z0-9 ()'/_-]{0,40}: [^\n]*<[^<>\n]+>[^\n]*$")
+        .expect("a valid regex")
+});
+
+static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"<[^<>\n]+>").expect("a valid regex"));
+
+/// The lines a task asks the deliverable to hold, as the task quotes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerLines {
+    pub lines: Vec<String>,
+}
+
+impl AnswerLines {
+    /// The template of `prompt` for the deliverable `artifact`: the lines after the first line
+    /// that names `artifact` and ends in "exactly N lines:", while they are template lines;
+    /// `None` when there is no such line, a line after it is not a template line before N were
+    /// read, or N (in words up to ten, or digits) is not their count.
+    pub fn of_task(prompt: &str, artifact: &str) -> Option<AnswerLines> {
+        let lines: Vec<&str> = prompt.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(artifact) && INTRO.is_match(l))?;
+        let count = count_word(&INTRO.captures(lines[at])?[1])?;
+        if count == 0 || count > MAX_TEMPLATE_LINES {
+            return None;
+        }
+        let template: Vec<String> = lines[at + 1..]
+            .iter()
+            .take(count)
+            .take_while(|l| TEMPLATE_LINE.is_match(l))
+            .map(|l| l.to_string())
+            .collect();
+        (template.len() == count).then_some(AnswerLines { lines: template })
+    }
+
+    /// The anchored pattern of the whole deliverable: the lines in order, each placeholder
+    /// [`FILLED`], the rest as written; one line break (`\n` or `\r\n`) between lines, one
+    /// optional at the end.
+    pub fn pattern(&self) -> String {
+        let lines: Vec<String> = self
+            .lines
+            .iter()
+            .map(|line| {
+                let mut out = String::new();
+                let mut last = 0;
+                for hole in PLACEHOLDER.find_iter(line) {
+                    out.push_str(&regex::escape(&line[last..hole.start()]));
+                    out.push_str(&format!("(?:{FILLED})"));
+                    last = hole.end();
+                }
+                out.push_str(&regex::escape(&line[last..]));
+                out
+            })
+            .collect();
+        format!("^{}(?:\\r?\\n)?$", lines.join("\\r?\\n"))
+    }
+
+    /// Holds `create_file` and `replace_file` in an action schema to the deliverable `path`
+    /// and its lines. The content loses its length cap: llguidance runs out of fuel on an
+    /// anchored pattern under one, and the pattern bounds the lines anyway (the reply cap
+    /// bounds their text).
+    pub fn type_action_schema(&self, action_schema: &mut Value, path: &str) {
+        let Some(branches) = action_schema["anyOf"].as_array_mut() else {
+            return;
+        };
+        for branch in branches {
+            let tool = branch["properties"]["action"]["const"].as_str();
+            if !tool.is_some_and(|t| WHOLE_FILE_WRITERS.contains(&t)) {
+                continue;
+            }
+            let props = &mut branch["properties"]["parameters"]["properties"];
+            props["path"] = json!({ "type": "string", "const": path });
+            props["content"] = json!({ "type": "string", "pattern": self.pattern() });
+        }
+    }
+}
+
+/// `three` is 3; digits are read as a number.
+fn count_word(word: &str) -> Option<usize> {
+    const WORDS: [&str; 11] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let lower = word.to_lowercase();
+    WORDS
+        .iter()
+        .position(|w| *w == lower)
+        .or_else(|| lower.parse().ok())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const BUDGET: &str = "mail/ holds 22 e-mails from May. Find that e-mail and write out/answer.md with exactly three lines:\nFile: <its path>\nApproved by: <the sender's e-mail address>\nApproved amount: <the approved increase> EUR\nDo not change the e-mails. Read out/answer.md back, then call finish.";
+
+    fn template() -> AnswerLines {
+        AnswerLines::of_task(BUDGET, "out/answer.md").unwrap()
+    }
+
+    fn held(text: &str) -> bool {
+        Regex::new(&template().pattern()).unwrap().is_match(text)
+    }
+
+    #[test]
+    fn the_lines_after_exactly_n_lines_are_the_template() {
+        assert_eq!(
+            template().lines,
+            [
+                "File: <its path>",
+                "Approved by: <the sender's e-mail address>",
+                "Approved amount: <the approved increase> EUR"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_pattern_takes_the_answer_and_refuses_what_the_1_5b_wrote() {
+        assert!(held(
+            "File: mail/17.eml.txt\nApproved by: anna.berg@example.com\nApproved amount: 15,000 EUR\n"
+        ));
+        assert!(held(
+            "File: mail/17.eml.txt\r\nApproved by: anna.berg@example.com\r\nApproved amount: 15,000 EUR"
+        ));
+        // The e-mail pasted whole, the placeholders left in, a line missing or added, the
+        // unit lost, a blank filler.
+        assert!(!held("From: anna.berg@example.com\nTo: team@example.com\n"));
+        assert!(!held(
+            "File: <its path>\nApproved by: a@b.c\nApproved amount: 1 EUR"
+        ));
+        assert!(!held("File: mail/17.eml.txt\nApproved by: a@b.c\n"));
+        assert!(!held(
+            "File: a\nApproved by: b\nApproved amount: 1 EUR\nNote: c"
+        ));
+        assert!(!held("File: a\nApproved by: b\nApproved amount: 1"));
+        assert!(!held("File:  \nApproved by: b\nApproved amount: 1 EUR"));
+    }
+
+    #[test]
+    fn a_count_that_differs_or_a_prose_line_means_no_template() {
+        let two = BUDGET.replace("exactly three lines", "exactly two lines");
+        assert_eq!(
+            AnswerLines::of_task(&two, "out/answer.md")
+                .unwrap()
+                .lines
+                .len(),
+            2
+        );
+        let four = BUDGET.replace("exactly three lines", "exactly four lines");
+        assert_eq!(AnswerLines::of_task(&four, "out/answer.md"), None);
+        let prose = BUDGET.replace("File: <its path>", "Write the path first.");
+        assert_eq!(AnswerLines::of_task(&prose, "out/answer.md"), None);
+        // Another deliverable, or no "exactly".
+        assert_eq!(AnswerLines::of_task(BUDGET, "out/other.md"), None);
+        let loose = BUDGET.replace("with exactly three lines:", "with three lines:");
+        assert_eq!(AnswerLines::of_task(&loose, "out/answer.md"), None);
+    }
+
+    #[test]
+    fn digits_and_these_are_read() {
+        let digits = BUDGET.replace("exactly three lines", "exactly these 3 lines");
+        assert_eq!(
+            AnswerLines::of_task(&digits, "out/answer.md").unwrap(),
+            template()
+        );
+    }
+
+    #[test]
+    fn regex_characters_of_the_task_are_literal() {
+        let t = AnswerLines {
+            lines: vec!["Cost (EUR): <N> * 1.5 [net]".into()],
+        };
+        let re = Regex::new(&t.pattern()).unwrap();
+        assert!(re.is_match("Cost (EUR): 12 * 1.5 [net]"));
+        assert!(!re.is_match("Cost EUR: 12 * 1x5 net"));
+    }
+
+    #[test]
+    fn whole_file_writers_are_held_to_the_deliverable_and_its_lines() {
+        let mut schema = json!({"anyOf": [
+            {"properties": {"action": {"const": "create_file"}, "parameters": {"properties": {"path": {"type": "string"}, "content": {"type": "string", "maxLength": 32000}}}}},
+            {"properties": {"action": {"const": "edit_file"}, "parameters": {"properties": {"path": {"type": "string"}, "new_text": {"type": "string"}}}}}
+        ]});
+        template().type_action_schema(&mut schema, "out/answer.md");
+        let create = &schema["anyOf"][0]["properties"]["parameters"]["properties"];
+        assert_eq!(create["path"]["const"], "out/answer.md");
+        assert_eq!(create["content"]["pattern"], json!(template().pattern()));
+        assert!(create["content"].get("maxLength").is_none());
+        let edit = &schema["anyOf"][1]["properties"]["parameters"]["properties"];
+        assert!(edit["path"].get("const").is_none());
+    }
+}

@@ -1,0 +1,136 @@
+//! Lever `read-cited`: in a task that picks which of its many inputs to read, the first write of
+//! the deliverable is held while its text names an input the run has not read in full. The
+//! contract's `inputs_read` check wants the inputs an answer rests on read before that first
+//! write, so such a write fails it for good, whatever the later attempts do. Which inputs the
+//! answer rests on is never told: only the inputs the model's own text names are.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::checks::{last_write, read_whole_at, same_path, TraceEntry};
+use crate::mission::FrozenContract;
+
+use super::prompt::task_picks_inputs;
+
+/// Shortest file stem an answer is taken to name as a word (`17` of `mail/17.eml.txt` is a
+/// number of many things).
+const MIN_STEM_CHARS: usize = 3;
+
+/// The inputs the first write of the deliverable `path`, with `params`, names and the run has
+/// not read in full, in the order of the mission's inputs; empty when the lever does not
+/// apply (another file, a deliverable written before, a task that reads every input).
+pub fn cited_unread(
+    contract: &FrozenContract,
+    trace: &[TraceEntry],
+    path: &str,
+    params: &Value,
+) -> Vec<String> {
+    let m = &contract.mission;
+    if !same_path(path, &m.required_artifact)
+        || last_write(trace, &m.required_artifact).is_some()
+        || !task_picks_inputs(contract)
+    {
+        return Vec::new();
+    }
+    let mut text = String::new();
+    collect_text(params, true, &mut text);
+    let text = text.to_lowercase();
+    let mut stems: HashMap<String, usize> = HashMap::new();
+    for input in &m.inputs {
+        *stems.entry(stem(input)).or_default() += 1;
+    }
+    m.inputs
+        .iter()
+        .filter(|input| read_whole_at(trace, input).is_none())
+        .filter(|input| {
+            let named = holds_word(&text, &input.to_lowercase());
+            let stem = stem(input);
+            let by_stem = stem.chars().count() >= MIN_STEM_CHARS
+                && stems.get(&stem) == Some(&1)
+                && holds_word(&text, &stem);
+            named || by_stem
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every string of `value` but a top-level `path`, one a line.
+fn collect_text(value: &Value, top: bool, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_text(v, false, out)),
+        Value::Object(fields) => fields
+            .iter()
+            .filter(|(k, _)| !(top && k.as_str() == "path"))
+            .for_each(|(_, v)| collect_text(v, false, out)),
+        _ => {}
+    }
+}
+
+/// The file name before its first `.`, lower case (`notes/2024-05-14-ops-sync.md` is
+/// `2024-05-14-ops-sync`, `services/pricing.yaml` is `pricing`).
+fn stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.split('.').next().unwrap_or(name).to_lowercase()
+}
+
+/// Whether `word` occurs in `text` with no letter, digit, `_` or `-` on either side (both
+/// lower case).
+fn holds_word(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part) && !after.is_some_and(part)
+    })
+}
+
+/// What the model is told of a held write.
+pub fn held_reason(unread: &[String]) -> String {
+    let (them, it) = if unread.len() == 1 {
+        ("it", "it")
+    } else {
+        ("them", "each")
+    };
+    format!(
+        "held by Rein, nothing was written (lever read-cited): your text names {}, not read in full yet; the answer must rest on inputs read before it is first written, so read {it} in full with read_file first, then write again (or leave {them} out if {} not what the task asks for)",
+        unread.join(", "),
+        if unread.len() == 1 { "it is" } else { "they are" },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_is_whole_only_between_other_characters() {
+        assert!(holds_word("service: pricing\n", "pricing"));
+        assert!(holds_word(
+            "file: notes/2024-05-14-ops-sync.md",
+            "2024-05-14-ops-sync"
+        ));
+        assert!(!holds_word("service: pricing-api", "pricing"));
+        assert!(!holds_word("repricing", "pricing"));
+        assert!(holds_word("(pricing).", "pricing"));
+    }
+
+    #[test]
+    fn the_stem_is_the_name_before_its_first_dot() {
+        assert_eq!(stem("mail/17.eml.txt"), "17");
+        assert_eq!(stem("services/Pricing.yaml"), "pricing");
+        assert_eq!(stem("README"), "readme");
+    }
+
+    #[test]
+    fn the_text_is_every_string_but_the_path() {
+        let mut text = String::new();
+        let params = serde_json::json!({"path": "services/auth.yaml", "document": {"file": "a", "n": 3, "list": ["b"]}});
+        collect_text(&params, true, &mut text);
+        assert_eq!(text, "a\nb\n");
+    }
+}

@@ -1,0 +1,192 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `answer-lines` lever on the desk suite's search tasks: a deliverable the task quotes as
+//! "exactly N lines" of `Label: <placeholder>` is held by constrained decoding to those lines.
+//! The gold answer of every such task is let through by llguidance under the very schema the
+//! run sent; what the 1.5B wrote (an input pasted whole, the template with its placeholders, a
+//! record of six lines) is not. Without the lever, or for a task with no such lines, nothing is
+//! held.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use std::path::PathBuf;
+
+use rein_engine::agent::Levers;
+use rein_engine::gate::AllowAll;
+use serde_json::{json, Value};
+use support::{line, Harness, PromptRecorder};
+
+const ANSWER: &str = "out/answer.md";
+
+/// The desk tasks whose prompt quotes their answer as "exactly N lines".
+const TEMPLATED: [&str; 6] = [
+    "search-budget-approval",
+    "search-cert-expiry",
+    "search-host-inventory",
+    "search-hosting-renewal",
+    "search-legacy-flag",
+    "search-policy-clause",
+];
+
+fn task_dir(task: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../suites/desk")
+        .join(task)
+}
+
+fn gold(task: &str) -> String {
+    std::fs::read_to_string(task_dir(task).join("judge/gold/files/out/answer.md")).unwrap()
+}
+
+fn levers(answer_lines: bool) -> Levers {
+    Levers {
+        answer_lines,
+        ..Levers::DEFAULT
+    }
+}
+
+/// `tool`'s parameters schema in the first request of a constrained run of `h`'s mission; every
+/// schema the run sent must be one llguidance builds.
+fn offered(h: &Harness, levers: Levers, tool: &str) -> Value {
+    let script = line("list_dir", json!({"path": "."}));
+    let mut model = PromptRecorder::new(&script, "answer_lines.jsonl");
+    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    for (i, r) in model.requests.iter().enumerate() {
+        if let Some(schema) = &r.json_schema {
+            if let Err(e) = rein_llama::check_schema_grammar(schema) {
+                panic!("request {i}: llguidance cannot build its schema: {e}");
+            }
+        }
+    }
+    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == tool)
+        .map(|b| b["properties"]["parameters"].clone())
+        .unwrap_or_else(|| panic!("{tool} is not offered"))
+}
+
+/// Whether llguidance lets `content` through, whole, as the JSON string of `schema`.
+fn lets_through(schema: &Value, content: &str) -> bool {
+    let text = serde_json::to_string(content).unwrap();
+    let n =
+        rein_llama::schema_accepted_len(&rein_llama::with_fixed_separators(schema), &text).unwrap();
+    n == text.len()
+}
+
+fn quoted_template(task: &str) -> String {
+    let mission: Value = serde_json::from_str(
+        &std::fs::read_to_string(task_dir(task).join("mission.json")).unwrap(),
+    )
+    .unwrap();
+    mission["prompt"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(": <"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_templated_task_s_gold_answer_is_let_through_and_its_bare_template_is_not() {
+    for task in TEMPLATED {
+        let h = Harness::desk_suite(task);
+        for tool in ["create_file", "replace_file"] {
+            let params = offered(&h, levers(true), tool);
+            assert_eq!(params["properties"]["path"]["const"], ANSWER, "{task}");
+            let content = &params["properties"]["content"];
+            assert!(content["pattern"].is_string(), "{task} {tool}: {content}");
+            let gold = gold(task);
+            assert!(lets_through(content, &gold), "{task}: {gold:?}");
+            assert!(lets_through(content, gold.trim_end()), "{task}");
+            let bare = quoted_template(task);
+            assert_eq!(bare.lines().count(), gold.lines().count(), "{task}");
+            assert!(!lets_through(content, &bare), "{task}: {bare:?}");
+        }
+    }
+}
+
+#[test]
+fn what_the_1_5b_wrote_is_not_let_through() {
+    let budget = offered(
+        &Harness::desk_suite("search-budget-approval"),
+        levers(true),
+        "create_file",
+    );
+    let content = &budget["properties"]["content"];
+    // The e-mail it had found, pasted whole (`ws-search/`, 5 December).
+    let mail = std::fs::read_to_string(
+        task_dir("search-budget-approval").join("fixtures/mail/17.eml.txt"),
+    )
+    .unwrap();
+    assert!(!lets_through(content, &mail));
+    let host = offered(
+        &Harness::desk_suite("search-host-inventory"),
+        levers(true),
+        "create_file",
+    );
+    // Six lines of a host record for three.
+    let record = "Host: app-01\nIP: 10.20.0.11\nOS: Debian 12\nRAM: 16 GB\nSoftware: python 3.11\nOwner: web";
+    assert!(!lets_through(&host["properties"]["content"], record));
+    assert!(lets_through(
+        &host["properties"]["content"],
+        "Host: app-01\nIP: 10.20.0.11\nRAM: 16 GB"
+    ));
+    // A unit left off, a filler blank.
+    assert!(!lets_through(
+        &host["properties"]["content"],
+        "Host: app-01\nIP: 10.20.0.11\nRAM: 16"
+    ));
+    assert!(!lets_through(
+        &host["properties"]["content"],
+        "Host:  \nIP: 10.20.0.11\nRAM: 16 GB"
+    ));
+}
+
+#[test]
+fn without_the_lever_or_a_template_the_writers_are_free() {
+    let off = offered(
+        &Harness::desk_suite("search-cert-expiry"),
+        levers(false),
+        "create_file",
+    );
+    assert!(off["properties"]["content"].get("pattern").is_none());
+    assert!(off["properties"]["path"].get("const").is_none());
+    // explore-archive-years quotes two lines among a list it leaves to the model: no
+    // "exactly N lines", so no template.
+    let explore = offered(
+        &Harness::desk_suite("explore-archive-years"),
+        levers(true),
+        "create_file",
+    );
+    assert!(explore["properties"]["content"].get("pattern").is_none());
+    assert!(explore["properties"]["path"].get("const").is_none());
+}
+
+#[test]
+fn the_judge_is_as_it_was_an_answer_in_the_template_s_shape_still_fails_on_its_values() {
+    // The shape is held; the values are the model's and the judge's. (A scripted model is not
+    // held by the schema: this run writes what the lever would have let through.)
+    let h = Harness::desk_suite("search-cert-expiry");
+    let script = line("read_file", json!({"path": "services/reviews.yaml"}))
+        + &line(
+            "create_file",
+            json!({"path": ANSWER, "content": "Service: reviews\nOwner: kim@shop.example\nExpires: 2026-01-17\n"}),
+        )
+        + &line("read_file", json!({ "path": ANSWER }))
+        + &support::finish_line();
+    let mut model = PromptRecorder::new(&script, "answer_lines_judge.jsonl");
+    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers(true);
+        o.limits.attempts = 1;
+    });
+    assert!(!out.passed());
+    assert!(out.reason().contains("service"), "{}", out.reason());
+}

@@ -1,0 +1,174 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `read-cited` lever: in a task that picks which of its many inputs to read, the first
+//! write of the deliverable is held (nothing written) while its text names an input the run has
+//! not read in full; read, the same write goes through and the run can pass. Without the lever
+//! the write runs and the contract's inputs-read check fails the run for good. The lever never
+//! names an input the model's text did not, and leaves later writes and small tasks alone.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::Levers;
+use rein_engine::gate::AllowAll;
+use rein_engine::policy::Policy;
+use serde_json::json;
+use support::{finish_line, journal_events, line, Harness, Ran};
+
+const ANSWER: &str = "out/answer.md";
+const NOTE: &str = "notes/2024-05-14-ops-sync.md";
+
+fn run_on(task: &str, script: &str, read_cited: bool) -> Ran {
+    Ran::of(
+        Harness::desk_suite(task),
+        script,
+        &mut AllowAll,
+        Policy::safe_default(),
+        |o| {
+            o.levers = Levers {
+                read_cited,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 1;
+        },
+    )
+}
+
+fn renewal_answer() -> String {
+    line(
+        "create_file",
+        json!({"path": ANSWER, "content": format!("File: {NOTE}\nTerm: 24 months\nMonthly cost: 1,850 EUR\n")}),
+    )
+}
+
+fn read_back_and_finish() -> String {
+    line("read_file", json!({ "path": ANSWER })) + &finish_line()
+}
+
+/// (action, outcome) of each step of the run, as the events report them.
+fn outcomes(r: &Ran) -> Vec<(String, String)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e {
+            rein_engine::agent::AgentEvent::Step(s) => {
+                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_answer_naming_an_unread_note_is_held_until_the_note_is_read() {
+    // The 1.5B's run (`ws-search/`): a search, then the right answer written from its lines.
+    let script = line(
+        "search_text",
+        json!({"pattern": "Cloudline", "path": "notes"}),
+    ) + &renewal_answer()
+        + &line("read_file", json!({ "path": NOTE }))
+        + &renewal_answer()
+        + &read_back_and_finish();
+    let r = run_on("search-hosting-renewal", &script, true);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    let steps = outcomes(&r);
+    assert_eq!(
+        steps[1],
+        ("create_file".into(), "invalid".into()),
+        "{steps:?}"
+    );
+    assert_eq!(
+        steps[3],
+        ("create_file".into(), "executed".into()),
+        "{steps:?}"
+    );
+    let after_hold = r.model.prompt(2);
+    assert!(
+        after_hold.contains("held by Rein, nothing was written (lever read-cited): your text names notes/2024-05-14-ops-sync.md, not read in full yet"),
+        "{after_hold}"
+    );
+    let events = journal_events(&r.h.journal, r.out.run, "read_cited");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["unread"], json!([NOTE]));
+}
+
+#[test]
+fn without_the_lever_the_write_runs_and_the_run_fails_on_inputs_read() {
+    let script = line(
+        "search_text",
+        json!({"pattern": "Cloudline", "path": "notes"}),
+    ) + &renewal_answer()
+        + &line("read_file", json!({ "path": NOTE }))
+        + &read_back_and_finish();
+    let r = run_on("search-hosting-renewal", &script, false);
+    assert!(!r.out.passed());
+    assert_eq!(r.out.reason(), "checks failed: inputs-read");
+    assert!(journal_events(&r.h.journal, r.out.run, "read_cited").is_empty());
+}
+
+#[test]
+fn a_service_named_by_its_file_stem_counts_as_cited() {
+    let answer = line(
+        "create_file",
+        json!({"path": ANSWER, "content": "Service: pricing\nOwner: emil@shop.example\nExpires: 2025-01-17\n"}),
+    );
+    let script = answer.clone()
+        + &line("read_file", json!({"path": "services/pricing.yaml"}))
+        + &answer
+        + &read_back_and_finish();
+    let r = run_on("search-cert-expiry", &script, true);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    let events = journal_events(&r.h.journal, r.out.run, "read_cited");
+    assert_eq!(events[0]["unread"], json!(["services/pricing.yaml"]));
+    // The owner's address and the date name no input: only the stem was held.
+    assert!(r
+        .model
+        .prompt(1)
+        .contains("your text names services/pricing.yaml,"));
+}
+
+#[test]
+fn a_word_that_is_only_part_of_a_longer_one_names_no_input() {
+    // `search` is the stem of services/search.yaml; `research` and `search-api` are not it.
+    let script = line("read_file", json!({"path": "services/pricing.yaml"}))
+        + &line(
+            "create_file",
+            json!({"path": ANSWER, "content": "Service: pricing\nOwner: emil@shop.example (research, search-api)\nExpires: 2025-01-17\n"}),
+        );
+    let r = run_on("search-cert-expiry", &script, true);
+    assert_eq!(outcomes(&r)[1], ("create_file".into(), "executed".into()));
+}
+
+#[test]
+fn only_the_first_write_is_held() {
+    // Written once (naming nothing unread), then rewritten naming an unread input: the first
+    // write already settled what the inputs-read check reads, so holding the second helps
+    // nothing.
+    let script = line("read_file", json!({"path": "services/pricing.yaml"}))
+        + &line(
+            "create_file",
+            json!({"path": ANSWER, "content": "Service: pricing\nOwner: emil@shop.example\nExpires: 2025-01-17\n"}),
+        )
+        + &line(
+            "replace_file",
+            json!({"path": ANSWER, "content": "Service: reviews\nOwner: hana@shop.example\nExpires: 2026-01-17\n"}),
+        );
+    let r = run_on("search-cert-expiry", &script, true);
+    let steps = outcomes(&r);
+    assert_eq!(steps[1].1, "executed", "{steps:?}");
+    assert_eq!(steps[2].1, "executed", "{steps:?}");
+}
+
+#[test]
+fn a_task_that_reads_every_input_is_left_alone() {
+    // desk_task: three inputs, every one needed; the write names data/tasks.csv unread.
+    let script = support::write_summary(&support::gold_text());
+    let r = Ran::desk_task(&script, &mut AllowAll, Policy::safe_default(), |o| {
+        o.levers = Levers {
+            read_cited: true,
+            write_sections: true,
+            ..Levers::DEFAULT
+        };
+        o.limits.attempts = 1;
+    });
+    assert_eq!(outcomes(&r)[0].1, "executed", "{:?}", outcomes(&r));
+}
