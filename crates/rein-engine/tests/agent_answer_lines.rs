@@ -139,10 +139,11 @@ fn what_the_1_5b_wrote_is_not_let_through() {
         &host["properties"]["content"],
         "Host: app-01\nIP: 10.20.0.11\nRAM: 16 GB"
     ));
-    // A unit left off, a filler blank.
+    // A filler blank; the string closed with a quote inside a line (`ws-search/`'s
+    // search-hosting-renewal: `1,850 EUR per month."}}`, then 300 tokens of prose in the string).
     assert!(!lets_through(
         &host["properties"]["content"],
-        "Host: app-01\nIP: 10.20.0.11\nRAM: 16"
+        "Host: app-01\nIP: 10.20.0.11\nRAM: 16 GB per host.\"}}"
     ));
     assert!(!lets_through(
         &host["properties"]["content"],

@@ -9,7 +9,7 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome, REPEAT_ESCAPE_DRAWS};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{allowed_tools, fixture, journal_events, Harness, PromptRecorder};
+use support::{allowed_tools, fixture, journal_events, outcomes, Harness, PromptRecorder};
 
 fn run(h: &Harness, model: &mut PromptRecorder, levers: Levers) -> (RunOutcome, Vec<AgentEvent>) {
     h.run_model(
@@ -27,16 +27,6 @@ fn line(v: Value) -> String {
 
 fn events_of(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
     journal_events(&h.journal, out.run, kind)
-}
-
-fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Step(s) => Some((s.action.clone().unwrap_or_default(), s.outcome.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

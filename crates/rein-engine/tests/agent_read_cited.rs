@@ -45,17 +45,9 @@ fn read_back_and_finish() -> String {
     line("read_file", json!({ "path": ANSWER })) + &finish_line()
 }
 
-/// (action, outcome) of each step of the run, as the events report them.
+/// (action, outcome) of each step of the run.
 fn outcomes(r: &Ran) -> Vec<(String, String)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e {
-            rein_engine::agent::AgentEvent::Step(s) => {
-                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
-            }
-            _ => None,
-        })
-        .collect()
+    support::outcomes(&r.events)
 }
 
 #[test]
@@ -171,4 +163,43 @@ fn a_task_that_reads_every_input_is_left_alone() {
         o.limits.attempts = 1;
     });
     assert_eq!(outcomes(&r)[0].1, "executed", "{:?}", outcomes(&r));
+}
+
+#[test]
+fn an_input_the_model_cannot_read_holds_the_write_once_only() {
+    // A policy keeps the note from read_file: holding again would only spend the run's steps.
+    let policy = Policy::from_toml_str(
+        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"deny\"\n"),
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let script = renewal_answer() + &line("read_file", json!({ "path": NOTE })) + &renewal_answer();
+    let r = Ran::of(
+        Harness::desk_suite("search-hosting-renewal"),
+        &script,
+        &mut AllowAll,
+        policy,
+        |o| {
+            o.levers = Levers {
+                read_cited: true,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 1;
+        },
+    );
+    let steps = outcomes(&r);
+    assert_eq!(
+        steps[..3],
+        [
+            ("create_file".to_string(), "invalid".to_string()),
+            ("read_file".to_string(), "denied".to_string()),
+            ("create_file".to_string(), "executed".to_string()),
+        ],
+        "{steps:?}"
+    );
+    assert_eq!(
+        journal_events(&r.h.journal, r.out.run, "read_cited").len(),
+        1
+    );
 }

@@ -16,9 +16,21 @@ const WHOLE_FILE_WRITERS: &[&str] = &["create_file", "replace_file"];
 /// Most lines of a template: past it, a list is no longer an answer of a few lines.
 const MAX_TEMPLATE_LINES: usize = 8;
 
-/// What fills one placeholder: text of one line, no blank at either end, no `<` or `>` (a
-/// placeholder left as the task wrote it, `<its path>`, is no answer).
-const FILLED: &str = r"[^\s<>](?:[^\r\n<>]*[^\s<>])?";
+/// Most characters after a line's label.
+pub const ANSWER_LINE_MAX_CHARS: usize = 80;
+
+/// The rest of a line after its label: 1 to [`ANSWER_LINE_MAX_CHARS`] characters of one line,
+/// no blank at either end, none of `<` and `>` (a placeholder left as the task wrote it,
+/// `<its path>`, is no answer), `"` or `\`. Under a pattern a `"` is written `\"` inside the
+/// string: the 1.5B, its value not ending in the unit the task's line ends with, closed the
+/// string with `"}}`, decoded as text, then wrote on past the reply cap; with `"` kept out, the
+/// string can only end, and only where the line is complete.
+static FILLED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        r#"[^\s<>"\\](?:[^\r\n<>"\\]{{0,{}}}[^\s<>"\\])?"#,
+        ANSWER_LINE_MAX_CHARS - 2
+    )
+});
 
 /// A line of the task that introduces the template: the deliverable's path, "exactly", and
 /// the word "line" or "lines" before the colon that ends it (`... with exactly three lines:`).
@@ -65,23 +77,20 @@ impl AnswerLines {
         (template.len() == count).then_some(AnswerLines { lines: template })
     }
 
-    /// The anchored pattern of the whole deliverable: the lines in order, each placeholder
-    /// [`FILLED`], the rest as written; one line break (`\n` or `\r\n`) between lines, one
-    /// optional at the end.
+    /// The anchored pattern of the whole deliverable: the lines in order, each its label as the
+    /// task wrote it (the text before its first placeholder) and then [`FILLED`]; one line
+    /// break (`\n` or `\r\n`) between lines, one optional at the end. What the task's line has
+    /// after its first placeholder (a unit: ` EUR`, ` GB`) is the model's to write: held to it,
+    /// the 1.5B wrote `1,850 EUR per month.` and could not end the line.
     pub fn pattern(&self) -> String {
         let lines: Vec<String> = self
             .lines
             .iter()
             .map(|line| {
-                let mut out = String::new();
-                let mut last = 0;
-                for hole in PLACEHOLDER.find_iter(line) {
-                    out.push_str(&regex::escape(&line[last..hole.start()]));
-                    out.push_str(&format!("(?:{FILLED})"));
-                    last = hole.end();
-                }
-                out.push_str(&regex::escape(&line[last..]));
-                out
+                let label = PLACEHOLDER
+                    .find(line)
+                    .map_or(line.as_str(), |p| &line[..p.start()]);
+                format!("{}{}", regex::escape(label), *FILLED)
             })
             .collect();
         format!("^{}(?:\\r?\\n)?$", lines.join("\\r?\\n"))
@@ -164,8 +173,25 @@ mod tests {
         assert!(!held(
             "File: a\nApproved by: b\nApproved amount: 1 EUR\nNote: c"
         ));
-        assert!(!held("File: a\nApproved by: b\nApproved amount: 1"));
         assert!(!held("File:  \nApproved by: b\nApproved amount: 1 EUR"));
+        // What follows a label is the model's: a unit left off is the judge's to fail.
+        assert!(held("File: a\nApproved by: b\nApproved amount: 1"));
+        assert!(held(
+            "File: a\nApproved by: b\nApproved amount: 1,850 EUR per month."
+        ));
+    }
+
+    #[test]
+    fn a_line_holds_no_quote_no_backslash_and_at_most_80_characters_after_its_label() {
+        assert!(!held("File: a\nApproved by: b\nApproved amount: 1 EUR\"}}"));
+        assert!(!held("File: a\\nApproved by: b\nApproved amount: 1 EUR"));
+        let at_cap = "x".repeat(ANSWER_LINE_MAX_CHARS);
+        assert!(held(&format!(
+            "File: {at_cap}\nApproved by: b\nApproved amount: 1 EUR"
+        )));
+        assert!(!held(&format!(
+            "File: {at_cap}y\nApproved by: b\nApproved amount: 1 EUR"
+        )));
     }
 
     #[test]
@@ -204,7 +230,8 @@ mod tests {
         };
         let re = Regex::new(&t.pattern()).unwrap();
         assert!(re.is_match("Cost (EUR): 12 * 1.5 [net]"));
-        assert!(!re.is_match("Cost EUR: 12 * 1x5 net"));
+        assert!(!re.is_match("Cost EUR: 12 * 1.5 [net]"));
+        assert!(!re.is_match("Cost xEURx: 12"));
     }
 
     #[test]

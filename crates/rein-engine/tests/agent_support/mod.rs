@@ -857,3 +857,14 @@ pub fn verdict_ids(r: &Ran) -> Vec<(String, bool)> {
         .map(|c| (c.id.clone(), c.passed))
         .collect()
 }
+
+/// (action, outcome) of each step the events report, Rein's calls included.
+pub fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Step(s) => Some((s.action.clone().unwrap_or_default(), s.outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}

@@ -620,11 +620,11 @@ impl<'a> Agent<'a> {
     }
 
     /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
-    /// names inputs not read in full, see [`cited_unread`]), journaled as a `read_cited` event;
-    /// `None` to let it through to the gate.
+    /// names inputs not read in full, see [`cited_unread`], one at least not named by an
+    /// earlier hold), journaled as a `read_cited` event; `None` to let it through to the gate.
     fn read_cited_hold(
         &self,
-        st: &State,
+        st: &mut State,
         tool: &str,
         params: &Value,
         n: u32,
@@ -643,9 +643,10 @@ impl<'a> Agent<'a> {
             return Ok(None);
         };
         let unread = cited_unread(self.env.contract, &st.trace, path, params);
-        if unread.is_empty() {
+        if unread.is_empty() || unread.iter().all(|u| st.cited_held.contains(u)) {
             return Ok(None);
         }
+        st.cited_held.extend(unread.iter().cloned());
         self.env.journal.append_event(
             Some(self.env.run),
             "read_cited",
