@@ -133,25 +133,3 @@ fn a_task_with_few_inputs_keeps_the_note_that_names_them() {
     assert!(note.contains("not yet read: "), "{note}");
     assert!(note.contains("read the whole of "), "{note}");
 }
-
-#[test]
-fn the_task_itself_says_to_search_first_before_any_note() {
-    let on = cert_expiry(&search(), true);
-    let first = on.model.prompt(0);
-    assert!(
-        first.contains("First find them with search_text, searching for words of the task itself"),
-        "{first}"
-    );
-    assert!(!first.contains("Progress: "), "{first}");
-    let off = cert_expiry(&search(), false);
-    assert!(!off.model.prompt(0).contains("First find them"));
-    // desk_task needs its three inputs: no such line.
-    let r = Ran::desk_task(&reads(), &mut AllowAll, Policy::safe_default(), |o| {
-        o.levers = Levers {
-            find_inputs: true,
-            ..Levers::DEFAULT
-        };
-        o.limits.attempts = 1;
-    });
-    assert!(!r.model.prompt(0).contains("First find them"));
-}

@@ -166,7 +166,7 @@ fn a_task_that_reads_every_input_is_left_alone() {
 }
 
 #[test]
-fn an_input_the_model_cannot_read_holds_the_write_once_only() {
+fn an_input_whose_read_was_refused_holds_no_more_writes() {
     // A policy keeps the note from read_file: holding again would only spend the run's steps.
     let policy = Policy::from_toml_str(
         &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"deny\"\n"),
@@ -202,4 +202,17 @@ fn an_input_the_model_cannot_read_holds_the_write_once_only() {
         journal_events(&r.h.journal, r.out.run, "read_cited").len(),
         1
     );
+}
+
+#[test]
+fn a_model_that_writes_again_without_reading_is_held_up_to_three_times() {
+    // The 1.5B, held once, wrote the same answer again at once (`s4-search/`).
+    let script = renewal_answer().repeat(4);
+    let r = run_on("search-hosting-renewal", &script, true);
+    let steps: Vec<String> = outcomes(&r).into_iter().map(|(_, o)| o).take(4).collect();
+    assert_eq!(steps, ["invalid", "invalid", "invalid", "executed"]);
+    assert!(r
+        .model
+        .prompt(1)
+        .contains(r#"Your next call: {\"action\": \"read_file\", \"parameters\": {\"path\": \"notes/2024-05-14-ops-sync.md\"}}"#));
 }

@@ -97,9 +97,10 @@ pub fn held_reason(unread: &[String]) -> String {
         ("them", "each")
     };
     format!(
-        "held by Rein, nothing was written (lever read-cited): your text names {}, not read in full yet; the answer must rest on inputs read before it is first written, so read {it} in full with read_file first, then write again (or leave {them} out if {} not what the task asks for)",
+        "held by Rein, nothing was written (lever read-cited): your text names {}, not read in full yet; the answer must rest on inputs read before it is first written, so read {it} in full with read_file first, then write again (or leave {them} out if {} not what the task asks for). Your next call: {{\"action\": \"read_file\", \"parameters\": {{\"path\": \"{}\"}}}}",
         unread.join(", "),
         if unread.len() == 1 { "it is" } else { "they are" },
+        unread[0],
     )
 }
 

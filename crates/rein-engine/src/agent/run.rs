@@ -36,7 +36,7 @@ use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
     progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
-    task_message, task_picks_inputs, task_reminder, type_document,
+    task_message, task_reminder, type_document,
 };
 use super::read_cited::{cited_unread, held_reason};
 use super::read_fit::fit_read_result;
@@ -68,8 +68,9 @@ mod steps;
 mod tools;
 mod wider;
 
-/// The task's closing line for a task that picks its inputs (lever `find-inputs`).
-pub const FIND_FIRST: &str = "Only a few of these inputs hold what the task asks for. First find them with search_text, searching for words of the task itself; then read in full each file the search names; then write the deliverable.\n";
+/// Most writes one input holds (lever `read-cited`): the 1.5B, held once, wrote the same
+/// answer again at once; an input it cannot read in full must not hold the run for good.
+pub const CITED_HOLDS_MAX: u32 = 3;
 
 /// The strategy name of the loop's attempts (one strategy today: act, then retry with the
 /// judge's failed checks as feedback).
@@ -266,9 +267,8 @@ struct State {
     /// The attempt in which the gate did not let Rein's own finish through (lever
     /// `auto-finish`): the model is asked for it instead for the rest of that attempt.
     auto_finish_refused_in: Option<u32>,
-    /// The inputs a write was held for (lever `read-cited`): a write is held for an input
-    /// once, so an input the model cannot read (a policy's, a binary file) holds nothing twice.
-    cited_held: Vec<String>,
+    /// How many writes each input held (lever `read-cited`), up to [`CITED_HOLDS_MAX`].
+    cited_held: Vec<(String, u32)>,
     /// The deliverable as it was in the workspace when the run began: an edit task's file,
     /// changed in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to
     /// the model; lever `review-edits` shows the changes since).
@@ -598,12 +598,6 @@ impl<'a> Agent<'a> {
         {
             s.push_str(&hint);
             s.push('\n');
-        }
-        if self.options.levers.find_inputs && task_picks_inputs(c) {
-            // Before any progress note: the 1.5B's first step read the first input listed,
-            // and its search then looked for that file's values (`2025-03-14` of
-            // services/accounts.yaml, `ram` in hosts/app-01.txt), not the task's.
-            s.push_str(FIND_FIRST);
         }
         if let Some((path, _)) = self.typed_json() {
             s.push_str(&format!(

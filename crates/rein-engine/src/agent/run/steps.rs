@@ -620,8 +620,8 @@ impl<'a> Agent<'a> {
     }
 
     /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
-    /// names inputs not read in full, see [`cited_unread`], one at least not named by an
-    /// earlier hold), journaled as a `read_cited` event; `None` to let it through to the gate.
+    /// names inputs not read in full, see [`cited_unread`], that can still hold it), journaled
+    /// as a `read_cited` event; `None` to let it through to the gate.
     fn read_cited_hold(
         &self,
         st: &mut State,
@@ -642,11 +642,34 @@ impl<'a> Agent<'a> {
         ) else {
             return Ok(None);
         };
-        let unread = cited_unread(self.env.contract, &st.trace, path, params);
-        if unread.is_empty() || unread.iter().all(|u| st.cited_held.contains(u)) {
+        // An input whose read the gate refused, or that held CITED_HOLDS_MAX writes, holds no
+        // more: the model cannot, or will not, read it, and holding would only end the run.
+        let holds = |input: &String| {
+            let held = st
+                .cited_held
+                .iter()
+                .find(|(i, _)| i == input)
+                .map_or(0, |(_, n)| *n);
+            let refused = st.trace.iter().any(|e| {
+                e.tool == "read_file"
+                    && !e.executed()
+                    && e.path.as_deref().is_some_and(|p| same_path(p, input))
+            });
+            held < CITED_HOLDS_MAX && !refused
+        };
+        let unread: Vec<String> = cited_unread(self.env.contract, &st.trace, path, params)
+            .into_iter()
+            .filter(holds)
+            .collect();
+        if unread.is_empty() {
             return Ok(None);
         }
-        st.cited_held.extend(unread.iter().cloned());
+        for input in &unread {
+            match st.cited_held.iter_mut().find(|(i, _)| i == input) {
+                Some((_, n)) => *n += 1,
+                None => st.cited_held.push((input.clone(), 1)),
+            }
+        }
         self.env.journal.append_event(
             Some(self.env.run),
             "read_cited",

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Search category (8 tasks: 6 dev, 2 held-out), 1.5B, seed 0, 8,192 tokens, the quick start's levers with find-inputs, wider-search, answer-lines and read-cited ON (all=on), binary of the commit that adds the three levers.
+L="--lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --samples 3"
+/work/bench-out/rein-s3 bench /work/suites-tmp/s_search --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out /work/bench-out/s3-search
