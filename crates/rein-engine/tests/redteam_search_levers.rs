@@ -1,13 +1,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 //! Red team of the levers `wider-search`, `answer-lines` and `read-cited`, and of the line
-//! `find-inputs` now ends the task with (commits db82472, 0f520a6). Each probe asserts the
+//! `find-inputs` ended the task with (commits db82472, 0f520a6, 4513cce). Each probe asserts the
 //! behaviour the lever claims or must keep: a hostile user (policies with deny, ask and
 //! `hide_names`, symlinks, odd paths and globs, task prompts crafted with regex characters,
 //! quotes and other files' templates, inputs sharing a stem or a path suffix) and a hostile
 //! model (odd patterns, repeated calls, texts naming many inputs, steps that do not run).
 //! Probes that found a defect assert the correct behaviour and are ignored with the defect
-//! named; the rest are kept as regression tests.
+//! named; the rest are kept as regression tests. Defects found on 0f520a6 and fixed since (the
+//! tests now pass): Rein's words search made twice or split again, a glob said to match no
+//! name when policy skipped its files, a longer path naming an input, a hold counted as a step
+//! without progress and its asked-for write as a repeat (also drawn away by repeat-escape), a
+//! hold in a task with no inputs_read check, and find-inputs' task line (search_text named
+//! without the tool; "only a few inputs" told to a counting task).
 
 #[path = "agent_support/mod.rs"]
 mod support;
@@ -25,7 +30,7 @@ use support::{
 
 const ANSWER: &str = "out/answer.md";
 const NOTE: &str = "notes/2024-05-14-ops-sync.md";
-/// The first words of the line `find-inputs` ends a picked-inputs task with (`FIND_FIRST`).
+/// The first words of the line `find-inputs` ended a picked-inputs task with in 0f520a6.
 const FIND_FIRST_START: &str = "Only a few of these inputs hold what the task asks for.";
 
 // ---------------------------------------------------------------------------------------------
@@ -160,7 +165,6 @@ fn read_back_and_finish() -> String {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-#[ignore = "DEFECT: after its words search matched nothing Rein makes the very same words search again (run/wider.rs loop feeds Rein's own words call back into wider_search)"]
 fn wider_search_never_repeats_its_own_words_search() {
     // Two words no service file holds, no glob: the designed widening is one words search.
     let script = search(json!({"pattern": "zebra quokka", "path": "services"}));
@@ -177,7 +181,6 @@ fn wider_search_never_repeats_its_own_words_search() {
 }
 
 #[test]
-#[ignore = "DEFECT: Rein's second search splits the words of its own escaped alternation (cert\\-expires -> cert|expires, 2025\\-03\\-14 -> 2025), a widening the lever does not claim (run/wider.rs + wider_search.rs pattern_words on Rein's pattern)"]
 fn wider_search_splits_only_the_model_s_pattern_never_its_own() {
     // One hyphenated word the model gave: the words search is that word, ignoring case.
     let script = search(json!({"pattern": "cert-expires", "path": "services"}));
@@ -189,7 +192,6 @@ fn wider_search_splits_only_the_model_s_pattern_never_its_own() {
 }
 
 #[test]
-#[ignore = "DEFECT: a glob whose files were all skipped by policy is dropped and the model is told 'the glob matched no file name' (wider_search.rs drops the glob on files_searched == 0 whatever skipped_by_policy says)"]
 fn a_glob_whose_files_policy_skipped_is_not_said_to_match_no_name() {
     // Every service file is listed by name but never read (deny, hide_names = false): the
     // model's glob matched all 22 names, policy skipped them.
@@ -221,9 +223,8 @@ fn a_file_denied_to_read_file_is_never_shown_by_rein_s_search() {
         let p = policy(&format!(
             "[[rule]]\ntool = \"read_file\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n{hide}"
         ));
-        let script = search(
-            json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services", "glob": "*.yml"}),
-        );
+        let script =
+            search(json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services"}));
         let r = run_with(
             Harness::desk_suite("search-cert-expiry"),
             &script,
@@ -232,12 +233,36 @@ fn a_file_denied_to_read_file_is_never_shown_by_rein_s_search() {
             wider(),
         );
         let rein = reins(&r);
-        assert_eq!(rein.len(), 2, "{hide}: {rein:?}");
         let after = feedback(&r, 1);
+        assert_eq!(rein.len(), 1, "{hide}: {rein:?} {after}");
         assert!(after.contains("services/mailer.yaml"), "{hide}: {after}");
         assert!(!after.contains("2025-01-17"), "{hide}: {after}");
         assert!(!after.contains("emil@"), "{hide}: {after}");
     }
+}
+
+#[test]
+#[ignore = "KNOWN LIMIT (README, wider-search): a file the policy hides anywhere in the folder is counted in skipped_by_policy whatever the glob, and Rein keeps a glob when the policy skipped files, so an empty glob is not dropped there"]
+fn an_unrelated_hidden_file_does_not_stop_the_glob_from_being_dropped() {
+    // The policy hides pricing.yaml (deny hides names): it counts as skipped whatever the
+    // glob, so it says nothing of the glob; `*.yml` matched none of the 21 visible names.
+    let p =
+        policy("[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n");
+    let script = search(
+        json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services", "glob": "*.yml"}),
+    );
+    let r = run_with(
+        Harness::desk_suite("search-cert-expiry"),
+        &script,
+        &mut AllowAll,
+        p,
+        wider(),
+    );
+    let rein = reins(&r);
+    let after = feedback(&r, 1);
+    assert!(!rein.is_empty(), "the glob was never dropped: {after}");
+    assert!(rein[0].0.get("glob").is_none(), "{rein:?}");
+    assert!(!after.contains("2025-01-17"), "{after}");
 }
 
 #[test]
@@ -367,12 +392,11 @@ fn odd_patterns() -> Vec<Value> {
         json!({"pattern": "a.b.c.d.e.f.g.h"}),
         json!({"pattern": "C:\\Temp\\some file", "literal": true}),
         json!({"pattern": "\\p{Greek}+ \\x41BCD \\u{1F600}"}),
-        json!({"pattern": "x".repeat(999)}),
-        json!({"pattern": format!("{} {}", "ǅ".repeat(300), "ß".repeat(300)), "case_insensitive": false}),
+        json!({"pattern": format!("{} {}", "ǅ".repeat(100), "ß".repeat(100)), "case_insensitive": false}),
+        json!({"pattern": "y".repeat(200)}),
         json!({"pattern": "[[:alpha:]]+ (?i)zebra (?P<n>quokka)"}),
         json!({"pattern": "nul\u{0}byte zebra"}),
         json!({"pattern": "@@@-x-@@@ --a-- @b@"}),
-        json!({"pattern": "ǅ".repeat(999)}),
     ]
 }
 
@@ -395,6 +419,27 @@ fn no_pattern_makes_rein_panic_or_search_more_than_twice() {
                 "{params}: Rein's call {p} was refused: {d}"
             );
             assert_eq!(p["path"], "services", "{params}: {p}");
+        }
+    }
+}
+
+#[test]
+fn rein_never_makes_a_search_the_tool_refuses_for_its_size() {
+    for word in ["x".repeat(999), "ǅ".repeat(600)] {
+        let params = json!({"pattern": word, "path": "services"});
+        let r = run_safe(
+            Harness::desk_suite("search-cert-expiry"),
+            &search(params.clone()),
+            wider(),
+        );
+        assert_eq!(model_outcomes(&r)[0].1, "executed");
+        for (p, d) in reins(&r) {
+            assert_ne!(
+                d["outcome"], "invalid",
+                "Rein's call was refused: {}",
+                d["reason"]
+            );
+            assert!(p["pattern"].is_string());
         }
     }
 }
@@ -500,7 +545,6 @@ fn renewal_with_old_copy() -> Harness {
 }
 
 #[test]
-#[ignore = "DEFECT: a path that merely ends with an input's path names that input (read_cited.rs holds_word: '/' is no word character), so the write is held for a file the text never named"]
 fn a_longer_path_ending_in_an_input_s_path_does_not_name_that_input() {
     let old = format!("old/{NOTE}");
     let script = read(&old)
@@ -521,6 +565,27 @@ fn a_longer_path_ending_in_an_input_s_path_does_not_name_that_input() {
 }
 
 #[test]
+fn an_input_named_with_a_leading_dot_slash_is_still_named() {
+    let script = write(
+        ANSWER,
+        &format!("File: ./{NOTE}\nTerm: 24 months\nMonthly cost: 1,850 EUR\n"),
+    ) + &read(NOTE)
+        + &write(
+            ANSWER,
+            &format!("File: ./{NOTE}\nTerm: 24 months\nMonthly cost: 1,850 EUR\n"),
+        )
+        + &read_back_and_finish();
+    let r = run_safe(
+        Harness::desk_suite("search-hosting-renewal"),
+        &script,
+        cited(),
+    );
+    let events = journal_events(&r.h.journal, r.out.run, "read_cited");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["unread"], json!([NOTE]));
+}
+
+#[test]
 fn inputs_sharing_a_stem_are_named_by_their_path_only() {
     // "2024-05-14-ops-sync" is the stem of two inputs: the stem alone names neither.
     let script = write(
@@ -538,7 +603,6 @@ fn inputs_sharing_a_stem_are_named_by_their_path_only() {
 }
 
 #[test]
-#[ignore = "DEFECT: a read-cited hold counts as a step without progress (steps.rs: kind Refusal -> stalled + 1; review-edits' hold does not), so a hold can end the run on the no-progress cap"]
 fn a_read_cited_hold_is_no_step_without_progress() {
     // Seven steps that did not run (reads of missing files), then the write the lever holds:
     // the hold is Rein's, and must not be the step that ends the run.
@@ -559,7 +623,6 @@ fn a_read_cited_hold_is_no_step_without_progress() {
 }
 
 #[test]
-#[ignore = "DEFECT: the write a read-cited hold asked for, made again as it was, is called a repeat ('You made exactly this call already ... Do the next thing instead', stalled + 1): st.calls keeps the held call (steps.rs `repeated`)"]
 fn the_write_again_after_a_hold_is_not_called_a_repeat() {
     let script = renewal_answer() + &read(NOTE) + &renewal_answer() + &read_back_and_finish();
     let r = run_safe(
@@ -578,7 +641,6 @@ fn the_write_again_after_a_hold_is_not_called_a_repeat() {
 }
 
 #[test]
-#[ignore = "DEFECT: with repeat-escape on, the write a read-cited hold asked for is drawn away as a repeat of the held call (run.rs escape_repeat reads st.calls, which keep the held call), so the model can never make it"]
 fn repeat_escape_leaves_the_write_a_hold_asked_for_alone() {
     let script = renewal_answer() + &read(NOTE) + &renewal_answer() + &read_back_and_finish();
     let r = run_safe(
@@ -596,7 +658,6 @@ fn repeat_escape_leaves_the_write_a_hold_asked_for_alone() {
 }
 
 #[test]
-#[ignore = "DEFECT: read-cited holds the gold first write of explore-project-tree, a task with no inputs_read check at all (prompt.rs task_picks_inputs is true without any inputs_read check), telling the model the answer must rest on inputs read"]
 fn a_task_without_an_inputs_read_check_is_not_held() {
     let gold = std::fs::read_to_string(
         support::missions_dir()
@@ -618,10 +679,11 @@ fn a_task_without_an_inputs_read_check_is_not_held() {
     assert!(r.out.passed(), "{}", r.out.reason());
 }
 
-/// The hold's sentence in a feedback message, with the inputs it names replaced by `*`.
+/// The hold's text in a feedback message (its reason and the next call it names), with the
+/// inputs it names replaced by `*`.
 fn hold_wording(after: &str, named: &[&str]) -> String {
     let at = after.find("held by Rein").expect("a hold");
-    let end = after[at..].find("asks for)").expect("the hold's end") + at + "asks for)".len();
+    let end = after[at..].find("}}").expect("the hold's next call") + at + "}}".len();
     let mut said = after[at..end].to_string();
     for n in named {
         said = said.replace(n, "*");
@@ -642,7 +704,7 @@ fn a_hold_names_exactly_the_inputs_the_text_named_and_reads_alike_for_any_input(
         events[0]["unread"],
         json!(["services/accounts.yaml", "services/billing.yaml"])
     );
-    let decoy_hold = feedback(&r, 1);
+    let decoy_hold = hold_wording(&feedback(&r, 1), &[]);
     assert!(!decoy_hold.contains("pricing"), "{decoy_hold}");
     // One decoy alone, then the needed input alone: the hold reads the same either way, so
     // it says nothing of which file holds the answer.
@@ -683,52 +745,87 @@ fn writes_to_another_file_are_never_held_and_any_spelling_of_the_deliverable_is(
 }
 
 #[test]
-fn a_write_held_once_goes_through_the_second_time_and_the_judge_still_fails_it() {
+fn a_write_held_three_times_goes_through_the_fourth_and_the_judge_still_fails_it() {
     // The model ignores the hold and writes the same text again without reading.
     let answer = write(
         ANSWER,
         "Service: pricing\nOwner: emil@shop.example\nExpires: 2025-01-17\n",
     );
-    let script = answer.clone() + &answer + &answer + &read_back_and_finish();
+    let script = answer.repeat(4) + &read_back_and_finish();
     let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, cited());
-    let own = model_outcomes(&r);
-    assert_eq!(own[0].1, "invalid", "{own:?}");
-    assert_eq!(own[1].1, "executed", "{own:?}");
-    assert_eq!(own[2].1, "executed", "{own:?}");
+    let own: Vec<String> = model_outcomes(&r).into_iter().map(|(_, o)| o).collect();
+    assert_eq!(
+        own[..4],
+        ["invalid", "invalid", "invalid", "executed"],
+        "{own:?}"
+    );
     assert_eq!(
         journal_events(&r.h.journal, r.out.run, "read_cited").len(),
-        1
+        3
     );
     assert!(!r.out.passed());
     assert!(r.out.reason().contains("inputs-read"), "{}", r.out.reason());
 }
 
 #[test]
-fn a_model_naming_a_new_input_each_write_is_held_at_most_once_per_input() {
-    // Each write names one more unread input; after the hold of each, a write that names
-    // nothing new goes through.
+fn a_model_naming_new_inputs_each_write_is_held_at_most_three_times_per_input_and_then_writes() {
+    // Each write names one more unread input, then the last text is written again and again.
     let services = ["accounts", "auth", "billing"];
+    let text =
+        |names: &str| format!("Service: {names}\nOwner: x@shop.example\nExpires: 2025-01-17\n");
     let mut script = String::new();
     for i in 1..=services.len() {
-        let names = services[..i].join(", ");
-        script += &write(
-            ANSWER,
-            &format!("Service: {names}\nOwner: x@shop.example\nExpires: 2025-01-17\n"),
-        );
+        script += &write(ANSWER, &text(&services[..i].join(", ")));
     }
-    script += &write(
-        ANSWER,
-        "Service: accounts, auth\nOwner: x@shop.example\nExpires: 2025-01-17\n",
-    );
+    script += &write(ANSWER, &text(&services.join(", "))).repeat(4);
     let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, cited());
     let own = model_outcomes(&r);
-    assert_eq!(
-        own.iter().map(|(_, o)| o.as_str()).collect::<Vec<_>>(),
-        ["invalid", "invalid", "invalid", "executed"],
+    let first_run = own
+        .iter()
+        .position(|(_, o)| o == "executed")
+        .unwrap_or_else(|| panic!("no write went through: {own:?}"));
+    assert!(
+        own[..first_run].iter().all(|(_, o)| o == "invalid"),
         "{own:?}"
     );
     let events = journal_events(&r.h.journal, r.out.run, "read_cited");
-    assert_eq!(events.len(), 3);
+    assert_eq!(events.len(), first_run);
+    for service in services {
+        let path = format!("services/{service}.yaml");
+        let holds = events
+            .iter()
+            .filter(|e| {
+                e["unread"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|u| u == &json!(path))
+            })
+            .count();
+        assert!(holds <= 3, "{path} held {holds} writes: {events:?}");
+    }
+}
+
+#[test]
+fn a_read_that_failed_for_its_arguments_does_not_end_the_holds_of_its_input() {
+    let script = line("read_file", json!({"path": NOTE, "start_line": 9999}))
+        + &renewal_answer()
+        + &read(NOTE)
+        + &renewal_answer()
+        + &read_back_and_finish();
+    let r = run_safe(
+        Harness::desk_suite("search-hosting-renewal"),
+        &script,
+        cited(),
+    );
+    let own = model_outcomes(&r);
+    assert_eq!(own[0], ("read_file".into(), "invalid".into()), "{own:?}");
+    assert_eq!(
+        own[1],
+        ("create_file".into(), "invalid".into()),
+        "the note is readable: the write naming it must be held: {own:?}"
+    );
+    assert!(r.out.passed(), "{}", r.out.reason());
 }
 
 #[test]
@@ -852,7 +949,6 @@ const BUDGET_GOLD: &str =
     "File: mail/17.eml.txt\nApproved by: anna.berg@example.com\nApproved amount: 15,000 EUR\n";
 
 #[test]
-#[ignore = "DEFECT: the template of another file whose path contains the deliverable's (archive/out/answer.md) is applied to the deliverable (answer_lines.rs of_task: `l.contains(artifact)` is a substring test)"]
 fn another_file_s_template_is_never_applied_to_the_deliverable() {
     let h = budget_with(|p| {
         p.replace(
@@ -869,7 +965,6 @@ fn another_file_s_template_is_never_applied_to_the_deliverable() {
 }
 
 #[test]
-#[ignore = "DEFECT: a template whose own shape needs a quote or a backslash after the label (Approved by: \"<name>\", File: <folder>\\<name>) cannot be written in that shape (answer_lines.rs FILLED forbids \" and \\ yet the lever still applies)"]
 fn a_template_whose_shape_needs_a_quote_or_backslash_stays_writable() {
     let quoted = budget_with(|p| {
         p.replace(
@@ -1038,35 +1133,28 @@ fn find_inputs() -> Levers {
     levers(|l| l.find_inputs = true)
 }
 
+// The line `find-inputs` ended a picked-inputs task with in 0f520a6 ("Only a few of these
+// inputs hold what the task asks for. First find them with search_text, ...") was found to
+// name search_text in a run without it and to tell counting tasks that only a few inputs
+// matter; 4513cce took it out. These keep it out.
+
 #[test]
-fn the_find_first_line_ends_a_picked_inputs_task_once_and_only_with_the_lever() {
-    let r = run_safe(
-        Harness::desk_suite("search-cert-expiry"),
-        &read("services/accounts.yaml"),
-        find_inputs(),
-    );
-    let task = task_text(&r);
-    assert_eq!(task.matches(FIND_FIRST_START).count(), 1, "{task}");
-    // It names no input.
-    let at = task.find(FIND_FIRST_START).unwrap();
-    assert!(!task[at..].contains("services/"), "{task}");
-    let off = run_safe(
-        Harness::desk_suite("search-cert-expiry"),
-        &read("services/accounts.yaml"),
-        Levers::DEFAULT,
-    );
-    assert!(!task_text(&off).contains(FIND_FIRST_START));
-    // A task that needs every input keeps no such line.
-    let all = Harness::desk_suite_mission("search-cert-expiry", |m| {
-        support::check_mut(m, "inputs-read")["paths"] = json!([]);
-    });
-    let r = run_safe(all, &read("services/accounts.yaml"), find_inputs());
-    assert!(!task_text(&r).contains(FIND_FIRST_START));
+fn the_task_message_is_the_same_with_find_inputs_on_or_off() {
+    let task = |levers: Levers| {
+        let r = run_safe(
+            Harness::desk_suite("search-cert-expiry"),
+            &read("services/accounts.yaml"),
+            levers,
+        );
+        task_text(&r)
+    };
+    let on = task(find_inputs());
+    assert_eq!(on, task(Levers::DEFAULT));
+    assert!(!on.contains(FIND_FIRST_START), "{on}");
 }
 
 #[test]
-#[ignore = "DEFECT: the find-inputs task line tells the model to search with search_text when the run does not offer it (run.rs appends FIND_FIRST without looking at the tools; the progress note does look)"]
-fn the_find_first_line_names_no_tool_the_run_lacks() {
+fn the_task_message_names_no_tool_the_run_lacks() {
     let h = Harness::desk_suite_mission("search-cert-expiry", |m| {
         let tools: Vec<Value> = m["tools"]
             .as_array()
@@ -1083,7 +1171,6 @@ fn the_find_first_line_names_no_tool_the_run_lacks() {
 }
 
 #[test]
-#[ignore = "DEFECT: explore-archive-years (count every letter; no inputs_read check) is told 'Only a few of these inputs hold what the task asks for. First find them with search_text' (prompt.rs task_picks_inputs is true for a task with no inputs_read check)"]
 fn a_counting_task_without_an_inputs_read_check_is_not_told_only_a_few_inputs_matter() {
     let r = run_safe(
         Harness::desk_suite("explore-archive-years"),

@@ -63,7 +63,7 @@ impl AnswerLines {
         let lines: Vec<&str> = prompt.lines().collect();
         let at = lines
             .iter()
-            .position(|l| l.contains(artifact) && INTRO.is_match(l))?;
+            .position(|l| names_path(l, artifact) && INTRO.is_match(l))?;
         let count = count_word(&INTRO.captures(lines[at])?[1])?;
         if count == 0 || count > MAX_TEMPLATE_LINES {
             return None;
@@ -74,7 +74,16 @@ impl AnswerLines {
             .take_while(|l| TEMPLATE_LINE.is_match(l))
             .map(|l| l.to_string())
             .collect();
-        (template.len() == count).then_some(AnswerLines { lines: template })
+        // One template line more than the count says is a task at odds with itself; a line
+        // whose text after its label holds `"` or `\` could not be written under [`FILLED`].
+        let more = lines
+            .get(at + 1 + count)
+            .is_some_and(|l| TEMPLATE_LINE.is_match(l));
+        let writable = template.iter().all(|l| {
+            let after_label = PLACEHOLDER.find(l).map_or("", |p| &l[p.start()..]);
+            !after_label.contains(['"', '\\'])
+        });
+        (template.len() == count && !more && writable).then_some(AnswerLines { lines: template })
     }
 
     /// The anchored pattern of the whole deliverable: the lines in order, each its label as the
@@ -114,6 +123,17 @@ impl AnswerLines {
             props["content"] = json!({ "type": "string", "pattern": self.pattern() });
         }
     }
+}
+
+/// Whether `line` names `path` as a whole path, not as the end of a longer one
+/// (`archive/out/answer.md` does not name `out/answer.md`); `./` before it is allowed.
+fn names_path(line: &str, path: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/');
+    line.match_indices(path).any(|(at, _)| {
+        let before = line[..at].trim_end_matches("./").chars().next_back();
+        let after = line[at + path.len()..].chars().next();
+        !before.is_some_and(|c| part(c) || c == '.') && !after.is_some_and(part)
+    })
 }
 
 /// `three` is 3; digits are read as a number.
@@ -197,8 +217,9 @@ mod tests {
     #[test]
     fn a_count_that_differs_or_a_prose_line_means_no_template() {
         let two = BUDGET.replace("exactly three lines", "exactly two lines");
+        let two_of_two = two.replace("Approved amount: <the approved increase> EUR\n", "");
         assert_eq!(
-            AnswerLines::of_task(&two, "out/answer.md")
+            AnswerLines::of_task(&two_of_two, "out/answer.md")
                 .unwrap()
                 .lines
                 .len(),
@@ -208,6 +229,19 @@ mod tests {
         assert_eq!(AnswerLines::of_task(&four, "out/answer.md"), None);
         let prose = BUDGET.replace("File: <its path>", "Write the path first.");
         assert_eq!(AnswerLines::of_task(&prose, "out/answer.md"), None);
+        // One template line more than the count says; another file's path that ends in the
+        // deliverable's.
+        assert_eq!(AnswerLines::of_task(&two, "out/answer.md"), None);
+        let other = BUDGET.replace("write out/answer.md", "write archive/out/answer.md");
+        assert_eq!(AnswerLines::of_task(&other, "out/answer.md"), None);
+        let dotted = BUDGET.replace("write out/answer.md", "write ./out/answer.md");
+        assert_eq!(
+            AnswerLines::of_task(&dotted, "out/answer.md"),
+            Some(template())
+        );
+        // A line whose shape needs a quote.
+        let quoted = BUDGET.replace("File: <its path>", "File: \"<its path>\"");
+        assert_eq!(AnswerLines::of_task(&quoted, "out/answer.md"), None);
         // Another deliverable, or no "exactly".
         assert_eq!(AnswerLines::of_task(BUDGET, "out/other.md"), None);
         let loose = BUDGET.replace("with exactly three lines:", "with three lines:");

@@ -210,14 +210,15 @@ pub enum Lever {
     /// template with its placeholders as that of search-cert-expiry, and six lines of a host
     /// record for three on search-host-inventory.
     AnswerLines,
-    /// In a task that picks which of its many inputs to read (as `find-inputs` tells them),
-    /// the first write of the deliverable is held, nothing written, while its text names an
-    /// input the run has not read in full (by path, or by a file stem of three or more
-    /// characters no other input shares); the model is told to read it first. The contract's
-    /// `inputs_read` check wants the inputs an answer rests on read before the deliverable is
-    /// first written, so that write would fail it in every later attempt too. The 1.5B wrote
-    /// the right answer of search-hosting-renewal from a search's lines, its `File:` line
-    /// naming a note it never read, and failed on that check alone in all three attempts.
+    /// In a task that picks which of its many inputs to read (as `find-inputs` tells them) and
+    /// whose `inputs_read` check wants them read before the deliverable is first written, that
+    /// first write is held, nothing written, while its text names an input the run has not
+    /// read in full (by path, or by a file stem of three or more characters no other input
+    /// shares); the model is told to read it first. The write would fail that check in every
+    /// later attempt too. An input holds a write at most [`super::run::CITED_HOLDS_MAX`] times,
+    /// never after the gate refused its read. The 1.5B wrote the right answer of
+    /// search-hosting-renewal from a search's lines, its `File:` line naming a note it never
+    /// read, and failed on that check alone in all three attempts.
     ReadCited,
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::checks::{last_write, read_whole_at, same_path, TraceEntry};
+use crate::checks::{last_write, read_whole_at, same_path, CheckSpec, TraceEntry};
 use crate::mission::FrozenContract;
 
 use super::prompt::task_picks_inputs;
@@ -30,6 +30,7 @@ pub fn cited_unread(
     if !same_path(path, &m.required_artifact)
         || last_write(trace, &m.required_artifact).is_some()
         || !task_picks_inputs(contract)
+        || !reads_before_writing(contract)
     {
         return Vec::new();
     }
@@ -55,6 +56,19 @@ pub fn cited_unread(
         .collect()
 }
 
+/// Whether the contract wants inputs read before the deliverable is first written (an
+/// `inputs_read` check with `before_writing` naming it): without one, a write before a read
+/// fails nothing, and holding it would only cost a step.
+fn reads_before_writing(contract: &FrozenContract) -> bool {
+    let artifact = &contract.mission.required_artifact;
+    contract.mission.checks.iter().any(|c| {
+        matches!(
+            &c.spec,
+            CheckSpec::InputsRead { before_writing: Some(b), .. } if same_path(b, artifact)
+        )
+    })
+}
+
 /// Every string of `value` but a top-level `path`, one a line.
 fn collect_text(value: &Value, top: bool, out: &mut String) {
     match value {
@@ -78,12 +92,13 @@ fn stem(path: &str) -> String {
     name.split('.').next().unwrap_or(name).to_lowercase()
 }
 
-/// Whether `word` occurs in `text` with no letter, digit, `_` or `-` on either side (both
-/// lower case).
+/// Whether `word` occurs in `text` with no letter, digit, `_`, `-` or `/` on either side (both
+/// lower case): `archive/notes/a.md` does not name `notes/a.md`, nor `x/pricing` `pricing`.
 fn holds_word(text: &str, word: &str) -> bool {
-    let part = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/');
     text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
+        // `./notes/a.md` names `notes/a.md`.
+        let before = text[..at].trim_end_matches("./").chars().next_back();
         let after = text[at + word.len()..].chars().next();
         !before.is_some_and(part) && !after.is_some_and(part)
     })
@@ -112,12 +127,24 @@ mod tests {
     fn a_word_is_whole_only_between_other_characters() {
         assert!(holds_word("service: pricing\n", "pricing"));
         assert!(holds_word(
+            "file: 2024-05-14-ops-sync.md",
+            "2024-05-14-ops-sync"
+        ));
+        // Inside a path, a stem is a folder's or another file's: the path is matched whole.
+        assert!(!holds_word(
             "file: notes/2024-05-14-ops-sync.md",
             "2024-05-14-ops-sync"
+        ));
+        assert!(holds_word(
+            "file: notes/2024-05-14-ops-sync.md",
+            "notes/2024-05-14-ops-sync.md"
         ));
         assert!(!holds_word("service: pricing-api", "pricing"));
         assert!(!holds_word("repricing", "pricing"));
         assert!(holds_word("(pricing).", "pricing"));
+        assert!(!holds_word("archive/notes/a.md", "notes/a.md"));
+        assert!(holds_word("file: ./notes/a.md", "notes/a.md"));
+        assert!(holds_word("file: notes/a.md.", "notes/a.md"));
     }
 
     #[test]

@@ -12,6 +12,10 @@ use rein_workspace::desk::glob_path;
 /// Most words of a pattern the wider search looks for.
 pub const WIDER_SEARCH_MAX_WORDS: usize = 6;
 
+/// Longest word kept: a longer one is no word of a search (999 `x`s searched ignoring case
+/// compile past the tool's pattern-size limit, and Rein's call would be refused).
+const MAX_WORD_CHARS: usize = 64;
+
 /// Shortest word kept: shorter ones (`a`, `is`, a regex's `d` of `\d`) match nearly every line.
 const MIN_WORD_CHARS: usize = 3;
 
@@ -28,6 +32,8 @@ const FILLER_WORDS: &[&str] = &[
 pub struct WiderSearch {
     pub params: Value,
     pub why: String,
+    /// Whether it searches the words of the pattern: the last widening there is.
+    pub by_words: bool,
 }
 
 /// The next wider search after a `search_text` call with `params` gave `result`, or `None`
@@ -50,7 +56,13 @@ pub fn wider_search(params: &Value, result: &Value) -> Option<WiderSearch> {
         .map(str::to_string);
     let path_glob = path.as_deref().and_then(glob_path);
     let has_glob = wider.contains_key("glob") || path_glob.is_some();
-    if searched == 0 && has_glob {
+    // Files the policy skipped may be the ones the glob matched: the glob is kept, and the
+    // model is not told it matched no file name.
+    let skipped = result
+        .get("skipped_by_policy")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if searched == 0 && has_glob && skipped == 0 {
         return Some(without_glob(wider, path_glob.map(|g| g.folder), path));
     }
     if searched == 0 {
@@ -83,6 +95,7 @@ pub fn wider_search(params: &Value, result: &Value) -> Option<WiderSearch> {
     Some(WiderSearch {
         params: Value::Object(wider),
         why,
+        by_words: true,
     })
 }
 
@@ -105,6 +118,7 @@ fn without_glob(
         why: format!(
             "the glob matched no file name, so nothing was searched; searched every file of \"{searched}\" for the same pattern"
         ),
+        by_words: false,
     }
 }
 
@@ -153,7 +167,8 @@ pub fn pattern_words(pattern: &str, literal: bool) -> Vec<String> {
 fn keep_word(words: &mut Vec<String>, word: String) {
     let word = word.trim_matches(|c| matches!(c, '-' | '@')).to_string();
     let lower = word.to_lowercase();
-    if word.chars().count() < MIN_WORD_CHARS
+    let chars = word.chars().count();
+    if !(MIN_WORD_CHARS..=MAX_WORD_CHARS).contains(&chars)
         || FILLER_WORDS.contains(&lower.as_str())
         || words.iter().any(|w| w.to_lowercase() == lower)
     {
@@ -271,5 +286,9 @@ mod tests {
         );
         assert_eq!(wider_search(&json!({"pattern": r"\d+"}), &empty(3)), None);
         assert_eq!(wider_search(&params, &json!({"error": "x"})), None);
+        // Files the policy skipped may be the glob's: it is kept.
+        let skipped =
+            json!({"matches": [], "files_searched": 0, "truncated": false, "skipped_by_policy": 2});
+        assert_eq!(wider_search(&params, &skipped), None);
     }
 }

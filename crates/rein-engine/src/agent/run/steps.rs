@@ -335,6 +335,9 @@ impl<'a> Agent<'a> {
         // A finish held for a review (lever `review-edits`) asks for a look, not a change of
         // course: it is no step without progress, and the progress note defers to it.
         let mut held_for_review = false;
+        // A write held until an input it names is read (lever `read-cited`) is asked again
+        // once the read is made: it is no repeat then, and no step without progress now.
+        let mut held_for_read = false;
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
             .then(|| self.typed_arguments(&tool, &params))
@@ -390,6 +393,7 @@ impl<'a> Agent<'a> {
             }
         } else if let Some(reason) = self.read_cited_hold(st, &tool, &params, n)? {
             kind = StepKind::Refusal;
+            held_for_read = true;
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason,
@@ -515,7 +519,9 @@ impl<'a> Agent<'a> {
             .find(|(t, p, _)| *t == tool && *p == params)
             .map(|(_, _, step)| *step)
             .filter(|_| !(tool == "finish" && st.finish_is_new()));
-        st.calls.push((tool.clone(), params.clone(), n));
+        if !held_for_read {
+            st.calls.push((tool.clone(), params.clone(), n));
+        }
         if report.outcome == GateOutcome::Executed && mutates {
             if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
                 st.attempt_changes
@@ -523,7 +529,7 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
-        st.stalled = if held_for_review {
+        st.stalled = if held_for_review || held_for_read {
             st.stalled
         } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
             // A call that did not run (refused, failed, invalid) moves nothing forward either:
@@ -651,8 +657,11 @@ impl<'a> Agent<'a> {
                 .find(|(i, _)| i == input)
                 .map_or(0, |(_, n)| *n);
             let refused = st.trace.iter().any(|e| {
+                // Invalid is the call's own fault (a line past the end): the input can still
+                // be read.
                 e.tool == "read_file"
                     && !e.executed()
+                    && e.outcome != GateOutcome::Invalid.as_str()
                     && e.path.as_deref().is_some_and(|p| same_path(p, input))
             });
             held < CITED_HOLDS_MAX && !refused

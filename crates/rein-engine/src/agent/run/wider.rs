@@ -47,7 +47,9 @@ impl<'a> Agent<'a> {
                 wider.params,
                 labelled_result("Result of Rein's search", &report)
             ));
-            if !report.outcome.ran() {
+            // Rein's own words search is not split again (its escaped `2025\-03\-14` would
+            // give `2025`, a widening no one asked for).
+            if !report.outcome.ran() || wider.by_words {
                 break;
             }
             (params, result) = (wider.params, report.result);
