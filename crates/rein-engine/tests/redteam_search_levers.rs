@@ -1026,9 +1026,12 @@ fn a_long_label_still_gives_a_schema_llguidance_builds() {
     ));
 }
 
+/// A named change of a task prompt.
+type PromptEdit = (&'static str, Box<dyn Fn(&str) -> String>);
+
 #[test]
 fn a_count_that_does_not_match_or_a_broken_template_holds_nothing() {
-    let cases: Vec<(&str, Box<dyn Fn(&str) -> String>)> = vec![
+    let cases: Vec<PromptEdit> = vec![
         (
             "four lines for three",
             Box::new(|p: &str| p.replace("exactly three lines", "exactly four lines")),

@@ -34,19 +34,21 @@ static FILLED: LazyLock<String> = LazyLock::new(|| {
 
 /// A line of the task that introduces the template: the deliverable's path, "exactly", and
 /// the word "line" or "lines" before the colon that ends it (`... with exactly three lines:`).
-static INTRO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bexactly\s+(?:these\s+)?(\w+)\s+lines?\s*:\s*$").expect("a valid regex")
-});
+static INTRO: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)\bexactly\s+(?:these\s+)?(\w+)\s+lines?\s*:\s*$").ok());
 
 /// A template line: a label of words, a colon and a space, then text holding at least one
 /// `<placeholder>`.
-static TEMPLATE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Za-z][A-Za-z0-9 ()'/_-]{0,40}: [^\n]*<[^<>\n]+>[^\n]*$")
-        .expect("a valid regex")
+static TEMPLATE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z][A-Za-z0-9 ()'/_-]{0,40}: [^\n]*<[^<>\n]+>[^\n]*$").ok()
 });
 
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"<[^<>\n]+>").expect("a valid regex"));
+static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"<[^<>\n]+>").ok());
+
+/// Where the first placeholder of `line` starts.
+fn first_placeholder(line: &str) -> Option<usize> {
+    PLACEHOLDER.as_ref()?.find(line).map(|p| p.start())
+}
 
 /// The lines a task asks the deliverable to hold, as the task quotes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,27 +62,28 @@ impl AnswerLines {
     /// `None` when there is no such line, a line after it is not a template line before N were
     /// read, or N (in words up to ten, or digits) is not their count.
     pub fn of_task(prompt: &str, artifact: &str) -> Option<AnswerLines> {
+        let (intro, template_line) = (INTRO.as_ref()?, TEMPLATE_LINE.as_ref()?);
         let lines: Vec<&str> = prompt.lines().collect();
         let at = lines
             .iter()
-            .position(|l| names_path(l, artifact) && INTRO.is_match(l))?;
-        let count = count_word(&INTRO.captures(lines[at])?[1])?;
+            .position(|l| names_path(l, artifact) && intro.is_match(l))?;
+        let count = count_word(&intro.captures(lines[at])?[1])?;
         if count == 0 || count > MAX_TEMPLATE_LINES {
             return None;
         }
         let template: Vec<String> = lines[at + 1..]
             .iter()
             .take(count)
-            .take_while(|l| TEMPLATE_LINE.is_match(l))
+            .take_while(|l| template_line.is_match(l))
             .map(|l| l.to_string())
             .collect();
         // One template line more than the count says is a task at odds with itself; a line
         // whose text after its label holds `"` or `\` could not be written under [`FILLED`].
         let more = lines
             .get(at + 1 + count)
-            .is_some_and(|l| TEMPLATE_LINE.is_match(l));
+            .is_some_and(|l| template_line.is_match(l));
         let writable = template.iter().all(|l| {
-            let after_label = PLACEHOLDER.find(l).map_or("", |p| &l[p.start()..]);
+            let after_label = first_placeholder(l).map_or("", |at| &l[at..]);
             !after_label.contains(['"', '\\'])
         });
         (template.len() == count && !more && writable).then_some(AnswerLines { lines: template })
@@ -96,9 +99,7 @@ impl AnswerLines {
             .lines
             .iter()
             .map(|line| {
-                let label = PLACEHOLDER
-                    .find(line)
-                    .map_or(line.as_str(), |p| &line[..p.start()]);
+                let label = first_placeholder(line).map_or(line.as_str(), |at| &line[..at]);
                 format!("{}{}", regex::escape(label), *FILLED)
             })
             .collect();
