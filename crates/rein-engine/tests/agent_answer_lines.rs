@@ -49,24 +49,8 @@ fn levers(answer_lines: bool) -> Levers {
 /// `tool`'s parameters schema in the first request of a constrained run of `h`'s mission; every
 /// schema the run sent must be one llguidance builds.
 fn offered(h: &Harness, levers: Levers, tool: &str) -> Value {
-    let script = line("list_dir", json!({"path": "."}));
-    let mut model = PromptRecorder::new(&script, "answer_lines.jsonl");
-    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    for (i, r) in model.requests.iter().enumerate() {
-        if let Some(schema) = &r.json_schema {
-            if let Err(e) = rein_llama::check_schema_grammar(schema) {
-                panic!("request {i}: llguidance cannot build its schema: {e}");
-            }
-        }
-    }
-    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
-        .as_array()
-        .unwrap()
-        .iter()
+    support::first_offered_branches(h, levers)
+        .into_iter()
         .find(|b| b["properties"]["action"]["const"] == tool)
         .map(|b| b["properties"]["parameters"].clone())
         .unwrap_or_else(|| panic!("{tool} is not offered"))

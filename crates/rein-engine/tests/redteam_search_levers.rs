@@ -23,10 +23,7 @@ use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::gate::{AllowAll, ApprovalDecision, Approver, ScriptedApprover};
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{
-    caps, finish_line, journal_events, line, set_prompt, user_messages, Harness, PromptRecorder,
-    Ran,
-};
+use support::{caps, finish_line, journal_events, line, set_prompt, user_messages, Harness, Ran};
 
 const ANSWER: &str = "out/answer.md";
 const NOTE: &str = "notes/2024-05-14-ops-sync.md";
@@ -892,24 +889,7 @@ fn task_dir(task: &str) -> PathBuf {
 /// The tool branches of the first request of a constrained run of `h`'s mission with
 /// `answer-lines` on; every schema the run sent must be one llguidance builds.
 fn offered_all(h: &Harness) -> Vec<Value> {
-    let script = line("list_dir", json!({"path": "."}));
-    let mut model = PromptRecorder::new(&script, "redteam_answer_lines.jsonl");
-    let _ = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers(|l| l.answer_lines = true);
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    for (i, r) in model.requests.iter().enumerate() {
-        if let Some(schema) = &r.json_schema {
-            if let Err(e) = rein_llama::check_schema_grammar(schema) {
-                panic!("request {i}: llguidance cannot build its schema: {e}");
-            }
-        }
-    }
-    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
-        .as_array()
-        .unwrap()
-        .clone()
+    support::first_offered_branches(h, levers(|l| l.answer_lines = true))
 }
 
 /// `tool`'s parameters schema among `branches` (`None` when the tool is not offered).

@@ -868,3 +868,29 @@ pub fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The tool branches of the first request of a constrained run of `h`'s mission with `levers`
+/// (one `list_dir` step); every schema the run sent must be one llguidance builds.
+pub fn first_offered_branches(
+    h: &Harness,
+    levers: rein_engine::agent::Levers,
+) -> Vec<serde_json::Value> {
+    let script = line("list_dir", json!({"path": "."}));
+    let mut model = PromptRecorder::new(&script, "first_offered.jsonl");
+    let _ = h.run_gated(&mut model, &mut rein_engine::gate::AllowAll, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    for (i, r) in model.requests.iter().enumerate() {
+        if let Some(schema) = &r.json_schema {
+            if let Err(e) = rein_llama::check_schema_grammar(schema) {
+                panic!("request {i}: llguidance cannot build its schema: {e}");
+            }
+        }
+    }
+    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
