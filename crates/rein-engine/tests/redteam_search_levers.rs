@@ -142,6 +142,17 @@ fn wider() -> Levers {
     levers(|l| l.wider_search = true)
 }
 
+/// search-cert-expiry under `policy`, with `wider-search` on, every change allowed.
+fn cert_wider(script: &str, policy: Policy) -> Ran {
+    run_with(
+        Harness::desk_suite("search-cert-expiry"),
+        script,
+        &mut AllowAll,
+        policy,
+        wider(),
+    )
+}
+
 fn cited() -> Levers {
     levers(|l| l.read_cited = true)
 }
@@ -165,7 +176,7 @@ fn read_back_and_finish() -> String {
 fn wider_search_never_repeats_its_own_words_search() {
     // Two words no service file holds, no glob: the designed widening is one words search.
     let script = search(json!({"pattern": "zebra quokka", "path": "services"}));
-    let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, wider());
+    let r = cert_wider(&script, Policy::safe_default());
     let rein = reins(&r);
     assert!(!rein.is_empty(), "the words were searched");
     assert_eq!(rein[0].0["pattern"], "zebra|quokka");
@@ -181,7 +192,7 @@ fn wider_search_never_repeats_its_own_words_search() {
 fn wider_search_splits_only_the_model_s_pattern_never_its_own() {
     // One hyphenated word the model gave: the words search is that word, ignoring case.
     let script = search(json!({"pattern": "cert-expires", "path": "services"}));
-    let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, wider());
+    let r = cert_wider(&script, Policy::safe_default());
     let rein = reins(&r);
     assert!(!rein.is_empty());
     assert_eq!(rein[0].0["pattern"], "cert\\-expires");
@@ -196,13 +207,7 @@ fn a_glob_whose_files_policy_skipped_is_not_said_to_match_no_name() {
         "[[rule]]\ntool = \"read_file\"\npaths = [\"services/**\"]\naction = \"deny\"\nhide_names = false\n",
     );
     let script = search(json!({"pattern": "cert_expires: 2025-01", "glob": "*.yaml"}));
-    let r = run_with(
-        Harness::desk_suite("search-cert-expiry"),
-        &script,
-        &mut AllowAll,
-        p,
-        wider(),
-    );
+    let r = cert_wider(&script, p);
     let after = feedback(&r, 1);
     assert!(after.contains("skipped by policy"), "{after}");
     // What holds already: no content of a skipped file reaches the model.
@@ -222,13 +227,7 @@ fn a_file_denied_to_read_file_is_never_shown_by_rein_s_search() {
         ));
         let script =
             search(json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services"}));
-        let r = run_with(
-            Harness::desk_suite("search-cert-expiry"),
-            &script,
-            &mut AllowAll,
-            p,
-            wider(),
-        );
+        let r = cert_wider(&script, p);
         let rein = reins(&r);
         let after = feedback(&r, 1);
         assert_eq!(rein.len(), 1, "{hide}: {rein:?} {after}");
@@ -248,13 +247,7 @@ fn an_unrelated_hidden_file_does_not_stop_the_glob_from_being_dropped() {
     let script = search(
         json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services", "glob": "*.yml"}),
     );
-    let r = run_with(
-        Harness::desk_suite("search-cert-expiry"),
-        &script,
-        &mut AllowAll,
-        p,
-        wider(),
-    );
+    let r = cert_wider(&script, p);
     let rein = reins(&r);
     let after = feedback(&r, 1);
     assert!(!rein.is_empty(), "the glob was never dropped: {after}");
@@ -364,7 +357,7 @@ fn a_search_out_of_the_workspace_is_not_made_again() {
         .iter()
         .map(|p| search(json!({"pattern": "root password", "path": p})))
         .collect();
-    let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, wider());
+    let r = cert_wider(&script, Policy::safe_default());
     let own = model_outcomes(&r);
     assert_eq!(own.len(), paths.len(), "{own:?}");
     for (i, (tool, outcome)) in own.iter().enumerate() {
@@ -402,11 +395,7 @@ fn no_pattern_makes_rein_panic_or_search_more_than_twice() {
     for params in odd_patterns() {
         let mut params = params;
         params["path"] = json!("services");
-        let r = run_safe(
-            Harness::desk_suite("search-cert-expiry"),
-            &search(params.clone()),
-            wider(),
-        );
+        let r = cert_wider(&search(params.clone()), Policy::safe_default());
         let rein = reins(&r);
         assert!(rein.len() <= 2, "{params}: {rein:?}");
         for (p, d) in &rein {
@@ -424,11 +413,7 @@ fn no_pattern_makes_rein_panic_or_search_more_than_twice() {
 fn rein_never_makes_a_search_the_tool_refuses_for_its_size() {
     for word in ["x".repeat(999), "ǅ".repeat(600)] {
         let params = json!({"pattern": word, "path": "services"});
-        let r = run_safe(
-            Harness::desk_suite("search-cert-expiry"),
-            &search(params.clone()),
-            wider(),
-        );
+        let r = cert_wider(&search(params.clone()), Policy::safe_default());
         assert_eq!(model_outcomes(&r)[0].1, "executed");
         for (p, d) in reins(&r) {
             assert_ne!(
@@ -500,7 +485,7 @@ fn a_search_of_one_file_whose_words_show_its_lines_is_still_no_read_for_the_judg
         ANSWER,
         "Service: pricing\nOwner: emil@shop.example\nExpires: 2025-01-17\n",
     ) + &read_back_and_finish();
-    let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, wider());
+    let r = cert_wider(&script, Policy::safe_default());
     assert_eq!(reins(&r).len(), 1);
     assert!(feedback(&r, 1).contains("cert_expires: 2025-01-17"));
     assert!(!r.out.passed());
@@ -513,7 +498,7 @@ fn a_search_that_did_not_run_or_matched_is_never_widened() {
         + &search(json!({"pattern": "zebra", "path": "services", "glob": "["}))
         + &search(json!({"pattern": "cert_expires", "path": "services"}))
         + &search(json!({"pattern": "zebra", "path": "no-such-folder"}));
-    let r = run_safe(Harness::desk_suite("search-cert-expiry"), &script, wider());
+    let r = cert_wider(&script, Policy::safe_default());
     assert!(reins(&r).is_empty(), "{:?}", reins(&r));
 }
 
