@@ -62,7 +62,7 @@ pub struct RunBenchArgs {
     pub(crate) seed: u32,
     /// A harness lever for every run, NAME=on|off (repeatable; all=on|off sets every
     /// lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
-    /// monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut, read-back, rewrite-section, stated-lines, plain-bodies, finish-when-met, told-draws, change-before-finish, document-facts, source-lines, copied-strings, label-lines, inputs-first, keep-inputs, no-paste, stats-first, auto-finish, requirements-once, review-edits, find-inputs, wider-search, answer-lines, read-cited.
+    /// monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut, read-back, rewrite-section, stated-lines, plain-bodies, finish-when-met, told-draws, change-before-finish, document-facts, source-lines, copied-strings, label-lines, inputs-first, keep-inputs, no-paste, stats-first, auto-finish, requirements-once, review-edits, find-inputs, wider-search, answer-lines, read-cited, task-search.
     #[arg(long = "lever", value_name = "NAME=on|off")]
     pub(crate) levers: Vec<String>,
     /// Verified sampling: draw K candidate writes of the deliverable, judge each on a scratch

@@ -220,6 +220,14 @@ pub enum Lever {
     /// search-hosting-renewal from a search's lines, its `File:` line naming a note it never
     /// read, and failed on that check alone in all three attempts.
     ReadCited,
+    /// Before the first step of a task that picks which of its many inputs to read (as
+    /// `find-inputs` tells them), Rein searches the inputs for the words of the task's
+    /// description that few of them hold, through the gate, and shows the lines found: the
+    /// search a person would type first (see `task_search`). Only the task's own words, never a
+    /// check's; no file is ranked or named as the answer. The 1.5B searched `services` and
+    /// `ram` (the folder's name, a label of the answer) on search-cert-expiry and
+    /// search-host-inventory, where `cert_expires` and `postgres` name the lines that matter.
+    TaskSearch,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -227,7 +235,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 34] = [
+    pub const ALL: [Lever; 35] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -262,6 +270,7 @@ impl Lever {
         Lever::WiderSearch,
         Lever::AnswerLines,
         Lever::ReadCited,
+        Lever::TaskSearch,
     ];
 
     pub fn name(self) -> &'static str {
@@ -300,6 +309,7 @@ impl Lever {
             Lever::WiderSearch => "wider-search",
             Lever::AnswerLines => "answer-lines",
             Lever::ReadCited => "read-cited",
+            Lever::TaskSearch => "task-search",
         }
     }
 
@@ -359,6 +369,7 @@ pub struct Levers {
     pub wider_search: bool,
     pub answer_lines: bool,
     pub read_cited: bool,
+    pub task_search: bool,
 }
 
 impl Default for Levers {
@@ -414,6 +425,7 @@ impl Levers {
         wider_search: false,
         answer_lines: false,
         read_cited: false,
+        task_search: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -451,6 +463,7 @@ impl Levers {
         wider_search: true,
         answer_lines: true,
         read_cited: true,
+        task_search: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -489,6 +502,7 @@ impl Levers {
             Lever::WiderSearch => self.wider_search,
             Lever::AnswerLines => self.answer_lines,
             Lever::ReadCited => self.read_cited,
+            Lever::TaskSearch => self.task_search,
         }
     }
 
@@ -528,6 +542,7 @@ impl Levers {
             Lever::WiderSearch => self.wider_search = on,
             Lever::AnswerLines => self.answer_lines = on,
             Lever::ReadCited => self.read_cited = on,
+            Lever::TaskSearch => self.task_search = on,
         }
     }
 

@@ -35,6 +35,7 @@
 //! | `answer_lines` | the `answer-lines` lever: the lines a task quotes for its deliverable |
 //! | `read_cited` | the `read-cited` lever: a first write held while it names an unread input |
 //! | `wider_search` | the `wider-search` lever: the search Rein makes again after one that matched nothing |
+//! | `task_search` | the `task-search` lever: the search of the task's words Rein makes before the first step |
 
 mod answer_lines;
 mod bodies;
@@ -64,6 +65,7 @@ mod sections;
 mod stated;
 mod stats_first;
 mod step;
+mod task_search;
 mod trim;
 mod wider_search;
 mod world;

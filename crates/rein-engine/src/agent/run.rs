@@ -65,6 +65,7 @@ mod auto_finish;
 mod draws;
 mod first_calls;
 mod steps;
+mod task_search;
 mod tools;
 mod wider;
 

@@ -128,6 +128,18 @@ fn without_glob(
 /// expression a backslash and the character after it part words (`\d`, `\b`, `\.`).
 /// Words shorter than three characters and filler words are left out.
 pub fn pattern_words(pattern: &str, literal: bool) -> Vec<String> {
+    let mut words = words_of(pattern, literal);
+    words.truncate(WIDER_SEARCH_MAX_WORDS);
+    words
+}
+
+/// The words of plain text, in order, each once (ignoring case), as [`pattern_words`] finds
+/// them in a literal pattern, however many.
+pub fn text_words(text: &str) -> Vec<String> {
+    words_of(text, true)
+}
+
+fn words_of(pattern: &str, literal: bool) -> Vec<String> {
     let chars: Vec<char> = pattern.chars().collect();
     let is_word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '@');
     let mut words: Vec<String> = Vec::new();
@@ -160,7 +172,6 @@ pub fn pattern_words(pattern: &str, literal: bool) -> Vec<String> {
         i += if c == '\\' && !literal { 2 } else { 1 };
     }
     keep_word(&mut words, current);
-    words.truncate(WIDER_SEARCH_MAX_WORDS);
     words
 }
 

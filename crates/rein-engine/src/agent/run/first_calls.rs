@@ -1,5 +1,5 @@
-//! What Rein does for the model before its first step: `inputs-first`'s reads and `stats-first`'s
-//! reads and `table_stats` calls.
+//! What Rein does for the model before its first step: `inputs-first`'s reads, `stats-first`'s
+//! reads and `table_stats` calls, and `task-search`'s searches.
 
 use super::*;
 
@@ -45,6 +45,9 @@ impl<'a> Agent<'a> {
         if self.options.levers.stats_first {
             let more = self.stats_first_calls(st, on_event, &turns)?;
             turns.extend(more);
+        }
+        if self.options.levers.task_search {
+            turns.extend(self.task_search_calls(st, on_event)?);
         }
         if let Some(last) = turns.last_mut() {
             let progress = progress_note(
