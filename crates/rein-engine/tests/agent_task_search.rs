@@ -242,3 +242,36 @@ fn rein_s_search_is_asked_about_under_an_ask_rule_and_a_no_is_shown_as_such() {
     assert!(first.contains("search_text was not approved"), "{first}");
     assert!(!first.contains("Software: postgres"), "{first}");
 }
+
+#[test]
+fn a_contract_that_judges_the_calls_keeps_them_the_model_s() {
+    // The judge counts every executed call: Rein's search must not stand in for the model's.
+    let h = Harness::desk_suite_mission("search-host-inventory", |m| {
+        m["checks"].as_array_mut().unwrap().push(json!({
+            "id": "searched", "kind": "actions_called", "tools": ["search_text"]
+        }));
+    });
+    let r = run_with(
+        h,
+        &host_answer(),
+        &mut AllowAll,
+        Policy::safe_default(),
+        true,
+    );
+    assert!(reins(&r).is_empty());
+    assert!(
+        !r.out.passed(),
+        "the model never searched: {}",
+        r.out.reason()
+    );
+    assert!(r.out.reason().contains("searched"), "{}", r.out.reason());
+    let events = journal_events(&r.h.journal, r.out.run, "task_search");
+    assert!(
+        events[0]["not_applied"]
+            .as_str()
+            .unwrap()
+            .contains("judges the run's calls"),
+        "{:?}",
+        events[0]
+    );
+}

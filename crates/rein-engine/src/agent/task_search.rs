@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::prompt::task_picks_inputs;
 use super::wider_search::text_words;
+use crate::checks::CheckSpec;
 use crate::mission::FrozenContract;
 
 /// Most searches Rein makes before the first step: all the task's words, then twice at most
@@ -62,6 +63,18 @@ pub fn task_search_plan(
         return Err(
             "the task does not pick among many inputs (it needs every one, or has few)".into(),
         );
+    }
+    // The judge counts every executed call of the trace: one that judges the calls would
+    // count Rein's search as the model's.
+    if let Some(c) = m
+        .checks
+        .iter()
+        .find(|c| matches!(c.spec, CheckSpec::ActionsCalled { .. }))
+    {
+        return Err(format!(
+            "check `{}` judges the run's calls: they stay the model's",
+            c.id
+        ));
     }
     let Some(description) = description(&m.prompt, &m.required_artifact) else {
         return Err(format!(
