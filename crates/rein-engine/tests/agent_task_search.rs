@@ -275,3 +275,19 @@ fn a_contract_that_judges_the_calls_keeps_them_the_model_s() {
         events[0]
     );
 }
+
+#[test]
+fn a_task_that_counts_every_file_is_not_searched() {
+    // explore-archive-years picks among 20 inputs but needs none in particular: it counts them.
+    let r = run_on("explore-archive-years", &finish_line(), true);
+    assert!(reins(&r).is_empty());
+    let events = journal_events(&r.h.journal, r.out.run, "task_search");
+    assert!(
+        events[0]["not_applied"]
+            .as_str()
+            .unwrap()
+            .contains("no check names some inputs"),
+        "{:?}",
+        events[0]
+    );
+}

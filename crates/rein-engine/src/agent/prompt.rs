@@ -421,7 +421,7 @@ pub fn task_picks_inputs(contract: &FrozenContract) -> bool {
 }
 
 /// The `paths` of each `inputs_read` check of the contract (empty: every input).
-fn inputs_read_paths(contract: &FrozenContract) -> impl Iterator<Item = &Vec<String>> {
+pub(crate) fn inputs_read_paths(contract: &FrozenContract) -> impl Iterator<Item = &Vec<String>> {
     contract
         .mission
         .checks

@@ -1,5 +1,6 @@
 //! Lever `task-search`: before the first step of a task that picks which of its many inputs to
-//! read, Rein makes the search a person would type first. Its words are those of the task's
+//! read, and whose contract names some of them as the ones it needs (a search, not a count of
+//! every file), Rein makes the search a person would type first. Its words are those of the task's
 //! description (the prompt before it names the deliverable), never a check's: a contract's
 //! checks may hold the answer. The first search looks for all of them; while it names too many
 //! lines to show, the words that many of the searched files hold are left out and it is made
@@ -10,7 +11,7 @@
 use regex::{Regex, RegexBuilder};
 use serde_json::{json, Value};
 
-use super::prompt::task_picks_inputs;
+use super::prompt::{inputs_read_paths, task_picks_inputs};
 use super::wider_search::text_words;
 use crate::checks::CheckSpec;
 use crate::mission::FrozenContract;
@@ -63,6 +64,11 @@ pub fn task_search_plan(
         return Err(
             "the task does not pick among many inputs (it needs every one, or has few)".into(),
         );
+    }
+    // A task with no check naming the inputs it needs counts or lists them all (explore-*):
+    // which lines hold its words is no help there.
+    if !inputs_read_paths(contract).any(|paths| !paths.is_empty()) {
+        return Err("no check names some inputs as the ones the task needs: it does not look for a few of them".into());
     }
     // The judge counts every executed call of the trace: one that judges the calls would
     // count Rein's search as the model's.
