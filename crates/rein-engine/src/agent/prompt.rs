@@ -460,6 +460,7 @@ fn picked_inputs_progress(
     );
     let searched = trace.iter().any(|e| {
         e.executed()
+            && !e.lines_unseen
             && matches!(
                 e.tool.as_str(),
                 "search_text" | "find_files" | "find_related"

@@ -8,7 +8,10 @@
 //! call, so it reads no file the model's own search could not; the lines it names are shown as
 //! the tool gave them, unranked, and no file is named as the answer.
 
+use std::sync::LazyLock;
+
 use regex::{Regex, RegexBuilder};
+use rein_workspace::desk::SEARCH_REGEX_MAX_BYTES;
 use serde_json::{json, Value};
 
 use super::prompt::{inputs_read_paths, task_picks_inputs};
@@ -23,9 +26,14 @@ pub const TASK_SEARCHES_MAX: usize = 3;
 /// Most matched lines a search may name to be shown whole.
 pub const TASK_SEARCH_SHOWN_LINES: usize = 30;
 
-/// Most characters of matched lines a search may name to be shown whole (about 1,000 tokens of
-/// the first prompt, whose head is never trimmed).
-pub const TASK_SEARCH_SHOWN_CHARS: usize = 3_000;
+/// Most characters of a search's whole result (its JSON: paths, line numbers and lines) for it
+/// to be shown whole: about 1,200 tokens of the first prompt, whose head is never trimmed, and
+/// under the prompt's cut of a result ([`super::prompt::MAX_RESULT_CHARS`]), so no line of it
+/// is lost.
+pub const TASK_SEARCH_SHOWN_CHARS: usize = 4_000;
+
+/// Longest pattern Rein's search may have: `search_text`'s own limit.
+const PATTERN_MAX_CHARS: usize = 1_000;
 
 /// Most words of the description the first search looks for.
 pub const TASK_SEARCH_MAX_WORDS: usize = 24;
@@ -88,11 +96,11 @@ pub fn task_search_plan(
             m.required_artifact
         ));
     };
-    let mut words: Vec<String> = text_words(description)
+    let words: Vec<String> = text_words(description)
         .into_iter()
         .filter(|w| !INSTRUCTION_WORDS.contains(&w.to_lowercase().as_str()))
         .collect();
-    words.truncate(TASK_SEARCH_MAX_WORDS);
+    let words = searchable(fewest_first(words, TASK_SEARCH_MAX_WORDS));
     if words.is_empty() {
         return Err("the task's description holds no word to search for".into());
     }
@@ -115,6 +123,59 @@ pub fn description<'p>(prompt: &'p str, artifact: &str) -> Option<&'p str> {
     })?;
     let before = prompt[..at].trim();
     (!before.is_empty()).then_some(before)
+}
+
+/// At most `max` of `words`, in their order: every name among them first (see
+/// [`looks_like_a_name`]), then the last of the others. A task says what to find last, after
+/// its background ("hosts/ holds one record per server. Exactly one server still runs
+/// postgres 12.").
+fn fewest_first(words: Vec<String>, max: usize) -> Vec<String> {
+    if words.len() <= max {
+        return words;
+    }
+    let names = words
+        .iter()
+        .filter(|w| looks_like_a_name(w))
+        .count()
+        .min(max);
+    let mut others_left = max - names;
+    let mut names_left = names;
+    let mut kept: Vec<String> = Vec::new();
+    for word in words.into_iter().rev() {
+        let slot = if looks_like_a_name(&word) {
+            &mut names_left
+        } else {
+            &mut others_left
+        };
+        if *slot > 0 {
+            *slot -= 1;
+            kept.push(word);
+        }
+    }
+    kept.reverse();
+    kept
+}
+
+/// `words` less the longest ones while their pattern is longer than `search_text` takes or
+/// compiles past its size limit (long words searched ignoring case grow large), so Rein's
+/// call is never refused as invalid.
+fn searchable(mut words: Vec<String>) -> Vec<String> {
+    let fits = |words: &[String]| {
+        let pattern = pattern_of(words);
+        pattern.chars().count() <= PATTERN_MAX_CHARS
+            && RegexBuilder::new(&pattern)
+                .case_insensitive(true)
+                .size_limit(SEARCH_REGEX_MAX_BYTES)
+                .build()
+                .is_ok()
+    };
+    while !words.is_empty() && !fits(&words) {
+        let longest = (0..words.len())
+            .max_by_key(|&i| (words[i].chars().count(), i))
+            .unwrap_or(0);
+        words.remove(longest);
+    }
+    words
 }
 
 /// Whether a path ends where `rest` starts: nothing more, a character no path holds, or a
@@ -157,12 +218,41 @@ pub fn inputs_folder(inputs: &[String]) -> String {
 /// The `search_text` parameters of a search of `folder` for lines that hold any of `words`
 /// as a whole word, ignoring case.
 pub fn search_params(folder: &str, words: &[String]) -> Value {
-    let alternatives: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
     json!({
-        "pattern": format!(r"\b(?:{})\b", alternatives.join("|")),
+        "pattern": pattern_of(words),
         "path": folder,
         "case_insensitive": true,
     })
+}
+
+/// The pattern of lines that hold any of `words` whole.
+fn pattern_of(words: &[String]) -> String {
+    let alternatives: Vec<String> = words.iter().map(|w| whole_word_pattern(w)).collect();
+    format!("(?:{})", alternatives.join("|"))
+}
+
+/// `word` escaped, with a word boundary at each end that is a regex word character (`\b` after
+/// the `₂` of `CO₂`, which the regex does not count as one, would never match).
+fn whole_word_pattern(word: &str) -> String {
+    static WORD_CHAR: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^\w$").ok());
+    let is_word_char = |c: Option<char>| {
+        c.is_some_and(|c| {
+            WORD_CHAR
+                .as_ref()
+                .is_some_and(|w| w.is_match(c.encode_utf8(&mut [0; 4])))
+        })
+    };
+    let start = if is_word_char(word.chars().next()) {
+        r"\b"
+    } else {
+        ""
+    };
+    let end = if is_word_char(word.chars().last()) {
+        r"\b"
+    } else {
+        ""
+    };
+    format!("{start}{}{end}", regex::escape(word))
 }
 
 /// What to do after the search for `words` gave `result`: while some word is held by more
@@ -173,13 +263,16 @@ pub fn after_search(words: &[String], result: &Value) -> AfterSearch {
         return AfterSearch::Show;
     };
     let cut = result.get("truncated").and_then(Value::as_bool) != Some(false);
-    let chars: usize = matches
-        .iter()
-        .filter_map(|m| m.get("text").and_then(Value::as_str))
-        .map(|t| t.chars().count())
-        .sum();
+    let chars = result.to_string().chars().count();
     let small =
         !cut && matches.len() <= TASK_SEARCH_SHOWN_LINES && chars <= TASK_SEARCH_SHOWN_CHARS;
+    // A line the tool clipped may hold a word past its cut: such a word is unseen, not absent.
+    let clipped = matches.iter().any(|m| {
+        m.get("text")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.ends_with('…'))
+    });
+    let unseen_may_be_there = cut || clipped;
     let searched = result
         .get("files_searched")
         .and_then(Value::as_u64)
@@ -190,8 +283,8 @@ pub fn after_search(words: &[String], result: &Value) -> AfterSearch {
     let kept: Vec<String> = counted
         .iter()
         .filter(|c| !is_common(c))
-        // Not in the lines named: in none of the files, unless the tool stopped early.
-        .filter(|(_, files)| *files > 0 || cut)
+        // Not in the lines named: in none of the files, unless the tool cut its result.
+        .filter(|(_, files)| *files > 0 || unseen_may_be_there)
         .map(|(word, _)| (*word).clone())
         .collect();
     if counted.iter().any(is_common) && !kept.is_empty() {
@@ -233,7 +326,7 @@ pub fn files_holding(words: &[String], matches: &[Value]) -> Vec<u64> {
 }
 
 fn whole_word(word: &str) -> Option<Regex> {
-    RegexBuilder::new(&format!(r"\b{}\b", regex::escape(word)))
+    RegexBuilder::new(&whole_word_pattern(word))
         .case_insensitive(true)
         .build()
         .ok()
@@ -302,9 +395,11 @@ mod tests {
     #[test]
     fn the_pattern_holds_each_word_escaped_and_whole() {
         let p = search_params("invoices", &words(&["1,234.56", "due"]));
-        assert_eq!(p["pattern"], r"\b(?:1,234\.56|due)\b");
+        assert_eq!(p["pattern"], r"(?:\b1,234\.56\b|\bdue\b)");
         assert_eq!(p["path"], "invoices");
         assert_eq!(p["case_insensitive"], true);
+        let p = search_params(".", &words(&["CO₂", "-x"]));
+        assert_eq!(p["pattern"], r"(?:\bCO₂|\-x\b)");
     }
 
     #[test]
@@ -401,6 +496,52 @@ mod tests {
             after_search(&words(&["postgres"]), &result),
             AfterSearch::Stop(_)
         ));
+        // Paths count too: they are shown with each line.
+        let deep = format!("hosts/{}/db.txt", "archive/".repeat(20));
+        let matches: Vec<Value> = (0..29).map(|_| line(&deep, "postgres 15")).collect();
+        let result = json!({"matches": matches, "files_searched": 40, "truncated": false});
+        assert!(matches!(
+            after_search(&words(&["postgres"]), &result),
+            AfterSearch::Stop(_)
+        ));
+    }
+
+    #[test]
+    fn a_word_past_a_clipped_line_s_end_is_kept() {
+        let clipped = format!("{}…", "team ".repeat(60));
+        let matches: Vec<Value> = (0..20)
+            .map(|i| line(&format!("n/{i}.md"), &clipped))
+            .collect();
+        let result = json!({"matches": matches, "files_searched": 20, "truncated": false});
+        assert_eq!(
+            after_search(&words(&["team", "cloudline"]), &result),
+            AfterSearch::Narrow(words(&["cloudline"]))
+        );
+    }
+
+    #[test]
+    fn the_words_that_say_what_to_find_are_kept_over_the_background() {
+        let background = [
+            "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+        ];
+        let many: Vec<String> = background
+            .iter()
+            .flat_map(|a| background.iter().map(move |b| format!("{a}{b}")))
+            .collect();
+        let mut all = many.clone();
+        all.extend(words(&["cert_expires", "postgres"]));
+        let kept = fewest_first(all, 10);
+        assert_eq!(kept.len(), 10);
+        assert_eq!(kept.last().map(String::as_str), Some("postgres"));
+        assert!(kept.iter().any(|w| w == "cert_expires"));
+    }
+
+    #[test]
+    fn a_pattern_is_never_longer_than_the_tool_takes() {
+        let long: Vec<String> = (0..20).map(|i| format!("{}{i}", "y".repeat(58))).collect();
+        let kept = searchable(long);
+        assert!(!kept.is_empty());
+        assert!(pattern_of(&kept).chars().count() <= PATTERN_MAX_CHARS);
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct TraceEntry {
     /// it in full).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines_shown: Option<[u64; 3]>,
+    /// A search Rein made for the model whose lines it was not shown (lever `task-search`: too
+    /// many to show, or none matched): it named the model no file to read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lines_unseen: bool,
 }
 
 impl TraceEntry {
@@ -53,6 +57,7 @@ impl TraceEntry {
             shown_back: false,
             by_rein: false,
             lines_shown: None,
+            lines_unseen: false,
         }
     }
 

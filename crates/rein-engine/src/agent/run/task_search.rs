@@ -73,6 +73,16 @@ impl<'a> Agent<'a> {
                 next => next,
             };
             let named = named_lines(&report.result);
+            let none_matched = report
+                .result
+                .get("matches")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty);
+            // A search whose lines the model is not shown named it no file to read: the
+            // progress note does not count it as the run's search.
+            if let Some(entry) = st.trace.last_mut() {
+                entry.lines_unseen = next != AfterSearch::Show || none_matched;
+            }
             match next {
                 AfterSearch::Show => {
                     turns.push(ChatMessage::user(labelled_result(&label, &report)));
