@@ -62,9 +62,11 @@ use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 
 mod attempts;
 mod auto_finish;
+mod cited;
 mod draws;
 mod first_calls;
 mod steps;
+mod stops;
 mod task_search;
 mod tools;
 mod wider;

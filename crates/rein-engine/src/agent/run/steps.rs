@@ -1,4 +1,4 @@
-//! One step: the plan, the model's action through the gate, caps, and what the transcript keeps.
+//! One step: the plan, the model's action through the gate, and what the transcript keeps.
 
 use super::*;
 
@@ -192,70 +192,6 @@ impl<'a> Agent<'a> {
             )?;
             on_event(&AgentEvent::ModelNotice { message });
         }
-        Ok(())
-    }
-
-    /// Checks the caps that stop a run; records and reports the one that fired.
-    pub(super) fn stop_for_caps(
-        &mut self,
-        st: &mut State,
-        on_event: &mut dyn FnMut(&AgentEvent),
-    ) -> Result<Option<RunEnd>, AgentError> {
-        let limits = self.options.limits;
-        let elapsed = self.clock.elapsed();
-        let hit = if elapsed >= limits.timeout {
-            Some(CapHit::RunTimeout {
-                limit_secs: limits.timeout.as_secs(),
-                elapsed_secs: elapsed.as_secs(),
-            })
-        } else if st.figures.steps >= limits.max_turns {
-            Some(CapHit::Turns {
-                limit: limits.max_turns,
-            })
-        } else if st.stalled >= MAX_STEPS_WITHOUT_PROGRESS {
-            Some(CapHit::NoProgress {
-                limit: MAX_STEPS_WITHOUT_PROGRESS,
-            })
-        } else {
-            None
-        };
-        match hit {
-            Some(hit) => {
-                self.cap(st, &hit, on_event)?;
-                Ok(Some(RunEnd::Cap { hit }))
-            }
-            None => Ok(None),
-        }
-    }
-
-    pub(super) fn cap(
-        &mut self,
-        st: &State,
-        hit: &CapHit,
-        on_event: &mut dyn FnMut(&AgentEvent),
-    ) -> Result<(), AgentError> {
-        let mut step = NewStep::new(StepKind::Cap);
-        step.attempt = st.attempt_id;
-        step.detail = json!({"cap": hit, "message": hit.message()});
-        self.env.journal.append_step(self.env.run, &step)?;
-        self.announce_cap(hit, on_event)
-    }
-
-    /// Journals a cap that fired (a `cap` event) and tells the caller's events.
-    fn announce_cap(
-        &self,
-        hit: &CapHit,
-        on_event: &mut dyn FnMut(&AgentEvent),
-    ) -> Result<(), AgentError> {
-        self.env.journal.append_event(
-            Some(self.env.run),
-            "cap",
-            &json!({"cap": hit.name(), "message": hit.message()}),
-        )?;
-        on_event(&AgentEvent::Cap {
-            cap: hit.name().into(),
-            message: hit.message(),
-        });
         Ok(())
     }
 
@@ -623,68 +559,6 @@ impl<'a> Agent<'a> {
             (None, true) => StepEnd::FinishAccepted,
             (None, false) => StepEnd::Continue,
         })
-    }
-
-    /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
-    /// names inputs not read in full, see [`cited_unread`], that can still hold it), journaled
-    /// as a `read_cited` event; `None` to let it through to the gate.
-    fn read_cited_hold(
-        &self,
-        st: &mut State,
-        tool: &str,
-        params: &Value,
-        n: u32,
-    ) -> Result<Option<String>, AgentError> {
-        let writes = self
-            .env
-            .registry
-            .get(self.gate_tool(tool))
-            .is_some_and(|t| t.mutates());
-        let path = trace_target(tool, params);
-        let (true, false, Some(path)) = (
-            self.options.levers.read_cited && writes,
-            self.options.memory,
-            path,
-        ) else {
-            return Ok(None);
-        };
-        // An input whose read the gate refused, or that held CITED_HOLDS_MAX writes, holds no
-        // more: the model cannot, or will not, read it, and holding would only end the run.
-        let holds = |input: &String| {
-            let held = st
-                .cited_held
-                .iter()
-                .find(|(i, _)| i == input)
-                .map_or(0, |(_, n)| *n);
-            let refused = st.trace.iter().any(|e| {
-                // Invalid is the call's own fault (a line past the end): the input can still
-                // be read.
-                e.tool == "read_file"
-                    && !e.executed()
-                    && e.outcome != GateOutcome::Invalid.as_str()
-                    && e.path.as_deref().is_some_and(|p| same_path(p, input))
-            });
-            held < CITED_HOLDS_MAX && !refused
-        };
-        let unread: Vec<String> = cited_unread(self.env.contract, &st.trace, path, params)
-            .into_iter()
-            .filter(holds)
-            .collect();
-        if unread.is_empty() {
-            return Ok(None);
-        }
-        for input in &unread {
-            match st.cited_held.iter_mut().find(|(i, _)| i == input) {
-                Some((_, n)) => *n += 1,
-                None => st.cited_held.push((input.clone(), 1)),
-            }
-        }
-        self.env.journal.append_event(
-            Some(self.env.run),
-            "read_cited",
-            &json!({"step": n, "attempt": st.attempt, "unread": unread}),
-        )?;
-        Ok(Some(held_reason(&unread)))
     }
 
     /// A read's result as the model is shown it: Rein's facts added (the table facts of a

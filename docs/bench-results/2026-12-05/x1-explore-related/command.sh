@@ -1,0 +1,4 @@
+#!/bin/sh
+# The six explore tasks and the first related task (stopped after 7 of 12 runs, to bench task-search), 1.5B, seed 0, 8,192 tokens, the quick start's levers with find-inputs, wider-search, answer-lines and read-cited ON (all=on), binary of 83b1238. Runs 5-7 overlapped compiles (the bench at nice 10).
+L="--lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --samples 3"
+/work/bench-out/rein-x1 bench /work/suites-tmp/s_explore_related --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out /work/bench-out/x1-explore-related
