@@ -57,20 +57,9 @@ fn host_answer() -> String {
         + &finish_line()
 }
 
-/// Rein's steps of the run: (parameters, detail), each checked to be a `task-search` search.
+/// Rein's `task-search` searches of the run: (parameters, detail).
 fn reins(r: &Ran) -> Vec<(Value, Value)> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
-        .into_iter()
-        .filter(|t| t.step.detail["by"] == "rein")
-        .map(|t| {
-            assert_eq!(t.step.action.as_deref(), Some("search_text"));
-            assert_eq!(t.step.detail["lever"], "task-search");
-            (t.step.detail["parameters"].clone(), t.step.detail)
-        })
-        .collect()
+    r.rein_searches("task-search")
 }
 
 #[test]

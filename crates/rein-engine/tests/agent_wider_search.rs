@@ -53,31 +53,9 @@ fn answer() -> String {
         + &finish_line()
 }
 
-/// The journal's steps of the run: (action, parameters, detail).
-fn steps(r: &Ran) -> Vec<(Option<String>, Value, Value)> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
-        .into_iter()
-        .map(|t| {
-            let params = t.step.detail["parameters"].clone();
-            (t.step.action, params, t.step.detail)
-        })
-        .collect()
-}
-
-/// Rein's steps of the run: (parameters, detail).
+/// Rein's `wider-search` searches of the run: (parameters, detail).
 fn reins(r: &Ran) -> Vec<(Value, Value)> {
-    steps(r)
-        .into_iter()
-        .filter(|(_, _, d)| d["by"] == "rein")
-        .map(|(a, p, d)| {
-            assert_eq!(a.as_deref(), Some("search_text"));
-            assert_eq!(d["lever"], "wider-search");
-            (p, d)
-        })
-        .collect()
+    r.rein_searches("wider-search")
 }
 
 #[test]

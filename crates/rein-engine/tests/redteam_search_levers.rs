@@ -99,20 +99,9 @@ fn model_outcomes(r: &Ran) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Rein's `wider-search` calls of the run, from the journal: (parameters, detail).
+/// Rein's `wider-search` searches of the run: (parameters, detail).
 fn reins(r: &Ran) -> Vec<(Value, Value)> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
-        .into_iter()
-        .filter(|t| t.step.detail["by"] == "rein")
-        .map(|t| {
-            assert_eq!(t.step.action.as_deref(), Some("search_text"));
-            assert_eq!(t.step.detail["lever"], "wider-search");
-            (t.step.detail["parameters"].clone(), t.step.detail)
-        })
-        .collect()
+    r.rein_searches("wider-search")
 }
 
 /// The call ids of Rein's calls, from the events.

@@ -117,20 +117,9 @@ fn hosts_described(description: &str) -> Harness {
     )
 }
 
-/// Rein's `task-search` calls of the run, from the journal: (parameters, detail).
+/// Rein's `task-search` searches of the run: (parameters, detail).
 fn reins(r: &Ran) -> Vec<(Value, Value)> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
-        .into_iter()
-        .filter(|t| t.step.detail["by"] == "rein")
-        .map(|t| {
-            assert_eq!(t.step.action.as_deref(), Some("search_text"));
-            assert_eq!(t.step.detail["lever"], "task-search");
-            (t.step.detail["parameters"].clone(), t.step.detail)
-        })
-        .collect()
+    r.rein_searches("task-search")
 }
 
 /// The words of one of Rein's patterns (`(?:\ba\b|\bb\b)`), unescaped.

@@ -666,6 +666,24 @@ impl Ran {
             h,
         }
     }
+
+    /// Rein's `search_text` calls for `lever` of the run, from the journal: (parameters,
+    /// detail); every call of Rein's must be one.
+    pub fn rein_searches(&self, lever: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
+        self.h
+            .journal
+            .run_trace(self.out.run)
+            .unwrap()
+            .steps
+            .into_iter()
+            .filter(|t| t.step.detail["by"] == "rein")
+            .map(|t| {
+                assert_eq!(t.step.action.as_deref(), Some("search_text"));
+                assert_eq!(t.step.detail["lever"], lever);
+                (t.step.detail["parameters"].clone(), t.step.detail)
+            })
+            .collect()
+    }
 }
 
 /// The user messages of one request's chat prompt, in order.
