@@ -158,7 +158,13 @@ pub fn run(args: RunBenchArgs, json: bool) -> anyhow::Result<i32> {
     let done_count = AtomicU64::new(0);
     let progress = Progress::new(total);
     let offset = shard.index.saturating_sub(1) as usize;
-    let base = std::env::temp_dir().join(format!("rein-bench-{}", std::process::id()));
+    // A fresh folder of its own: one named by the process id alone collided with the folder a
+    // killed bench of the same (reused) id had left, and stopped the bench after two runs.
+    let base_dir = tempfile::Builder::new()
+        .prefix("rein-bench-")
+        .tempdir()
+        .context("cannot create the bench's temporary folder")?;
+    let base = base_dir.path().to_path_buf();
     let worker = |id: usize| -> anyhow::Result<()> {
         let journal = open_journal()?;
         // Kept open between runs, except scripted models, which replay from the start each run.
