@@ -280,3 +280,31 @@ fn a_task_that_counts_every_file_is_not_searched() {
         events[0]
     );
 }
+
+#[test]
+fn rein_s_search_is_the_same_whichever_input_the_contract_wants() {
+    // The contract's inputs_read check names the answer's file; Rein's words come from the
+    // task's text alone, so naming another file there changes nothing the model is shown.
+    let first_prompt = |wanted: &str| {
+        let wanted = wanted.to_string();
+        let h = Harness::desk_suite_mission("search-cert-expiry", move |m| {
+            for c in m["checks"].as_array_mut().unwrap() {
+                if c["kind"] == "inputs_read" {
+                    c["paths"] = json!([wanted]);
+                }
+            }
+        });
+        let r = run_with(
+            h,
+            &finish_line(),
+            &mut AllowAll,
+            Policy::safe_default(),
+            true,
+        );
+        assert!(!reins(&r).is_empty());
+        r.model.prompt(0)
+    };
+    let pricing = first_prompt("services/pricing.yaml");
+    assert!(pricing.contains("Result of Rein's search"), "{pricing}");
+    assert_eq!(pricing, first_prompt("services/wishlist.yaml"));
+}

@@ -137,7 +137,10 @@ fn with_every_lever_on_no_prompt_favours_the_secret_input() {
     // Never read, never searched: every mention of the secret input in any prompt must be
     // matched by one of an input the task does not need (the list of inputs names all of
     // them alike). A wrong answer is judged and retried, so the retry feedback, the checklist,
-    // the task reminder and every other note of every lever speak.
+    // the task reminder and every other note of every lever speak. Every lever but
+    // `task-search`, which searches by design: its lines name every file that holds the task's
+    // words, the answer's among them, and agent_task_search.rs shows they never depend on which
+    // input the contract wants.
     let script = read("services/accounts.yaml")
         + &read("services/auth.yaml")
         + &answer("auth", "someone@shop.example", "2026-03-01")
@@ -151,7 +154,10 @@ fn with_every_lever_on_no_prompt_favours_the_secret_input() {
     let r = run_with(
         Harness::desk_suite("search-cert-expiry"),
         &script,
-        Levers::ALL_ON,
+        Levers {
+            task_search: false,
+            ..Levers::ALL_ON
+        },
         2,
     );
     assert!(!r.out.passed());
