@@ -2,9 +2,9 @@
 //! read, and whose contract names some of them as the ones it needs (a search, not a count of
 //! every file), Rein makes the search a person would type first. Its words are those of the task's
 //! description (the prompt before it names the deliverable), never a check's: a contract's
-//! checks may hold the answer. The first search looks for all of them; while it names too many
-//! lines to show, the words that many of the searched files hold are left out and it is made
-//! again, at most [`TASK_SEARCHES_MAX`] times. Every search goes through the gate as Rein's
+//! checks may hold the answer. The first search looks for all of them; while some word is held
+//! by many of the searched files, such words are left out and it is made again, at most
+//! [`TASK_SEARCHES_MAX`] times. Every search goes through the gate as Rein's
 //! call, so it reads no file the model's own search could not; the lines it names are shown as
 //! the tool gave them, unranked, and no file is named as the answer.
 
@@ -53,9 +53,9 @@ const INSTRUCTION_WORDS: &[&str] = &[
 pub enum AfterSearch {
     /// Show its result whole: few enough lines, none, or a call the gate did not run.
     Show,
-    /// Too many lines: search again for these words only.
+    /// Some words are in many files: search again for these words only.
     Narrow(Vec<String>),
-    /// Too many lines and no word to leave out; why, in words the model is shown.
+    /// Too many lines to show and no word to leave out; why, in words the model is shown.
     Stop(String),
 }
 
@@ -100,7 +100,7 @@ pub fn task_search_plan(
         .into_iter()
         .filter(|w| !INSTRUCTION_WORDS.contains(&w.to_lowercase().as_str()))
         .collect();
-    let words = searchable(fewest_first(words, TASK_SEARCH_MAX_WORDS));
+    let words = searchable(names_and_last_words(words, TASK_SEARCH_MAX_WORDS));
     if words.is_empty() {
         return Err("the task's description holds no word to search for".into());
     }
@@ -129,7 +129,7 @@ pub fn description<'p>(prompt: &'p str, artifact: &str) -> Option<&'p str> {
 /// [`looks_like_a_name`]), then the last of the others. A task says what to find last, after
 /// its background ("hosts/ holds one record per server. Exactly one server still runs
 /// postgres 12.").
-fn fewest_first(words: Vec<String>, max: usize) -> Vec<String> {
+fn names_and_last_words(words: Vec<String>, max: usize) -> Vec<String> {
     if words.len() <= max {
         return words;
     }
@@ -530,7 +530,7 @@ mod tests {
             .collect();
         let mut all = many.clone();
         all.extend(words(&["cert_expires", "postgres"]));
-        let kept = fewest_first(all, 10);
+        let kept = names_and_last_words(all, 10);
         assert_eq!(kept.len(), 10);
         assert_eq!(kept.last().map(String::as_str), Some("postgres"));
         assert!(kept.iter().any(|w| w == "cert_expires"));
