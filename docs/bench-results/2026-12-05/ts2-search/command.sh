@@ -1,0 +1,5 @@
+#!/bin/sh
+# The eight search tasks, 1.5B, seed 0, 8,192 tokens, the quick start's levers with find-inputs, wider-search, answer-lines, read-cited and task-search ON (all=on). Runs 1-2 on the binary of 7673dd9; the bench stopped on a stale temporary folder and was resumed (--resume) on 4940a53's binary (the bench's fix; the agent unchanged) for runs 3-8. Runs 1-4 overlapped, in part, compiles or the full test run (the bench at nice 10).
+L="--lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --samples 3"
+/work/bench-out/rein-ts2 bench /work/suites-tmp/s_search --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out /work/bench-out/ts2-search
+/work/bench-out/rein-ts3 bench /work/suites-tmp/s_search --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out /work/bench-out/ts2-search --resume
