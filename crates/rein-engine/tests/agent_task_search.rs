@@ -12,7 +12,7 @@ use rein_engine::agent::Levers;
 use rein_engine::gate::{AllowAll, ApprovalDecision, Approver, ScriptedApprover};
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{finish_line, journal_events, line, Harness, Ran};
+use support::{desk_policy, finish_line, journal_events, line, Harness, Ran};
 
 const ANSWER: &str = "out/answer.md";
 
@@ -41,10 +41,6 @@ fn run_on(task: &str, script: &str, on: bool) -> Ran {
         Policy::safe_default(),
         on,
     )
-}
-
-fn policy(toml: &str) -> Policy {
-    Policy::from_toml_str(toml, "test policy", &rein_workspace::desk_registry()).unwrap()
 }
 
 fn host_answer() -> String {
@@ -185,7 +181,8 @@ fn the_words_are_the_description_s_never_a_check_s() {
 
 #[test]
 fn a_denied_file_is_never_searched_by_rein() {
-    let p = policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n");
+    let p =
+        desk_policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n");
     let r = run_with(
         Harness::desk_suite("search-host-inventory"),
         &finish_line(),
@@ -207,7 +204,7 @@ fn a_denied_file_is_never_searched_by_rein() {
 
 #[test]
 fn rein_s_search_is_asked_about_under_an_ask_rule_and_a_no_is_shown_as_such() {
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([ApprovalDecision::Deny {
         reason: "not now".into(),
     }]);

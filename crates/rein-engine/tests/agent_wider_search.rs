@@ -12,7 +12,7 @@ use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{finish_line, line, Harness, Ran};
+use support::{desk_policy, finish_line, line, Harness, Ran};
 
 const ANSWER: &str = "out/answer.md";
 
@@ -152,12 +152,9 @@ fn the_judge_is_as_it_was_the_wider_search_does_not_read_the_file() {
 
 #[test]
 fn the_policy_holds_for_rein_s_search_a_denied_file_is_never_searched() {
-    let policy = Policy::from_toml_str(
+    let policy = desk_policy(
         "[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n",
-        "test policy",
-        &rein_workspace::desk_registry(),
-    )
-    .unwrap();
+    );
     let r = run_on(
         Harness::desk_suite("search-cert-expiry"),
         &yaml_search(),

@@ -333,14 +333,7 @@ fn eight_inputs_get_the_counting_note_seven_keep_the_naming_one() {
 fn without_search_tools_the_note_names_no_tool_the_run_lacks_and_no_input() {
     // Neither search_text nor find_files offered: no search is suggested, no input named.
     let h = cert_expiry_with(|m| {
-        let tools: Vec<Value> = m["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| !matches!(t.as_str(), Some("search_text" | "find_files")))
-            .cloned()
-            .collect();
-        m["tools"] = json!(tools);
+        support::drop_tools(m, &["search_text", "find_files"]);
     });
     let note = note_after_first_read(h);
     assert!(!note.contains("search_text"), "{note}");

@@ -17,13 +17,15 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::gate::{AllowAll, ApprovalDecision, Approver, ScriptedApprover};
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{caps, finish_line, journal_events, line, set_prompt, user_messages, Harness, Ran};
+use support::{
+    caps, desk_policy, finish_line, journal_events, line, set_prompt, user_messages, Harness, Ran,
+};
 
 const ANSWER: &str = "out/answer.md";
 const NOTE: &str = "notes/2024-05-14-ops-sync.md";
@@ -55,25 +57,6 @@ fn run_with(
 
 fn run_safe(h: Harness, script: &str, levers: Levers) -> Ran {
     run_with(h, script, &mut AllowAll, Policy::safe_default(), levers)
-}
-
-fn policy(toml: &str) -> Policy {
-    Policy::from_toml_str(toml, "red-team policy", &rein_workspace::desk_registry()).unwrap()
-}
-
-/// A desk task with its fixtures changed by `fixtures` and its mission JSON by `mission`.
-fn desk_with(
-    task: &str,
-    fixtures: impl FnOnce(&Path),
-    mission: impl FnOnce(&mut Value),
-) -> Harness {
-    Harness::desk_suite_with(task, |dir| {
-        fixtures(dir);
-        let file = dir.parent().unwrap().join("mission.json");
-        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        mission(&mut m);
-        std::fs::write(&file, m.to_string()).unwrap();
-    })
 }
 
 /// The last user message of request `i` (the feedback of step `i`, from 1).
@@ -192,7 +175,7 @@ fn wider_search_splits_only_the_model_s_pattern_never_its_own() {
 fn a_glob_whose_files_policy_skipped_is_not_said_to_match_no_name() {
     // Every service file is listed by name but never read (deny, hide_names = false): the
     // model's glob matched all 22 names, policy skipped them.
-    let p = policy(
+    let p = desk_policy(
         "[[rule]]\ntool = \"read_file\"\npaths = [\"services/**\"]\naction = \"deny\"\nhide_names = false\n",
     );
     let script = search(json!({"pattern": "cert_expires: 2025-01", "glob": "*.yaml"}));
@@ -211,7 +194,7 @@ fn a_glob_whose_files_policy_skipped_is_not_said_to_match_no_name() {
 fn a_file_denied_to_read_file_is_never_shown_by_rein_s_search() {
     // A deny of read_file covers search_text (a content reader); with or without its name.
     for hide in ["", "hide_names = false\n"] {
-        let p = policy(&format!(
+        let p = desk_policy(&format!(
             "[[rule]]\ntool = \"read_file\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n{hide}"
         ));
         let script =
@@ -231,8 +214,9 @@ fn a_file_denied_to_read_file_is_never_shown_by_rein_s_search() {
 fn an_unrelated_hidden_file_does_not_stop_the_glob_from_being_dropped() {
     // The policy hides pricing.yaml (deny hides names): it counts as skipped whatever the
     // glob, so it says nothing of the glob; `*.yml` matched none of the 21 visible names.
-    let p =
-        policy("[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n");
+    let p = desk_policy(
+        "[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n",
+    );
     let script = search(
         json!({"pattern": "tls: cert_expires: 2025-03-14", "path": "services", "glob": "*.yml"}),
     );
@@ -246,7 +230,7 @@ fn an_unrelated_hidden_file_does_not_stop_the_glob_from_being_dropped() {
 
 #[test]
 fn rein_s_search_is_asked_about_under_an_ask_rule_and_a_no_ends_the_widening() {
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([
         ApprovalDecision::AllowOnce,
         ApprovalDecision::Deny {
@@ -281,7 +265,7 @@ fn rein_s_search_is_asked_about_under_an_ask_rule_and_a_no_ends_the_widening() {
 
 #[test]
 fn without_anyone_to_ask_rein_s_search_ends_as_approval_required_and_the_run_goes_on() {
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([ApprovalDecision::AllowOnce]);
     let script = search(json!({"pattern": "approved amount", "path": "mail", "glob": "*.eml"}))
         + &read("mail/17.eml.txt");
@@ -498,7 +482,7 @@ fn a_search_that_did_not_run_or_matched_is_never_widened() {
 /// search-hosting-renewal with a copy of the note as another input, `old/<NOTE>`: the two share
 /// a stem, so only a path names either.
 fn renewal_with_old_copy() -> Harness {
-    desk_with(
+    Harness::desk_suite_edited(
         "search-hosting-renewal",
         |fixtures| {
             let from = fixtures.join(NOTE);
@@ -801,8 +785,9 @@ fn a_read_that_failed_for_its_arguments_does_not_end_the_holds_of_its_input() {
 
 #[test]
 fn an_input_hidden_by_policy_holds_one_write_and_never_blocks_the_run() {
-    let p =
-        policy("[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n");
+    let p = desk_policy(
+        "[[rule]]\ntool = \"*\"\npaths = [\"services/pricing.yaml\"]\naction = \"deny\"\n",
+    );
     let answer = write(
         ANSWER,
         "Service: pricing\nOwner: emil@shop.example\nExpires: 2025-01-17\n",
@@ -1113,14 +1098,7 @@ fn the_task_message_is_the_same_with_find_inputs_on_or_off() {
 #[test]
 fn the_task_message_names_no_tool_the_run_lacks() {
     let h = Harness::desk_suite_mission("search-cert-expiry", |m| {
-        let tools: Vec<Value> = m["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| !matches!(t.as_str(), Some("search_text" | "find_files")))
-            .cloned()
-            .collect();
-        m["tools"] = json!(tools);
+        support::drop_tools(m, &["search_text", "find_files"]);
     });
     let r = run_safe(h, &read("services/accounts.yaml"), find_inputs());
     let task = task_text(&r);

@@ -15,15 +15,14 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use std::path::Path;
-
 use rein_engine::agent::{AgentEvent, Levers};
 use rein_engine::gate::{AllowAll, ApprovalDecision, Approver, ScriptedApprover};
 use rein_engine::policy::Policy;
 use rein_protocol::{Prompt, Role};
 use serde_json::{json, Value};
 use support::{
-    caps, finish_line, journal_events, last_progress_note, line, set_prompt, Harness, Ran,
+    caps, desk_policy, finish_line, journal_events, last_progress_note, line, set_prompt, Harness,
+    Ran,
 };
 
 const ANSWER: &str = "out/answer.md";
@@ -83,29 +82,10 @@ fn run_on(h: Harness, script: &str) -> Ran {
     )
 }
 
-fn policy(toml: &str) -> Policy {
-    Policy::from_toml_str(toml, "red-team policy", &rein_workspace::desk_registry()).unwrap()
-}
-
-/// A desk task with its fixtures changed by `fixtures` and its mission JSON by `mission`.
-fn desk_with(
-    task: &str,
-    fixtures: impl FnOnce(&Path),
-    mission: impl FnOnce(&mut Value),
-) -> Harness {
-    Harness::desk_suite_with(task, |dir| {
-        fixtures(dir);
-        let file = dir.parent().unwrap().join("mission.json");
-        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        mission(&mut m);
-        std::fs::write(&file, m.to_string()).unwrap();
-    })
-}
-
 /// search-host-inventory with its prompt's description (before `Find it and write`) replaced.
 fn hosts_described(description: &str) -> Harness {
     let description = description.to_string();
-    desk_with(
+    Harness::desk_suite_edited(
         "search-host-inventory",
         |_| {},
         |m| {
@@ -264,7 +244,7 @@ fn hosts_with_db03(extra: &str) -> Harness {
 #[test]
 fn a_file_denied_to_read_file_is_never_shown_with_or_without_its_name() {
     for hide in ["", "hide_names = false\n", "hide_names = true\n"] {
-        let p = policy(&format!(
+        let p = desk_policy(&format!(
             "[[rule]]\ntool = \"read_file\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n{hide}"
         ));
         let h = hosts_with_db03(&format!("Note: postgres {SECRET}\n"));
@@ -287,7 +267,7 @@ fn a_file_denied_to_read_file_is_never_shown_with_or_without_its_name() {
 fn a_name_hidden_from_listings_is_never_named_by_rein_s_search() {
     // A deny of list_dir holds for every tool that names files (search_text among them).
     for tool in ["list_dir", "find_files", "*"] {
-        let p = policy(&format!(
+        let p = desk_policy(&format!(
             "[[rule]]\ntool = \"{tool}\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n"
         ));
         let h = hosts_with_db03(&format!("Note: postgres {SECRET}\n"));
@@ -309,7 +289,8 @@ fn a_name_hidden_from_listings_is_never_named_by_rein_s_search() {
 fn an_ask_rule_on_one_file_skips_it_without_asking_about_rein_s_search() {
     // The search names the folder, not the file: the rule is not the call's, so nobody is
     // asked; the file it covers is not read (approving a search is not approving each file).
-    let p = policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"ask\"\n");
+    let p =
+        desk_policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([ApprovalDecision::AllowOnce]);
     let h = hosts_with_db03(&format!("Note: postgres {SECRET}\n"));
     let r = run_with(h, &finish_line(), &mut approver, p, levers(true));
@@ -327,7 +308,7 @@ fn an_ask_rule_on_one_file_skips_it_without_asking_about_rein_s_search() {
 #[test]
 fn an_ask_rule_on_the_inputs_folder_reads_none_of_its_files_approved_or_not() {
     for paths in ["hosts/**", "hosts"] {
-        let p = policy(&format!(
+        let p = desk_policy(&format!(
             "[[rule]]\ntool = \"search_text\"\npaths = [\"{paths}\"]\naction = \"ask\"\n"
         ));
         let mut approver = ScriptedApprover::new([ApprovalDecision::AllowOnce]);
@@ -345,7 +326,7 @@ fn an_ask_rule_on_the_inputs_folder_reads_none_of_its_files_approved_or_not() {
 #[test]
 fn a_no_to_the_narrowed_search_ends_the_searches_and_nothing_unapproved_is_shown() {
     // search-cert-expiry narrows once: the first search is approved, the second refused.
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([
         ApprovalDecision::AllowOnce,
         ApprovalDecision::Deny {
@@ -378,7 +359,7 @@ fn a_no_to_the_narrowed_search_ends_the_searches_and_nothing_unapproved_is_shown
 
 #[test]
 fn nobody_to_ask_leaves_rein_s_search_refused_and_the_run_goes_on() {
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([]);
     let r = run_with(
         Harness::desk_suite("search-host-inventory"),
@@ -437,7 +418,9 @@ fn an_inputs_folder_that_is_a_symlink_out_of_the_workspace_is_never_searched() {
 fn what_rein_does_never_depends_on_a_hidden_file_s_content() {
     // Two runs that differ only in what the hidden db-03.txt holds: many of the task's words,
     // or none of them. Rein's calls, what it shows and what it journals must be the same.
-    let p = || policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n");
+    let p = || {
+        desk_policy("[[rule]]\ntool = \"*\"\npaths = [\"hosts/db-03.txt\"]\naction = \"deny\"\n")
+    };
     let loud = "server record still runs hosts holds per postgres\n".repeat(40);
     let runs: Vec<Ran> = ["", loud.as_str()]
         .iter()
@@ -508,7 +491,7 @@ fn no_word_of_a_check_reaches_rein_s_pattern_unless_the_description_holds_it() {
 
 #[test]
 fn text_after_the_deliverable_and_the_mission_s_description_are_never_searched() {
-    let h = desk_with(
+    let h = Harness::desk_suite_edited(
         "search-host-inventory",
         |_| {},
         |m| {
@@ -550,7 +533,7 @@ fn the_description_ends_at_the_deliverable_s_first_whole_mention() {
     assert!(words.iter().any(|w| w == "postgres"), "{words:?}");
     assert!(words.iter().any(|w| w == "zebraold"), "{words:?}");
     // Named twice: the text between the two mentions is no description.
-    let h = desk_with(
+    let h = Harness::desk_suite_edited(
         "search-host-inventory",
         |_| {},
         |m| {
@@ -714,7 +697,7 @@ fn unicode_words_with_case_folding_at_the_length_limit_never_make_a_refused_sear
 fn a_word_ending_in_a_subscript_is_found_where_the_files_hold_it() {
     // `CO₂` is a word of the task (₂ is a number to `char::is_alphanumeric`), but not a word
     // character to the regex: `\bCO₂\b` matches no line at all.
-    let h = desk_with(
+    let h = Harness::desk_suite_edited(
         "search-host-inventory",
         |fixtures| {
             let f = fixtures.join("hosts/db-03.txt");
@@ -808,7 +791,7 @@ fn a_rare_word_past_the_tool_s_line_clip_is_kept_when_narrowing() {
 /// search-host-inventory with its inputs moved by `place` (old path to new path), the
 /// mission's inputs and checks following them.
 fn hosts_moved(place: impl Fn(&str) -> String + Copy) -> Harness {
-    desk_with(
+    Harness::desk_suite_edited(
         "search-host-inventory",
         |fixtures| {
             for e in std::fs::read_dir(fixtures.join("hosts")).unwrap() {
@@ -1016,7 +999,7 @@ fn an_empty_result_and_a_refused_search_are_shown_once_without_panic() {
     assert_eq!(rein[0].1["outcome"], "executed");
     let events = journal_events(&r.h.journal, r.out.run, "task_search");
     assert_eq!(events[0]["shown"], true);
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"deny\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"deny\"\n");
     let r = run_with(
         Harness::desk_suite("search-host-inventory"),
         &finish_line(),
@@ -1052,7 +1035,7 @@ fn after_a_shown_search_with_lines_the_note_says_read_what_it_named() {
 
 #[test]
 fn after_a_refused_search_the_note_does_not_speak_of_what_it_named() {
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([ApprovalDecision::Deny {
         reason: "no".into(),
     }]);
@@ -1106,7 +1089,7 @@ fn after_a_search_too_large_to_show_the_note_does_not_say_read_what_it_named() {
 #[test]
 fn after_an_approved_search_then_a_refused_narrowing_the_note_does_not_say_read_what_it_named() {
     // The first search ran but was shown as a count only; the second was refused.
-    let p = policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
+    let p = desk_policy("[[rule]]\ntool = \"search_text\"\naction = \"ask\"\n");
     let mut approver = ScriptedApprover::new([
         ApprovalDecision::AllowOnce,
         ApprovalDecision::Deny {

@@ -192,11 +192,22 @@ impl Harness {
 
     /// [`Harness::desk_suite`] with its `mission.json` changed by `edit` before it is loaded.
     pub fn desk_suite_mission(task: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Harness {
-        Harness::desk_suite_with(task, |fixtures| {
-            let file = fixtures.parent().unwrap().join("mission.json");
+        Harness::desk_suite_edited(task, |_| {}, edit)
+    }
+
+    /// [`Harness::desk_suite`] with its fixtures folder changed by `fixtures`, then its
+    /// `mission.json` by `mission`, before it is loaded.
+    pub fn desk_suite_edited(
+        task: &str,
+        fixtures: impl FnOnce(&Path),
+        mission: impl FnOnce(&mut serde_json::Value),
+    ) -> Harness {
+        Harness::desk_suite_with(task, |dir| {
+            fixtures(dir);
+            let file = dir.parent().unwrap().join("mission.json");
             let mut m: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-            edit(&mut m);
+            mission(&mut m);
             std::fs::write(&file, m.to_string()).unwrap();
         })
     }
@@ -911,4 +922,26 @@ pub fn first_offered_branches(
         .as_array()
         .unwrap()
         .clone()
+}
+
+/// A policy for the desk tools from its TOML `text`.
+pub fn desk_policy(text: &str) -> rein_engine::policy::Policy {
+    rein_engine::policy::Policy::from_toml_str(
+        text,
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap()
+}
+
+/// A mission JSON's `tools` without `dropped`.
+pub fn drop_tools(mission: &mut serde_json::Value, dropped: &[&str]) {
+    let tools: Vec<serde_json::Value> = mission["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !t.as_str().is_some_and(|t| dropped.contains(&t)))
+        .cloned()
+        .collect();
+    mission["tools"] = serde_json::json!(tools);
 }

@@ -40,16 +40,15 @@ impl<'a> Agent<'a> {
             let origin = (TASK_SEARCH_THOUGHT, Lever::TaskSearch);
             let report = self.call_for_model(st, on_event, &id, "search_text", &params, origin)?;
             made.push(params.clone());
-            let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
             let thought = if i == 0 {
                 format!(
                     "Search the inputs for the words of the task: {}.",
-                    quoted.join(", ")
+                    quoted(&words)
                 )
             } else {
                 format!(
                     "Search again for the words of the task that few files hold: {}.",
-                    quoted.join(", ")
+                    quoted(&words)
                 )
             };
             turns.push(ChatMessage::assistant(action_text(
@@ -90,10 +89,9 @@ impl<'a> Agent<'a> {
                     break;
                 }
                 AfterSearch::Narrow(fewer) => {
-                    let quoted: Vec<String> = fewer.iter().map(|w| format!("\"{w}\"")).collect();
                     turns.push(ChatMessage::user(format!(
                         "{label}: {named}, not shown: most of them lines of words many of the files hold. Rein searched again for the words that few files hold: {}.",
-                        quoted.join(", ")
+                        quoted(&fewer)
                     )));
                     words = fewer;
                 }
@@ -135,4 +133,10 @@ fn named_lines(result: &Value) -> String {
         ", cut at the tool's cap"
     };
     format!("{} lines in {} files{cut}", matches.len(), files.len())
+}
+
+/// `words` each in double quotes, comma-separated, as the model is shown them.
+fn quoted(words: &[String]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    quoted.join(", ")
 }
