@@ -515,10 +515,12 @@ fn check_hide_names(
 /// a diff of its current content (`edit_file`, `replace_file`, `delete_file`, `write_json`,
 /// `write_sections`; `edit_file`'s
 /// refusals also tell whether a guessed text is in the file), or figures of its columns
-/// (`table_stats`). A deny or ask rule naming `read_file` covers each of them.
-pub const CONTENT_READERS: [&str; 9] = [
+/// (`table_stats`), or its lines, rows and whether it equals another (`folder_stats`). A deny or
+/// ask rule naming `read_file` covers each of them.
+pub const CONTENT_READERS: [&str; 10] = [
     "search_text",
     "table_stats",
+    "folder_stats",
     "find_related",
     "file_info",
     "edit_file",
@@ -530,9 +532,10 @@ pub const CONTENT_READERS: [&str; 9] = [
 
 /// Tools that name the files below a folder (or say whether a name exists there): a deny or
 /// ask rule naming `list_dir` or `find_files` covers each of them.
-pub const NAME_LISTERS: [&str; 5] = [
+pub const NAME_LISTERS: [&str; 6] = [
     "list_dir",
     "find_files",
+    "folder_stats",
     "file_info",
     "search_text",
     "find_related",

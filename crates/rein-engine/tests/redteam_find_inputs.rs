@@ -156,6 +156,7 @@ fn with_every_lever_on_no_prompt_favours_the_secret_input() {
         &script,
         Levers {
             task_search: false,
+            folder_stats: false,
             ..Levers::ALL_ON
         },
         2,

@@ -228,6 +228,13 @@ pub enum Lever {
     /// `ram` (the folder's name, a label of the answer) on search-cert-expiry and
     /// search-host-inventory, where `cert_expires` and `postgres` name the lines that matter.
     TaskSearch,
+    /// The tool `folder_stats` (the counts of `find`, `wc -l` and `fdupes` over a folder), and
+    /// before the first step of a task whose contract counts files, lines or rows of its
+    /// inputs, Rein's call of it on the folder the inputs share, through the gate, its result
+    /// shown whole (see `folder_facts`). Facts of the frozen inputs, as `table_stats` gives;
+    /// which of them answer the task stays the model's. The 1.5B wrote each CSV's character
+    /// count as its row count and five letters for every year of an archive.
+    FolderStats,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -235,7 +242,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 35] = [
+    pub const ALL: [Lever; 36] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -271,6 +278,7 @@ impl Lever {
         Lever::AnswerLines,
         Lever::ReadCited,
         Lever::TaskSearch,
+        Lever::FolderStats,
     ];
 
     pub fn name(self) -> &'static str {
@@ -310,6 +318,7 @@ impl Lever {
             Lever::AnswerLines => "answer-lines",
             Lever::ReadCited => "read-cited",
             Lever::TaskSearch => "task-search",
+            Lever::FolderStats => "folder-stats",
         }
     }
 
@@ -370,6 +379,7 @@ pub struct Levers {
     pub answer_lines: bool,
     pub read_cited: bool,
     pub task_search: bool,
+    pub folder_stats: bool,
 }
 
 impl Default for Levers {
@@ -426,6 +436,7 @@ impl Levers {
         answer_lines: false,
         read_cited: false,
         task_search: false,
+        folder_stats: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -464,6 +475,7 @@ impl Levers {
         answer_lines: true,
         read_cited: true,
         task_search: true,
+        folder_stats: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -503,6 +515,7 @@ impl Levers {
             Lever::AnswerLines => self.answer_lines,
             Lever::ReadCited => self.read_cited,
             Lever::TaskSearch => self.task_search,
+            Lever::FolderStats => self.folder_stats,
         }
     }
 
@@ -543,6 +556,7 @@ impl Levers {
             Lever::AnswerLines => self.answer_lines = on,
             Lever::ReadCited => self.read_cited = on,
             Lever::TaskSearch => self.task_search = on,
+            Lever::FolderStats => self.folder_stats = on,
         }
     }
 

@@ -49,6 +49,7 @@ mod edit_review;
 mod error;
 mod event;
 mod facts;
+mod folder_facts;
 mod inputs_first;
 mod label_lines;
 mod levers;

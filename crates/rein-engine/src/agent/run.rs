@@ -27,6 +27,7 @@ use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
 use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
+use super::folder_facts::FOLDER_STATS;
 use super::inputs_first::{action_text, files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Lever, Levers, SHORT_TEXT_MAX_CHARS};
@@ -65,6 +66,7 @@ mod auto_finish;
 mod cited;
 mod draws;
 mod first_calls;
+mod folder_facts;
 mod steps;
 mod stops;
 mod task_search;
@@ -358,7 +360,8 @@ impl<'a> Agent<'a> {
     }
 
     /// The tools of this run: the mission's, and with `facts-tools` the facts tools the
-    /// registry has, for a desk mission that reads files (a memory-sandbox task keeps its own).
+    /// registry has (with `folder-stats`, `folder_stats` too), for a desk mission that reads
+    /// files (a memory-sandbox task keeps its own).
     pub fn tools(&self) -> Vec<String> {
         let mut tools = self.env.contract.mission.tools.clone();
         if self.options.levers.facts_tools
@@ -370,6 +373,14 @@ impl<'a> Agent<'a> {
                     tools.push((*t).to_string());
                 }
             }
+        }
+        if self.options.levers.folder_stats
+            && !self.options.memory
+            && tools.iter().any(|t| t == "read_file")
+            && self.env.registry.get(FOLDER_STATS).is_some()
+            && !tools.iter().any(|t| t == FOLDER_STATS)
+        {
+            tools.push(FOLDER_STATS.to_string());
         }
         if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
             tools.push(WRITE_JSON.to_string());

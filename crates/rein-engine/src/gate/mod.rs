@@ -152,9 +152,10 @@ impl Decision {
 }
 
 /// Tools whose result covers files beyond the one path they name (see [`PathFilter`]).
-const WALKING_TOOLS: [&str; 5] = [
+const WALKING_TOOLS: [&str; 6] = [
     "search_text",
     "find_files",
+    "folder_stats",
     "find_related",
     "list_dir",
     "file_info",

@@ -681,6 +681,15 @@ impl Ran {
     /// Rein's `search_text` calls for `lever` of the run, from the journal: (parameters,
     /// detail); every call of Rein's must be one.
     pub fn rein_searches(&self, lever: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
+        self.rein_calls(lever, "search_text")
+    }
+
+    /// Rein's calls of the run, each of `tool` for `lever`: (parameters, detail).
+    pub fn rein_calls(
+        &self,
+        lever: &str,
+        tool: &str,
+    ) -> Vec<(serde_json::Value, serde_json::Value)> {
         self.h
             .journal
             .run_trace(self.out.run)
@@ -689,7 +698,7 @@ impl Ran {
             .into_iter()
             .filter(|t| t.step.detail["by"] == "rein")
             .map(|t| {
-                assert_eq!(t.step.action.as_deref(), Some("search_text"));
+                assert_eq!(t.step.action.as_deref(), Some(tool));
                 assert_eq!(t.step.detail["lever"], lever);
                 (t.step.detail["parameters"].clone(), t.step.detail)
             })

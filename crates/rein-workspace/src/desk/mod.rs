@@ -3,6 +3,7 @@
 //! proposals through the journal).
 
 mod calc;
+mod folder;
 mod propose;
 mod read;
 mod related;
@@ -21,6 +22,7 @@ use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
+pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_READ_BYTES};
 pub use propose::serialise_json;
 pub use read::{
     FINISH_SUMMARY_MAX_CHARS, HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES,
@@ -50,6 +52,7 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(related::FindRelated),
         Box::new(read::FileInfoTool),
         Box::new(table::TableStats),
+        Box::new(folder::FolderStats),
         Box::new(calc::Calculate),
         Box::new(propose::CreateFile),
         Box::new(propose::EditFile),

@@ -322,7 +322,7 @@ fn clip_line(line: &str) -> String {
 
 /// A glob that may match anywhere below the root: `*.md` matches `notes/a.md` too.
 /// A compiled `glob` or `pattern` argument.
-struct NameGlob {
+pub(super) struct NameGlob {
     matcher: GlobMatcher,
     /// Without a `/`: it also matches a file name alone.
     name_only: bool,
@@ -332,7 +332,7 @@ struct NameGlob {
 
 impl NameGlob {
     /// Matches the whole relative path; a pattern without `/` also matches the file name alone.
-    fn hits(&self, path: &RelPath) -> bool {
+    pub(super) fn hits(&self, path: &RelPath) -> bool {
         self.matcher.is_match(path.as_str())
             || (self.name_only && path.file_name().is_some_and(|n| self.matcher.is_match(n)))
     }
@@ -350,7 +350,7 @@ impl NameGlob {
     }
 }
 
-fn glob_matcher(tool: &str, pattern: &str) -> Result<NameGlob, ToolError> {
+pub(super) fn glob_matcher(tool: &str, pattern: &str) -> Result<NameGlob, ToolError> {
     let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()

@@ -1,5 +1,5 @@
 //! What Rein does for the model before its first step: `inputs-first`'s reads, `stats-first`'s
-//! reads and `table_stats` calls, and `task-search`'s searches.
+//! reads and `table_stats` calls, `task-search`'s searches and `folder-stats`' count.
 
 use super::*;
 
@@ -49,13 +49,16 @@ impl<'a> Agent<'a> {
         if self.options.levers.task_search {
             turns.extend(self.task_search_calls(st, on_event)?);
         }
+        if self.options.levers.folder_stats {
+            turns.extend(self.folder_stats_calls(st, on_event)?);
+        }
         if let Some(last) = turns.last_mut() {
             let progress = progress_note(
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
                 &self.tools(),
-                self.options.levers.find_inputs,
+                self.find_inputs_note(),
                 false,
             );
             last.content.push('\n');

@@ -523,7 +523,7 @@ impl<'a> Agent<'a> {
                 &st.trace,
                 self.deliverable_writer(),
                 &tools,
-                self.options.levers.find_inputs,
+                self.find_inputs_note(),
                 held_for_review,
             ));
         }
