@@ -71,16 +71,28 @@ fn counts_inputs(spec: &CheckSpec) -> bool {
     }
 }
 
+/// What [`withhold_disputed`] took out of a `folder_stats` result.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    /// Files whose `rows` or `lines` a check counts otherwise: taken out, or, past the listing
+    /// cap, not listed but feeding the totals and largest (taken out with them).
+    pub paths: Vec<String>,
+    /// Totals a check that counts over the files they add up would reject.
+    pub totals: Vec<&'static str>,
+}
+
 /// Takes out of a `folder_stats` result every file's figure that a check of the contract counts
-/// otherwise (see the module's note), and with it the totals and largest it feeds. Returns the
-/// paths whose figures were withheld.
+/// otherwise (see the module's note), and with it the totals and largest it feeds; then each
+/// total a check counting over the same files would reject (see [`withhold_totals`]).
 pub fn withhold_disputed(
     contract: &FrozenContract,
     world: &dyn World,
     result: &mut Value,
-) -> Vec<String> {
-    let mut withheld = Vec::new();
+) -> Withheld {
+    let mut withheld = Withheld::default();
     let mut fields_cut: Vec<&str> = Vec::new();
+    // Past the cap a file is counted in the totals but not listed with its figure.
+    let capped = result.get("listed_of").is_some();
     let Some(list) = result.get_mut("list").and_then(Value::as_array_mut) else {
         return withheld;
     };
@@ -88,32 +100,40 @@ pub fn withhold_disputed(
         let CheckSpec::NumericConsistency { expected, .. } = &check.spec else {
             continue;
         };
-        let (path, field) = match expected {
+        // A check that counts only some lines of a file (`ERROR` lines) is not of the figure
+        // `lines` gives, and a model copies that figure for it: withheld without comparing.
+        let (path, field, comparable) = match expected {
             Computed::Csv {
                 path,
                 op: Aggregate::Count,
                 filter: None,
                 ..
-            } => (path, "rows"),
-            Computed::Lines { path, pattern } if EVERY_LINE.contains(&pattern.as_str()) => {
-                (path, "lines")
+            } => (path, "rows", true),
+            Computed::Lines { path, pattern } => {
+                (path, "lines", EVERY_LINE.contains(&pattern.as_str()))
             }
             _ => continue,
         };
         let wanted = path.trim_start_matches("./");
         let Some(entry) = list.iter_mut().find(|f| f["path"] == wanted) else {
+            // Its figure, unseen, may feed the totals and the largest: they cannot be checked.
+            if capped {
+                withheld.paths.push(wanted.to_string());
+                fields_cut.push(field);
+            }
             continue;
         };
         let figure = entry.get(field).map(Value::to_string);
-        let agrees = figure
-            .as_deref()
-            .is_some_and(|n| judge_agrees(contract, world, &check.spec, n));
+        let agrees = comparable
+            && figure
+                .as_deref()
+                .is_some_and(|n| judge_agrees(contract, world, &check.spec, n));
         if !agrees && figure.is_some() {
             entry.as_object_mut().map(|o| o.remove(field));
             entry["withheld"] = json!(format!(
                 "{field}: this file is counted otherwise by the task's check; count it yourself"
             ));
-            withheld.push(wanted.to_string());
+            withheld.paths.push(wanted.to_string());
             fields_cut.push(field);
         }
     }
@@ -123,10 +143,122 @@ pub fn withhold_disputed(
         } else {
             ("total_lines", "most_lines")
         };
-        if let Some(o) = result.as_object_mut() {
-            o.remove(total);
-            o.remove(most);
+        remove_keys(result, &[total, most]);
+    }
+    withheld.totals = withhold_totals(contract, world, result);
+    withheld
+}
+
+/// The figure each total adds up, and the largest that goes with it.
+const TOTALS: [(&str, &str, &str); 2] = [
+    ("lines", "total_lines", "most_lines"),
+    ("rows", "total_rows", "most_rows"),
+];
+
+/// Takes out each total that a check counting over several inputs would reject while its paths
+/// hold every file the total adds up: the judge counts those files otherwise (explore-log-lines
+/// asks for the sum of the logs' lines and counts their non-empty ones; a log that is not UTF-8
+/// has no `lines` and is in no total), and the total is the figure a model copies for it. The
+/// largest goes with it when a file of the check has no figure of its own (it may be the
+/// largest). Nothing of the judge's value is said. Returns the totals taken out.
+fn withhold_totals(
+    contract: &FrozenContract,
+    world: &dyn World,
+    result: &mut Value,
+) -> Vec<&'static str> {
+    let mut cut = Vec::new();
+    // Past the listing cap the files a total adds up are not all named.
+    if result.get("listed_of").is_some() {
+        return cut;
+    }
+    for (field, total, most) in TOTALS {
+        let Some(figure) = result.get(total).map(Value::to_string) else {
+            continue;
+        };
+        let list = result["list"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let path_of = |f: &Value| f["path"].as_str().map(str::to_string);
+        let added: Vec<String> = list
+            .iter()
+            .filter(|f| f.get(field).is_some())
+            .filter_map(path_of)
+            .collect();
+        // The judge reads every file of the check: each must be one the model may read, or
+        // whether the total is withheld would tell of a file the policy keeps from it.
+        let open: Vec<String> = list
+            .iter()
+            .filter(|f| f.get("skipped_by_policy").is_none())
+            .filter_map(path_of)
+            .collect();
+        let disputed = contract.mission.checks.iter().find_map(|check| {
+            let CheckSpec::NumericConsistency {
+                expected:
+                    Computed::Matches {
+                        paths,
+                        op: Aggregate::Count,
+                        ..
+                    },
+                ..
+            } = &check.spec
+            else {
+                return None;
+            };
+            let paths: Vec<&str> = paths.iter().map(|p| p.trim_start_matches("./")).collect();
+            let covers = added.iter().all(|a| paths.contains(&a.as_str()));
+            let readable = paths.iter().all(|p| open.iter().any(|o| o == p));
+            (covers && readable && !judge_agrees(contract, world, &check.spec, &figure))
+                .then_some(paths)
+        });
+        let Some(paths) = disputed else {
+            continue;
+        };
+        let some_unfigured = paths.iter().any(|p| !added.iter().any(|a| a == p));
+        remove_keys(result, &[total]);
+        if some_unfigured {
+            remove_keys(result, &[most]);
+        }
+        cut.push(total);
+    }
+    if !cut.is_empty() {
+        let said = format!(
+            "{}: a check of the task counts these files otherwise; count it yourself",
+            cut.join(", ")
+        );
+        put_with_figures(result, "withheld", json!(said));
+    }
+    cut
+}
+
+/// Takes `keys` out of an object, keeping the order of the rest (`Map::remove` moves the last
+/// key, the per-file `list`, into the gap where serde_json keeps insertion order).
+fn remove_keys(result: &mut Value, keys: &[&str]) {
+    if let Some(o) = result.as_object_mut() {
+        o.retain(|k, _| !keys.contains(&k.as_str()));
+    }
+}
+
+/// Sets `key` of an object among its small figures, before its maps and lists (the result is
+/// shown clipped, and `folder_stats` puts its figures and notes first).
+fn put_with_figures(result: &mut Value, key: &str, value: Value) {
+    let Value::Object(o) = result else {
+        return;
+    };
+    let mut out = serde_json::Map::new();
+    let mut value = Some(value);
+    for (k, v) in std::mem::take(o) {
+        if matches!(v, Value::Array(_) | Value::Object(_)) {
+            if let Some(value) = value.take() {
+                out.insert(key.to_string(), value);
+            }
+        }
+        if k != key {
+            out.insert(k, v);
         }
     }
-    withheld
+    if let Some(value) = value {
+        out.insert(key.to_string(), value);
+    }
+    *o = out;
 }

@@ -26,6 +26,9 @@ use crate::RelPath;
 
 /// Most files one `folder_stats` call lists one by one; the counts cover every file.
 pub const FOLDER_STATS_MAX_LISTED: usize = 100;
+/// Most paths one call names in each of `most_files`, `most_lines`, `most_rows`, `deepest`,
+/// `empty` and `same_content` (all groups together); `<key>_of` gives the whole count.
+pub const FOLDER_STATS_MAX_NAMED: usize = 20;
 /// Most bytes one call reads for lines, rows and content; files past it are counted by name
 /// and size only, and the result says so.
 pub const FOLDER_STATS_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
@@ -86,17 +89,16 @@ impl Tool for FolderStats {
                     budget -= entry.size;
                     match ws.read_bytes_capped(&entry.path, READ_FILE_MAX_BYTES) {
                         Ok(Some(bytes)) => file.read_from(&bytes),
-                        // Gone or grown since the walk: counted by name, not read.
-                        Ok(None) | Err(crate::WorkspaceError::TooLarge { .. }) => {
-                            file.unread = true
-                        }
-                        Err(e) => return Err(super::file_error(e)),
+                        // Gone or grown since the walk, a hard link the workspace will not
+                        // open, or not readable: counted by name, not read. One such file
+                        // failed the whole count before.
+                        Ok(None) | Err(_) => file.unread = true,
                     }
                 }
             }
             counts.add(file);
         }
-        let mut out = counts.into_json(&start, pattern);
+        let (mut out, capped) = counts.into_json(&start, pattern);
         let mut notes = Vec::new();
         if walk.truncated {
             notes.push(format!(
@@ -110,11 +112,23 @@ impl Tool for FolderStats {
                 thousands(n as usize)
             ));
         }
+        if !capped.is_empty() {
+            notes.push(format!(
+                "{} name only their first {FOLDER_STATS_MAX_NAMED} paths (their first {FOLDER_STATS_MAX_LISTED} folders for folders; the folder_stats cap): the field with the same name and `_of` gives how many there are.",
+                capped.join(", ")
+            ));
+        }
         if let Some(n) = out.get("unread").and_then(Value::as_u64) {
             notes.push(format!(
-                "{} not read (over the {} byte read cap of one file, or of the call): no lines, rows or content facts for them, and they are in no total.",
+                "{} not read (over the {} byte read cap of one file or of the call, or not readable): no lines, rows or content facts for them, and they are in no total.",
                 counted(n, "file was", "files were"),
                 thousands(READ_FILE_MAX_BYTES as usize)
+            ));
+        }
+        if let Some(n) = out.get("not_text").and_then(Value::as_u64) {
+            notes.push(format!(
+                "{} not UTF-8 text (binary, or another encoding): no lines or rows for them, and they are in no total or largest.",
+                counted(n, "file is", "files are")
             ));
         }
         if let Some(n) = out.get("skipped_by_policy").and_then(Value::as_u64) {
@@ -126,15 +140,34 @@ impl Tool for FolderStats {
         if !notes.is_empty() {
             out["note"] = json!(notes.join(" "));
         }
-        out["truncated"] = json!(walk.truncated || out.get("listed_of").is_some());
+        out["truncated"] =
+            json!(walk.truncated || out.get("listed_of").is_some() || !capped.is_empty());
         note_hidden(
             &mut out,
             hidden,
             "file under the counted folder is",
             "files under the counted folder are",
         );
-        Ok(ToolOutput::Data(out))
+        Ok(ToolOutput::Data(figures_first(out)))
     }
+}
+
+/// `out` with its counts, totals and notes first, then its maps and lists of paths, the per-file
+/// `list` last: a model is shown a long result clipped (the engine clips it at 6,000
+/// characters), and before, everything after the list (totals, largest, copies, the note
+/// about the caps, `truncated`) was cut off. The order of a map that keeps insertion order.
+fn figures_first(out: Value) -> Value {
+    let Value::Object(map) = out else {
+        return out;
+    };
+    let rank = |k: &str, v: &Value| match v {
+        _ if k == "list" => 2,
+        Value::Array(_) | Value::Object(_) => 1,
+        _ => 0,
+    };
+    let mut fields: Vec<(String, Value)> = map.into_iter().collect();
+    fields.sort_by_key(|(k, v)| rank(k, v));
+    Value::Object(fields.into_iter().collect())
 }
 
 fn counted(n: u64, one: &str, many: &str) -> String {
@@ -222,7 +255,8 @@ impl Counts {
         self.files.push(file);
     }
 
-    fn into_json(self, start: &RelPath, pattern: Option<&str>) -> Value {
+    /// The result, and the keys whose paths were cut at a cap.
+    fn into_json(self, start: &RelPath, pattern: Option<&str>) -> (Value, Vec<&'static str>) {
         let files = &self.files;
         let mut folders: BTreeMap<&str, (usize, BTreeMap<&str, usize>)> = BTreeMap::new();
         let mut extensions: BTreeMap<&str, usize> = BTreeMap::new();
@@ -232,8 +266,16 @@ impl Counts {
             *folder.1.entry(&f.extension).or_default() += 1;
             *extensions.entry(&f.extension).or_default() += 1;
         }
+        let top = folders.values().map(|(n, _)| *n).max().unwrap_or(0);
+        let most_files: Vec<String> = folders
+            .iter()
+            .filter(|(_, (n, _))| *n == top)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let folders_of = folders.len();
         let folders: Map<String, Value> = folders
             .into_iter()
+            .take(FOLDER_STATS_MAX_LISTED)
             .map(|(name, (n, by_ext))| {
                 (
                     name.to_string(),
@@ -248,6 +290,14 @@ impl Counts {
             "extensions": extensions,
             "list": files.iter().take(FOLDER_STATS_MAX_LISTED).map(FileFacts::to_json).collect::<Vec<_>>(),
         });
+        let mut capped = Vec::new();
+        if folders_of > FOLDER_STATS_MAX_LISTED {
+            out["folders_of"] = json!(folders_of);
+            capped.push("folders");
+        }
+        if !files.is_empty() {
+            name_paths(&mut out, "most_files", most_files, &mut capped);
+        }
         if let Some(p) = pattern {
             out["pattern"] = json!(p);
         }
@@ -258,35 +308,73 @@ impl Counts {
             files.iter().filter_map(|f| Some((f, f.lines?))).collect();
         if !with_lines.is_empty() {
             out["total_lines"] = json!(with_lines.iter().map(|(_, n)| n).sum::<usize>());
-            out["most_lines"] = json!(most(&with_lines));
+            name_paths(&mut out, "most_lines", most(&with_lines), &mut capped);
         }
         let with_rows: Vec<(&FileFacts, usize)> =
             files.iter().filter_map(|f| Some((f, f.rows?))).collect();
         if !with_rows.is_empty() {
             out["total_rows"] = json!(with_rows.iter().map(|(_, n)| n).sum::<usize>());
-            out["most_rows"] = json!(most(&with_rows));
+            name_paths(&mut out, "most_rows", most(&with_rows), &mut capped);
         }
         let depths: Vec<(&FileFacts, usize)> = files.iter().map(|f| (f, f.depth)).collect();
         if !depths.is_empty() {
-            out["deepest"] = json!(most(&depths));
+            name_paths(&mut out, "deepest", most(&depths), &mut capped);
         }
-        let empty: Vec<&str> = files
+        let empty: Vec<String> = files
             .iter()
             .filter(|f| f.bytes == Some(0))
-            .map(|f| f.path.as_str())
+            .map(|f| f.path.clone())
             .collect();
-        out["empty"] = json!(empty);
-        out["same_content"] = json!(same_content(files));
+        name_paths(&mut out, "empty", empty, &mut capped);
+        let groups = same_content(files);
+        let in_groups: usize = groups.iter().map(Vec::len).sum();
+        let mut room = FOLDER_STATS_MAX_NAMED;
+        let shown: Vec<Vec<String>> = groups
+            .into_iter()
+            .map_while(|g| {
+                (room > 0).then(|| {
+                    let take = g.len().min(room);
+                    room -= take;
+                    g.into_iter().take(take).collect()
+                })
+            })
+            .collect();
+        out["same_content"] = json!(shown);
+        if in_groups > FOLDER_STATS_MAX_NAMED {
+            out["same_content_files_of"] = json!(in_groups);
+            capped.push("same_content");
+        }
         let unread = files.iter().filter(|f| f.unread).count();
         if unread > 0 {
             out["unread"] = json!(unread);
+        }
+        // Read, and no lines: `wc -l` would count them, the totals do not.
+        let not_text = files
+            .iter()
+            .filter(|f| f.sha256.is_some() && f.lines.is_none())
+            .count();
+        if not_text > 0 {
+            out["not_text"] = json!(not_text);
         }
         let skipped = files.iter().filter(|f| f.skipped).count();
         if skipped > 0 {
             out["skipped_by_policy"] = json!(skipped);
         }
-        out
+        (out, capped)
     }
+}
+
+/// Sets `key` to `paths`, at most [`FOLDER_STATS_MAX_NAMED`] of them; past the cap `<key>_of`
+/// says how many there are and `capped` gets the key.
+fn name_paths(out: &mut Value, key: &'static str, paths: Vec<String>, capped: &mut Vec<&str>) {
+    if paths.len() > FOLDER_STATS_MAX_NAMED {
+        out[format!("{key}_of")] = json!(paths.len());
+        capped.push(key);
+    }
+    out[key] = json!(paths
+        .into_iter()
+        .take(FOLDER_STATS_MAX_NAMED)
+        .collect::<Vec<_>>());
 }
 
 /// Every path that ties for the largest figure (`most_lines`, `most_rows`, `deepest`).
@@ -355,6 +443,7 @@ mod tests {
         assert_eq!(v["folders"]["archive/2022"]["extensions"]["pdf"], 1);
         assert_eq!(v["folders"]["archive"]["files"], 1);
         assert_eq!(v["extensions"]["txt"], 4);
+        assert_eq!(v["most_files"], json!(["archive/2021", "archive/2022"]));
         assert_eq!(v["total_lines"], 4, "the binary file has no lines: {v}");
         assert_eq!(v["deepest"].as_array().unwrap().len(), 4);
         assert_eq!(v["truncated"], false);

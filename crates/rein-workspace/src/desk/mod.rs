@@ -22,7 +22,7 @@ use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
-pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_READ_BYTES};
+pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_NAMED, FOLDER_STATS_MAX_READ_BYTES};
 pub use propose::serialise_json;
 pub use read::{
     FINISH_SUMMARY_MAX_CHARS, HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES,

@@ -45,12 +45,17 @@ impl<'a> Agent<'a> {
         let withheld = if report.outcome.ran() {
             withhold_disputed(self.env.contract, self.env.world, &mut report.result)
         } else {
-            Vec::new()
+            Default::default()
         };
         self.env.journal.append_event(
             Some(self.env.run),
             "folder_stats",
-            &json!({"calls": [params], "outcome": report.outcome.as_str(), "withheld": withheld}),
+            &json!({
+                "calls": [params],
+                "outcome": report.outcome.as_str(),
+                "withheld": withheld.paths,
+                "withheld_totals": withheld.totals,
+            }),
         )?;
         let call = ChatMessage::assistant(action_text(
             "Count the files, lines and rows under the inputs' folder before reading them.",

@@ -422,6 +422,15 @@ impl<'a> Agent<'a> {
             self.submit(&call_id, &tool, &params)
         };
         self.prepare_read_result(st, &tool, &mut report);
+        // The lever offers the tool and says to copy its numbers: the model's own count is
+        // held to what Rein's is (a figure the judge counts otherwise is withheld).
+        if tool == FOLDER_STATS && self.options.levers.folder_stats && report.outcome.ran() {
+            crate::agent::folder_facts::withhold_disputed(
+                self.env.contract,
+                self.env.world,
+                &mut report.result,
+            );
+        }
         let writes = self
             .env
             .registry
