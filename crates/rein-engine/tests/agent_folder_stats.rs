@@ -301,3 +301,51 @@ fn with_the_counts_shown_the_progress_note_does_not_send_the_model_searching() {
     assert!(!with.contains(searching), "{with}");
     assert!(with.contains("not yet read: archive/"), "{with}");
 }
+
+#[test]
+fn with_read_cited_a_table_written_before_its_tables_are_read_is_held() {
+    // Given every row count, the 1.5B wrote the table after reading only the README; the write
+    // names six unread inputs, and `inputs-read` would fail for good.
+    let script = line(
+        "create_file",
+        json!({"path": TABLES, "content": GOLD_TABLES}),
+    ) + &tables_answer(true);
+    let run = |read_cited: bool| {
+        Ran::of(
+            Harness::desk_suite("explore-csv-rows"),
+            &script,
+            &mut AllowAll,
+            Policy::safe_default(),
+            |o| {
+                o.levers = Levers {
+                    folder_stats: true,
+                    read_cited,
+                    ..Levers::DEFAULT
+                };
+                o.limits.attempts = 1;
+            },
+        )
+    };
+    let held = run(true);
+    assert!(held.out.passed(), "{}", held.out.reason());
+    let steps = support::outcomes(&held.events);
+    assert_eq!(
+        steps[1],
+        ("create_file".into(), "invalid".into()),
+        "{steps:?}"
+    );
+    let events = journal_events(&held.h.journal, held.out.run, "read_cited");
+    assert_eq!(
+        events[0]["unread"].as_array().unwrap().len(),
+        6,
+        "{events:?}"
+    );
+    // Without the hold the first write stands and the judge fails it, as before.
+    let written = run(false);
+    assert!(!written.out.passed());
+    assert!(
+        written.out.reason().contains("inputs-read"),
+        "{}",
+        written.out.reason()
+    );
+}

@@ -20,16 +20,21 @@ const MIN_STEM_CHARS: usize = 3;
 /// The inputs the first write of the deliverable `path`, with `params`, names and the run has
 /// not read in full, in the order of the mission's inputs; empty when the lever does not
 /// apply (another file, a deliverable written before, a task that reads every input).
+///
+/// `counted`: Rein showed the inputs' counts before the first step (lever `folder-stats`), so
+/// a task that reads every input is held too: given every row count, the 1.5B wrote
+/// explore-csv-rows' table after reading only the README, and failed `inputs-read` for good.
 pub fn cited_unread(
     contract: &FrozenContract,
     trace: &[TraceEntry],
     path: &str,
     params: &Value,
+    counted: bool,
 ) -> Vec<String> {
     let m = &contract.mission;
     if !same_path(path, &m.required_artifact)
         || last_write(trace, &m.required_artifact).is_some()
-        || !task_picks_inputs(contract)
+        || !(counted || task_picks_inputs(contract))
         || !reads_before_writing(contract)
     {
         return Vec::new();

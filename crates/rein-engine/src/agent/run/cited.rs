@@ -45,10 +45,16 @@ impl<'a> Agent<'a> {
             });
             held < CITED_HOLDS_MAX && !refused
         };
-        let unread: Vec<String> = cited_unread(self.env.contract, &st.trace, path, params)
-            .into_iter()
-            .filter(holds)
-            .collect();
+        let unread: Vec<String> = cited_unread(
+            self.env.contract,
+            &st.trace,
+            path,
+            params,
+            self.counts_shown(),
+        )
+        .into_iter()
+        .filter(holds)
+        .collect();
         if unread.is_empty() {
             return Ok(None);
         }

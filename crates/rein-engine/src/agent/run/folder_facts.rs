@@ -15,9 +15,14 @@ impl<'a> Agent<'a> {
     /// looks for a few of them (the 1.5B, told to search first, searched `letter` and read the
     /// letters of an archive one by one under Rein's counts).
     pub(super) fn find_inputs_note(&self) -> bool {
-        self.options.levers.find_inputs
-            && !(self.options.levers.folder_stats
-                && folder_facts_plan(self.env.contract, &self.tools()).is_ok())
+        self.options.levers.find_inputs && !self.counts_shown()
+    }
+
+    /// Whether `folder-stats` applies to this run: Rein shows the inputs' counts before the
+    /// first step.
+    pub(super) fn counts_shown(&self) -> bool {
+        self.options.levers.folder_stats
+            && folder_facts_plan(self.env.contract, &self.tools()).is_ok()
     }
 
     /// Lever `folder-stats`: Rein's `folder_stats` call on the folder the inputs share, through
