@@ -136,6 +136,33 @@ fn what_the_1_5b_wrote_is_not_let_through() {
 }
 
 #[test]
+fn a_heading_a_list_then_the_lines_holds_the_writers_and_lets_each_gold_through() {
+    for (task, artifact) in [
+        ("explore-archive-years", "out/archive.md"),
+        ("explore-csv-rows", "out/tables.md"),
+        ("explore-log-lines", "out/log_lines.md"),
+    ] {
+        let h = Harness::desk_suite(task);
+        for tool in ["create_file", "replace_file"] {
+            let params = offered(&h, levers(true), tool);
+            assert_eq!(params["properties"]["path"]["const"], artifact, "{task}");
+            let content = &params["properties"]["content"];
+            let gold =
+                std::fs::read_to_string(task_dir(task).join("judge/gold/files").join(artifact))
+                    .unwrap();
+            assert!(lets_through(content, &gold), "{task}: {gold:?}");
+            // What the 1.5B wrote (`fs2-explore/`): the list, and no closing lines.
+            let list_only: String = gold
+                .lines()
+                .take_while(|l| l.is_empty() || l.starts_with('#') || l.starts_with("- "))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(!lets_through(content, &list_only), "{task}: {list_only:?}");
+        }
+    }
+}
+
+#[test]
 fn without_the_lever_or_a_template_the_writers_are_free() {
     let off = offered(
         &Harness::desk_suite("search-cert-expiry"),
@@ -144,10 +171,10 @@ fn without_the_lever_or_a_template_the_writers_are_free() {
     );
     assert!(off["properties"]["content"].get("pattern").is_none());
     assert!(off["properties"]["path"].get("const").is_none());
-    // explore-archive-years quotes two lines among a list it leaves to the model: no
-    // "exactly N lines", so no template.
+    // explore-project-tree quotes four lines after its heading, neither "exactly N lines"
+    // nor a list "then the lines": no template.
     let explore = offered(
-        &Harness::desk_suite("explore-archive-years"),
+        &Harness::desk_suite("explore-project-tree"),
         levers(true),
         "create_file",
     );

@@ -4,6 +4,12 @@
 //! of the deliverable to those lines, in order, each placeholder filled with text of one line
 //! that holds no `<` or `>`. What fills a placeholder is still the model's, and the judge
 //! checks it as before.
+//!
+//! A deliverable the task spells out as a heading, one list item per thing, "then the lines"
+//! (explore-log-lines: `# Log lines`, `- <path>: <number of lines>`, then `Longest: <...>` and
+//! `Total lines: <...>`) is held the same way: the heading, one or more list items of the
+//! model's, then the closing lines. The 1.5B wrote the list and stopped, without the closing
+//! lines, on three explore tasks of three, and its retries did not add them right.
 
 use std::sync::LazyLock;
 
@@ -43,6 +49,15 @@ static TEMPLATE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"^[A-Za-z][A-Za-z0-9 ()'/_-]{0,40}: [^\n]*<[^<>\n]+>[^\n]*$").ok()
 });
 
+/// A line of the task that introduces a list template: the heading in single quotes, "one list
+/// item per", and "then the lines" (or "then the two lines") ending it.
+static LIST_INTRO: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bheading '([^'\n]{1,80})',? (?:then )?one list item per\b[^\n]*\bthen the (?:\w+ )?lines\s*:?\s*$").ok()
+});
+
+/// One list item: `- ` and text of one line, as [`FILLED`] allows, up to 200 characters.
+const LIST_ITEM: &str = r#"- [^\s<>"\\](?:[^\r\n<>"\\]{0,198}[^\s<>"\\])?"#;
+
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"<[^<>\n]+>").ok());
 
 /// Where the first placeholder of `line` starts.
@@ -53,6 +68,9 @@ fn first_placeholder(line: &str) -> Option<usize> {
 /// The lines a task asks the deliverable to hold, as the task quotes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerLines {
+    /// With a list template: the heading the deliverable starts with, before its list items.
+    pub heading: Option<String>,
+    /// The lines the deliverable holds (after the list, with a heading).
     pub lines: Vec<String>,
 }
 
@@ -86,7 +104,42 @@ impl AnswerLines {
             let after_label = first_placeholder(l).map_or("", |at| &l[at..]);
             !after_label.contains(['"', '\\'])
         });
-        (template.len() == count && !more && writable).then_some(AnswerLines { lines: template })
+        (template.len() == count && !more && writable).then_some(AnswerLines {
+            heading: None,
+            lines: template,
+        })
+    }
+
+    /// [`Self::of_task`], else the list template of `prompt` for `artifact`: the heading and
+    /// the template lines after the line that names `artifact`, its heading, one list item per
+    /// thing and "then the lines"; `None` without such a line or template lines after it.
+    pub fn of_task_or_list(prompt: &str, artifact: &str) -> Option<AnswerLines> {
+        if let Some(exact) = Self::of_task(prompt, artifact) {
+            return Some(exact);
+        }
+        let (intro, template_line) = (LIST_INTRO.as_ref()?, TEMPLATE_LINE.as_ref()?);
+        let lines: Vec<&str> = prompt.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| names_path(l, artifact) && intro.is_match(l))?;
+        let heading = intro.captures(lines[at])?[1].to_string();
+        let template: Vec<String> = lines[at + 1..]
+            .iter()
+            .take_while(|l| template_line.is_match(l))
+            .map(|l| l.to_string())
+            .collect();
+        let writable = |l: &String| {
+            let after_label = first_placeholder(l).map_or("", |at| &l[at..]);
+            !after_label.contains(['"', '\\'])
+        };
+        let fits = !template.is_empty()
+            && template.len() <= MAX_TEMPLATE_LINES
+            && template.iter().all(writable)
+            && !heading.contains(['"', '\\']);
+        fits.then_some(AnswerLines {
+            heading: Some(heading),
+            lines: template,
+        })
     }
 
     /// The anchored pattern of the whole deliverable: the lines in order, each its label as the
@@ -103,7 +156,15 @@ impl AnswerLines {
                 format!("{}{}", regex::escape(label), *FILLED)
             })
             .collect();
-        format!("^{}(?:\\r?\\n)?$", lines.join("\\r?\\n"))
+        let closing = lines.join("\\r?\\n");
+        match &self.heading {
+            None => format!("^{closing}(?:\\r?\\n)?$"),
+            // Blank lines may stand after the heading and after the list, as a person writes.
+            Some(heading) => format!(
+                "^{}\\r?\\n(?:\\r?\\n)?(?:{LIST_ITEM}\\r?\\n)+(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
+                regex::escape(heading)
+            ),
+        }
     }
 
     /// Holds `create_file` and `replace_file` in an action schema to the deliverable `path`
@@ -261,6 +322,7 @@ mod tests {
     #[test]
     fn regex_characters_of_the_task_are_literal() {
         let t = AnswerLines {
+            heading: None,
             lines: vec!["Cost (EUR): <N> * 1.5 [net]".into()],
         };
         let re = Regex::new(&t.pattern()).unwrap();
@@ -282,5 +344,86 @@ mod tests {
         assert!(create["content"].get("maxLength").is_none());
         let edit = &schema["anyOf"][1]["properties"]["parameters"]["properties"];
         assert!(edit["path"].get("const").is_none());
+    }
+
+    /// The prompt and gold deliverable of a desk suite task.
+    fn desk_task(task: &str) -> (String, String, String) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../suites/desk")
+            .join(task);
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("mission.json")).unwrap())
+                .unwrap();
+        let artifact = m["required_artifact"].as_str().unwrap().to_string();
+        let gold = std::fs::read_to_string(dir.join("judge/gold/files").join(&artifact)).unwrap();
+        (m["prompt"].as_str().unwrap().to_string(), artifact, gold)
+    }
+
+    #[test]
+    fn a_heading_a_list_then_the_lines_is_a_list_template_that_takes_the_gold() {
+        for task in [
+            "explore-log-lines",
+            "explore-csv-rows",
+            "explore-archive-years",
+        ] {
+            let (prompt, artifact, gold) = desk_task(task);
+            let t = AnswerLines::of_task_or_list(&prompt, &artifact)
+                .unwrap_or_else(|| panic!("{task}: no template"));
+            assert!(t.heading.is_some(), "{task}");
+            assert_eq!(t.lines.len(), 2, "{task}: {t:?}");
+            let re = Regex::new(&t.pattern()).unwrap();
+            assert!(re.is_match(&gold), "{task}: the gold is refused:\n{gold}");
+            assert!(re.is_match(&gold.replace('\n', "\r\n")), "{task}: CRLF");
+            assert!(
+                re.is_match(&gold.replace("\n\n", "\n")),
+                "{task}: no blank lines"
+            );
+        }
+        let (prompt, artifact, _) = desk_task("explore-log-lines");
+        let t = AnswerLines::of_task_or_list(&prompt, &artifact).unwrap();
+        let re = Regex::new(&t.pattern()).unwrap();
+        // What the 1.5B wrote: the list and no closing lines; a line of its own after them;
+        // the heading changed; no list; a placeholder left in.
+        let list = "# Log lines\n- logs/api.log: 23\n- logs/worker.log: 31";
+        assert!(!re.is_match(list));
+        let closed = format!("{list}\nLongest: logs/worker.log\nTotal lines: 54");
+        assert!(re.is_match(&closed));
+        assert!(!re.is_match(&format!("{closed}\nNote: done")));
+        assert!(!re.is_match(&closed.replace("# Log lines", "# Logs")));
+        assert!(!re.is_match("# Log lines\nLongest: a\nTotal lines: 1"));
+        assert!(!re.is_match(&closed.replace("logs/api.log: 23", "<path>: 23")));
+    }
+
+    #[test]
+    fn a_task_without_a_list_template_gets_none_and_exact_lines_come_first() {
+        for task in [
+            "explore-config-formats",
+            "explore-project-tree",
+            "report-energy-meters",
+        ] {
+            let (prompt, artifact, _) = desk_task(task);
+            assert_eq!(
+                AnswerLines::of_task_or_list(&prompt, &artifact),
+                None,
+                "{task}"
+            );
+        }
+        assert_eq!(
+            AnswerLines::of_task_or_list(BUDGET, "out/answer.md"),
+            Some(template())
+        );
+        let (prompt, _, _) = desk_task("explore-log-lines");
+        assert_eq!(AnswerLines::of_task_or_list(&prompt, "out/other.md"), None);
+    }
+
+    #[test]
+    fn a_heading_s_regex_characters_are_literal() {
+        let t = AnswerLines {
+            heading: Some("# Cost (EUR) [net]".into()),
+            lines: vec!["Total: <N>".into()],
+        };
+        let re = Regex::new(&t.pattern()).unwrap();
+        assert!(re.is_match("# Cost (EUR) [net]\n- a: 1\nTotal: 1\n"));
+        assert!(!re.is_match("# Cost EUR n\n- a: 1\nTotal: 1\n"));
     }
 }

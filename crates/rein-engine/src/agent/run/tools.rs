@@ -60,7 +60,7 @@ impl<'a> Agent<'a> {
     }
 
     /// With `answer-lines` and an embedded model, for a deliverable no typed writer writes: the
-    /// lines the task quotes for it (see [`AnswerLines::of_task`]).
+    /// lines the task quotes for it (see [`AnswerLines::of_task_or_list`]).
     pub(super) fn answer_lines(&self) -> Option<AnswerLines> {
         if !self.options.levers.answer_lines
             || self.options.memory
@@ -71,7 +71,7 @@ impl<'a> Agent<'a> {
             return None;
         }
         let m = &self.env.contract.mission;
-        AnswerLines::of_task(&m.prompt, &m.required_artifact)
+        AnswerLines::of_task_or_list(&m.prompt, &m.required_artifact)
     }
 
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
