@@ -171,10 +171,10 @@ fn without_the_lever_or_a_template_the_writers_are_free() {
     );
     assert!(off["properties"]["content"].get("pattern").is_none());
     assert!(off["properties"]["path"].get("const").is_none());
-    // explore-project-tree quotes four lines after its heading, neither "exactly N lines"
-    // nor a list "then the lines": no template.
+    // explore-config-formats quotes its lines inside a sentence ('TOML files: N', ...), not
+    // one a line after the line naming the deliverable: no template.
     let explore = offered(
-        &Harness::desk_suite("explore-project-tree"),
+        &Harness::desk_suite("explore-config-formats"),
         levers(true),
         "create_file",
     );
@@ -201,4 +201,43 @@ fn the_judge_is_as_it_was_an_answer_in_the_template_s_shape_still_fails_on_its_v
     });
     assert!(!out.passed());
     assert!(out.reason().contains("service"), "{}", out.reason());
+}
+
+#[test]
+fn a_heading_and_its_lines_take_the_place_of_write_sections() {
+    // explore-project-tree: a heading the contract requires, then four quoted lines; the 1.5B
+    // wrote prose in write_sections' one field (`fs2-explore/`).
+    let h = Harness::desk_suite("explore-project-tree");
+    let with = Levers {
+        answer_lines: true,
+        write_sections: true,
+        rewrite_section: true,
+        ..Levers::DEFAULT
+    };
+    let branches = support::first_offered_branches(&h, with);
+    let tools: Vec<&str> = branches
+        .iter()
+        .filter_map(|b| b["properties"]["action"]["const"].as_str())
+        .collect();
+    assert!(!tools.contains(&"write_sections"), "{tools:?}");
+    assert!(!tools.contains(&"rewrite_section"), "{tools:?}");
+    let content = &offered(&h, with, "create_file")["properties"]["content"];
+    let gold = std::fs::read_to_string(
+        task_dir("explore-project-tree").join("judge/gold/files/out/tree.md"),
+    )
+    .unwrap();
+    assert!(lets_through(content, &gold), "{gold:?}");
+    assert!(!lets_through(
+        content,
+        "# Project tree\nA small HTTP API.\n"
+    ));
+    // Without answer-lines, write_sections is offered as before.
+    let without = Levers {
+        answer_lines: false,
+        ..with
+    };
+    let branches = support::first_offered_branches(&h, without);
+    assert!(branches
+        .iter()
+        .any(|b| b["properties"]["action"]["const"] == "write_sections"));
 }

@@ -55,6 +55,15 @@ static LIST_INTRO: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\bheading '([^'\n]{1,80})',? (?:then )?one list item per\b[^\n]*\bthen the (?:\w+ )?lines\s*:?\s*$").ok()
 });
 
+/// A line of the task that introduces a heading and lines: the heading in single quotes, then
+/// "and these four lines:" (explore-project-tree).
+static HEADED_INTRO: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\bheading '([^'\n]{1,80})',? and (?:these |the following )?(\w+) lines\s*:\s*$",
+    )
+    .ok()
+});
+
 /// One list item: `- ` and text of one line, as [`FILLED`] allows, up to 200 characters.
 const LIST_ITEM: &str = r#"- [^\s<>"\\](?:[^\r\n<>"\\]{0,198}[^\s<>"\\])?"#;
 
@@ -68,8 +77,10 @@ fn first_placeholder(line: &str) -> Option<usize> {
 /// The lines a task asks the deliverable to hold, as the task quotes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerLines {
-    /// With a list template: the heading the deliverable starts with, before its list items.
+    /// The heading the deliverable starts with (a list template, or a heading and lines).
     pub heading: Option<String>,
+    /// List items of the model's stand between the heading and the lines.
+    pub list: bool,
     /// The lines the deliverable holds (after the list, with a heading).
     pub lines: Vec<String>,
 }
@@ -106,6 +117,7 @@ impl AnswerLines {
         });
         (template.len() == count && !more && writable).then_some(AnswerLines {
             heading: None,
+            list: false,
             lines: template,
         })
     }
@@ -117,27 +129,41 @@ impl AnswerLines {
         if let Some(exact) = Self::of_task(prompt, artifact) {
             return Some(exact);
         }
-        let (intro, template_line) = (LIST_INTRO.as_ref()?, TEMPLATE_LINE.as_ref()?);
+        let template_line = TEMPLATE_LINE.as_ref()?;
         let lines: Vec<&str> = prompt.lines().collect();
-        let at = lines
-            .iter()
-            .position(|l| names_path(l, artifact) && intro.is_match(l))?;
-        let heading = intro.captures(lines[at])?[1].to_string();
+        let intros = [
+            (LIST_INTRO.as_ref()?, true),
+            (HEADED_INTRO.as_ref()?, false),
+        ];
+        let (at, intro, list) = intros.iter().find_map(|(intro, list)| {
+            let at = lines
+                .iter()
+                .position(|l| names_path(l, artifact) && intro.is_match(l))?;
+            Some((at, intro, *list))
+        })?;
+        let captures = intro.captures(lines[at])?;
+        let heading = captures[1].to_string();
         let template: Vec<String> = lines[at + 1..]
             .iter()
             .take_while(|l| template_line.is_match(l))
             .map(|l| l.to_string())
             .collect();
+        // "these four lines": as many as it says.
+        let counted = captures
+            .get(2)
+            .is_none_or(|n| count_word(n.as_str()) == Some(template.len()));
         let writable = |l: &String| {
             let after_label = first_placeholder(l).map_or("", |at| &l[at..]);
             !after_label.contains(['"', '\\'])
         };
-        let fits = !template.is_empty()
+        let fits = counted
+            && !template.is_empty()
             && template.len() <= MAX_TEMPLATE_LINES
             && template.iter().all(writable)
             && !heading.contains(['"', '\\']);
         fits.then_some(AnswerLines {
             heading: Some(heading),
+            list,
             lines: template,
         })
     }
@@ -160,8 +186,12 @@ impl AnswerLines {
         match &self.heading {
             None => format!("^{closing}(?:\\r?\\n)?$"),
             // Blank lines may stand after the heading and after the list, as a person writes.
-            Some(heading) => format!(
+            Some(heading) if self.list => format!(
                 "^{}\\r?\\n(?:\\r?\\n)?(?:{LIST_ITEM}\\r?\\n)+(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
+                regex::escape(heading)
+            ),
+            Some(heading) => format!(
+                "^{}\\r?\\n(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
                 regex::escape(heading)
             ),
         }
@@ -323,6 +353,7 @@ mod tests {
     fn regex_characters_of_the_task_are_literal() {
         let t = AnswerLines {
             heading: None,
+            list: false,
             lines: vec!["Cost (EUR): <N> * 1.5 [net]".into()],
         };
         let re = Regex::new(&t.pattern()).unwrap();
@@ -396,11 +427,7 @@ mod tests {
 
     #[test]
     fn a_task_without_a_list_template_gets_none_and_exact_lines_come_first() {
-        for task in [
-            "explore-config-formats",
-            "explore-project-tree",
-            "report-energy-meters",
-        ] {
+        for task in ["explore-config-formats", "report-energy-meters"] {
             let (prompt, artifact, _) = desk_task(task);
             assert_eq!(
                 AnswerLines::of_task_or_list(&prompt, &artifact),
@@ -420,10 +447,30 @@ mod tests {
     fn a_heading_s_regex_characters_are_literal() {
         let t = AnswerLines {
             heading: Some("# Cost (EUR) [net]".into()),
+            list: true,
             lines: vec!["Total: <N>".into()],
         };
         let re = Regex::new(&t.pattern()).unwrap();
         assert!(re.is_match("# Cost (EUR) [net]\n- a: 1\nTotal: 1\n"));
         assert!(!re.is_match("# Cost EUR n\n- a: 1\nTotal: 1\n"));
+    }
+
+    #[test]
+    fn a_heading_and_these_n_lines_is_a_template_without_a_list() {
+        let (prompt, artifact, gold) = desk_task("explore-project-tree");
+        let t = AnswerLines::of_task_or_list(&prompt, &artifact).unwrap();
+        assert_eq!(t.heading.as_deref(), Some("# Project tree"));
+        assert!(!t.list);
+        assert_eq!(t.lines.len(), 4);
+        let re = Regex::new(&t.pattern()).unwrap();
+        assert!(re.is_match(&gold), "{gold}");
+        // Prose under the heading (`fs2-explore/`), a list before the lines, a line missing.
+        assert!(!re.is_match("# Project tree\nA small HTTP API.\n"));
+        assert!(!re.is_match(&gold.replace("# Project tree\n", "# Project tree\n- app/\n")));
+        let three: Vec<&str> = gold.lines().filter(|l| !l.starts_with("Deepest")).collect();
+        assert!(!re.is_match(&three.join("\n")));
+        // As many lines as the task says.
+        let five = prompt.replace("these four lines", "these five lines");
+        assert_eq!(AnswerLines::of_task_or_list(&five, &artifact), None);
     }
 }

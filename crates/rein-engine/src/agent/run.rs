@@ -518,12 +518,19 @@ impl<'a> Agent<'a> {
     }
 
     /// With `rewrite-section`, for a desk mission whose Markdown deliverable must have
-    /// headings: the outline `rewrite_section` keeps (it writes through `write_sections`).
+    /// headings: the outline `rewrite_section` keeps (it writes through `write_sections`; none
+    /// where `answer-lines` holds the deliverable to a heading and its lines).
     fn rewrite_outline(&self) -> Option<Outline> {
-        if !self.options.levers.rewrite_section
-            || self.options.memory
-            || self.env.registry.get(WRITE_SECTIONS).is_none()
-        {
+        if !self.options.levers.rewrite_section || self.headed_template() {
+            return None;
+        }
+        self.outline()
+    }
+
+    /// The deliverable's outline when `write_sections` could write it (a desk run whose
+    /// registry has the tool), whatever the levers.
+    fn outline(&self) -> Option<Outline> {
+        if self.options.memory || self.env.registry.get(WRITE_SECTIONS).is_none() {
             return None;
         }
         Outline::of(self.env.contract)
@@ -551,15 +558,13 @@ impl<'a> Agent<'a> {
     }
 
     /// With `write-sections`, for a desk mission whose Markdown deliverable must have
-    /// headings: the outline `write_sections` writes.
+    /// headings: the outline `write_sections` writes (none where `answer-lines` holds the
+    /// deliverable to a heading and its lines).
     fn typed_sections(&self) -> Option<Outline> {
-        if !self.options.levers.write_sections
-            || self.options.memory
-            || self.env.registry.get(WRITE_SECTIONS).is_none()
-        {
+        if !self.options.levers.write_sections || self.headed_template() {
             return None;
         }
-        Outline::of(self.env.contract)
+        self.outline()
     }
 
     /// The system prompt of a desk run: `write_sections`'s line names the outline's fields.

@@ -66,12 +66,21 @@ impl<'a> Agent<'a> {
             || self.options.memory
             || is_endpoint(self.model.identity())
             || self.typed_json().is_some()
-            || self.typed_sections().is_some()
         {
             return None;
         }
         let m = &self.env.contract.mission;
-        AnswerLines::of_task_or_list(&m.prompt, &m.required_artifact)
+        let template = AnswerLines::of_task_or_list(&m.prompt, &m.required_artifact)?;
+        // A heading and its lines say more than `write_sections`' one free field for that
+        // heading (the 1.5B wrote prose in it on explore-project-tree): the template wins.
+        let sections_typed = self.options.levers.write_sections && self.outline().is_some();
+        (template.heading.is_some() || !sections_typed).then_some(template)
+    }
+
+    /// Whether [`Self::answer_lines`] holds a template with a heading: then `write_sections`
+    /// and `rewrite_section` are not offered.
+    pub(super) fn headed_template(&self) -> bool {
+        self.answer_lines().is_some_and(|t| t.heading.is_some())
     }
 
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
