@@ -151,6 +151,11 @@ fn a_heading_a_list_then_the_lines_holds_the_writers_and_lets_each_gold_through(
                 std::fs::read_to_string(task_dir(task).join("judge/gold/files").join(artifact))
                     .unwrap();
             assert!(lets_through(content, &gold), "{task}: {gold:?}");
+            // Every shape the judge's gold variants spell (`./` paths, a full stop after an
+            // answer line) is let through too.
+            for variant in variants(task, artifact) {
+                assert!(lets_through(content, &variant), "{task}: {variant:?}");
+            }
             // What the 1.5B wrote (`fs2-explore/`): the list, and no closing lines.
             let list_only: String = gold
                 .lines()
@@ -203,6 +208,18 @@ fn the_judge_is_as_it_was_an_answer_in_the_template_s_shape_still_fails_on_its_v
     assert!(out.reason().contains("service"), "{}", out.reason());
 }
 
+/// The deliverables of a task's gold variants.
+fn variants(task: &str, artifact: &str) -> Vec<String> {
+    let dir = task_dir(task).join("judge/gold_variants");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().path().join("files").join(artifact);
+        out.push(std::fs::read_to_string(file).unwrap());
+    }
+    assert!(!out.is_empty(), "{task}");
+    out
+}
+
 #[test]
 fn a_heading_and_its_lines_take_the_place_of_write_sections() {
     // explore-project-tree: a heading the contract requires, then four quoted lines; the 1.5B
@@ -231,6 +248,12 @@ fn a_heading_and_its_lines_take_the_place_of_write_sections() {
         content,
         "# Project tree\nA small HTTP API.\n"
     ));
+    // The judge also takes the lines as list items with units (a gold variant); the template
+    // holds the model to the task's own shape, which the judge takes too.
+    for variant in variants("explore-project-tree", "out/tree.md") {
+        let list_items = variant.contains("\n- ");
+        assert_eq!(lets_through(content, &variant), !list_items, "{variant:?}");
+    }
     // Without answer-lines, write_sections is offered as before.
     let without = Levers {
         answer_lines: false,
