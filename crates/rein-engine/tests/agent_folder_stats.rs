@@ -33,13 +33,11 @@ fn run_with(
     policy: Policy,
     on: bool,
 ) -> Ran {
-    Ran::of(h, script, approver, policy, |o| {
-        o.levers = Levers {
-            folder_stats: on,
-            ..Levers::DEFAULT
-        };
-        o.limits.attempts = 1;
-    })
+    let levers = Levers {
+        folder_stats: on,
+        ..Levers::DEFAULT
+    };
+    Ran::one_attempt(h, script, approver, policy, levers)
 }
 
 fn run_on(task: &str, script: &str, on: bool) -> Ran {

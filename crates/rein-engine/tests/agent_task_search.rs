@@ -23,14 +23,12 @@ fn run_with(
     policy: Policy,
     on: bool,
 ) -> Ran {
-    Ran::of(h, script, approver, policy, |o| {
-        o.levers = Levers {
-            task_search: on,
-            find_inputs: true,
-            ..Levers::DEFAULT
-        };
-        o.limits.attempts = 1;
-    })
+    let levers = Levers {
+        task_search: on,
+        find_inputs: true,
+        ..Levers::DEFAULT
+    };
+    Ran::one_attempt(h, script, approver, policy, levers)
 }
 
 fn run_on(task: &str, script: &str, on: bool) -> Ran {

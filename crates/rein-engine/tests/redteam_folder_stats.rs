@@ -22,7 +22,8 @@ use rein_workspace::desk::{Visibility, FOLDER_STATS_MAX_LISTED};
 use rein_workspace::Workspace;
 use serde_json::{json, Value};
 use support::{
-    check_facts, desk_policy, finish_line, journal_events, line, user_messages, Harness, Ran,
+    check_facts, desk_policy, finish_line, journal_events, line, user_messages, verdict_ids,
+    Harness, Ran,
 };
 
 fn run_with(
@@ -32,13 +33,11 @@ fn run_with(
     policy: Policy,
     on: bool,
 ) -> Ran {
-    Ran::of(h, script, approver, policy, |o| {
-        o.levers = Levers {
-            folder_stats: on,
-            ..Levers::DEFAULT
-        };
-        o.limits.attempts = 1;
-    })
+    let levers = Levers {
+        folder_stats: on,
+        ..Levers::DEFAULT
+    };
+    Ran::one_attempt(h, script, approver, policy, levers)
 }
 
 fn run_edited(task: &str, fixtures: impl FnOnce(&std::path::Path), script: &str) -> Ran {
@@ -511,18 +510,6 @@ fn a_denied_call_shows_nothing_of_the_folder() {
     }
 }
 
-/// Whether each check passed, by id.
-fn verdicts(r: &Ran) -> Vec<(String, bool)> {
-    r.out
-        .verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .map(|c| (c.id.clone(), c.passed))
-        .collect()
-}
-
 /// The lever makes no check pass that fails without it: the same replies judged with and
 /// without it, on every explore task, reading the inputs or not, copying Rein's figures.
 #[test]
@@ -569,7 +556,7 @@ fn the_lever_changes_no_check_s_verdict() {
                 Policy::safe_default(),
                 false,
             );
-            assert_eq!(verdicts(&on), verdicts(&off), "{task}: {script}");
+            assert_eq!(verdict_ids(&on), verdict_ids(&off), "{task}: {script}");
         }
         // Copying without reading fails the reads check with or without the lever.
         let on = run_with(

@@ -17,7 +17,7 @@
 
 use serde_json::{json, Value};
 
-use super::task_search::inputs_folder;
+use super::task_search::{calls_stay_the_model_s, inputs_folder};
 use crate::checks::{judge_agrees, Aggregate, CheckSpec, Computed, World};
 use crate::mission::FrozenContract;
 
@@ -37,18 +37,7 @@ pub fn folder_facts_plan(contract: &FrozenContract, tools: &[String]) -> Result<
     if m.inputs.is_empty() {
         return Err("the mission names no inputs to count".into());
     }
-    // The judge counts every executed call of the trace: one that judges the calls would count
-    // Rein's call as the model's.
-    if let Some(c) = m
-        .checks
-        .iter()
-        .find(|c| matches!(c.spec, CheckSpec::ActionsCalled { .. }))
-    {
-        return Err(format!(
-            "check `{}` judges the run's calls: they stay the model's",
-            c.id
-        ));
-    }
+    calls_stay_the_model_s(contract)?;
     if !m.checks.iter().any(|c| counts_inputs(&c.spec)) {
         return Err("no check counts files, lines or rows of the inputs".into());
     }

@@ -78,18 +78,7 @@ pub fn task_search_plan(
     if !inputs_read_paths(contract).any(|paths| !paths.is_empty()) {
         return Err("no check names some inputs as the ones the task needs: it does not look for a few of them".into());
     }
-    // The judge counts every executed call of the trace: one that judges the calls would
-    // count Rein's search as the model's.
-    if let Some(c) = m
-        .checks
-        .iter()
-        .find(|c| matches!(c.spec, CheckSpec::ActionsCalled { .. }))
-    {
-        return Err(format!(
-            "check `{}` judges the run's calls: they stay the model's",
-            c.id
-        ));
-    }
+    calls_stay_the_model_s(contract)?;
     let Some(description) = description(&m.prompt, &m.required_artifact) else {
         return Err(format!(
             "the task's text does not name its deliverable `{}`, so its description is unknown",
@@ -186,6 +175,24 @@ fn ends_a_path(rest: &str) -> bool {
         None => true,
         Some('.') => chars.next().is_none_or(|c| !c.is_alphanumeric()),
         Some(c) => !(c.is_alphanumeric() || matches!(c, '/' | '_' | '-')),
+    }
+}
+
+/// `Err` with the reason when a check judges the run's calls (`actions_called`): the judge
+/// counts every executed call of the trace, so a call Rein made before the first step would
+/// count as the model's, and the calls stay the model's.
+pub fn calls_stay_the_model_s(contract: &FrozenContract) -> Result<(), String> {
+    match contract
+        .mission
+        .checks
+        .iter()
+        .find(|c| matches!(c.spec, CheckSpec::ActionsCalled { .. }))
+    {
+        Some(c) => Err(format!(
+            "check `{}` judges the run's calls: they stay the model's",
+            c.id
+        )),
+        None => Ok(()),
     }
 }
 

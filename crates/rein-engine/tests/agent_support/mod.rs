@@ -678,6 +678,20 @@ impl Ran {
         }
     }
 
+    /// [`Ran::of`] with `levers` and one attempt.
+    pub fn one_attempt(
+        h: Harness,
+        script: &str,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        levers: rein_engine::agent::Levers,
+    ) -> Ran {
+        Ran::of(h, script, approver, policy, |o| {
+            o.levers = levers;
+            o.limits.attempts = 1;
+        })
+    }
+
     /// Rein's `search_text` calls for `lever` of the run, from the journal: (parameters,
     /// detail); every call of Rein's must be one.
     pub fn rein_searches(&self, lever: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
