@@ -1,0 +1,4 @@
+#!/bin/sh
+# The six explore tasks with folder-stats on, binary of ec9fee8 (the red team's fixes, most_files, read-cited holding a write that names unread inputs where folder-stats counted, answer-lines' list templates) (the levers of x1-explore-related plus folder-stats; task-search off), 1.5B, seed 0, 8,192 tokens.
+L="--lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --lever task-search=off --samples 3"
+/work/bench-out/rein-fs3 bench /work/suites-tmp/s_explore --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out /work/bench-out/fs3-explore/out
