@@ -262,6 +262,7 @@ fn every_row_count_shown_is_the_judge_s_whatever_the_csv_holds() {
             &finish_line(),
         );
         let shown = shown_result(&r);
+        // Captured, and shown only when an assertion below fails: which variant it was.
         println!("{what}: {}", entry(&shown, "data/customers.csv").unwrap());
         assert_judge_accepts_every_figure(&r, &shown);
     }
