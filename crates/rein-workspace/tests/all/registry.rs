@@ -21,6 +21,7 @@ fn desk_and_sandbox_tool_names_are_exact() {
             "find_related",
             "file_info",
             "table_stats",
+            "folder_stats",
             "calculate",
             "create_file",
             "edit_file",
@@ -140,7 +141,7 @@ fn action_schema_uses_only_simple_keywords_and_lists_thought_first() {
     let keys: Vec<&String> = branch["properties"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["thought", "action", "parameters"]);
     assert_eq!(branch["properties"]["action"]["const"], "list_dir");
-    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 15);
+    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 16);
 }
 
 #[test]
