@@ -13,7 +13,9 @@ use rein_engine::agent::Levers;
 use rein_engine::gate::{AllowAll, Approver};
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
-use support::{desk_policy, finish_line, journal_events, line, user_messages, Harness, Ran};
+use support::{
+    desk_policy, finish_line, first_json, journal_events, line, Harness, Ran, FOLDER_STATS_LABEL,
+};
 
 const TABLES: &str = "out/tables.md";
 const GOLD_TABLES: &str = "# Tables\n\n- data/archive/orders-2022.csv: 52 rows\n- data/archive/orders-2023.csv: 44 rows\n- data/customers.csv: 14 rows\n- data/orders.csv: 37 rows\n- data/products.csv: 9 rows\n- data/suppliers.csv: 5 rows\n\nLargest: data/archive/orders-2022.csv\nOrders in total: 133\n";
@@ -71,18 +73,12 @@ fn reins(r: &Ran) -> Vec<(Value, Value)> {
 
 /// The first prompt's message with the result of Rein's call.
 fn shown_message(r: &Ran) -> String {
-    user_messages(&r.model.requests[0])
-        .into_iter()
-        .find(|m| m.contains("Result of Rein's folder_stats call"))
-        .unwrap_or_else(|| panic!("no result of Rein's call in {}", r.model.prompt(0)))
+    r.first_message_with(FOLDER_STATS_LABEL)
 }
 
 /// The result of Rein's call as the first prompt shows it, parsed.
 fn shown_result(r: &Ran) -> Value {
-    let message = shown_message(r);
-    let start = message.find('{').unwrap();
-    let mut de = serde_json::Deserializer::from_str(&message[start..]).into_iter::<Value>();
-    de.next().unwrap().unwrap()
+    first_json(&shown_message(r))
 }
 
 fn listed<'v>(result: &'v Value, path: &str) -> &'v Value {

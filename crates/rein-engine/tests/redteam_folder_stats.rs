@@ -15,15 +15,14 @@ mod gate_support;
 use gate_support::GateEnv;
 use rein_engine::agent::Levers;
 use rein_engine::checks::{judge_agrees, Aggregate, CheckSpec, Computed, DirWorld};
-use rein_engine::gate::{AllowAll, Approver, CallExecutor, DenyAll, Gate, GateConfig, NoApprover};
+use rein_engine::gate::{AllowAll, Approver, DenyAll, NoApprover};
 use rein_engine::policy::{Policy, PolicyAction};
 use rein_protocol::{GateOutcome, ToolCall};
 use rein_workspace::desk::{Visibility, FOLDER_STATS_MAX_LISTED};
-use rein_workspace::Workspace;
 use serde_json::{json, Value};
 use support::{
-    check_facts, desk_policy, finish_line, journal_events, line, user_messages, verdict_ids,
-    Harness, Ran,
+    check_facts, desk_policy, finish_line, first_json, journal_events, line, user_messages,
+    verdict_ids, Harness, Ran, FOLDER_STATS_LABEL,
 };
 
 fn run_with(
@@ -74,29 +73,15 @@ fn run_with_extra(
 /// The message of the first prompt that holds the result of Rein's call, without the
 /// progress note after it (which names the mission's inputs whatever the policy).
 fn shown_message(r: &Ran) -> String {
-    let m = user_messages(&r.model.requests[0])
-        .into_iter()
-        .find(|m| m.contains("Result of Rein's folder_stats call"))
-        .unwrap_or_else(|| panic!("no result of Rein's call in {}", r.model.prompt(0)));
+    let m = r.first_message_with(FOLDER_STATS_LABEL);
     match m.find("\nProgress: ") {
         Some(i) => m[..i].to_string(),
         None => m,
     }
 }
 
-/// The first JSON object of `message`, parsed.
-fn json_in(message: &str) -> Value {
-    let start = message
-        .find('{')
-        .unwrap_or_else(|| panic!("no result in {message}"));
-    let mut de = serde_json::Deserializer::from_str(&message[start..]).into_iter::<Value>();
-    de.next()
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}: {message}"))
-}
-
 fn shown_result(r: &Ran) -> Value {
-    json_in(&shown_message(r))
+    first_json(&shown_message(r))
 }
 
 fn entry<'v>(result: &'v Value, path: &str) -> Option<&'v Value> {
@@ -359,7 +344,7 @@ fn the_model_s_own_call_withholds_what_the_judge_counts_otherwise() {
         .into_iter()
         .find(|m| m.contains("Result of step 1 (folder_stats)"))
         .unwrap_or_else(|| panic!("{}", r.model.prompt(1)));
-    let result = json_in(&message);
+    let result = first_json(&message);
     assert_eq!(result["files"], 1, "{result}");
     let customers = entry(&result, "data/customers.csv").unwrap();
     assert!(customers.get("rows").is_none(), "{customers}");
@@ -440,7 +425,7 @@ fn what_a_policy_keeps_from_read_file_changes_nothing_the_model_sees() {
         }
         let ran = rein_workspace_ran(&r);
         if ran {
-            let result = json_in(&base);
+            let result = first_json(&base);
             for e in result["list"].as_array().unwrap() {
                 let path = e["path"].as_str().unwrap();
                 let readable =
@@ -478,7 +463,7 @@ fn under_ask_rules_a_refusing_approver_leaks_nothing() {
         None,
     );
     assert!(rein_workspace_ran(&r), "{message}");
-    let result = json_in(&message);
+    let result = first_json(&message);
     let customers = entry(&result, "data/customers.csv").unwrap();
     assert_eq!(customers["skipped_by_policy"], true, "{customers}");
     assert!(customers.get("bytes").is_none(), "{customers}");
@@ -640,21 +625,13 @@ fn a_recorded_count_is_not_replayed_under_a_policy_that_narrows_it() {
         ("box/open.txt", "one\n"),
         ("box/secret.txt", "hunter2\nline two\n"),
     ]);
-    let ws = Workspace::open(&env.root).unwrap();
     let submit = |policy: &str, id: &str| {
-        let mut gate = Gate::new(GateConfig::desk(
-            &env.registry,
-            &ws,
-            &env.journal,
-            env.policy(policy),
-            None,
-        ));
         let call = ToolCall {
             id: id.into(),
             tool: "folder_stats".into(),
             arguments: json!({"path": "box"}),
         };
-        gate.submit(&call, &mut NoApprover)
+        env.submit_call(env.policy(policy), &call, &mut NoApprover)
     };
     let first = submit("", "c1");
     assert_eq!(first.outcome, GateOutcome::Executed);
@@ -704,7 +681,7 @@ fn tsv_and_json_lines_rows_are_the_judge_s_or_withheld() {
                     "id": format!("rows-{p}"),
                     "kind": "numeric_consistency",
                     "path": "out/tables.md",
-                    "stated": {"regex": format!("(?im)^\\s*{}\\s*:\\s*(.*?)\\s*$", regex_escape(p))},
+                    "stated": {"regex": format!("(?im)^\\s*{}\\s*:\\s*(.*?)\\s*$", regex::escape(p))},
                     "expected": {"from": "csv", "path": p, "op": "count"},
                     "tolerance": 0
                 }));
@@ -723,18 +700,6 @@ fn tsv_and_json_lines_rows_are_the_judge_s_or_withheld() {
     // The tool counts three events; the judge, reading a header line, two.
     let events = entry(&shown, "data/events.jsonl").unwrap();
     assert!(events.get("rows").is_none(), "{events}");
-}
-
-fn regex_escape(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_ascii_alphanumeric() || c == '/' {
-                vec![c]
-            } else {
-                vec!['\\', c]
-            }
-        })
-        .collect()
 }
 
 /// A check that counts a file's lines matching a pattern (its ERROR lines) applies the lever

@@ -678,6 +678,15 @@ impl Ran {
         }
     }
 
+    /// The first prompt's user message that holds `label` (the result of a call Rein made
+    /// before the first step).
+    pub fn first_message_with(&self, label: &str) -> String {
+        user_messages(&self.model.requests[0])
+            .into_iter()
+            .find(|m| m.contains(label))
+            .unwrap_or_else(|| panic!("no `{label}` in {}", self.model.prompt(0)))
+    }
+
     /// [`Ran::of`] with `levers` and one attempt.
     pub fn one_attempt(
         h: Harness,
@@ -967,4 +976,19 @@ pub fn drop_tools(mission: &mut serde_json::Value, dropped: &[&str]) {
         .cloned()
         .collect();
     mission["tools"] = serde_json::json!(tools);
+}
+
+/// How the first prompt labels the result of Rein's `folder_stats` call (lever `folder-stats`).
+pub const FOLDER_STATS_LABEL: &str = "Result of Rein's folder_stats call";
+
+/// The first JSON object of `message`, parsed.
+pub fn first_json(message: &str) -> serde_json::Value {
+    let start = message
+        .find('{')
+        .unwrap_or_else(|| panic!("no result in {message}"));
+    let mut de =
+        serde_json::Deserializer::from_str(&message[start..]).into_iter::<serde_json::Value>();
+    de.next()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}: {message}"))
 }

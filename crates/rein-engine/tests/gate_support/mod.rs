@@ -64,6 +64,16 @@ impl GateEnv {
         arguments: Value,
         approver: &mut dyn Approver,
     ) -> GateReport {
+        self.submit_call(policy, &GateEnv::call(tool, arguments), approver)
+    }
+
+    /// `call` (its id as given: a replay test repeats one) through a fresh gate with `policy`.
+    pub fn submit_call(
+        &self,
+        policy: Policy,
+        call: &ToolCall,
+        approver: &mut dyn Approver,
+    ) -> GateReport {
         let ws = Workspace::open(&self.root).unwrap();
         let mut gate = Gate::new(GateConfig::desk(
             &self.registry,
@@ -72,7 +82,7 @@ impl GateEnv {
             policy,
             None,
         ));
-        gate.submit(&GateEnv::call(tool, arguments), approver)
+        gate.submit(call, approver)
     }
 }
 

@@ -67,7 +67,7 @@ impl Tool for FolderStats {
             .map_err(super::file_error)?;
         let policy = path_filter(ctx);
         let mut hidden = 0usize;
-        let mut counts = Counts::default();
+        let mut files = Vec::new();
         let mut budget = FOLDER_STATS_MAX_READ_BYTES;
         for entry in &walk.files {
             let visibility = policy.visible(&entry.path);
@@ -96,9 +96,9 @@ impl Tool for FolderStats {
                     }
                 }
             }
-            counts.add(file);
+            files.push(file);
         }
-        let (mut out, capped) = counts.into_json(&start, pattern);
+        let (mut out, capped) = summary(&files, &start, pattern);
         let mut notes = Vec::new();
         if walk.truncated {
             notes.push(format!(
@@ -245,123 +245,115 @@ impl FileFacts {
     }
 }
 
-#[derive(Debug, Default)]
-struct Counts {
-    files: Vec<FileFacts>,
-}
-
-impl Counts {
-    fn add(&mut self, file: FileFacts) {
-        self.files.push(file);
+/// The result over `files`, and the keys whose paths were cut at a cap.
+fn summary(
+    files: &[FileFacts],
+    start: &RelPath,
+    pattern: Option<&str>,
+) -> (Value, Vec<&'static str>) {
+    let mut folders: BTreeMap<&str, (usize, BTreeMap<&str, usize>)> = BTreeMap::new();
+    let mut extensions: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in files {
+        let folder = folders.entry(&f.folder).or_default();
+        folder.0 += 1;
+        *folder.1.entry(&f.extension).or_default() += 1;
+        *extensions.entry(&f.extension).or_default() += 1;
     }
-
-    /// The result, and the keys whose paths were cut at a cap.
-    fn into_json(self, start: &RelPath, pattern: Option<&str>) -> (Value, Vec<&'static str>) {
-        let files = &self.files;
-        let mut folders: BTreeMap<&str, (usize, BTreeMap<&str, usize>)> = BTreeMap::new();
-        let mut extensions: BTreeMap<&str, usize> = BTreeMap::new();
-        for f in files {
-            let folder = folders.entry(&f.folder).or_default();
-            folder.0 += 1;
-            *folder.1.entry(&f.extension).or_default() += 1;
-            *extensions.entry(&f.extension).or_default() += 1;
-        }
-        let top = folders.values().map(|(n, _)| *n).max().unwrap_or(0);
-        let most_files: Vec<String> = folders
-            .iter()
-            .filter(|(_, (n, _))| *n == top)
-            .map(|(name, _)| name.to_string())
-            .collect();
-        let folders_of = folders.len();
-        let folders: Map<String, Value> = folders
-            .into_iter()
-            .take(FOLDER_STATS_MAX_LISTED)
-            .map(|(name, (n, by_ext))| {
-                (
-                    name.to_string(),
-                    json!({ "files": n, "extensions": by_ext }),
-                )
-            })
-            .collect();
-        let mut out = json!({
-            "path": start.to_string(),
-            "files": files.len(),
-            "folders": folders,
-            "extensions": extensions,
-            "list": files.iter().take(FOLDER_STATS_MAX_LISTED).map(FileFacts::to_json).collect::<Vec<_>>(),
-        });
-        let mut capped = Vec::new();
-        if folders_of > FOLDER_STATS_MAX_LISTED {
-            out["folders_of"] = json!(folders_of);
-            capped.push("folders");
-        }
-        if !files.is_empty() {
-            name_paths(&mut out, "most_files", most_files, &mut capped);
-        }
-        if let Some(p) = pattern {
-            out["pattern"] = json!(p);
-        }
-        if files.len() > FOLDER_STATS_MAX_LISTED {
-            out["listed_of"] = json!(files.len());
-        }
-        let with_lines: Vec<(&FileFacts, usize)> =
-            files.iter().filter_map(|f| Some((f, f.lines?))).collect();
-        if !with_lines.is_empty() {
-            out["total_lines"] = json!(with_lines.iter().map(|(_, n)| n).sum::<usize>());
-            name_paths(&mut out, "most_lines", most(&with_lines), &mut capped);
-        }
-        let with_rows: Vec<(&FileFacts, usize)> =
-            files.iter().filter_map(|f| Some((f, f.rows?))).collect();
-        if !with_rows.is_empty() {
-            out["total_rows"] = json!(with_rows.iter().map(|(_, n)| n).sum::<usize>());
-            name_paths(&mut out, "most_rows", most(&with_rows), &mut capped);
-        }
-        let depths: Vec<(&FileFacts, usize)> = files.iter().map(|f| (f, f.depth)).collect();
-        if !depths.is_empty() {
-            name_paths(&mut out, "deepest", most(&depths), &mut capped);
-        }
-        let empty: Vec<String> = files
-            .iter()
-            .filter(|f| f.bytes == Some(0))
-            .map(|f| f.path.clone())
-            .collect();
-        name_paths(&mut out, "empty", empty, &mut capped);
-        let groups = same_content(files);
-        let in_groups: usize = groups.iter().map(Vec::len).sum();
-        let mut room = FOLDER_STATS_MAX_NAMED;
-        let shown: Vec<Vec<String>> = groups
-            .into_iter()
-            .map_while(|g| {
-                (room > 0).then(|| {
-                    let take = g.len().min(room);
-                    room -= take;
-                    g.into_iter().take(take).collect()
-                })
-            })
-            .collect();
-        out["same_content"] = json!(shown);
-        if in_groups > FOLDER_STATS_MAX_NAMED {
-            out["same_content_files_of"] = json!(in_groups);
-            capped.push("same_content");
-        }
-        let unread = files.iter().filter(|f| f.unread).count();
-        if unread > 0 {
-            out["unread"] = json!(unread);
-        }
-        // Read, and no lines: `wc -l` would count them, the totals do not.
-        let not_text = files
-            .iter()
-            .filter(|f| f.sha256.is_some() && f.lines.is_none())
-            .count();
-        if not_text > 0 {
-            out["not_text"] = json!(not_text);
-        }
-        let skipped = files.iter().filter(|f| f.skipped).count();
-        if skipped > 0 {
-            out["skipped_by_policy"] = json!(skipped);
-        }
-        (out, capped)
+    let top = folders.values().map(|(n, _)| *n).max().unwrap_or(0);
+    let most_files: Vec<String> = folders
+        .iter()
+        .filter(|(_, (n, _))| *n == top)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let folders_of = folders.len();
+    let folders: Map<String, Value> = folders
+        .into_iter()
+        .take(FOLDER_STATS_MAX_LISTED)
+        .map(|(name, (n, by_ext))| {
+            (
+                name.to_string(),
+                json!({ "files": n, "extensions": by_ext }),
+            )
+        })
+        .collect();
+    let mut out = json!({
+        "path": start.to_string(),
+        "files": files.len(),
+        "folders": folders,
+        "extensions": extensions,
+        "list": files.iter().take(FOLDER_STATS_MAX_LISTED).map(FileFacts::to_json).collect::<Vec<_>>(),
+    });
+    let mut capped = Vec::new();
+    if folders_of > FOLDER_STATS_MAX_LISTED {
+        out["folders_of"] = json!(folders_of);
+        capped.push("folders");
     }
+    if !files.is_empty() {
+        name_paths(&mut out, "most_files", most_files, &mut capped);
+    }
+    if let Some(p) = pattern {
+        out["pattern"] = json!(p);
+    }
+    if files.len() > FOLDER_STATS_MAX_LISTED {
+        out["listed_of"] = json!(files.len());
+    }
+    let with_lines: Vec<(&FileFacts, usize)> =
+        files.iter().filter_map(|f| Some((f, f.lines?))).collect();
+    if !with_lines.is_empty() {
+        out["total_lines"] = json!(with_lines.iter().map(|(_, n)| n).sum::<usize>());
+        name_paths(&mut out, "most_lines", most(&with_lines), &mut capped);
+    }
+    let with_rows: Vec<(&FileFacts, usize)> =
+        files.iter().filter_map(|f| Some((f, f.rows?))).collect();
+    if !with_rows.is_empty() {
+        out["total_rows"] = json!(with_rows.iter().map(|(_, n)| n).sum::<usize>());
+        name_paths(&mut out, "most_rows", most(&with_rows), &mut capped);
+    }
+    let depths: Vec<(&FileFacts, usize)> = files.iter().map(|f| (f, f.depth)).collect();
+    if !depths.is_empty() {
+        name_paths(&mut out, "deepest", most(&depths), &mut capped);
+    }
+    let empty: Vec<String> = files
+        .iter()
+        .filter(|f| f.bytes == Some(0))
+        .map(|f| f.path.clone())
+        .collect();
+    name_paths(&mut out, "empty", empty, &mut capped);
+    let groups = same_content(files);
+    let in_groups: usize = groups.iter().map(Vec::len).sum();
+    let mut room = FOLDER_STATS_MAX_NAMED;
+    let shown: Vec<Vec<String>> = groups
+        .into_iter()
+        .map_while(|g| {
+            (room > 0).then(|| {
+                let take = g.len().min(room);
+                room -= take;
+                g.into_iter().take(take).collect()
+            })
+        })
+        .collect();
+    out["same_content"] = json!(shown);
+    if in_groups > FOLDER_STATS_MAX_NAMED {
+        out["same_content_files_of"] = json!(in_groups);
+        capped.push("same_content");
+    }
+    let unread = files.iter().filter(|f| f.unread).count();
+    if unread > 0 {
+        out["unread"] = json!(unread);
+    }
+    // Read, and no lines: `wc -l` would count them, the totals do not.
+    let not_text = files
+        .iter()
+        .filter(|f| f.sha256.is_some() && f.lines.is_none())
+        .count();
+    if not_text > 0 {
+        out["not_text"] = json!(not_text);
+    }
+    let skipped = files.iter().filter(|f| f.skipped).count();
+    if skipped > 0 {
+        out["skipped_by_policy"] = json!(skipped);
+    }
+    (out, capped)
 }
 
 /// Sets `key` to `paths`, at most [`FOLDER_STATS_MAX_NAMED`] of them; past the cap `<key>_of`
