@@ -14,7 +14,8 @@ use rein_engine::gate::{AllowAll, Approver};
 use rein_engine::policy::Policy;
 use serde_json::{json, Value};
 use support::{
-    desk_policy, finish_line, first_json, journal_events, line, Harness, Ran, FOLDER_STATS_LABEL,
+    desk_policy, finish_line, first_json, journal_events, line, user_messages, Harness, Ran,
+    FOLDER_STATS_LABEL,
 };
 
 const TABLES: &str = "out/tables.md";
@@ -342,4 +343,74 @@ fn with_read_cited_a_table_written_before_its_tables_are_read_is_held() {
         "{}",
         written.out.reason()
     );
+}
+
+#[test]
+fn a_total_the_task_adds_up_only_part_of_is_withheld_with_a_word_on_adding() {
+    // `Orders in total` adds up three of the six tables: the 1.5B copied the rows of all six
+    // (161) for it. The rows of each table and the largest stay.
+    let r = run_on("explore-csv-rows", &tables_answer(true), true);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    let shown = shown_result(&r);
+    assert!(shown.get("total_rows").is_none(), "{shown}");
+    assert!(shown.get("total_lines").is_none(), "{shown}");
+    assert_eq!(shown["most_rows"], json!(["data/archive/orders-2022.csv"]));
+    assert_eq!(listed(&shown, "data/orders.csv")["rows"], 37);
+    let said = shown["withheld"].as_str().unwrap();
+    assert!(said.contains("adds up only some"), "{said}");
+    assert!(said.contains("calculate"), "{said}");
+    let events = journal_events(&r.h.journal, r.out.run, "folder_stats");
+    assert_eq!(
+        events[0]["withheld_totals"],
+        json!(["total_lines", "total_rows"])
+    );
+}
+
+#[test]
+fn a_total_a_check_asks_for_whole_or_counts_of_files_do_not_withhold() {
+    // explore-log-lines asks for the sum over every log: its total stays (the test above on
+    // the logs). explore-archive-years counts letters per year, a count of files: no line of
+    // the task adds up lines, and nothing is withheld.
+    let r = run_on("explore-archive-years", &finish_line(), true);
+    let shown = shown_result(&r);
+    assert!(shown.get("total_lines").is_some(), "{shown}");
+    assert!(shown.get("withheld").is_none(), "{shown}");
+    let events = journal_events(&r.h.journal, r.out.run, "folder_stats");
+    assert_eq!(events[0]["withheld_totals"], json!([]));
+}
+
+#[test]
+fn the_counts_are_repeated_after_each_step_where_the_model_writes_from_them() {
+    // After reading the five logs the 1.5B wrote the longest log's 31 lines as the total of 96
+    // that Rein's result, by then far back in the prompt, gave.
+    let script = line("read_file", json!({"path": "logs/api.log"}))
+        + &line("read_file", json!({"path": "logs/cron.log"}))
+        + &finish_line();
+    let last_message =
+        |r: &Ran, i: usize| user_messages(&r.model.requests[i]).last().cloned().unwrap();
+    let on = run_on("explore-log-lines", &script, true);
+    for i in [1, 2] {
+        let said = last_message(&on, i);
+        let figures = said
+            .lines()
+            .find(|l| l.starts_with("Rein's counts of logs"))
+            .unwrap_or_else(|| panic!("no counts after step {i}: {said}"));
+        let repeated = first_json(figures);
+        assert_eq!(repeated["total_lines"], 96, "{figures}");
+        assert_eq!(repeated["most_lines"], json!(["logs/worker.log"]));
+        assert_eq!(repeated["folders"]["logs/nginx"]["files"], 2);
+        // The per-file list is in the first prompt only.
+        assert!(repeated.get("list").is_none(), "{figures}");
+    }
+    // What is withheld is not repeated either.
+    let tables = run_on("explore-csv-rows", &tables_answer(true), true);
+    let said = last_message(&tables, 1);
+    let figures = said
+        .lines()
+        .find(|l| l.starts_with("Rein's counts of data"))
+        .unwrap();
+    assert!(!figures.contains("total_rows\":"), "{figures}");
+    assert!(figures.contains("adds up only some"), "{figures}");
+    let off = run_on("explore-log-lines", &script, false);
+    assert!(!last_message(&off, 1).contains("Rein's counts"));
 }

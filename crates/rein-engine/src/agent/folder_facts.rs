@@ -24,6 +24,9 @@ use crate::mission::FrozenContract;
 /// The tool this lever offers and calls.
 pub const FOLDER_STATS: &str = "folder_stats";
 
+/// Match-count patterns that match once at the start of each file: such a check counts files.
+const FILE_START: &[&str] = &["\\A", "^", "\\A(?s:.)"];
+
 /// Line-count patterns that match every line, so a check with one counts what `lines` says.
 const EVERY_LINE: &[&str] = &["^", "", "(?m)^", ".*", "^.*", "(?m)^.*"];
 
@@ -52,7 +55,7 @@ fn counts_inputs(spec: &CheckSpec) -> bool {
     };
     match expected {
         Computed::Matches { pattern, op, .. } => {
-            *op == Aggregate::Count && matches!(pattern.as_str(), "\\A" | "^" | "\\A(?s:.)")
+            *op == Aggregate::Count && FILE_START.contains(&pattern.as_str())
         }
         Computed::Lines { .. } => true,
         Computed::Csv { op, filter, .. } => *op == Aggregate::Count && filter.is_none(),
@@ -66,7 +69,8 @@ pub struct Withheld {
     /// Files whose `rows` or `lines` a check counts otherwise: taken out, or, past the listing
     /// cap, not listed but feeding the totals and largest (taken out with them).
     pub paths: Vec<String>,
-    /// Totals a check that counts over the files they add up would reject.
+    /// Totals a check that counts over the files they add up would reject, or that no check
+    /// asks for where one adds up some of those files ([`sums_some_of`]).
     pub totals: Vec<&'static str>,
 }
 
@@ -149,13 +153,16 @@ const TOTALS: [(&str, &str, &str); 2] = [
 /// asks for the sum of the logs' lines and counts their non-empty ones; a log that is not UTF-8
 /// has no `lines` and is in no total), and the total is the figure a model copies for it. The
 /// largest goes with it when a file of the check has no figure of its own (it may be the
-/// largest). Nothing of the judge's value is said. Returns the totals taken out.
+/// largest). Nothing of the judge's value is said. A total is also taken out where a check
+/// adds up only some of its files ([`sums_some_of`]), with a word on adding them. Returns the
+/// totals taken out.
 fn withhold_totals(
     contract: &FrozenContract,
     world: &dyn World,
     result: &mut Value,
 ) -> Vec<&'static str> {
     let mut cut = Vec::new();
+    let mut part_sums = Vec::new();
     // Past the listing cap the files a total adds up are not all named.
     if result.get("listed_of").is_some() {
         return cut;
@@ -200,24 +207,105 @@ fn withhold_totals(
             (covers && readable && !judge_agrees(contract, world, &check.spec, &figure))
                 .then_some(paths)
         });
-        let Some(paths) = disputed else {
-            continue;
-        };
-        let some_unfigured = paths.iter().any(|p| !added.iter().any(|a| a == p));
-        remove_keys(result, &[total]);
-        if some_unfigured {
-            remove_keys(result, &[most]);
+        if let Some(paths) = disputed {
+            let some_unfigured = paths.iter().any(|p| !added.iter().any(|a| a == p));
+            remove_keys(result, &[total]);
+            if some_unfigured {
+                remove_keys(result, &[most]);
+            }
+            cut.push(total);
+        } else if sums_some_of(contract, &added) {
+            remove_keys(result, &[total]);
+            part_sums.push(total);
         }
-        cut.push(total);
     }
+    let mut said = Vec::new();
     if !cut.is_empty() {
-        let said = format!(
+        said.push(format!(
             "{}: a check of the task counts these files otherwise; count it yourself",
             cut.join(", ")
-        );
-        put_with_figures(result, "withheld", json!(said));
+        ));
     }
+    if !part_sums.is_empty() {
+        said.push(format!(
+            "{}: the task adds up only some of these files; add their figures from the list with calculate",
+            part_sums.join(", ")
+        ));
+    }
+    if !said.is_empty() {
+        put_with_figures(result, "withheld", json!(said.join("; ")));
+    }
+    cut.extend(part_sums);
     cut
+}
+
+/// Whether a check of the contract adds up the lines or rows of some, not all, of the files `added`
+/// (explore-csv-rows: the orders tables of six) while none counts over all of them: the total
+/// of them all is then a figure no line of the task asks for, and the 1.5B copied it for the
+/// sum of the three. Said from the checks' paths alone, never from their values.
+fn sums_some_of(contract: &FrozenContract, added: &[String]) -> bool {
+    let count_paths = contract.mission.checks.iter().filter_map(|check| {
+        let CheckSpec::NumericConsistency {
+            expected:
+                Computed::Matches {
+                    paths,
+                    pattern,
+                    op: Aggregate::Count,
+                    ..
+                },
+            ..
+        } = &check.spec
+        else {
+            return None;
+        };
+        // A count of files is not a sum of lines or rows.
+        if FILE_START.contains(&pattern.as_str()) {
+            return None;
+        }
+        Some(
+            paths
+                .iter()
+                .map(|p| p.trim_start_matches("./"))
+                .collect::<Vec<_>>(),
+        )
+    });
+    let mut some = false;
+    for paths in count_paths {
+        let within = paths.iter().all(|p| added.iter().any(|a| a == p));
+        if added.iter().all(|a| paths.contains(&a.as_str())) {
+            return false;
+        }
+        some |= within && paths.len() >= 2;
+    }
+    some
+}
+
+/// Most characters of the figures [`restated_figures`] repeats after each step.
+const RESTATED_MAX_CHARS: usize = 900;
+
+/// The figures of the `folder_stats` result Rein showed (after [`withhold_disputed`]), in one
+/// line to repeat after each step's result: everything but the per-file list, the folders too
+/// where the line stays under [`RESTATED_MAX_CHARS`]; `None` where even without them it would
+/// not. The 1.5B wrote the right `Total lines: 96` while the result was the last thing it had
+/// read, and `Total lines: 31` (the longest log's) after reading the five logs (explore-log-lines).
+pub fn restated_figures(result: &Value) -> Option<String> {
+    let o = result.as_object()?;
+    let path = o.get("path")?.as_str()?;
+    let line = |skip: &[&str]| {
+        let kept: serde_json::Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Value::Object(kept).to_string()
+    };
+    let skip = ["path", "truncated", "list"];
+    [line(&skip), line(&[&skip[..], &["folders"]].concat())]
+        .into_iter()
+        .find(|l| l.chars().count() <= RESTATED_MAX_CHARS)
+        .map(|figures| {
+            format!("Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}")
+        })
 }
 
 /// Takes `keys` out of an object, keeping the order of the rest (`Map::remove` moves the last
@@ -250,4 +338,36 @@ fn put_with_figures(result: &mut Value, key: &str, value: Value) {
         out.insert(key.to_string(), value);
     }
     *o = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result_with_folders(folders: usize) -> Value {
+        let folders: serde_json::Map<String, Value> = (0..folders)
+            .map(|i| (format!("f/sub{i:03}"), json!({"files": 1})))
+            .collect();
+        json!({"path": "f", "files": folders.len(), "truncated": false, "total_lines": 7,
+               "folders": folders, "list": [{"path": "f/a", "lines": 7}]})
+    }
+
+    #[test]
+    fn the_restated_figures_leave_out_the_list_and_past_the_cap_the_folders() {
+        let small = restated_figures(&result_with_folders(3)).unwrap();
+        assert!(small.starts_with("Rein's counts of f "), "{small}");
+        assert!(small.contains("\"total_lines\":7"), "{small}");
+        assert!(small.contains("f/sub002"), "{small}");
+        assert!(!small.contains("\"list\""), "{small}");
+        assert!(!small.contains("truncated"), "{small}");
+        let big = restated_figures(&result_with_folders(60)).unwrap();
+        assert!(big.contains("\"total_lines\":7"), "{big}");
+        assert!(!big.contains("folders"), "{big}");
+        let mut huge = result_with_folders(0);
+        huge["extensions"] = json!((0..200)
+            .map(|i| (format!("x{i}"), json!(1)))
+            .collect::<serde_json::Map<_, _>>());
+        assert_eq!(restated_figures(&huge), None);
+        assert_eq!(restated_figures(&json!({"files": 1})), None);
+    }
 }

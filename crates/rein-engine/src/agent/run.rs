@@ -255,6 +255,9 @@ struct State {
     /// The `column_totals` the model was given for each table it read (lever `table-facts`),
     /// latest per path: a monotone retry starts a fresh transcript and repeats them.
     table_facts: Vec<(String, Value)>,
+    /// The figures of Rein's `folder_stats` call, repeated after each step's result (lever
+    /// `folder-stats`).
+    folder_figures: Option<String>,
     /// Whether the last reply was cut off at the reply cap (lever `short-after-cut`).
     last_reply_cut: bool,
     /// The deliverable a failed verdict judged, when every check it failed is settled by
@@ -777,6 +780,7 @@ impl<'a> Agent<'a> {
             attempt_changes: Vec::new(),
             started: Instant::now(),
             table_facts: Vec::new(),
+            folder_figures: None,
             last_reply_cut: false,
             failed_as_is: None,
             held: Vec::new(),

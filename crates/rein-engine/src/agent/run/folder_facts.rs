@@ -2,7 +2,9 @@
 //! [`crate::agent::folder_facts`]).
 
 use super::*;
-use crate::agent::folder_facts::{folder_facts_plan, withhold_disputed, FOLDER_STATS};
+use crate::agent::folder_facts::{
+    folder_facts_plan, restated_figures, withhold_disputed, FOLDER_STATS,
+};
 use crate::agent::prompt::labelled_result;
 
 /// The thought the journal shows for the call Rein made for the model.
@@ -27,7 +29,7 @@ impl<'a> Agent<'a> {
 
     /// Lever `folder-stats`: Rein's `folder_stats` call on the folder the inputs share, through
     /// the gate, as turns for the transcript's head, each figure a check counts otherwise
-    /// withheld.
+    /// withheld; its figures are kept to repeat after each step ([`restated_figures`]).
     pub(super) fn folder_stats_calls(
         &mut self,
         st: &mut State,
@@ -48,7 +50,9 @@ impl<'a> Agent<'a> {
         let origin = (FOLDER_STATS_THOUGHT, Lever::FolderStats);
         let mut report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
         let withheld = if report.outcome.ran() {
-            withhold_disputed(self.env.contract, self.env.world, &mut report.result)
+            let withheld = withhold_disputed(self.env.contract, self.env.world, &mut report.result);
+            st.folder_figures = restated_figures(&report.result);
+            withheld
         } else {
             Default::default()
         };

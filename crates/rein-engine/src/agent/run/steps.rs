@@ -536,6 +536,10 @@ impl<'a> Agent<'a> {
                 held_for_review,
             ));
         }
+        if let Some(figures) = &st.folder_figures {
+            feedback.push('\n');
+            feedback.push_str(figures);
+        }
         if self.options.levers.checklist {
             feedback.push('\n');
             feedback.push_str(&checklist_note(
