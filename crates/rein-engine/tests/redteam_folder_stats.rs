@@ -292,8 +292,10 @@ fn a_disputed_file_past_the_listing_cap_withholds_its_totals_too() {
         withheld.contains(&json!("data/customers.csv")),
         "{events:?}"
     );
-    // The counts that do not depend on the rows are still shown.
-    assert!(message.contains("\"total_lines\""), "{message}");
+    // The counts that do not depend on the rows are still shown (`total_lines` is not:
+    // `Orders in total` adds up three tables).
+    assert!(message.contains("\"files\":"), "{message}");
+    assert!(message.contains("\"extensions\""), "{message}");
 }
 
 /// With many files the per-file list is what the model is shown clipped (at 6,000 characters):
@@ -317,8 +319,9 @@ fn the_counts_and_the_notes_come_before_the_per_file_list() {
     );
     // (`deepest`, `empty` and `same_content` name every file they hold, so a long `deepest`
     // still pushes the later ones out: see the workspace crate's red team.)
+    // The totals are withheld (`Orders in total` adds up three tables), their note shown.
     for key in [
-        "\"total_rows\"",
+        "work that figure out yourself",
         "\"most_rows\"",
         "\"truncated\":true",
         "Only the first 100",
@@ -743,4 +746,460 @@ fn a_file_s_lines_are_not_shown_where_its_check_counts_some_of_them() {
     assert!(api.get("lines").is_none(), "{api}");
     assert!(api["withheld"].as_str().is_some(), "{api}");
     assert!(shown.get("total_lines").is_none(), "{shown}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Red team of 286d0eb: a total the task adds up only part of is withheld (`sums_some_of`), and
+// Rein's figures are repeated after each step's result (`restated_figures`).
+// ---------------------------------------------------------------------------------------------
+
+/// One step before finish, so the first step's result (and the line repeated after it) is read.
+fn one_step() -> String {
+    line("list_dir", json!({"path": "data"})) + &finish_line()
+}
+
+/// The "Rein's counts of" line after step `i`'s result, if any.
+fn restated_after(r: &Ran, i: usize) -> Option<String> {
+    let said = user_messages(&r.model.requests[i]).last().cloned().unwrap();
+    said.lines()
+        .find(|l| l.starts_with("Rein's counts of"))
+        .map(str::to_string)
+}
+
+/// The restated figures repeat only what the first prompt showed: every key they hold is in
+/// the shown result (read as text: a long one is clipped) with the same value, and nothing of
+/// the per-file list. `None` where no line is repeated (too long).
+fn assert_restated_within_shown(r: &Ran) -> Option<Value> {
+    let message = shown_message(r);
+    let line = restated_after(r, 1)?;
+    let repeated = first_json(&line);
+    for (k, v) in repeated.as_object().unwrap() {
+        let pair = format!("{}:{v}", json!(k));
+        assert!(
+            message.contains(&pair),
+            "{pair} repeated, not shown so: {line}\nshown: {message}"
+        );
+    }
+    for key in ["list", "path", "truncated"] {
+        assert!(repeated.get(key).is_none(), "{key}: {line}");
+    }
+    Some(repeated)
+}
+
+fn orders_total_paths(m: &mut Value, paths: Value) {
+    let c = m["checks"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["id"] == "orders-total")
+        .unwrap();
+    c["expected"]["paths"] = paths;
+}
+
+/// Claim (a): in every case where something is withheld (a file's rows the judge counts
+/// otherwise, a total over logs with a blank line, a log that is not UTF-8, a disputed table
+/// past the listing cap, a part-sum total), the line repeated after each step holds no key or
+/// value the first prompt did not show, hence no withheld total or file figure.
+#[test]
+fn the_restated_line_never_holds_what_the_shown_result_withheld() {
+    let extra: Vec<(String, String)> = (0..FOLDER_STATS_MAX_LISTED)
+        .map(|i| (format!("data/a-extra/t{i:03}.csv"), "id\n1\n".to_string()))
+        .collect();
+    type Edit = Box<dyn Fn(&std::path::Path)>;
+    let cases: Vec<(&str, &str, Edit, bool)> = vec![
+        ("explore-csv-rows", "plain", Box::new(|_| {}), false),
+        (
+            "explore-csv-rows",
+            "disputed customers",
+            Box::new(|d| append(d, "data/customers.csv", b",,,\n")),
+            false,
+        ),
+        (
+            "explore-csv-rows",
+            "disputed past the cap",
+            Box::new(|d| append(d, "data/customers.csv", b",,,\n")),
+            true,
+        ),
+        (
+            "explore-log-lines",
+            "blank line",
+            Box::new(|d| append(d, "logs/api.log", b"\n")),
+            false,
+        ),
+        (
+            "explore-log-lines",
+            "not UTF-8",
+            Box::new(|d| append(d, "logs/cron.log", b"caf\xe9 run\n")),
+            false,
+        ),
+    ];
+    for (task, what, edit, past_cap) in cases {
+        let h = Harness::desk_suite_edited(task, |d| edit(d), |_| {});
+        if past_cap {
+            for (rel, text) in &extra {
+                let p = h.workspace.join(rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, text).unwrap();
+            }
+        }
+        let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+        let message = shown_message(&r);
+        let Some(repeated) = assert_restated_within_shown(&r) else {
+            println!("{task} / {what}: no line repeated");
+            continue;
+        };
+        println!("{task} / {what}: {repeated}");
+        for total in ["total_rows", "total_lines", "most_rows", "most_lines"] {
+            if !message.contains(&format!("\"{total}\"")) {
+                assert!(repeated.get(total).is_none(), "{what}: {total}: {repeated}");
+            }
+        }
+        for e in ["data/customers.csv", "logs/api.log", "logs/cron.log"] {
+            assert!(
+                !repeated.to_string().contains(&format!("\"{e}\":")),
+                "{what}: {repeated}"
+            );
+        }
+        if !past_cap {
+            assert_judge_accepts_every_figure(&r, &shown_result(&r));
+        }
+    }
+}
+
+/// Claim (a), behaviour 1 past the listing cap: explore-csv-rows with 100 more one-row
+/// tables. `Orders in total` still adds up 3 of the tables and no check counts over all of
+/// them, yet `withhold_totals` returns before `sums_some_of` once `listed_of` is set:
+/// `total_rows` (all 106 tables) and `total_lines` are shown, "copy its numbers", and repeated
+/// after each step where the line fits, the figure the commit withholds below the cap.
+#[test]
+fn past_the_listing_cap_a_total_the_task_adds_up_only_part_of_is_still_shown() {
+    let extra: Vec<(String, String)> = (0..FOLDER_STATS_MAX_LISTED)
+        .map(|i| (format!("data/zz-extra/t{i:03}.csv"), format!("id\n{i}\n")))
+        .collect();
+    let r = run_with_extra_script("explore-csv-rows", &extra, &one_step());
+    let message = shown_message(&r);
+    assert!(message.contains("\"listed_of\""), "{message}");
+    let line = restated_after(&r, 1).unwrap_or_default();
+    println!("repeated: {line}");
+    for total in ["\"total_rows\"", "\"total_lines\""] {
+        assert!(
+            !message.contains(total) && !line.contains(total),
+            "{total} shown past the cap while the task adds up 3 tables: {}",
+            &message[..message.find("\"folders\"").unwrap_or(message.len())]
+        );
+    }
+}
+
+fn run_with_extra_script(task: &str, extra: &[(String, String)], script: &str) -> Ran {
+    let h = Harness::desk_suite(task);
+    for (rel, text) in extra {
+        let p = h.workspace.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    run_with(h, script, &mut AllowAll, Policy::safe_default(), true)
+}
+
+/// Claim (a), behaviour 1 with a file of the part-sum that has no figure: data/archive/
+/// orders-2023.csv not UTF-8 (the judge still counts its rows, reading it lossily). The check
+/// adds up 3 tables, 2 of which the total adds up; `sums_some_of` asks that every path of the
+/// check have a figure, so `total_rows` of the 5 other tables is shown and repeated, a figure
+/// no line of the task asks for and the one the 1.5B copied for `Orders in total`.
+#[test]
+fn a_part_sum_file_that_is_not_utf8_lets_the_whole_total_through() {
+    let r = run_edited(
+        "explore-csv-rows",
+        |d| append(d, "data/archive/orders-2023.csv", b"9999,1,1.0,caf\xe9\n"),
+        &one_step(),
+    );
+    let shown = shown_result(&r);
+    assert!(entry(&shown, "data/archive/orders-2023.csv")
+        .unwrap()
+        .get("rows")
+        .is_none());
+    let line = restated_after(&r, 1).unwrap();
+    assert!(
+        shown.get("total_rows").is_none() && !line.contains("\"total_rows\""),
+        "total_rows {} shown and repeated: {line}",
+        shown["total_rows"]
+    );
+}
+
+/// Claims (a)/(c), behaviour 1 under a policy that hides one table of the part-sum
+/// (read_file deny on data/orders.csv): the decision may depend on the policy and the check's
+/// paths alone, yet `sums_some_of` needs each path listed with a figure, so `total_rows` of the
+/// visible tables (none of the task's lines) is shown and repeated "to copy".
+#[test]
+fn a_part_sum_file_the_policy_hides_lets_the_whole_total_through() {
+    let policy =
+        "[[rule]]\ntool = \"read_file\"\naction = \"deny\"\npaths = [\"data/orders.csv\"]\n";
+    let h = Harness::desk_suite("explore-csv-rows");
+    let r = run_with(h, &one_step(), &mut AllowAll, desk_policy(policy), true);
+    let shown = shown_result(&r);
+    assert!(entry(&shown, "data/orders.csv").is_none(), "{shown}");
+    let line = restated_after(&r, 1).unwrap();
+    assert!(!line.contains("data/orders.csv"), "{line}");
+    assert!(
+        shown.get("total_rows").is_none() && !line.contains("\"total_rows\""),
+        "total_rows {} shown and repeated: {line}",
+        shown["total_rows"]
+    );
+}
+
+/// Behaviour 1's note: `sums_some_of` takes any match-count pattern, so a check counting the
+/// ` 500 ` lines of two logs (no check summing every log) withholds `total_lines`; the note
+/// told the model to "add their figures from the list with calculate", the sum of the two
+/// logs' `lines` (23 + 31 = 54), which the judge refuses (it counts 500s). It now says only
+/// that the figure is the model's to work out.
+#[test]
+fn the_part_sum_note_never_points_at_a_sum_the_judge_refuses() {
+    let h = Harness::desk_suite_mission("explore-log-lines", |m| {
+        let checks = m["checks"].as_array_mut().unwrap();
+        checks.retain(|c| c["id"] != "total-lines");
+        checks.push(json!({
+            "id": "failed-requests",
+            "kind": "numeric_consistency",
+            "path": "out/log_lines.md",
+            "stated": {"regex": "(?im)^\\s*failed\\s*:\\s*(.*?)\\s*$"},
+            "expected": {"from": "matches", "paths": ["logs/api.log", "logs/worker.log"],
+                         "pattern": " 500 ", "op": "count"},
+            "tolerance": 0
+        }));
+    });
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    let shown = shown_result(&r);
+    let said = shown["withheld"].as_str().unwrap_or_default();
+    // The total is not the count, and the note sends the model to no sum of listed figures.
+    assert!(shown.get("total_lines").is_none(), "{shown}");
+    assert!(said.contains("work that figure out yourself"), "{said}");
+    assert!(!said.contains("from the list"), "{said}");
+}
+
+/// Claims (b) and (d): the part-sum withholding is the same whether the part equals the whole
+/// (the other tables header only: 133 = 133, or all six empty: 0 = 0) or the judge's value
+/// moves (a row the orders pattern does not match): nothing of the judge's value decides it.
+#[test]
+fn the_part_sum_withholding_does_not_follow_the_judge_s_value() {
+    let base = run_edited("explore-csv-rows", |_| {}, &one_step());
+    let base_shown = shown_result(&base);
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    type Edit = Box<dyn Fn(&std::path::Path)>;
+    let header_only = |d: &std::path::Path, f: &str| {
+        let p = d.join(f);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(p, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    };
+    let variants: Vec<(&str, Edit)> = vec![
+        (
+            "part equals whole",
+            Box::new(move |d| {
+                for f in [
+                    "data/customers.csv",
+                    "data/products.csv",
+                    "data/suppliers.csv",
+                ] {
+                    header_only(d, f);
+                }
+            }),
+        ),
+        (
+            "all zero rows",
+            Box::new(move |d| {
+                for f in CSV_TASK_FILES.iter().filter(|f| f.ends_with(".csv")) {
+                    header_only(d, f);
+                }
+            }),
+        ),
+        (
+            "judge's value moves",
+            Box::new(|d| append(d, "data/orders.csv", b"77,x,y\n")),
+        ),
+    ];
+    for (what, edit) in variants {
+        let r = run_edited("explore-csv-rows", |d| edit(d), &one_step());
+        let shown = shown_result(&r);
+        assert_eq!(keys(&shown), keys(&base_shown), "{what}: {shown}");
+        assert_eq!(shown["withheld"], base_shown["withheld"], "{what}");
+        let events = journal_events(&r.h.journal, r.out.run, "folder_stats");
+        assert_eq!(
+            events[0]["withheld_totals"],
+            json!(["total_lines", "total_rows"]),
+            "{what}: {events:?}"
+        );
+        let line = assert_restated_within_shown(&r).unwrap();
+        assert!(line.get("total_rows").is_none(), "{what}: {line}");
+    }
+}
+
+/// Claim (d): odd part-sum paths. `./` spellings, a path that is no input (outside the counted
+/// folder) and an empty list are refused when the mission loads, so no contract Rein counts
+/// for holds them; a duplicated path, a part-sum over an input outside the counted folder's
+/// tables, a count over every table, and empty logs in a folder with an empty sub-folder
+/// neither panic nor repeat anything the first prompt did not show.
+#[test]
+fn odd_part_sum_paths_neither_panic_nor_misbehave() {
+    let three = [
+        "data/orders.csv",
+        "data/archive/orders-2022.csv",
+        "data/archive/orders-2023.csv",
+    ];
+    let dotted: Vec<String> = three.iter().map(|p| format!("./{p}")).collect();
+    for (what, paths) in [
+        ("./ paths", json!(dotted)),
+        ("not an input", json!(["data/orders.csv", "other/x.csv"])),
+        ("no paths", json!([])),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mdir = dir.path().join("mission");
+        support::copy_dir(
+            &support::missions_dir().join("../suites/desk/explore-csv-rows"),
+            &mdir,
+        );
+        let file = mdir.join("mission.json");
+        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        orders_total_paths(&mut m, paths);
+        std::fs::write(&file, m.to_string()).unwrap();
+        let loaded = rein_engine::mission::Mission::load(&file);
+        assert!(loaded.is_err(), "{what}: loaded");
+    }
+    let base = shown_result(&run_edited("explore-csv-rows", |_| {}, &one_step()));
+    // A duplicated path: still a sum over some of the tables.
+    let mut doubled: Vec<&str> = three.to_vec();
+    doubled.push("data/orders.csv");
+    let h = Harness::desk_suite_mission("explore-csv-rows", |m| {
+        orders_total_paths(m, json!(doubled))
+    });
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    let shown = shown_result(&r);
+    assert_eq!(shown["withheld"], base["withheld"], "{shown}");
+    assert!(assert_restated_within_shown(&r).is_some());
+    // One table counted twice (`paths.len() >= 2` counts paths, not files): observed, not
+    // asserted, the totals are withheld as "adds up only some of these files" though the check
+    // names one file (harmless: withholding shows no number).
+    let h = Harness::desk_suite_mission("explore-csv-rows", |m| {
+        orders_total_paths(m, json!(["data/orders.csv", "data/orders.csv"]))
+    });
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    println!("one table twice: withheld {}", shown_result(&r)["withheld"]);
+    assert!(assert_restated_within_shown(&r).is_some());
+    // An input outside data/ (the counted folder becomes the workspace) in the part-sum.
+    let h = Harness::desk_suite_edited(
+        "explore-csv-rows",
+        |d| {
+            std::fs::create_dir_all(d.join("other")).unwrap();
+            std::fs::write(d.join("other/x.csv"), "id,customer_id,total\n1,2,3.0\n").unwrap();
+        },
+        |m| {
+            m["inputs"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("other/x.csv"));
+            orders_total_paths(m, json!(["data/orders.csv", "other/x.csv"]));
+        },
+    );
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    let shown = shown_result(&r);
+    println!(
+        "outside data/: path {} withheld {}",
+        shown["path"], shown["withheld"]
+    );
+    assert!(assert_restated_within_shown(&r).is_some());
+    // A count over every table and the README besides the part-sum: nothing is a part-sum.
+    let h = Harness::desk_suite_mission("explore-csv-rows", |m| {
+        m["checks"].as_array_mut().unwrap().push(json!({
+            "id": "all-rows",
+            "kind": "numeric_consistency",
+            "path": "out/tables.md",
+            "stated": {"regex": "(?im)^\\s*all rows\\s*:\\s*(.*?)\\s*$"},
+            "expected": {"from": "matches", "paths": CSV_TASK_FILES, "pattern": "(?m)^\\d", "op": "count"},
+            "tolerance": 0
+        }));
+    });
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    let shown = shown_result(&r);
+    println!("count over all: withheld {}", shown["withheld"]);
+    assert!(
+        !shown["withheld"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only some"),
+        "{shown}"
+    );
+    assert!(assert_restated_within_shown(&r).is_some());
+    // Empty logs and an empty sub-folder, with a count over two of the logs.
+    let h = Harness::desk_suite_edited(
+        "explore-log-lines",
+        |d| {
+            for f in ["logs/api.log", "logs/cron.log", "logs/worker.log"] {
+                std::fs::write(d.join(f), "").unwrap();
+            }
+            std::fs::create_dir_all(d.join("logs/empty")).unwrap();
+        },
+        |m| {
+            let c = m["checks"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|c| c["id"] == "total-lines")
+                .unwrap();
+            c["expected"]["paths"] = json!(["logs/api.log", "logs/cron.log"]);
+        },
+    );
+    let r = run_with(h, &one_step(), &mut AllowAll, Policy::safe_default(), true);
+    let shown = shown_result(&r);
+    assert!(shown.get("total_lines").is_none(), "{shown}");
+    assert!(assert_restated_within_shown(&r).is_some());
+}
+
+/// Claim (c): under every policy shape, the line repeated after each step is a part of what
+/// the first prompt showed, names no file find_files may not name, holds nothing of a file the
+/// policy keeps from read_file (it is the same whatever those files hold), and is absent where
+/// Rein's call did not run.
+#[test]
+fn the_restated_line_holds_the_policy() {
+    let many: Vec<u8> = (0..400)
+        .flat_map(|i| format!("{i},a,b,c\n").into_bytes())
+        .collect();
+    for policy in POLICIES {
+        let p = desk_policy(policy);
+        let run = |body: Option<&[u8]>| {
+            let kept: Vec<&str> = CSV_TASK_FILES
+                .into_iter()
+                .filter(|f| p.decide("read_file", false, Some(f)).action != PolicyAction::Allow)
+                .collect();
+            let h = Harness::desk_suite_edited(
+                "explore-csv-rows",
+                |dir| {
+                    if let Some(body) = body {
+                        for f in &kept {
+                            std::fs::write(dir.join(f), body).unwrap();
+                        }
+                    }
+                },
+                |_| {},
+            );
+            run_with(h, &one_step(), &mut AllowAll, desk_policy(policy), true)
+        };
+        let r = run(None);
+        let line = restated_after(&r, 1);
+        if !rein_workspace_ran(&r) {
+            assert_eq!(line, None, "{policy}");
+            continue;
+        }
+        let line = line.unwrap_or_else(|| panic!("{policy}: no counts after step 1"));
+        assert!(assert_restated_within_shown(&r).is_some(), "{policy}");
+        for f in CSV_TASK_FILES {
+            if p.visibility("find_files", f) == Visibility::Hidden {
+                assert!(!line.contains(f), "{policy}: {f} named: {line}");
+            }
+        }
+        for body in [&b""[..], &many] {
+            let other = run(Some(body));
+            assert_eq!(
+                restated_after(&other, 1).as_deref(),
+                Some(line.as_str()),
+                "{policy}: the kept files' content changed the repeated line"
+            );
+        }
+    }
 }

@@ -163,14 +163,20 @@ fn withhold_totals(
 ) -> Vec<&'static str> {
     let mut cut = Vec::new();
     let mut part_sums = Vec::new();
-    // Past the listing cap the files a total adds up are not all named.
-    if result.get("listed_of").is_some() {
-        return cut;
-    }
+    let capped = result.get("listed_of").is_some();
     for (field, total, most) in TOTALS {
         let Some(figure) = result.get(total).map(Value::to_string) else {
             continue;
         };
+        // Past the listing cap the files a total adds up are not all named: no check can be
+        // compared with it, but one that adds up some files still rules it out.
+        if capped {
+            if sums_some_of(contract, None) {
+                remove_keys(result, &[total]);
+                part_sums.push(total);
+            }
+            continue;
+        }
         let list = result["list"]
             .as_array()
             .map(Vec::as_slice)
@@ -214,7 +220,7 @@ fn withhold_totals(
                 remove_keys(result, &[most]);
             }
             cut.push(total);
-        } else if sums_some_of(contract, &added) {
+        } else if sums_some_of(contract, Some(&added)) {
             remove_keys(result, &[total]);
             part_sums.push(total);
         }
@@ -228,7 +234,7 @@ fn withhold_totals(
     }
     if !part_sums.is_empty() {
         said.push(format!(
-            "{}: the task adds up only some of these files; add their figures from the list with calculate",
+            "{}: a line of the task adds up only some of these files (or only some of their lines), so this total is not shown; work that figure out yourself (calculate adds exactly)",
             part_sums.join(", ")
         ));
     }
@@ -239,11 +245,13 @@ fn withhold_totals(
     cut
 }
 
-/// Whether a check of the contract adds up the lines or rows of some, not all, of the files `added`
-/// (explore-csv-rows: the orders tables of six) while none counts over all of them: the total
-/// of them all is then a figure no line of the task asks for, and the 1.5B copied it for the
-/// sum of the three. Said from the checks' paths alone, never from their values.
-fn sums_some_of(contract: &FrozenContract, added: &[String]) -> bool {
+/// Whether a check of the contract counts lines or rows over two or more files (explore-csv-rows:
+/// the orders tables of six) while none counts over all the files `added` (`None`: past the
+/// listing cap, where they are not all named): the total of them all is then a figure no line
+/// of the task asks for, and the 1.5B copied it for the sum of the three. Said from the checks'
+/// paths and patterns alone, never from their values; a file of the check may be in no total
+/// (not UTF-8, hidden by the policy), which only makes the total further from its figure.
+fn sums_some_of(contract: &FrozenContract, added: Option<&[String]>) -> bool {
     let count_paths = contract.mission.checks.iter().filter_map(|check| {
         let CheckSpec::NumericConsistency {
             expected:
@@ -262,20 +270,17 @@ fn sums_some_of(contract: &FrozenContract, added: &[String]) -> bool {
         if FILE_START.contains(&pattern.as_str()) {
             return None;
         }
-        Some(
-            paths
-                .iter()
-                .map(|p| p.trim_start_matches("./"))
-                .collect::<Vec<_>>(),
-        )
+        let mut paths: Vec<&str> = paths.iter().map(|p| p.trim_start_matches("./")).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        Some(paths)
     });
     let mut some = false;
     for paths in count_paths {
-        let within = paths.iter().all(|p| added.iter().any(|a| a == p));
-        if added.iter().all(|a| paths.contains(&a.as_str())) {
+        if added.is_some_and(|added| added.iter().all(|a| paths.contains(&a.as_str()))) {
             return false;
         }
-        some |= within && paths.len() >= 2;
+        some |= paths.len() >= 2;
     }
     some
 }
