@@ -636,3 +636,36 @@ fn the_model_is_never_told_the_contracts_answer() {
         r.feedback
     );
 }
+
+/// A stated number is said as written, with how it was read only where that differs: the 1.5B
+/// pasted "`1` (read as 1)" into its own line as `1 (read as 1)`.
+#[test]
+fn a_stated_number_says_how_it_was_read_only_where_that_differs() {
+    let csv = json!({"from": "csv", "path": "data/tasks.csv", "op": "count"});
+    let re = json!({"regex": "(?i)rows\\W*(.*)$"});
+    let plain = fails(
+        numeric(re.clone(), csv.clone(), 0.0),
+        &world_with(&[("out/r.md", "Rows: 1")]),
+    );
+    assert!(
+        plain.facts.iter().any(|f| f == "the stated number `1`"),
+        "{:?}",
+        plain.facts
+    );
+    assert!(
+        !plain.facts.iter().any(|f| f.contains("read as")),
+        "{:?}",
+        plain.facts
+    );
+    let mut with_units = numeric(re, csv, 0.0);
+    with_units["units"] = json!(["rows"]);
+    let worded = fails(with_units, &world_with(&[("out/r.md", "Rows: 12 rows")]));
+    assert!(
+        worded
+            .facts
+            .iter()
+            .any(|f| f == "the stated number `12 rows` (read as 12)"),
+        "{:?}",
+        worded.facts
+    );
+}

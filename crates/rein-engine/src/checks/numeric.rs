@@ -76,12 +76,14 @@ pub(crate) fn numeric_consistency(
         });
     }
     for (i, (raw, value)) in stated.iter().enumerate() {
-        let read = format!(
-            "{} `{}` (read as {})",
-            which(i),
-            preview(raw),
-            fmt_num(*value)
-        );
+        // How the number was read, only where it is not the text itself: the 1.5B pasted
+        // "`1` (read as 1)" into its line as "1 (read as 1)" in three runs of explore.
+        let shown = preview(raw);
+        let read = if shown.trim() == fmt_num(*value) {
+            format!("{} `{shown}`", which(i))
+        } else {
+            format!("{} `{shown}` (read as {})", which(i), fmt_num(*value))
+        };
         if agrees(*value) {
             let fact = format!("{read} agrees with the value computed from the inputs");
             // Which of several candidates agrees is the answer: said only when all do.
