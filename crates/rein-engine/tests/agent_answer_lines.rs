@@ -141,6 +141,9 @@ fn a_heading_a_list_then_the_lines_holds_the_writers_and_lets_each_gold_through(
         ("explore-archive-years", "out/archive.md"),
         ("explore-csv-rows", "out/tables.md"),
         ("explore-log-lines", "out/log_lines.md"),
+        // Their lines quoted in the sentence that names the deliverable.
+        ("explore-config-formats", "out/config-files.md"),
+        ("related-code-callers", "out/callers.md"),
     ] {
         let h = Harness::desk_suite(task);
         for tool in ["create_file", "replace_file"] {
@@ -153,8 +156,15 @@ fn a_heading_a_list_then_the_lines_holds_the_writers_and_lets_each_gold_through(
             assert!(lets_through(content, &gold), "{task}: {gold:?}");
             // Every shape the judge's gold variants spell (`./` paths, a full stop after an
             // answer line) is let through too.
+            // An intro line of its own before the list (a variant of related-code-callers)
+            // is not the task's shape: the template holds the model to the task's own.
             for variant in variants(task, artifact) {
-                assert!(lets_through(content, &variant), "{task}: {variant:?}");
+                let own_intro = variant.contains("Files that call parseInvoice:");
+                assert_eq!(
+                    lets_through(content, &variant),
+                    !own_intro,
+                    "{task}: {variant:?}"
+                );
             }
             // What the 1.5B wrote (`fs2-explore/`): the list, and no closing lines.
             let list_only: String = gold
@@ -176,10 +186,10 @@ fn without_the_lever_or_a_template_the_writers_are_free() {
     );
     assert!(off["properties"]["content"].get("pattern").is_none());
     assert!(off["properties"]["path"].get("const").is_none());
-    // explore-config-formats quotes its lines inside a sentence ('TOML files: N', ...), not
-    // one a line after the line naming the deliverable: no template.
+    // explore-share-cleanup's lines belong to two sections the task names in quotes, with no
+    // heading of the whole file: no template.
     let explore = offered(
-        &Harness::desk_suite("explore-config-formats"),
+        &Harness::desk_suite("explore-share-cleanup"),
         levers(true),
         "create_file",
     );

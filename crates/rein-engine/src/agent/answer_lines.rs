@@ -9,7 +9,10 @@
 //! (explore-log-lines: `# Log lines`, `- <path>: <number of lines>`, then `Longest: <...>` and
 //! `Total lines: <...>`) is held the same way: the heading, one or more list items of the
 //! model's, then the closing lines. The 1.5B wrote the list and stopped, without the closing
-//! lines, on three explore tasks of three, and its retries did not add them right.
+//! lines, on three explore tasks of three, and its retries did not add them right. The same
+//! shape spelt in one sentence, its lines in quotes, is read by [`inline`].
+
+mod inline;
 
 use std::sync::LazyLock;
 
@@ -79,6 +82,8 @@ fn first_placeholder(line: &str) -> Option<usize> {
 pub struct AnswerLines {
     /// The heading the deliverable starts with (a list template, or a heading and lines).
     pub heading: Option<String>,
+    /// Lines between the heading and the list (related-code-callers' `Defined in: <path>`).
+    pub opening: Vec<String>,
     /// List items of the model's stand between the heading and the lines.
     pub list: bool,
     /// The lines the deliverable holds (after the list, with a heading).
@@ -117,6 +122,7 @@ impl AnswerLines {
         });
         (template.len() == count && !more && writable).then_some(AnswerLines {
             heading: None,
+            opening: Vec::new(),
             list: false,
             lines: template,
         })
@@ -135,12 +141,14 @@ impl AnswerLines {
             (LIST_INTRO.as_ref()?, true),
             (HEADED_INTRO.as_ref()?, false),
         ];
-        let (at, intro, list) = intros.iter().find_map(|(intro, list)| {
+        let Some((at, intro, list)) = intros.iter().find_map(|(intro, list)| {
             let at = lines
                 .iter()
                 .position(|l| names_path(l, artifact) && intro.is_match(l))?;
             Some((at, intro, *list))
-        })?;
+        }) else {
+            return inline::of_sentence(prompt, artifact);
+        };
         let captures = intro.captures(lines[at])?;
         let heading = captures[1].to_string();
         let template: Vec<String> = lines[at + 1..]
@@ -163,6 +171,7 @@ impl AnswerLines {
             && !heading.contains(['"', '\\']);
         fits.then_some(AnswerLines {
             heading: Some(heading),
+            opening: Vec::new(),
             list,
             lines: template,
         })
@@ -174,20 +183,27 @@ impl AnswerLines {
     /// after its first placeholder (a unit: ` EUR`, ` GB`) is the model's to write: held to it,
     /// the 1.5B wrote `1,850 EUR per month.` and could not end the line.
     pub fn pattern(&self) -> String {
-        let lines: Vec<String> = self
+        let filled = |line: &String| {
+            let label = first_placeholder(line).map_or(line.as_str(), |at| &line[..at]);
+            format!("{}{}", regex::escape(label), *FILLED)
+        };
+        let closing = self
             .lines
             .iter()
-            .map(|line| {
-                let label = first_placeholder(line).map_or(line.as_str(), |at| &line[..at]);
-                format!("{}{}", regex::escape(label), *FILLED)
-            })
+            .map(filled)
+            .collect::<Vec<_>>()
+            .join("\\r?\\n");
+        // Each opening line, then a line break and perhaps a blank line.
+        let opening: String = self
+            .opening
+            .iter()
+            .map(|l| format!("{}\\r?\\n(?:\\r?\\n)?", filled(l)))
             .collect();
-        let closing = lines.join("\\r?\\n");
         match &self.heading {
             None => format!("^{closing}(?:\\r?\\n)?$"),
             // Blank lines may stand after the heading and after the list, as a person writes.
             Some(heading) if self.list => format!(
-                "^{}\\r?\\n(?:\\r?\\n)?(?:{LIST_ITEM}\\r?\\n)+(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
+                "^{}\\r?\\n(?:\\r?\\n)?{opening}(?:{LIST_ITEM}\\r?\\n)+(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
                 regex::escape(heading)
             ),
             Some(heading) => format!(
@@ -353,6 +369,7 @@ mod tests {
     fn regex_characters_of_the_task_are_literal() {
         let t = AnswerLines {
             heading: None,
+            opening: Vec::new(),
             list: false,
             lines: vec!["Cost (EUR): <N> * 1.5 [net]".into()],
         };
@@ -427,7 +444,7 @@ mod tests {
 
     #[test]
     fn a_task_without_a_list_template_gets_none_and_exact_lines_come_first() {
-        for task in ["explore-config-formats", "report-energy-meters"] {
+        for task in ["explore-share-cleanup", "report-energy-meters"] {
             let (prompt, artifact, _) = desk_task(task);
             assert_eq!(
                 AnswerLines::of_task_or_list(&prompt, &artifact),
@@ -447,6 +464,7 @@ mod tests {
     fn a_heading_s_regex_characters_are_literal() {
         let t = AnswerLines {
             heading: Some("# Cost (EUR) [net]".into()),
+            opening: Vec::new(),
             list: true,
             lines: vec!["Total: <N>".into()],
         };
@@ -472,5 +490,129 @@ mod tests {
         // As many lines as the task says.
         let five = prompt.replace("these four lines", "these five lines");
         assert_eq!(AnswerLines::of_task_or_list(&five, &artifact), None);
+    }
+
+    #[test]
+    fn a_sentence_with_its_lines_in_quotes_is_a_template_that_takes_the_gold() {
+        // (task, opening lines, closing lines)
+        for (task, opening, closing) in [
+            (
+                "explore-config-formats",
+                vec![],
+                vec![
+                    "TOML files: <N>",
+                    "YAML files: <N>",
+                    "JSON files: <N>",
+                    "Most config files: <service>",
+                ],
+            ),
+            (
+                "related-code-callers",
+                vec!["Defined in: <path of the file that defines parseInvoice>"],
+                vec!["Callers: <N>"],
+            ),
+        ] {
+            let (prompt, artifact, gold) = desk_task(task);
+            let t = AnswerLines::of_task_or_list(&prompt, &artifact)
+                .unwrap_or_else(|| panic!("{task}: no template"));
+            assert!(t.list, "{task}");
+            assert_eq!(t.opening, opening, "{task}");
+            assert_eq!(t.lines, closing, "{task}");
+            let re = Regex::new(&t.pattern()).unwrap();
+            assert!(re.is_match(&gold), "{task}: the gold is refused:\n{gold}");
+            assert!(re.is_match(&gold.replace('\n', "\r\n")), "{task}: CRLF");
+            assert!(
+                re.is_match(&gold.replace("\n\n", "\n")),
+                "{task}: no blanks"
+            );
+            // A closing line left out, a line of its own after them, no list.
+            let last = gold.trim_end().lines().last().unwrap().to_string();
+            assert!(!re.is_match(&gold.replace(&last, "")), "{task}");
+            assert!(!re.is_match(&format!("{gold}Note: done\n")), "{task}");
+            let no_list: String = gold
+                .lines()
+                .filter(|l| !l.starts_with("- "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert!(!re.is_match(&no_list), "{task}");
+        }
+        let (prompt, artifact, gold) = desk_task("related-code-callers");
+        let re = Regex::new(
+            &AnswerLines::of_task_or_list(&prompt, &artifact)
+                .unwrap()
+                .pattern(),
+        )
+        .unwrap();
+        // The opening line is held before the list, not after it.
+        let moved = gold.replace("Defined in: src/invoice/parse.js\n\n", "");
+        assert!(!re.is_match(&moved));
+        assert!(!re.is_match(&moved.replace("Callers: 4", "Defined in: x.js\nCallers: 4")));
+    }
+
+    #[test]
+    fn a_sentence_the_parser_does_not_know_gets_no_template() {
+        let base = "Write out/a.md with the heading '# A', one list item per file written as '- <path>', then the lines 'Total: N' and 'Largest: <path>'. Then call finish.";
+        let t = AnswerLines::of_task_or_list(base, "out/a.md").unwrap();
+        assert_eq!(t.lines, vec!["Total: <N>", "Largest: <path>"]);
+        for odd in [
+            // A clause that is neither list nor lines; two lists; no list; no closing line;
+            // a quoted line with no label; a value with a quote mark; another file.
+            base.replace(", then the lines", ", then a paragraph, then the lines"),
+            base.replace(
+                "then the lines",
+                "then each file as '- <path>', then the lines",
+            ),
+            base.replace("one list item per file written as '- <path>', then ", ""),
+            base.replace(", then the lines 'Total: N' and 'Largest: <path>'", ""),
+            base.replace("'Total: N'", "'Total'"),
+            base.replace("'Total: N'", "'Total: \\N'"),
+        ] {
+            assert_eq!(
+                AnswerLines::of_task_or_list(&odd, "out/a.md"),
+                None,
+                "{odd}"
+            );
+        }
+        assert_eq!(AnswerLines::of_task_or_list(base, "out/b.md"), None);
+        // The sentence ends at its full stop: a quoted line after it is not the template's.
+        let after = base.replace("Then call finish.", "Then add the line 'Extra: N'.");
+        assert_eq!(AnswerLines::of_task_or_list(&after, "out/a.md"), Some(t));
+    }
+
+    /// Which desk tasks a template holds: a change of the parsers shows here.
+    #[test]
+    fn the_desk_tasks_with_a_template_are_these() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites/desk");
+        let mut with: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.unwrap();
+                if !e.path().join("mission.json").is_file() {
+                    return None;
+                }
+                let name = e.file_name().into_string().unwrap();
+                let (prompt, artifact, _) = desk_task(&name);
+                AnswerLines::of_task_or_list(&prompt, &artifact).map(|_| name)
+            })
+            .collect();
+        with.sort();
+        assert_eq!(
+            with,
+            [
+                "explore-archive-years",
+                "explore-config-formats",
+                "explore-csv-rows",
+                "explore-log-lines",
+                "explore-project-tree",
+                "related-code-callers",
+                "report-deploys",
+                "search-budget-approval",
+                "search-cert-expiry",
+                "search-host-inventory",
+                "search-hosting-renewal",
+                "search-legacy-flag",
+                "search-policy-clause",
+            ],
+        );
     }
 }
