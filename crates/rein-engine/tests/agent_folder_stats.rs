@@ -399,8 +399,14 @@ fn the_counts_are_repeated_after_each_step_where_the_model_writes_from_them() {
         assert_eq!(repeated["total_lines"], 96, "{figures}");
         assert_eq!(repeated["most_lines"], json!(["logs/worker.log"]));
         assert_eq!(repeated["folders"]["logs/nginx"]["files"], 2);
-        // The per-file list is in the first prompt only.
-        assert!(repeated.get("list").is_none(), "{figures}");
+        // Each file's lines, not its bytes or depth.
+        let api = &repeated["list"][0];
+        assert_eq!(api["path"], "logs/api.log", "{figures}");
+        assert_eq!(api["lines"], 23, "{figures}");
+        assert!(
+            api.get("bytes").is_none() && api.get("depth").is_none(),
+            "{figures}"
+        );
     }
     // What is withheld is not repeated either.
     let tables = run_on("explore-csv-rows", &tables_answer(true), true);

@@ -767,20 +767,32 @@ fn restated_after(r: &Ran, i: usize) -> Option<String> {
 }
 
 /// The restated figures repeat only what the first prompt showed: every key they hold is in
-/// the shown result (read as text: a long one is clipped) with the same value, and nothing of
-/// the per-file list. `None` where no line is repeated (too long).
+/// the shown result (read as text: a long one is clipped) with the same value, and each file
+/// of the per-file list with some of the fields shown for it, with the same values. `None`
+/// where no line is repeated (too long).
 fn assert_restated_within_shown(r: &Ran) -> Option<Value> {
     let message = shown_message(r);
     let line = restated_after(r, 1)?;
     let repeated = first_json(&line);
     for (k, v) in repeated.as_object().unwrap() {
+        if k == "list" {
+            let shown = first_json(&message);
+            for file in v.as_array().unwrap() {
+                let listed = entry(&shown, file["path"].as_str().unwrap())
+                    .unwrap_or_else(|| panic!("{file} repeated, not listed: {message}"));
+                for (field, value) in file.as_object().unwrap() {
+                    assert_eq!(&listed[field], value, "{file} repeated, shown {listed}");
+                }
+            }
+            continue;
+        }
         let pair = format!("{}:{v}", json!(k));
         assert!(
             message.contains(&pair),
             "{pair} repeated, not shown so: {line}\nshown: {message}"
         );
     }
-    for key in ["list", "path", "truncated"] {
+    for key in ["path", "truncated"] {
         assert!(repeated.get(key).is_none(), "{key}: {line}");
     }
     Some(repeated)

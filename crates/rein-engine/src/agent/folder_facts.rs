@@ -289,10 +289,13 @@ fn sums_some_of(contract: &FrozenContract, added: Option<&[String]>) -> bool {
 const RESTATED_MAX_CHARS: usize = 900;
 
 /// The figures of the `folder_stats` result Rein showed (after [`withhold_disputed`]), in one
-/// line to repeat after each step's result: everything but the per-file list, the folders too
-/// where the line stays under [`RESTATED_MAX_CHARS`]; `None` where even without them it would
-/// not. The 1.5B wrote the right `Total lines: 96` while the result was the last thing it had
-/// read, and `Total lines: 31` (the longest log's) after reading the five logs (explore-log-lines).
+/// line to repeat after each step's result: each file's lines and rows (not its bytes or
+/// depth), the folders and the totals, as much of it as stays under [`RESTATED_MAX_CHARS`]: the
+/// per-file list goes first, then the folders; `None` where even the rest would not fit.
+/// The 1.5B wrote the right `Total lines: 96` while the result was the last thing it had read,
+/// and `Total lines: 31` (the longest log's) after reading the five logs (explore-log-lines);
+/// it wrote the tables' right row counts before reading them and their line counts after
+/// (explore-csv-rows).
 pub fn restated_figures(result: &Value) -> Option<String> {
     let o = result.as_object()?;
     let path = o.get("path")?.as_str()?;
@@ -300,17 +303,54 @@ pub fn restated_figures(result: &Value) -> Option<String> {
         let kept: serde_json::Map<String, Value> = o
             .iter()
             .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    if k == "list" {
+                        per_file_counts(v)
+                    } else {
+                        v.clone()
+                    },
+                )
+            })
             .collect();
         Value::Object(kept).to_string()
     };
-    let skip = ["path", "truncated", "list"];
-    [line(&skip), line(&[&skip[..], &["folders"]].concat())]
-        .into_iter()
-        .find(|l| l.chars().count() <= RESTATED_MAX_CHARS)
-        .map(|figures| {
-            format!("Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}")
-        })
+    let skip = ["path", "truncated"];
+    [
+        line(&skip),
+        line(&[&skip[..], &["list"]].concat()),
+        line(&[&skip[..], &["list", "folders"]].concat()),
+    ]
+    .into_iter()
+    .find(|l| l.chars().count() <= RESTATED_MAX_CHARS)
+    .map(|figures| {
+        format!("Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}")
+    })
+}
+
+/// Fields of a listed file [`restated_figures`] repeats.
+const RESTATED_FILE_FIELDS: &[&str] = &["path", "lines", "rows", "withheld", "skipped_by_policy"];
+
+/// The per-file list with only [`RESTATED_FILE_FIELDS`].
+fn per_file_counts(list: &Value) -> Value {
+    let Some(files) = list.as_array() else {
+        return list.clone();
+    };
+    Value::Array(
+        files
+            .iter()
+            .map(|f| match f.as_object() {
+                Some(o) => Value::Object(
+                    o.iter()
+                        .filter(|(k, _)| RESTATED_FILE_FIELDS.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                None => f.clone(),
+            })
+            .collect(),
+    )
 }
 
 /// Takes `keys` out of an object, keeping the order of the rest (`Map::remove` moves the last
@@ -363,11 +403,25 @@ mod tests {
         assert!(small.starts_with("Rein's counts of f "), "{small}");
         assert!(small.contains("\"total_lines\":7"), "{small}");
         assert!(small.contains("f/sub002"), "{small}");
-        assert!(!small.contains("\"list\""), "{small}");
+        assert!(
+            small.contains("\"list\":[{\"path\":\"f/a\",\"lines\":7}]"),
+            "{small}"
+        );
         assert!(!small.contains("truncated"), "{small}");
         let big = restated_figures(&result_with_folders(60)).unwrap();
         assert!(big.contains("\"total_lines\":7"), "{big}");
-        assert!(!big.contains("folders"), "{big}");
+        assert!(
+            !big.contains("folders") && !big.contains("\"list\""),
+            "{big}"
+        );
+        // A long list goes before the folders do.
+        let mut many_files = result_with_folders(3);
+        many_files["list"] = json!((0..40)
+            .map(|i| json!({"path": format!("f/file-{i:02}.txt"), "lines": i, "bytes": 9}))
+            .collect::<Vec<_>>());
+        let without_list = restated_figures(&many_files).unwrap();
+        assert!(without_list.contains("f/sub002"), "{without_list}");
+        assert!(!without_list.contains("\"list\""), "{without_list}");
         let mut huge = result_with_folders(0);
         huge["extensions"] = json!((0..200)
             .map(|i| (format!("x{i}"), json!(1)))
