@@ -420,3 +420,59 @@ fn the_counts_are_repeated_after_each_step_where_the_model_writes_from_them() {
     let off = run_on("explore-log-lines", &script, false);
     assert!(!last_message(&off, 1).contains("Rein's counts"));
 }
+
+#[test]
+fn a_retry_after_a_failed_verdict_repeats_the_counts() {
+    // The 1.5B wrote `Longest: logs/nginx/access.log` where `most_lines` names worker.log, and
+    // its retries, told only that the line was wrong, changed it to another wrong log.
+    const LOGS: [&str; 5] = [
+        "logs/api.log",
+        "logs/cron.log",
+        "logs/nginx/access.log",
+        "logs/nginx/error.log",
+        "logs/worker.log",
+    ];
+    let answer = "# Log lines\n- logs/api.log: 23\n- logs/cron.log: 9\n- logs/nginx/access.log: 27\n- logs/nginx/error.log: 6\n- logs/worker.log: 31\n\nLongest: logs/nginx/access.log\nTotal lines: 96\n";
+    let mut script: String = LOGS
+        .iter()
+        .map(|p| line("read_file", json!({ "path": p })))
+        .collect();
+    script += &line(
+        "create_file",
+        json!({"path": "out/log_lines.md", "content": answer}),
+    );
+    script += &line("read_file", json!({"path": "out/log_lines.md"}));
+    script += &finish_line();
+    script += &finish_line();
+    let r = Ran::of(
+        Harness::desk_suite("explore-log-lines"),
+        &script,
+        &mut AllowAll,
+        Policy::safe_default(),
+        |o| {
+            o.levers = Levers {
+                folder_stats: true,
+                monotone_attempts: true,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 2;
+        },
+    );
+    assert!(!r.out.passed());
+    let retry = r
+        .model
+        .requests
+        .iter()
+        .flat_map(user_messages)
+        .find(|m| m.contains("These checks fail"))
+        .expect("a retry");
+    assert!(retry.contains("longest"), "{retry}");
+    let figures = retry
+        .lines()
+        .find(|l| l.starts_with("Rein's counts of logs"))
+        .unwrap_or_else(|| panic!("no counts in the retry: {retry}"));
+    assert_eq!(
+        first_json(figures)["most_lines"],
+        json!(["logs/worker.log"])
+    );
+}

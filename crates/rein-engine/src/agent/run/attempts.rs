@@ -293,6 +293,11 @@ impl<'a> Agent<'a> {
             _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
         }
         s.push_str(&earlier_table_facts(table_facts));
+        // Lever `folder-stats`: the counts the failed lines are to be written from.
+        if let Some(figures) = &st.folder_figures {
+            s.push_str(figures);
+            s.push('\n');
+        }
         if self.rewrite_outline().is_some() {
             s.push_str(
                 "Keep everything that passes. Make the smallest change that fixes the failed \
