@@ -386,6 +386,13 @@ const POLICIES: &[&str] = &[
 /// What the model is shown of Rein's call under `policy` (the whole message: a denial is a
 /// result too), with the files read_file may not read rewritten by `body`.
 fn shown_under(policy: &str, approver: &mut dyn Approver, body: Option<&[u8]>) -> (String, Ran) {
+    let r = run_under(policy, approver, body, &finish_line());
+    (shown_message(&r), r)
+}
+
+/// explore-csv-rows run with `script` under `policy`, the files read_file may not read
+/// rewritten by `body`.
+fn run_under(policy: &str, approver: &mut dyn Approver, body: Option<&[u8]>, script: &str) -> Ran {
     let p = desk_policy(policy);
     let kept: Vec<&str> = CSV_TASK_FILES
         .into_iter()
@@ -402,8 +409,7 @@ fn shown_under(policy: &str, approver: &mut dyn Approver, body: Option<&[u8]>) -
         },
         |_| {},
     );
-    let r = run_with(h, &finish_line(), approver, desk_policy(policy), true);
-    (shown_message(&r), r)
+    run_with(h, script, approver, desk_policy(policy), true)
 }
 
 /// What a policy keeps from read_file changes nothing the model is shown, whatever those files
@@ -1174,24 +1180,7 @@ fn the_restated_line_holds_the_policy() {
         .collect();
     for policy in POLICIES {
         let p = desk_policy(policy);
-        let run = |body: Option<&[u8]>| {
-            let kept: Vec<&str> = CSV_TASK_FILES
-                .into_iter()
-                .filter(|f| p.decide("read_file", false, Some(f)).action != PolicyAction::Allow)
-                .collect();
-            let h = Harness::desk_suite_edited(
-                "explore-csv-rows",
-                |dir| {
-                    if let Some(body) = body {
-                        for f in &kept {
-                            std::fs::write(dir.join(f), body).unwrap();
-                        }
-                    }
-                },
-                |_| {},
-            );
-            run_with(h, &one_step(), &mut AllowAll, desk_policy(policy), true)
-        };
+        let run = |body: Option<&[u8]>| run_under(policy, &mut AllowAll, body, &one_step());
         let r = run(None);
         let line = restated_after(&r, 1);
         if !rein_workspace_ran(&r) {
