@@ -574,9 +574,14 @@ mod tests {
             );
         }
         assert_eq!(AnswerLines::of_task_or_list(base, "out/b.md"), None);
-        // The sentence ends at its full stop: a quoted line after it is not the template's.
+        // A quoted line after the sentence may be one more line of the deliverable: none.
         let after = base.replace("Then call finish.", "Then add the line 'Extra: N'.");
-        assert_eq!(AnswerLines::of_task_or_list(&after, "out/a.md"), Some(t));
+        assert_eq!(AnswerLines::of_task_or_list(&after, "out/a.md"), None);
+        let later = base.replace(
+            "Then call finish.",
+            "Do not change a file. Then call finish.",
+        );
+        assert_eq!(AnswerLines::of_task_or_list(&later, "out/a.md"), Some(t));
     }
 
     /// Which desk tasks a template holds: a change of the parsers shows here.
