@@ -659,13 +659,25 @@ fn a_stated_number_says_how_it_was_read_only_where_that_differs() {
     );
     let mut with_units = numeric(re, csv, 0.0);
     with_units["units"] = json!(["rows"]);
-    let worded = fails(with_units, &world_with(&[("out/r.md", "Rows: 12 rows")]));
+    let worded = fails(
+        with_units.clone(),
+        &world_with(&[("out/r.md", "Rows: 12 rows")]),
+    );
     assert!(
         worded
             .facts
             .iter()
-            .any(|f| f == "the stated number `12 rows` (read as 12)"),
+            .any(|f| f == "the stated number `12 rows`"),
         "{:?}",
         worded.facts
+    );
+    let separated = fails(with_units, &world_with(&[("out/r.md", "Rows: 1,200 rows")]));
+    assert!(
+        separated
+            .facts
+            .iter()
+            .any(|f| f == "the stated number `1,200 rows` (read as 1200)"),
+        "{:?}",
+        separated.facts
     );
 }

@@ -329,8 +329,9 @@ pub fn restated_figures(result: &Value) -> Option<String> {
     })
 }
 
-/// Fields of a listed file [`restated_figures`] repeats.
-const RESTATED_FILE_FIELDS: &[&str] = &["path", "lines", "rows", "withheld", "skipped_by_policy"];
+/// Fields of a listed file [`restated_figures`] repeats, in this order (a table's rows before
+/// its lines, as the tool lists them).
+const RESTATED_FILE_FIELDS: &[&str] = &["path", "rows", "lines", "withheld", "skipped_by_policy"];
 
 /// The per-file list with only [`RESTATED_FILE_FIELDS`].
 fn per_file_counts(list: &Value) -> Value {
@@ -342,9 +343,9 @@ fn per_file_counts(list: &Value) -> Value {
             .iter()
             .map(|f| match f.as_object() {
                 Some(o) => Value::Object(
-                    o.iter()
-                        .filter(|(k, _)| RESTATED_FILE_FIELDS.contains(&k.as_str()))
-                        .map(|(k, v)| (k.clone(), v.clone()))
+                    RESTATED_FILE_FIELDS
+                        .iter()
+                        .filter_map(|k| o.get(*k).map(|v| (k.to_string(), v.clone())))
                         .collect(),
                 ),
                 None => f.clone(),

@@ -76,10 +76,15 @@ pub(crate) fn numeric_consistency(
         });
     }
     for (i, (raw, value)) in stated.iter().enumerate() {
-        // How the number was read, only where it is not the text itself: the 1.5B pasted
-        // "`1` (read as 1)" into its line as "1 (read as 1)" in three runs of explore.
+        // How the number was read, only where the text does not hold it as written: the
+        // 1.5B pasted "`1` (read as 1)" into its line as "1 (read as 1)" in three runs of
+        // explore, and "`53 rows` (read as 53)" as "53 rows (read as 53)".
         let shown = preview(raw);
-        let read = if shown.trim() == fmt_num(*value) {
+        let as_written = fmt_num(*value);
+        let read = if shown
+            .split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-')))
+            .any(|token| token.trim_end_matches('.') == as_written)
+        {
             format!("{} `{shown}`", which(i))
         } else {
             format!("{} `{shown}` (read as {})", which(i), fmt_num(*value))

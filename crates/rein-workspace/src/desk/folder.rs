@@ -234,11 +234,13 @@ impl FileFacts {
         if let Some(b) = self.bytes {
             o.insert("bytes".into(), json!(b));
         }
-        if let Some(l) = self.lines {
-            o.insert("lines".into(), json!(l));
-        }
+        // A table's rows before its lines: the 1.5B, asked for rows, copied the first figure
+        // of an entry (53 lines for 52 rows).
         if let Some(r) = self.rows {
             o.insert("rows".into(), json!(r));
+        }
+        if let Some(l) = self.lines {
+            o.insert("lines".into(), json!(l));
         }
         o.insert("depth".into(), json!(self.depth));
         Value::Object(o)
