@@ -274,3 +274,30 @@ fn a_heading_and_its_lines_take_the_place_of_write_sections() {
         .iter()
         .any(|b| b["properties"]["action"]["const"] == "write_sections"));
 }
+
+#[test]
+fn a_control_character_fills_no_line_and_no_list_item() {
+    // The 1.5B filled related-code-callers' template with `\u0000` escapes, one token each,
+    // until the reply cap, 19 times in one run (`fs6/`): the classes refused `<`, `>`, `"`,
+    // `\` and blanks, not control characters.
+    let h = Harness::desk_suite("related-code-callers");
+    let content = &offered(&h, levers(true), "create_file")["properties"]["content"];
+    let gold = std::fs::read_to_string(
+        task_dir("related-code-callers").join("judge/gold/files/out/callers.md"),
+    )
+    .unwrap();
+    assert!(lets_through(content, &gold), "{gold:?}");
+    for bad in ["\u{0}", "\u{7}", "\u{1b}[31m", "\u{7f}"] {
+        let in_line = gold.replace("src/invoice/parse.js", &format!("src/{bad}parse.js"));
+        assert!(!lets_through(content, &in_line), "{in_line:?}");
+        let in_item = gold.replace("- test/parse.test.js", &format!("- {bad}"));
+        assert!(!lets_through(content, &in_item), "{in_item:?}");
+    }
+    // A tab inside a line is refused too; a space is not.
+    let tabbed = gold.replace("Callers: 4", "Callers:\t4");
+    assert!(!lets_through(content, &tabbed));
+    assert!(lets_through(
+        content,
+        &gold.replace("Callers: 4", "Callers: 4 files")
+    ));
+}

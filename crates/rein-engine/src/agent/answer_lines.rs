@@ -29,14 +29,15 @@ const MAX_TEMPLATE_LINES: usize = 8;
 pub const ANSWER_LINE_MAX_CHARS: usize = 80;
 
 /// The rest of a line after its label: 1 to [`ANSWER_LINE_MAX_CHARS`] characters of one line,
-/// no blank at either end, none of `<` and `>` (a placeholder left as the task wrote it,
+/// no blank at either end, no control character (the 1.5B filled related-code-callers' lines
+/// with `\u0000` escapes, one token each, until the reply cap, 19 times), none of `<` and `>` (a placeholder left as the task wrote it,
 /// `<its path>`, is no answer), `"` or `\`. Under a pattern a `"` is written `\"` inside the
 /// string: the 1.5B, its value not ending in the unit the task's line ends with, closed the
 /// string with `"}}`, decoded as text, then wrote on past the reply cap; with `"` kept out, the
 /// string can only end, and only where the line is complete.
 static FILLED: LazyLock<String> = LazyLock::new(|| {
     format!(
-        r#"[^\s<>"\\](?:[^\r\n<>"\\]{{0,{}}}[^\s<>"\\])?"#,
+        r#"[^\s\x00-\x1f\x7f<>"\\](?:[^\x00-\x1f\x7f<>"\\]{{0,{}}}[^\s\x00-\x1f\x7f<>"\\])?"#,
         ANSWER_LINE_MAX_CHARS - 2
     )
 });
@@ -68,7 +69,8 @@ static HEADED_INTRO: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// One list item: `- ` and text of one line, as [`FILLED`] allows, up to 200 characters.
-const LIST_ITEM: &str = r#"- [^\s<>"\\](?:[^\r\n<>"\\]{0,198}[^\s<>"\\])?"#;
+const LIST_ITEM: &str =
+    r#"- [^\s\x00-\x1f\x7f<>"\\](?:[^\x00-\x1f\x7f<>"\\]{0,198}[^\s\x00-\x1f\x7f<>"\\])?"#;
 
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"<[^<>\n]+>").ok());
 
