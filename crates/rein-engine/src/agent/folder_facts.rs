@@ -154,8 +154,8 @@ const TOTALS: [(&str, &str, &str); 2] = [
 /// has no `lines` and is in no total), and the total is the figure a model copies for it. The
 /// largest goes with it when a file of the check has no figure of its own (it may be the
 /// largest). Nothing of the judge's value is said. A total is also taken out where a check
-/// adds up only some of its files ([`sums_some_of`]), with a word on adding them. Returns the
-/// totals taken out.
+/// adds up only some of its files ([`sums_some_of`]), with a note that its figure is the
+/// model's. Returns the totals taken out.
 fn withhold_totals(
     contract: &FrozenContract,
     world: &dyn World,
