@@ -235,15 +235,35 @@ impl AnswerLines {
     }
 }
 
-/// Whether `line` names `path` as a whole path, not as the end of a longer one
-/// (`archive/out/answer.md` does not name `out/answer.md`); `./` before it is allowed.
+/// Whether `line` names `path` as a whole path (see [`path_mentions`]).
 fn names_path(line: &str, path: &str) -> bool {
+    path_mentions(line, path).next().is_some()
+}
+
+/// Where each mention of `path` in `line` as a whole path ends, not as the end of a longer one
+/// (`archive/out/answer.md` does not name `out/answer.md`); `./` before it is allowed.
+fn path_mentions<'a>(line: &'a str, path: &'a str) -> impl Iterator<Item = usize> + 'a {
     let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/');
-    line.match_indices(path).any(|(at, _)| {
+    line.match_indices(path).filter_map(move |(at, _)| {
         let before = line[..at].trim_end_matches("./").chars().next_back();
-        let after = line[at + path.len()..].chars().next();
-        !before.is_some_and(|c| part(c) || c == '.') && !after.is_some_and(part)
+        let end = at + path.len();
+        let after = line[end..].chars().next();
+        (!before.is_some_and(|c| part(c) || c == '.') && !after.is_some_and(part)).then_some(end)
     })
+}
+
+/// The prompt and gold deliverable of a desk suite task.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+fn desk_task(task: &str) -> (String, String, String) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../suites/desk")
+        .join(task);
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("mission.json")).unwrap()).unwrap();
+    let artifact = m["required_artifact"].as_str().unwrap().to_string();
+    let gold = std::fs::read_to_string(dir.join("judge/gold/files").join(&artifact)).unwrap();
+    (m["prompt"].as_str().unwrap().to_string(), artifact, gold)
 }
 
 /// `three` is 3; digits are read as a number.
@@ -394,19 +414,6 @@ mod tests {
         assert!(create["content"].get("maxLength").is_none());
         let edit = &schema["anyOf"][1]["properties"]["parameters"]["properties"];
         assert!(edit["path"].get("const").is_none());
-    }
-
-    /// The prompt and gold deliverable of a desk suite task.
-    fn desk_task(task: &str) -> (String, String, String) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../suites/desk")
-            .join(task);
-        let m: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("mission.json")).unwrap())
-                .unwrap();
-        let artifact = m["required_artifact"].as_str().unwrap().to_string();
-        let gold = std::fs::read_to_string(dir.join("judge/gold/files").join(&artifact)).unwrap();
-        (m["prompt"].as_str().unwrap().to_string(), artifact, gold)
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{AnswerLines, MAX_TEMPLATE_LINES, PLACEHOLDER};
+use super::{path_mentions, AnswerLines, MAX_TEMPLATE_LINES, PLACEHOLDER};
 
 /// The deliverable's path, " with the heading", and the heading in single quotes, at the
 /// start of the text it is matched against.
@@ -50,17 +50,12 @@ pub(super) fn of_sentence(prompt: &str, artifact: &str) -> Option<AnswerLines> {
     let mut found = None;
     for (start, end) in sentences(&text) {
         let sentence = &text[start..end];
-        for (at, _) in sentence.match_indices(artifact) {
-            let before = sentence[..at].chars().next_back();
-            let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.');
-            if before.is_some_and(part) {
-                continue;
-            }
-            if let Some(caps) = heading_re.captures(&sentence[at + artifact.len()..]) {
+        for named_end in path_mentions(sentence, artifact) {
+            if let Some(caps) = heading_re.captures(&sentence[named_end..]) {
                 if found.is_some() {
                     return None;
                 }
-                let rest_at = at + artifact.len() + caps.get(0)?.end();
+                let rest_at = named_end + caps.get(0)?.end();
                 found = Some((caps[1].to_string(), start + rest_at, end));
             }
         }
@@ -193,8 +188,8 @@ fn template_line(quoted: &str) -> Option<String> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::desk_task;
     use super::*;
-    use serde_json::Value;
 
     const A: &str = "out/a.md";
 
@@ -413,18 +408,6 @@ mod tests {
     }
 
     // ---- Claim 2: the pattern compiles, takes the gold, refuses the rest ----
-
-    fn desk_task(task: &str) -> (String, String, String) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../suites/desk")
-            .join(task);
-        let m: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("mission.json")).unwrap())
-                .unwrap();
-        let artifact = m["required_artifact"].as_str().unwrap().to_string();
-        let gold = std::fs::read_to_string(dir.join("judge/gold/files").join(&artifact)).unwrap();
-        (m["prompt"].as_str().unwrap().to_string(), artifact, gold)
-    }
 
     // Attacks the desk golds and near misses: `<`/`>` after a label, a missing closing
     // line, an extra line at the end.
