@@ -214,6 +214,16 @@ fn a_row_count_the_judge_makes_otherwise_is_withheld_with_its_totals() {
     assert!(shown.get("most_rows").is_none(), "{shown}");
     let events = journal_events(&r.h.journal, r.out.run, "folder_stats");
     assert_eq!(events[0]["withheld"], json!(["data/customers.csv"]));
+    // The journal's step shows what the model was shown, not the tool's raw count.
+    let (_, step) = &reins(&r)[0];
+    for field in ["result", "summary"] {
+        let journalled = step[field].as_str().unwrap();
+        assert!(!journalled.contains("total_rows"), "{field}: {journalled}");
+    }
+    assert!(step["result"]
+        .as_str()
+        .unwrap()
+        .contains("count it yourself"));
 }
 
 #[test]

@@ -258,6 +258,9 @@ struct State {
     /// The figures of Rein's `folder_stats` call, repeated after each step's result (lever
     /// `folder-stats`).
     folder_figures: Option<String>,
+    /// What the last `folder_stats` result took out before it was shown and journalled (lever
+    /// `folder-stats`), for the journal's `folder_stats` event of Rein's own call.
+    folder_withheld: crate::agent::folder_facts::Withheld,
     /// Whether the last reply was cut off at the reply cap (lever `short-after-cut`).
     last_reply_cut: bool,
     /// The deliverable a failed verdict judged, when every check it failed is settled by
@@ -781,6 +784,7 @@ impl<'a> Agent<'a> {
             started: Instant::now(),
             table_facts: Vec::new(),
             folder_figures: None,
+            folder_withheld: Default::default(),
             last_reply_cut: false,
             failed_as_is: None,
             held: Vec::new(),

@@ -2,9 +2,7 @@
 //! [`crate::agent::folder_facts`]).
 
 use super::*;
-use crate::agent::folder_facts::{
-    folder_facts_plan, restated_figures, withhold_disputed, FOLDER_STATS,
-};
+use crate::agent::folder_facts::{folder_facts_plan, restated_figures, FOLDER_STATS};
 use crate::agent::prompt::labelled_result;
 
 /// The thought the journal shows for the call Rein made for the model.
@@ -48,11 +46,10 @@ impl<'a> Agent<'a> {
         };
         let id = self.rein_call_id("folder-stats", 0);
         let origin = (FOLDER_STATS_THOUGHT, Lever::FolderStats);
-        let mut report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
+        let report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
         let withheld = if report.outcome.ran() {
-            let withheld = withhold_disputed(self.env.contract, self.env.world, &mut report.result);
             st.folder_figures = restated_figures(&report.result);
-            withheld
+            std::mem::take(&mut st.folder_withheld)
         } else {
             Default::default()
         };

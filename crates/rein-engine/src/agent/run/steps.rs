@@ -422,15 +422,6 @@ impl<'a> Agent<'a> {
             self.submit(&call_id, &tool, &params)
         };
         self.prepare_read_result(st, &tool, &mut report);
-        // The lever offers the tool and says to copy its numbers: the model's own count is
-        // held to what Rein's is (a figure the judge counts otherwise is withheld).
-        if tool == FOLDER_STATS && self.options.levers.folder_stats && report.outcome.ran() {
-            crate::agent::folder_facts::withhold_disputed(
-                self.env.contract,
-                self.env.world,
-                &mut report.result,
-            );
-        }
         let writes = self
             .env
             .registry
@@ -579,6 +570,16 @@ impl<'a> Agent<'a> {
     /// `label-lines`), then cut at a line to what the prompt shows whole; the table facts
     /// remembered for later feedback are those left in it.
     pub(super) fn prepare_read_result(&self, st: &mut State, tool: &str, report: &mut GateReport) {
+        // The lever offers the tool and says to copy its numbers: a count, Rein's or the
+        // model's, is held to what the judge's is (a figure it counts otherwise is withheld),
+        // before the step's summary and the journal see it.
+        if tool == FOLDER_STATS && self.options.levers.folder_stats && report.outcome.ran() {
+            st.folder_withheld = crate::agent::folder_facts::withhold_disputed(
+                self.env.contract,
+                self.env.world,
+                &mut report.result,
+            );
+        }
         if self.options.memory {
             return;
         }
