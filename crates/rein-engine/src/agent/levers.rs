@@ -235,6 +235,15 @@ pub enum Lever {
     /// which of them answer the task stays the model's. The 1.5B wrote each CSV's character
     /// count as its row count and five letters for every year of an archive.
     FolderStats,
+    /// A task that edits its deliverable in place, a text file of at most
+    /// [`super::whole_rewrite::WHOLE_REWRITE_MAX_BYTES`] when the run begins, is not offered
+    /// `edit_file`: the file is written whole with `replace_file`, every change the task asks
+    /// for in one call, which the person still sees as one exact diff. No check the model may be
+    /// told says when the last of several edits is done; the 1.5B called `finish` after the
+    /// first of its two to ten `edit_file` changes on six of the eight desk edit tasks
+    /// (edit-csv-emails: one e-mail of ten lowered), and each later attempt added one edit or
+    /// none.
+    WholeRewrite,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -242,7 +251,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 36] = [
+    pub const ALL: [Lever; 37] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -279,6 +288,7 @@ impl Lever {
         Lever::ReadCited,
         Lever::TaskSearch,
         Lever::FolderStats,
+        Lever::WholeRewrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -319,6 +329,7 @@ impl Lever {
             Lever::ReadCited => "read-cited",
             Lever::TaskSearch => "task-search",
             Lever::FolderStats => "folder-stats",
+            Lever::WholeRewrite => "whole-rewrite",
         }
     }
 
@@ -380,6 +391,7 @@ pub struct Levers {
     pub read_cited: bool,
     pub task_search: bool,
     pub folder_stats: bool,
+    pub whole_rewrite: bool,
 }
 
 impl Default for Levers {
@@ -437,6 +449,7 @@ impl Levers {
         read_cited: false,
         task_search: false,
         folder_stats: false,
+        whole_rewrite: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -476,6 +489,7 @@ impl Levers {
         read_cited: true,
         task_search: true,
         folder_stats: true,
+        whole_rewrite: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -516,6 +530,7 @@ impl Levers {
             Lever::ReadCited => self.read_cited,
             Lever::TaskSearch => self.task_search,
             Lever::FolderStats => self.folder_stats,
+            Lever::WholeRewrite => self.whole_rewrite,
         }
     }
 
@@ -557,6 +572,7 @@ impl Levers {
             Lever::ReadCited => self.read_cited = on,
             Lever::TaskSearch => self.task_search = on,
             Lever::FolderStats => self.folder_stats = on,
+            Lever::WholeRewrite => self.whole_rewrite = on,
         }
     }
 

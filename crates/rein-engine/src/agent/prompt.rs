@@ -318,10 +318,13 @@ pub fn progress_note(
     let (deliverable, next) = match (last_write, seen) {
         (None, _) if in_place => (
             format!("{artifact} is not edited yet"),
-            format!(
-                "edit {artifact} in place{}",
-                with(offered("edit_file").or_else(|| offered("replace_file")))
-            ),
+            match offered("edit_file").or_else(|| offered("replace_file")) {
+                // Written whole (lever `whole-rewrite`): one call holds every change.
+                Some("replace_file") => format!(
+                    "edit {artifact} in place with replace_file: its whole new text, every change the task asks for made in this one call and every other line as it is"
+                ),
+                tool => format!("edit {artifact} in place{}", with(tool)),
+            },
         ),
         (None, _) => (
             format!("{artifact} is not written yet"),

@@ -53,6 +53,7 @@ use super::stats_first::{
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
+use super::whole_rewrite::{text_bytes, writes_whole, WHOLE_RETRY_NOTE};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message_of, same_path, schema_violations,
     table_stats_hint, CheckSpec, Decider, Locator, TraceEntry, Verdict, World,
@@ -235,6 +236,8 @@ pub struct Agent<'a> {
     decider: Option<&'a mut dyn Decider>,
     options: AgentOptions,
     clock: Box<dyn Clock + 'a>,
+    /// The deliverable's size as text when the run began (lever `whole-rewrite`).
+    deliverable_text_bytes: Option<usize>,
 }
 
 /// Mutable state of a run.
@@ -334,7 +337,10 @@ impl<'a> Agent<'a> {
         approver: &'a mut dyn Approver,
     ) -> Agent<'a> {
         let options = AgentOptions::for_mission(env.contract, model.identity());
+        let at_start = env.world.read(&env.contract.mission.required_artifact);
+        let deliverable_text_bytes = text_bytes(at_start.ok().flatten().as_deref());
         Agent {
+            deliverable_text_bytes,
             env,
             model,
             executor,
@@ -397,7 +403,19 @@ impl<'a> Agent<'a> {
         if self.rewrite_outline().is_some() {
             tools.push(REWRITE_SECTION.to_string());
         }
+        if self.rewrites_whole() {
+            tools.retain(|t| t != "edit_file");
+        }
         tools
+    }
+
+    /// Lever `whole-rewrite`: whether this run writes its deliverable whole with
+    /// `replace_file`, `edit_file` not offered (see [`writes_whole`]).
+    pub(super) fn rewrites_whole(&self) -> bool {
+        let m = &self.env.contract.mission;
+        self.options.levers.whole_rewrite
+            && !self.options.memory
+            && writes_whole(m, &m.tools, self.deliverable_text_bytes)
     }
 
     /// The tools constrained decoding offers at this step: [`Self::tools`], without

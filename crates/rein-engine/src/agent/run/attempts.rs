@@ -51,7 +51,8 @@ impl<'a> Agent<'a> {
                         memory_retry_feedback(v)
                     } else {
                         let quotes = self.quotes_source_lines(v).then(|| read_whole(st));
-                        retry_feedback(v, quotes.as_deref()) + &self.finish_withheld(st, n)?
+                        retry_feedback(v, quotes.as_deref(), self.rewrites_whole())
+                            + &self.finish_withheld(st, n)?
                     };
                     st.transcript.push_feedback(
                         ChatMessage::user(feedback),
@@ -305,6 +306,8 @@ impl<'a> Agent<'a> {
                  text (keep what passes in it), or edit_file with old_text copied exactly from the \
                  text above; do not rewrite the whole file. Then check it and call finish.",
             );
+        } else if self.rewrites_whole() {
+            s.push_str(WHOLE_RETRY_NOTE);
         } else {
             s.push_str(
                 "Keep everything that passes. Make the smallest edit that fixes the failed checks: \
@@ -337,7 +340,7 @@ pub(super) fn regressions(best: &Verdict, candidate: &Verdict) -> Vec<String> {
 /// expected total, the missing names): those stay in the journal, and the model must get them
 /// from the inputs or from a tool that computes them visibly. With `source_lines` (the lever)
 /// the input lines the failed checks compared against follow, of the files in `source_lines`.
-pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>) -> String {
+pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>, whole: bool) -> String {
     let mut s =
         String::from("The harness checked your deliverable on disk and these checks failed:\n");
     for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
@@ -350,8 +353,14 @@ pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>) -> St
     if let Some(read) = source_lines {
         s.push_str(&source_lines_note(v, read));
     }
-    s.push_str(
-        "Re-read the inputs you need, fix the deliverable (edit_file or replace_file), read it back, then call finish again.",
-    );
+    // Written whole (lever `whole-rewrite`), edit_file is not offered.
+    let fixers = if whole {
+        "replace_file, the whole file"
+    } else {
+        "edit_file or replace_file"
+    };
+    s.push_str(&format!(
+        "Re-read the inputs you need, fix the deliverable ({fixers}), read it back, then call finish again."
+    ));
     s
 }

@@ -14,6 +14,8 @@ impl<'a> Agent<'a> {
         short: bool,
         held: &[HeldStrings],
     ) -> Value {
+        // A file written whole (lever `whole-rewrite`) cannot be written in shorter parts.
+        let short = short && !self.rewrites_whole();
         let mut s = mission_action_schema(self.env.registry, tools);
         let sections = self.typed_sections();
         if let Some(outline) = &sections {

@@ -1,0 +1,96 @@
+//! Lever `whole-rewrite`: a small file edited in place is written whole, every change in one
+//! `replace_file` call, instead of one `edit_file` per change. A small model stops after its
+//! first edit; writing the file whole leaves no "next edit" to forget. The person approves one
+//! exact diff either way.
+
+use crate::mission::Mission;
+
+/// Largest deliverable (bytes, when the run begins) the lever writes whole: the reply cap is
+/// 384 tokens, and a 600-byte file is about 200 of them as a JSON string, which leaves room for
+/// the thought and the call. The desk suite's edit tasks edit files of 86 to 397 bytes.
+pub const WHOLE_REWRITE_MAX_BYTES: usize = 600;
+
+/// Whether a run of `mission` offering `tools` writes its deliverable whole: the deliverable is
+/// one of the files the task edits in place, it held text of at most
+/// [`WHOLE_REWRITE_MAX_BYTES`] when the run began (`text_bytes_at_start`: `None` when it did
+/// not exist or was not UTF-8), and the mission offers both `edit_file` (which the lever takes
+/// away) and `replace_file`.
+pub fn writes_whole(
+    mission: &Mission,
+    tools: &[String],
+    text_bytes_at_start: Option<usize>,
+) -> bool {
+    let offered = |name: &str| tools.iter().any(|t| t == name);
+    mission.editable.contains(&mission.required_artifact)
+        && text_bytes_at_start.is_some_and(|n| (1..=WHOLE_REWRITE_MAX_BYTES).contains(&n))
+        && offered("edit_file")
+        && offered("replace_file")
+}
+
+/// The byte count of `bytes` as text: `None` for a file that does not exist or is not UTF-8.
+pub fn text_bytes(bytes: Option<&[u8]>) -> Option<usize> {
+    bytes
+        .filter(|b| std::str::from_utf8(b).is_ok())
+        .map(<[u8]>::len)
+}
+
+/// What a retry after a failed verdict asks for when the deliverable is written whole.
+pub const WHOLE_RETRY_NOTE: &str = "Keep everything that passes. Write the file again with \
+    replace_file: the text above with the changes that fix the failed checks made, and every \
+    other line exactly as it is. Then read it back and call finish.";
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::mission::Mission;
+
+    fn mission(editable: &[&str], artifact: &str) -> Mission {
+        let mut m: Mission = serde_json::from_value(serde_json::json!({
+            "id": "m", "mode": "automatic", "description": "d", "prompt": "p",
+            "required_artifact": artifact, "tools": ["read_file"], "checks": [
+                {"id": "e", "kind": "file_exists", "path": artifact}
+            ]
+        }))
+        .unwrap();
+        m.editable = editable.iter().map(|s| s.to_string()).collect();
+        m
+    }
+
+    fn tools(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn only_a_small_text_file_edited_in_place_with_both_tools_offered() {
+        let both = tools(&["read_file", "edit_file", "replace_file", "finish"]);
+        let m = mission(&["a.toml"], "a.toml");
+        assert!(writes_whole(&m, &both, Some(285)));
+        assert!(writes_whole(&m, &both, Some(WHOLE_REWRITE_MAX_BYTES)));
+        assert!(!writes_whole(&m, &both, Some(WHOLE_REWRITE_MAX_BYTES + 1)));
+        assert!(
+            !writes_whole(&m, &both, Some(0)),
+            "an empty file has nothing to keep"
+        );
+        assert!(!writes_whole(&m, &both, None), "missing or not text");
+        // A new deliverable, or one another file's edit leaves as it was.
+        assert!(!writes_whole(&mission(&[], "a.toml"), &both, Some(285)));
+        assert!(!writes_whole(
+            &mission(&["b.toml"], "a.toml"),
+            &both,
+            Some(285)
+        ));
+        // Nothing to take away, or nothing to write with.
+        let no_edit = tools(&["read_file", "replace_file", "finish"]);
+        assert!(!writes_whole(&m, &no_edit, Some(285)));
+        let no_replace = tools(&["read_file", "edit_file", "finish"]);
+        assert!(!writes_whole(&m, &no_replace, Some(285)));
+    }
+
+    #[test]
+    fn text_bytes_are_counted_only_for_utf8() {
+        assert_eq!(text_bytes(Some("né\n".as_bytes())), Some(4));
+        assert_eq!(text_bytes(Some(&[0xff, 0xfe][..])), None);
+        assert_eq!(text_bytes(None), None);
+    }
+}
