@@ -131,7 +131,13 @@ fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
         + &read_back()
         + &finish_line()
         + &finish_line();
-    let r = run_h(canary_mission(), &script, Levers::ALL_ON, |o| {
+    // Every lever but `whole-rewrite`, which takes edit_file away (its own red team keeps
+    // that the gold is never shown: redteam_whole_rewrite).
+    let every_but_whole = Levers {
+        whole_rewrite: false,
+        ..Levers::ALL_ON
+    };
+    let r = run_h(canary_mission(), &script, every_but_whole, |o| {
         o.limits.attempts = 2;
     });
     assert!(!r.out.passed(), "the canary line was never written");

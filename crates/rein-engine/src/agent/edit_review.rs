@@ -17,7 +17,9 @@ pub const REVIEW_LINE_MAX_CHARS: usize = 1000;
 
 /// The refusal a held finish gets: the diff of `path` from `before` (the file as the run began)
 /// to `after` (the file now), the task's prompt, and what to do next.
-pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> String {
+/// `fixer` names the call that makes a missing change (`edit_file`, or with `whole-rewrite`
+/// `replace_file` and the whole file).
+pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str, fixer: &str) -> String {
     let diff = match RelPath::parse(path) {
         Ok(rel) => unified_diff(&rel, Some(before), Some(after)),
         // The deliverable's path was checked when the contract froze; a path the workspace
@@ -33,7 +35,7 @@ pub fn review_reason(path: &str, before: &[u8], after: &[u8], task: &str) -> Str
          {diff}The task: {task}\n\
          If this diff holds every change the task asks for, call finish again now: the file is \
          judged as it is. Only if the task asks for a change the diff lacks (another line, \
-         another value, every row of a column), make that change with edit_file first; change \
+         another value, every row of a column), make that change with {fixer} first; change \
          nothing the task does not ask for."
     )
 }
@@ -153,7 +155,13 @@ mod tests {
     fn a_review_shows_the_run_s_own_changes_and_the_task() {
         let before = b"id,email\n1,Ada@X.org \n2,MIA@X.ORG\n";
         let after = b"id,email\n1,ada@x.org\n2,MIA@X.ORG\n";
-        let r = review_reason("data/m.csv", before, after, "lower every e-mail");
+        let r = review_reason(
+            "data/m.csv",
+            before,
+            after,
+            "lower every e-mail",
+            "edit_file",
+        );
         assert!(r.contains("-1,Ada@X.org \n+1,ada@x.org\n"), "{r}");
         assert!(r.contains(" 2,MIA@X.ORG"), "{r}");
         assert!(r.contains("The task: lower every e-mail\n"), "{r}");
@@ -164,7 +172,13 @@ mod tests {
     fn a_long_diff_is_cut_at_a_line_and_says_so() {
         let before: String = (0..2000).map(|i| format!("line {i}\n")).collect();
         let after = before.replace("line ", "LINE ");
-        let r = review_reason("a.txt", before.as_bytes(), after.as_bytes(), "t");
+        let r = review_reason(
+            "a.txt",
+            before.as_bytes(),
+            after.as_bytes(),
+            "t",
+            "edit_file",
+        );
         let diff_part = r.split("The task:").next().unwrap();
         assert!(diff_part.contains("(diff cut here: "), "{diff_part}");
         assert!(diff_part.chars().count() < REVIEW_DIFF_MAX_CHARS + 600);

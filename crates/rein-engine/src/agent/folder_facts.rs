@@ -142,6 +142,73 @@ pub fn withhold_disputed(
     withheld
 }
 
+/// Takes out of a `table_stats` result each row count a check of the contract counts otherwise
+/// (the tool leaves a row of empty cells out, the judge counts it): `rows_in_file` for a check
+/// of every row of the table, `rows` for one whose filter is the call's (case aside), each with
+/// a note, as [`withhold_disputed`] does for `folder_stats`. A `group_by` result's per-group
+/// counts are not compared. Returns the fields taken out.
+pub fn withhold_disputed_table_rows(
+    contract: &FrozenContract,
+    world: &dyn World,
+    result: &mut Value,
+) -> Vec<&'static str> {
+    let mut cut = Vec::new();
+    let Some(path) = result
+        .get("path")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return cut;
+    };
+    let call_filter = result
+        .get("filter")
+        .and_then(Value::as_str)
+        .map(str::to_lowercase);
+    for check in &contract.mission.checks {
+        let CheckSpec::NumericConsistency {
+            expected:
+                Computed::Csv {
+                    path: counted,
+                    op: Aggregate::Count,
+                    filter,
+                    ..
+                },
+            ..
+        } = &check.spec
+        else {
+            continue;
+        };
+        if counted.trim_start_matches("./") != path {
+            continue;
+        }
+        let field = match filter {
+            None => "rows_in_file",
+            Some(f) => {
+                let same = format!("{} = {}", f.column, f.equals.trim()).to_lowercase();
+                if call_filter.as_deref() != Some(same.as_str()) {
+                    continue;
+                }
+                "rows"
+            }
+        };
+        let Some(figure) = result.get(field).map(Value::to_string) else {
+            continue;
+        };
+        if !judge_agrees(contract, world, &check.spec, &figure) {
+            remove_keys(result, &[field]);
+            // Without a filter `rows` is the same count.
+            if field == "rows_in_file" && call_filter.is_none() {
+                remove_keys(result, &["rows"]);
+            }
+            result["withheld"] = json!(format!(
+                "{field}: this table's rows are counted otherwise by the task's check; count them yourself"
+            ));
+            cut.push(field);
+        }
+    }
+    cut
+}
+
 /// The figure each total adds up, and the largest that goes with it.
 const TOTALS: [(&str, &str, &str); 2] = [
     ("lines", "total_lines", "most_lines"),

@@ -53,7 +53,7 @@ use super::stats_first::{
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
-use super::whole_rewrite::{text_bytes, writes_whole, WHOLE_RETRY_NOTE};
+use super::whole_rewrite::{text_bytes, without_edit_advice, writes_whole, WHOLE_RETRY_NOTE};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message_of, same_path, schema_violations,
     table_stats_hint, CheckSpec, Decider, Locator, TraceEntry, Verdict, World,
@@ -236,8 +236,9 @@ pub struct Agent<'a> {
     decider: Option<&'a mut dyn Decider>,
     options: AgentOptions,
     clock: Box<dyn Clock + 'a>,
-    /// The deliverable's size as text when the run began (lever `whole-rewrite`).
-    deliverable_text_bytes: Option<usize>,
+    /// The size as text of each file the task edits in place, when the run began, in the order
+    /// of `mission.editable` (lever `whole-rewrite`).
+    editable_text_bytes: Vec<Option<usize>>,
 }
 
 /// Mutable state of a run.
@@ -337,10 +338,15 @@ impl<'a> Agent<'a> {
         approver: &'a mut dyn Approver,
     ) -> Agent<'a> {
         let options = AgentOptions::for_mission(env.contract, model.identity());
-        let at_start = env.world.read(&env.contract.mission.required_artifact);
-        let deliverable_text_bytes = text_bytes(at_start.ok().flatten().as_deref());
+        let editable_text_bytes = env
+            .contract
+            .mission
+            .editable
+            .iter()
+            .map(|path| text_bytes(env.world.read(path).ok().flatten().as_deref()))
+            .collect();
         Agent {
-            deliverable_text_bytes,
+            editable_text_bytes,
             env,
             model,
             executor,
@@ -409,13 +415,23 @@ impl<'a> Agent<'a> {
         tools
     }
 
+    /// The call a small change to the deliverable is made with: `edit_file`, or with
+    /// `whole-rewrite` (which does not offer it) `replace_file` and the whole file.
+    pub(super) fn in_place_fixer(&self) -> &'static str {
+        if self.rewrites_whole() {
+            "replace_file (the whole file)"
+        } else {
+            "edit_file"
+        }
+    }
+
     /// Lever `whole-rewrite`: whether this run writes its deliverable whole with
     /// `replace_file`, `edit_file` not offered (see [`writes_whole`]).
     pub(super) fn rewrites_whole(&self) -> bool {
         let m = &self.env.contract.mission;
         self.options.levers.whole_rewrite
             && !self.options.memory
-            && writes_whole(m, &m.tools, self.deliverable_text_bytes)
+            && writes_whole(m, &m.tools, &self.editable_text_bytes)
     }
 
     /// The tools constrained decoding offers at this step: [`Self::tools`], without
@@ -538,6 +554,7 @@ impl<'a> Agent<'a> {
             before,
             &now,
             &self.env.contract.mission.prompt,
+            self.in_place_fixer(),
         ))
     }
 
@@ -651,7 +668,7 @@ impl<'a> Agent<'a> {
             let fixer = if self.rewrite_outline().is_some() {
                 "rewrite_section (one heading and its whole new text)"
             } else {
-                "edit_file"
+                self.in_place_fixer()
             };
             s.push_str(&outline.task_note(fixer));
             s.push_str(&outline.section_requirements(c, |spec| self.hinted_requirement(spec)));

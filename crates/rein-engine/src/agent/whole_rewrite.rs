@@ -11,18 +11,21 @@ use crate::mission::Mission;
 pub const WHOLE_REWRITE_MAX_BYTES: usize = 600;
 
 /// Whether a run of `mission` offering `tools` writes its deliverable whole: the deliverable is
-/// one of the files the task edits in place, it held text of at most
-/// [`WHOLE_REWRITE_MAX_BYTES`] when the run began (`text_bytes_at_start`: `None` when it did
-/// not exist or was not UTF-8), and the mission offers both `edit_file` (which the lever takes
-/// away) and `replace_file`.
+/// one of the files the task edits in place, each of those files held text of at most
+/// [`WHOLE_REWRITE_MAX_BYTES`] when the run began (`editable_text_bytes`, in the order of
+/// `mission.editable`: `None` for one that did not exist or was not UTF-8; `edit_file` goes for
+/// every file, so a large one would be left with no small edit), and the mission offers both
+/// `edit_file` (which the lever takes away) and `replace_file`.
 pub fn writes_whole(
     mission: &Mission,
     tools: &[String],
-    text_bytes_at_start: Option<usize>,
+    editable_text_bytes: &[Option<usize>],
 ) -> bool {
     let offered = |name: &str| tools.iter().any(|t| t == name);
+    let small = |n: &Option<usize>| n.is_some_and(|n| (1..=WHOLE_REWRITE_MAX_BYTES).contains(&n));
     mission.editable.contains(&mission.required_artifact)
-        && text_bytes_at_start.is_some_and(|n| (1..=WHOLE_REWRITE_MAX_BYTES).contains(&n))
+        && editable_text_bytes.len() == mission.editable.len()
+        && editable_text_bytes.iter().all(small)
         && offered("edit_file")
         && offered("replace_file")
 }
@@ -32,6 +35,21 @@ pub fn text_bytes(bytes: Option<&[u8]>) -> Option<usize> {
     bytes
         .filter(|b| std::str::from_utf8(b).is_ok())
         .map(<[u8]>::len)
+}
+
+/// A tool's advice that names `edit_file` (as the workspace's tools word it), and what is said
+/// instead when it is not offered.
+const EDIT_ADVICE: [(&str, &str); 1] = [(
+    "use edit_file or replace_file",
+    "use replace_file (the whole file)",
+)];
+
+/// `reason` with advice to call `edit_file` turned to `replace_file`: a small model copies the
+/// call a refusal suggests.
+pub fn without_edit_advice(reason: &str) -> String {
+    EDIT_ADVICE
+        .iter()
+        .fold(reason.to_string(), |r, (from, to)| r.replace(from, to))
 }
 
 /// What a retry after a failed verdict asks for when the deliverable is written whole.
@@ -62,29 +80,57 @@ mod tests {
     }
 
     #[test]
-    fn only_a_small_text_file_edited_in_place_with_both_tools_offered() {
+    fn only_small_text_files_edited_in_place_with_both_tools_offered() {
         let both = tools(&["read_file", "edit_file", "replace_file", "finish"]);
         let m = mission(&["a.toml"], "a.toml");
-        assert!(writes_whole(&m, &both, Some(285)));
-        assert!(writes_whole(&m, &both, Some(WHOLE_REWRITE_MAX_BYTES)));
-        assert!(!writes_whole(&m, &both, Some(WHOLE_REWRITE_MAX_BYTES + 1)));
+        assert!(writes_whole(&m, &both, &[Some(285)]));
+        assert!(writes_whole(&m, &both, &[Some(WHOLE_REWRITE_MAX_BYTES)]));
+        assert!(!writes_whole(
+            &m,
+            &both,
+            &[Some(WHOLE_REWRITE_MAX_BYTES + 1)]
+        ));
         assert!(
-            !writes_whole(&m, &both, Some(0)),
+            !writes_whole(&m, &both, &[Some(0)]),
             "an empty file has nothing to keep"
         );
-        assert!(!writes_whole(&m, &both, None), "missing or not text");
+        assert!(!writes_whole(&m, &both, &[None]), "missing or not text");
         // A new deliverable, or one another file's edit leaves as it was.
-        assert!(!writes_whole(&mission(&[], "a.toml"), &both, Some(285)));
+        assert!(!writes_whole(&mission(&[], "a.toml"), &both, &[]));
         assert!(!writes_whole(
             &mission(&["b.toml"], "a.toml"),
             &both,
-            Some(285)
+            &[Some(285)]
         ));
+        // A second file edited in place that is large would lose its small edits too.
+        let two = mission(&["a.toml", "big.toml"], "a.toml");
+        assert!(writes_whole(&two, &both, &[Some(285), Some(300)]));
+        assert!(!writes_whole(&two, &both, &[Some(285), Some(5_000)]));
+        assert!(!writes_whole(&two, &both, &[Some(285), None]));
+        assert!(
+            !writes_whole(&two, &both, &[Some(285)]),
+            "every file measured"
+        );
         // Nothing to take away, or nothing to write with.
         let no_edit = tools(&["read_file", "replace_file", "finish"]);
-        assert!(!writes_whole(&m, &no_edit, Some(285)));
+        assert!(!writes_whole(&m, &no_edit, &[Some(285)]));
         let no_replace = tools(&["read_file", "edit_file", "finish"]);
-        assert!(!writes_whole(&m, &no_replace, Some(285)));
+        assert!(!writes_whole(&m, &no_replace, &[Some(285)]));
+    }
+
+    #[test]
+    fn advice_to_edit_is_turned_to_the_whole_file() {
+        let refused = "\"data/m.csv\" already exists (a file); use edit_file or replace_file to change a file";
+        let told = without_edit_advice(refused);
+        assert!(!told.contains("edit_file"), "{told}");
+        assert!(
+            told.contains("use replace_file (the whole file) to change a file"),
+            "{told}"
+        );
+        assert_eq!(
+            without_edit_advice("old_text was not found"),
+            "old_text was not found"
+        );
     }
 
     #[test]

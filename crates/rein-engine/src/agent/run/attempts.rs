@@ -299,15 +299,15 @@ impl<'a> Agent<'a> {
             s.push_str(figures);
             s.push('\n');
         }
-        if self.rewrite_outline().is_some() {
+        if self.rewrites_whole() {
+            s.push_str(WHOLE_RETRY_NOTE);
+        } else if self.rewrite_outline().is_some() {
             s.push_str(
                 "Keep everything that passes. Make the smallest change that fixes the failed \
                  checks: rewrite_section with the heading of the section to fix and its whole new \
                  text (keep what passes in it), or edit_file with old_text copied exactly from the \
                  text above; do not rewrite the whole file. Then check it and call finish.",
             );
-        } else if self.rewrites_whole() {
-            s.push_str(WHOLE_RETRY_NOTE);
         } else {
             s.push_str(
                 "Keep everything that passes. Make the smallest edit that fixes the failed checks: \

@@ -221,6 +221,13 @@ impl<'a> Agent<'a> {
                          file in one call.",
                         shorter(writer)
                     ),
+                    // Written whole (lever `whole-rewrite`): no later edit can add a rest.
+                    (None, Some(cap)) if self.rewrites_whole() => format!(
+                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                         before it was complete, so nothing was done. Write the file with \
+                         replace_file in one call: one short sentence of thought, then the \
+                         file's whole text."
+                    ),
                     _ => e.to_string(),
                 };
                 let ev = StepEvent {
@@ -421,6 +428,9 @@ impl<'a> Agent<'a> {
         } else {
             self.submit(&call_id, &tool, &params)
         };
+        if self.rewrites_whole() {
+            report.reason = without_edit_advice(&report.reason);
+        }
         self.prepare_read_result(st, &tool, &mut report);
         let writes = self
             .env
@@ -575,6 +585,15 @@ impl<'a> Agent<'a> {
         // before the step's summary and the journal see it.
         if tool == FOLDER_STATS && self.options.levers.folder_stats && report.outcome.ran() {
             st.folder_withheld = crate::agent::folder_facts::withhold_disputed(
+                self.env.contract,
+                self.env.world,
+                &mut report.result,
+            );
+        }
+        // A row count the judge makes otherwise is never handed out, by Rein's call or the
+        // model's (lever `stats-first` shows only agreeing figures of its own calls).
+        if tool == "table_stats" && report.outcome.ran() {
+            crate::agent::folder_facts::withhold_disputed_table_rows(
                 self.env.contract,
                 self.env.world,
                 &mut report.result,
