@@ -60,10 +60,9 @@ pub struct RunBenchArgs {
     /// Base sampling seed; repeat r runs with seed S + r (the same for every model, so runs pair).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u32,
-    /// A harness lever for every run, NAME=on|off (repeatable; all=on|off sets every
-    /// lever). Levers: facts-tools, requirements, repeat-escape, repeat-penalty,
-    /// monotone-attempts, write-json, write-sections, checklist, gguf-template, task-reminder, table-facts, short-after-cut, read-back, rewrite-section, stated-lines, plain-bodies, finish-when-met, told-draws, change-before-finish, document-facts, source-lines, copied-strings, label-lines, inputs-first, keep-inputs, no-paste, stats-first, auto-finish, requirements-once, review-edits, find-inputs, wider-search, answer-lines, read-cited, task-search.
-    #[arg(long = "lever", value_name = "NAME=on|off")]
+    #[arg(long = "lever", value_name = "NAME=on|off", help = crate::levers_help(
+        "A harness lever for every run, NAME=on|off (repeatable; all=on|off sets every lever)."
+    ))]
     pub(crate) levers: Vec<String>,
     /// Verified sampling: draw K candidate writes of the deliverable, judge each on a scratch
     /// view with the contract's checks, propose the best (1 to 8; default: the mission's

@@ -76,6 +76,12 @@ enum Command {
     Worker(worker_cmd::WorkerArgs),
 }
 
+/// The help of a `--lever` option: `what`, then every lever's name, from the engine's own list
+/// (a list written out by hand here fell behind it twice).
+fn levers_help(what: &str) -> String {
+    format!("{what} Levers: {}.", rein_engine::agent::Lever::names())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {

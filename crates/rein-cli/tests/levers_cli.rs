@@ -78,6 +78,26 @@ fn an_unknown_lever_is_refused_with_the_names_before_anything_runs() {
     assert!(!ws.exists(), "nothing was prepared for a refused run");
 }
 
+/// `--help` of `rein run` and `rein bench` names every lever the engine has (a list written out
+/// by hand there had fallen two levers behind).
+#[test]
+fn the_help_of_run_and_bench_names_every_lever() {
+    let home = tempfile::tempdir().unwrap();
+    for command in ["run", "bench"] {
+        let o = rein(home.path(), &[command, "--help"]);
+        assert_eq!(o.status.code(), Some(0));
+        let help = String::from_utf8_lossy(&o.stdout).replace(['\n', ' '], "");
+        for lever in rein_engine::agent::Lever::ALL {
+            assert!(
+                help.contains(&format!("{},", lever.name()))
+                    || help.contains(&format!("{}.", lever.name())),
+                "`rein {command} --help` does not name {}",
+                lever.name()
+            );
+        }
+    }
+}
+
 #[test]
 fn a_run_with_levers_passes_and_the_bench_records_them() {
     let home = tempfile::tempdir().unwrap();
