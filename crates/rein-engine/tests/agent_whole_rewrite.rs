@@ -175,5 +175,24 @@ fn a_retry_asks_for_the_whole_file_again_not_an_edit() {
         "{retry}"
     );
     assert!(!retry.contains("edit_file with old_text"), "{retry}");
+    // The file as the JSON string replace_file takes, with no frame lines to copy into it.
+    let messages = support::user_messages(
+        &r.model.requests[r
+            .model
+            .prompts()
+            .iter()
+            .position(|p| p.contains("The deliverable data/members.csv now reads"))
+            .unwrap()],
+    );
+    let feedback = messages
+        .iter()
+        .find(|m| m.contains("The deliverable data/members.csv now reads"))
+        .unwrap();
+    let as_json = serde_json::Value::String(wrong.clone()).to_string();
+    assert!(feedback.contains(&as_json), "{feedback}");
+    assert!(
+        !feedback.contains("<<<") && !feedback.contains(">>>"),
+        "{feedback}"
+    );
     assert_eq!(on_disk(&r), gold());
 }

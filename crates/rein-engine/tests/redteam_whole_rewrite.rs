@@ -640,7 +640,7 @@ fn rewrite_section_retry_does_not_name_edit_file_under_the_lever() {
         r.model
             .prompts()
             .iter()
-            .any(|p| p.contains("now reads, between the lines")),
+            .any(|p| p.contains("now reads, as the JSON string of replace_file")),
         "no retry reached: {:?} {:?} {:?}",
         r.out.end,
         support::finish_refusals(&r.events),
