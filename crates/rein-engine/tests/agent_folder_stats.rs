@@ -185,16 +185,7 @@ fn a_check_of_the_run_s_calls_keeps_the_count_the_model_s() {
 #[test]
 fn a_row_count_the_judge_makes_otherwise_is_withheld_with_its_totals() {
     // A row of empty cells: the judge counts it, the tool does not.
-    let h = Harness::desk_suite_edited(
-        "explore-csv-rows",
-        |dir| {
-            let p = dir.join("data/customers.csv");
-            let mut text = std::fs::read_to_string(&p).unwrap();
-            text.push_str(",,\n");
-            std::fs::write(p, text).unwrap();
-        },
-        |_| {},
-    );
+    let h = Harness::csv_rows_disputed();
     let r = run_with(
         h,
         &finish_line(),

@@ -775,16 +775,7 @@ fn the_person_approves_one_exact_diff_of_the_whole_rewrite() {
 /// explore-csv-rows with a row of empty cells in customers.csv: the judge counts it, the tool
 /// does not, so its rows and the totals are withheld.
 fn disputed_csv_rows() -> Harness {
-    Harness::desk_suite_edited(
-        "explore-csv-rows",
-        |dir| {
-            let p = dir.join("data/customers.csv");
-            let mut text = std::fs::read_to_string(&p).unwrap();
-            text.push_str(",,\n");
-            std::fs::write(p, text).unwrap();
-        },
-        |_| {},
-    )
+    Harness::csv_rows_disputed()
 }
 
 fn folder_levers() -> Levers {

@@ -195,6 +195,17 @@ impl Harness {
         Harness::desk_suite_edited(task, |_| {}, edit)
     }
 
+    /// explore-csv-rows with a row of empty cells added to data/customers.csv: the judge counts
+    /// it, `folder_stats` and `table_stats` do not, so the file's row count is disputed.
+    pub fn csv_rows_disputed() -> Harness {
+        Harness::desk_suite_with("explore-csv-rows", |dir| {
+            let p = dir.join("data/customers.csv");
+            let mut text = std::fs::read_to_string(&p).unwrap();
+            text.push_str(",,\n");
+            std::fs::write(p, text).unwrap();
+        })
+    }
+
     /// [`Harness::desk_suite`] with its fixtures folder changed by `fixtures`, then its
     /// `mission.json` by `mission`, before it is loaded.
     pub fn desk_suite_edited(
