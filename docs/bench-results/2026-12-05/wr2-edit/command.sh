@@ -1,0 +1,4 @@
+#!/bin/sh
+# The eight edit tasks with whole-rewrite, binary of b6183ea that frames the retry's deliverable as a JSON string (plus the red team's message mends); the levers and settings of wr1-edit.
+L="--lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --lever find-inputs=off --lever wider-search=off --lever answer-lines=off --lever read-cited=off --lever task-search=off --lever folder-stats=off --lever whole-rewrite=on --samples 3"
+rein bench /work/suites-tmp/s_edit --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 $L --out wr2-edit/out
