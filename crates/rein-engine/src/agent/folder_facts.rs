@@ -146,19 +146,18 @@ pub fn withhold_disputed(
 /// (the tool leaves a row of empty cells out, the judge counts it): `rows_in_file` for a check
 /// of every row of the table, `rows` for one whose filter is the call's (case aside), each with
 /// a note, as [`withhold_disputed`] does for `folder_stats`. A `group_by` result's per-group
-/// counts are not compared. Returns the fields taken out.
+/// counts are not compared.
 pub fn withhold_disputed_table_rows(
     contract: &FrozenContract,
     world: &dyn World,
     result: &mut Value,
-) -> Vec<&'static str> {
-    let mut cut = Vec::new();
+) {
     let Some(path) = result
         .get("path")
         .and_then(Value::as_str)
         .map(str::to_string)
     else {
-        return cut;
+        return;
     };
     let call_filter = result
         .get("filter")
@@ -203,10 +202,8 @@ pub fn withhold_disputed_table_rows(
             result["withheld"] = json!(format!(
                 "{field}: this table's rows are counted otherwise by the task's check; count them yourself"
             ));
-            cut.push(field);
         }
     }
-    cut
 }
 
 /// The figure each total adds up, and the largest that goes with it.

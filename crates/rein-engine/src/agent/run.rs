@@ -236,9 +236,10 @@ pub struct Agent<'a> {
     decider: Option<&'a mut dyn Decider>,
     options: AgentOptions,
     clock: Box<dyn Clock + 'a>,
-    /// The size as text of each file the task edits in place, when the run began, in the order
-    /// of `mission.editable` (lever `whole-rewrite`).
-    editable_text_bytes: Vec<Option<usize>>,
+    /// Whether the files the task edits in place were small text when the run began (lever
+    /// `whole-rewrite`): measured the first time the lever asks, which is when the run's levers
+    /// and tools are journaled, before any step; never measured with the lever off.
+    small_editables: std::cell::OnceCell<bool>,
 }
 
 /// Mutable state of a run.
@@ -338,15 +339,8 @@ impl<'a> Agent<'a> {
         approver: &'a mut dyn Approver,
     ) -> Agent<'a> {
         let options = AgentOptions::for_mission(env.contract, model.identity());
-        let editable_text_bytes = env
-            .contract
-            .mission
-            .editable
-            .iter()
-            .map(|path| text_bytes(env.world.read(path).ok().flatten().as_deref()))
-            .collect();
         Agent {
-            editable_text_bytes,
+            small_editables: std::cell::OnceCell::new(),
             env,
             model,
             executor,
@@ -428,10 +422,14 @@ impl<'a> Agent<'a> {
     /// Lever `whole-rewrite`: whether this run writes its deliverable whole with
     /// `replace_file`, `edit_file` not offered (see [`writes_whole`]).
     pub(super) fn rewrites_whole(&self) -> bool {
-        let m = &self.env.contract.mission;
         self.options.levers.whole_rewrite
             && !self.options.memory
-            && writes_whole(m, &m.tools, &self.editable_text_bytes)
+            && *self.small_editables.get_or_init(|| {
+                let m = &self.env.contract.mission;
+                writes_whole(m, &m.tools, |path| {
+                    text_bytes(self.env.world.read(path).ok().flatten().as_deref())
+                })
+            })
     }
 
     /// The tools constrained decoding offers at this step: [`Self::tools`], without

@@ -12,22 +12,24 @@ pub const WHOLE_REWRITE_MAX_BYTES: usize = 600;
 
 /// Whether a run of `mission` offering `tools` writes its deliverable whole: the deliverable is
 /// one of the files the task edits in place, each of those files held text of at most
-/// [`WHOLE_REWRITE_MAX_BYTES`] when the run began (`editable_text_bytes`, in the order of
-/// `mission.editable`: `None` for one that did not exist or was not UTF-8; `edit_file` goes for
-/// every file, so a large one would be left with no small edit), and the mission offers both
-/// `edit_file` (which the lever takes away) and `replace_file`.
+/// [`WHOLE_REWRITE_MAX_BYTES`] when the run began (`text_bytes_of` a path: `None` for a file
+/// that does not exist or is not UTF-8; `edit_file` goes for every file, so a large one would be
+/// left with no small edit), and the mission offers both `edit_file` (which the lever takes
+/// away) and `replace_file`. Files are measured only once the rest holds, and no further than
+/// the first that is not small.
 pub fn writes_whole(
     mission: &Mission,
     tools: &[String],
-    editable_text_bytes: &[Option<usize>],
+    text_bytes_of: impl Fn(&str) -> Option<usize>,
 ) -> bool {
     let offered = |name: &str| tools.iter().any(|t| t == name);
-    let small = |n: &Option<usize>| n.is_some_and(|n| (1..=WHOLE_REWRITE_MAX_BYTES).contains(&n));
+    let small = |path: &String| {
+        text_bytes_of(path).is_some_and(|n| (1..=WHOLE_REWRITE_MAX_BYTES).contains(&n))
+    };
     mission.editable.contains(&mission.required_artifact)
-        && editable_text_bytes.len() == mission.editable.len()
-        && editable_text_bytes.iter().all(small)
         && offered("edit_file")
         && offered("replace_file")
+        && mission.editable.iter().all(small)
 }
 
 /// The byte count of `bytes` as text: `None` for a file that does not exist or is not UTF-8.
@@ -79,43 +81,70 @@ mod tests {
         names.iter().map(|s| s.to_string()).collect()
     }
 
+    /// The sizes of `files` by path; a path not listed has no text.
+    fn sizes<'a>(files: &'a [(&'a str, usize)]) -> impl Fn(&str) -> Option<usize> + 'a {
+        |path| files.iter().find(|(p, _)| *p == path).map(|(_, n)| *n)
+    }
+
     #[test]
     fn only_small_text_files_edited_in_place_with_both_tools_offered() {
         let both = tools(&["read_file", "edit_file", "replace_file", "finish"]);
         let m = mission(&["a.toml"], "a.toml");
-        assert!(writes_whole(&m, &both, &[Some(285)]));
-        assert!(writes_whole(&m, &both, &[Some(WHOLE_REWRITE_MAX_BYTES)]));
+        assert!(writes_whole(&m, &both, sizes(&[("a.toml", 285)])));
+        assert!(writes_whole(
+            &m,
+            &both,
+            sizes(&[("a.toml", WHOLE_REWRITE_MAX_BYTES)])
+        ));
         assert!(!writes_whole(
             &m,
             &both,
-            &[Some(WHOLE_REWRITE_MAX_BYTES + 1)]
+            sizes(&[("a.toml", WHOLE_REWRITE_MAX_BYTES + 1)])
         ));
         assert!(
-            !writes_whole(&m, &both, &[Some(0)]),
+            !writes_whole(&m, &both, sizes(&[("a.toml", 0)])),
             "an empty file has nothing to keep"
         );
-        assert!(!writes_whole(&m, &both, &[None]), "missing or not text");
+        assert!(!writes_whole(&m, &both, sizes(&[])), "missing or not text");
         // A new deliverable, or one another file's edit leaves as it was.
-        assert!(!writes_whole(&mission(&[], "a.toml"), &both, &[]));
         assert!(!writes_whole(
-            &mission(&["b.toml"], "a.toml"),
+            &mission(&[], "a.toml"),
             &both,
-            &[Some(285)]
+            sizes(&[("a.toml", 285)])
+        ));
+        let other = mission(&["b.toml"], "a.toml");
+        assert!(!writes_whole(
+            &other,
+            &both,
+            sizes(&[("a.toml", 285), ("b.toml", 9)])
         ));
         // A second file edited in place that is large would lose its small edits too.
         let two = mission(&["a.toml", "big.toml"], "a.toml");
-        assert!(writes_whole(&two, &both, &[Some(285), Some(300)]));
-        assert!(!writes_whole(&two, &both, &[Some(285), Some(5_000)]));
-        assert!(!writes_whole(&two, &both, &[Some(285), None]));
+        assert!(writes_whole(
+            &two,
+            &both,
+            sizes(&[("a.toml", 285), ("big.toml", 300)])
+        ));
+        assert!(!writes_whole(
+            &two,
+            &both,
+            sizes(&[("a.toml", 285), ("big.toml", 5_000)])
+        ));
         assert!(
-            !writes_whole(&two, &both, &[Some(285)]),
+            !writes_whole(&two, &both, sizes(&[("a.toml", 285)])),
             "every file measured"
         );
-        // Nothing to take away, or nothing to write with.
+        // Nothing to take away, or nothing to write with; then no file is read at all.
+        let unread = |path: &str| -> Option<usize> { panic!("{path} read") };
         let no_edit = tools(&["read_file", "replace_file", "finish"]);
-        assert!(!writes_whole(&m, &no_edit, &[Some(285)]));
+        assert!(!writes_whole(&m, &no_edit, unread));
         let no_replace = tools(&["read_file", "edit_file", "finish"]);
-        assert!(!writes_whole(&m, &no_replace, &[Some(285)]));
+        assert!(!writes_whole(&m, &no_replace, unread));
+        assert!(!writes_whole(
+            &mission(&["b.toml"], "a.toml"),
+            &both,
+            unread
+        ));
     }
 
     #[test]

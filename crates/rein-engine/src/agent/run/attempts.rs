@@ -287,20 +287,25 @@ impl<'a> Agent<'a> {
             s.push_str(&source_lines_note(v, &read_whole(st)));
         }
         match self.env.world.read(path) {
-            // Written whole (lever `whole-rewrite`): as the JSON string replace_file takes, so
-            // the text is copied as it is (the 1.5B copied the `<<<` and `>>>` lines into the
-            // file on edit-gitignore and edit-crontab).
-            Ok(Some(bytes)) if self.rewrites_whole() => s.push_str(&format!(
-                "The deliverable {path} now reads, as the JSON string of replace_file's content:\n{}\n",
-                Value::String(crate::agent::prompt::clip(
+            Ok(Some(bytes)) => {
+                let text = crate::agent::prompt::clip(
                     &String::from_utf8_lossy(&bytes),
-                    MAX_DELIVERABLE_CHARS
-                ))
-            )),
-            Ok(Some(bytes)) => s.push_str(&format!(
-                "The deliverable {path} now reads, between the lines <<< and >>>:\n<<<\n{}\n>>>\n",
-                crate::agent::prompt::clip(&String::from_utf8_lossy(&bytes), MAX_DELIVERABLE_CHARS)
-            )),
+                    MAX_DELIVERABLE_CHARS,
+                );
+                // Written whole (lever `whole-rewrite`): as the JSON string replace_file takes,
+                // so the text is copied as it is (the 1.5B copied the `<<<` and `>>>` lines into
+                // the file on edit-gitignore and edit-crontab).
+                s.push_str(&if self.rewrites_whole() {
+                    format!(
+                        "The deliverable {path} now reads, as the JSON string of replace_file's content:\n{}\n",
+                        Value::String(text)
+                    )
+                } else {
+                    format!(
+                        "The deliverable {path} now reads, between the lines <<< and >>>:\n<<<\n{text}\n>>>\n"
+                    )
+                });
+            }
             _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
         }
         s.push_str(&earlier_table_facts(table_facts));
