@@ -7,6 +7,8 @@
 //!   starts, after blanks, with `#` or `\#`. Rein writes the headings; a body's `#` line would
 //!   only be written as text (`\#`), which a small model then copies back from the file.
 //!
+//! - lever `line-fields`: a line field holds a plain number (see [`super::line_fields`]).
+//!
 //! With both, one anchored pattern says both. llguidance can build a `stated-lines` pattern (alone
 //! or with `plain-bodies`) only with no `maxLength` (it runs out of fuel checking that the
 //! pattern and the cap leave some text), so such a field loses the 32,000-character input cap: the
@@ -17,6 +19,7 @@
 
 use serde_json::Value;
 
+use super::line_fields::NUMBER_PATTERN;
 use super::rewrite::REWRITE_SECTION;
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::StatedLine;
@@ -68,6 +71,13 @@ pub fn constrain_bodies(
         };
         match tool.as_deref() {
             Some(WRITE_SECTIONS) => {
+                for f in &outline.lines {
+                    hold(
+                        params.get_mut(f.label.as_str()),
+                        NUMBER_PATTERN.into(),
+                        false,
+                    );
+                }
                 for (_, heading) in &outline.headings {
                     let field = params.get_mut(heading.as_str());
                     match (lines.iter().find(|l| &l.heading == heading), plain) {
@@ -166,6 +176,7 @@ mod tests {
             path: "out/summary.md".into(),
             title: false,
             headings: vec![(2, "Goal".into()), (2, "Tasks".into())],
+            lines: Vec::new(),
         };
         let schema = |cap: u64| {
             let text = serde_json::json!({"type": "string", "minLength": 1, "maxLength": cap});

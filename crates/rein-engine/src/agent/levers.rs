@@ -244,6 +244,15 @@ pub enum Lever {
     /// (edit-csv-emails: one e-mail of ten lowered), and each later attempt added one edit or
     /// none.
     WholeRewrite,
+    /// `write_sections` gets one field per number line the task quotes for a section (with
+    /// `stated-lines`' rule: the check reads that line's number back, see
+    /// [`super::line_fields`]), placed after the section's own text field; the field holds the
+    /// number only (constrained decoding), and Rein writes the task's line with it at the end of
+    /// the section. The number stays the model's and the judge checks it as before. The 1.5B
+    /// wrote `Responses: 16, Average rating: 3.125, Mobile responses: 7` on one line in all three
+    /// attempts of summarize-feedback (every figure right, every figure check failed), as it
+    /// did on report-gradebook and report-stock-warehouses.
+    LineFields,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -251,7 +260,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 37] = [
+    pub const ALL: [Lever; 38] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -289,6 +298,7 @@ impl Lever {
         Lever::TaskSearch,
         Lever::FolderStats,
         Lever::WholeRewrite,
+        Lever::LineFields,
     ];
 
     pub fn name(self) -> &'static str {
@@ -330,6 +340,7 @@ impl Lever {
             Lever::TaskSearch => "task-search",
             Lever::FolderStats => "folder-stats",
             Lever::WholeRewrite => "whole-rewrite",
+            Lever::LineFields => "line-fields",
         }
     }
 
@@ -392,6 +403,7 @@ pub struct Levers {
     pub task_search: bool,
     pub folder_stats: bool,
     pub whole_rewrite: bool,
+    pub line_fields: bool,
 }
 
 impl Default for Levers {
@@ -450,6 +462,7 @@ impl Levers {
         task_search: false,
         folder_stats: false,
         whole_rewrite: false,
+        line_fields: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -490,6 +503,7 @@ impl Levers {
         task_search: true,
         folder_stats: true,
         whole_rewrite: true,
+        line_fields: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -531,6 +545,7 @@ impl Levers {
             Lever::TaskSearch => self.task_search,
             Lever::FolderStats => self.folder_stats,
             Lever::WholeRewrite => self.whole_rewrite,
+            Lever::LineFields => self.line_fields,
         }
     }
 
@@ -573,6 +588,7 @@ impl Levers {
             Lever::TaskSearch => self.task_search = on,
             Lever::FolderStats => self.folder_stats = on,
             Lever::WholeRewrite => self.whole_rewrite = on,
+            Lever::LineFields => self.line_fields = on,
         }
     }
 

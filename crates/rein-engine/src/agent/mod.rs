@@ -53,6 +53,7 @@ mod folder_facts;
 mod inputs_first;
 mod label_lines;
 mod levers;
+mod line_fields;
 mod no_paste;
 mod outcome;
 mod plan;

@@ -117,7 +117,7 @@ impl Outline {
             fields.insert(h.clone(), json!(body));
         }
         let (args, note, composed) = self
-            .compose(&Value::Object(fields))
+            .compose_sections(&Value::Object(fields))
             .map_err(|e| e.replacen(WRITE_SECTIONS, REWRITE_SECTION, 1))?;
         // What the judge reads outside the rewritten section must not change: Rein split at a
         // heading the judge does not see (in a comment) beside one Rein does not (in a quote),
@@ -302,6 +302,7 @@ mod tests {
                 (2, "Tasks".into()),
                 (2, "Risks".into()),
             ],
+            lines: Vec::new(),
         }
     }
 
@@ -518,6 +519,7 @@ mod redteam {
             path: "out/summary.md".into(),
             title: true,
             headings: vec![(2, "Goal".into()), (2, "Tasks".into()), (2, "Risks".into())],
+            lines: Vec::new(),
         };
         let file = "# Release *2.0* #\n\n## Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
         assert_eq!(

@@ -572,7 +572,12 @@ impl<'a> Agent<'a> {
         if self.options.memory || self.env.registry.get(WRITE_SECTIONS).is_none() {
             return None;
         }
-        Outline::of(self.env.contract)
+        let outline = Outline::of(self.env.contract)?;
+        Some(if self.options.levers.line_fields {
+            outline.with_line_fields(self.env.contract)
+        } else {
+            outline
+        })
     }
 
     /// The registered tool a call runs as: `rewrite_section` is composed into a

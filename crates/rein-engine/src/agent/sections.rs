@@ -17,6 +17,7 @@ use regex::Regex;
 use rein_workspace::desk::{render_sections, Section, HEADING_MAX_CHARS};
 use serde_json::{json, Map, Value};
 
+use super::line_fields::LineField;
 use super::prompt::signature;
 use crate::checks::{heading_key, is_markdown, markdown_headings, same_path, CheckSpec};
 use crate::mission::FrozenContract;
@@ -34,7 +35,7 @@ static QUOTED_HEADING: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"['"`‘“](#{1,6})[ \t]+([^'"`’”\n]+?)[ \t]*['"`’”]"#).ok());
 
 /// The outline `write_sections` writes for a mission's deliverable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
     /// The deliverable, as the contract names it.
     pub path: String,
@@ -42,6 +43,9 @@ pub struct Outline {
     pub title: bool,
     /// The required headings, in the contract's order, with the level Rein writes each at.
     pub headings: Vec<(u8, String)>,
+    /// The number lines the model gives as fields of their own (lever `line-fields`; empty
+    /// without it), in the contract's order.
+    pub lines: Vec<LineField>,
 }
 
 impl Outline {
@@ -90,6 +94,7 @@ impl Outline {
             path,
             title,
             headings,
+            lines: Vec::new(),
         })
     }
 
@@ -116,14 +121,21 @@ impl Outline {
                 json!({ "type": "string", "minLength": 1, "maxLength": HEADING_MAX_CHARS }),
             );
         }
+        let mut required = vec!["path"];
+        if self.title {
+            required.push(TITLE_FIELD);
+        }
         for (_, h) in &self.headings {
             props.insert(
                 h.clone(),
                 json!({ "type": "string", "minLength": 1, "maxLength": rein_workspace::MAX_INPUT_CHARS }),
             );
+            required.push(h);
+            for f in self.lines_under(h) {
+                props.insert(f.label.clone(), LineField::schema());
+                required.push(&f.label);
+            }
         }
-        let mut required = vec!["path"];
-        required.extend(self.fields());
         json!({
             "type": "object",
             "properties": props,
@@ -161,10 +173,11 @@ impl Outline {
     /// The tool's line in the system prompt (in place of the registry's generic one).
     pub fn tool_line(&self) -> String {
         format!(
-            "- {WRITE_SECTIONS} {}: Propose writing {} from the text under each heading, one field per heading: Rein writes the headings {} itself, in that order, and your text under each. A person approves the change.\n",
+            "- {WRITE_SECTIONS} {}: Propose writing {} from the text under each heading, one field per heading: Rein writes the headings {} itself, in that order, and your text under each.{} A person approves the change.\n",
             signature(&self.parameters_schema()),
             self.path,
-            self.heading_lines()
+            self.heading_lines(),
+            self.line_fields_note()
         )
     }
 
@@ -208,9 +221,10 @@ impl Outline {
             ""
         };
         format!(
-            "Write {} with {WRITE_SECTIONS}: each field is the text under the heading of its name{title}; Rein writes the headings {} itself, in order, so no line of your text starts with '#'. To fix the report later, use {fixer}.\n",
+            "Write {} with {WRITE_SECTIONS}: each field is the text under the heading of its name{title}; Rein writes the headings {} itself, in order, so no line of your text starts with '#'.{} To fix the report later, use {fixer}.\n",
             self.path,
-            self.heading_lines()
+            self.heading_lines(),
+            self.line_fields_note()
         )
     }
 
@@ -239,8 +253,26 @@ impl Outline {
         }
     }
 
-    /// [`Outline::gate_arguments`] with the file they compose, as it will be written.
+    /// [`Outline::gate_arguments`] with the file they compose, as it will be written: the line
+    /// fields' lines written into their sections (see [`Outline::with_lines_written`]), then
+    /// [`Outline::compose_sections`].
     pub(super) fn compose(
+        &self,
+        params: &Value,
+    ) -> Result<(Value, Option<String>, String), String> {
+        self.own_path(WRITE_SECTIONS, params)?;
+        let (params, lines_note) = self.with_lines_written(params)?;
+        let (args, note, text) = self.compose_sections(&params)?;
+        let note = match (note, lines_note) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        Ok((args, note, text))
+    }
+
+    /// The gate's arguments of `write_sections` parameters holding one text per field (no line
+    /// field), the note on escaped lines, and the file they compose.
+    pub(super) fn compose_sections(
         &self,
         params: &Value,
     ) -> Result<(Value, Option<String>, String), String> {

@@ -74,27 +74,22 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
         if !same_path(path, &outline.path) {
             continue;
         }
-        let key = heading_key(section);
-        let Some(at) = outline
-            .headings
-            .iter()
-            .position(|(_, h)| heading_key(h) == key)
-        else {
+        let Some(heading) = leaf_heading(outline, section) else {
             continue;
         };
-        let (level, heading) = &outline.headings[at];
-        if outline
-            .headings
-            .get(at + 1)
-            .is_some_and(|(next, _)| next > level)
-        {
-            continue;
-        }
         let Some(label) = label_read_by(pattern, &labels) else {
             continue;
         };
+        // A line the model gives as a field of its own (lever `line-fields`) is Rein's to write.
+        if outline
+            .lines
+            .iter()
+            .any(|f| f.heading == heading && heading_key(&f.label) == heading_key(&label))
+        {
+            continue;
+        }
         let line = StatedLine {
-            heading: heading.clone(),
+            heading: heading.to_string(),
             label,
         };
         if !lines.contains(&line) {
@@ -102,6 +97,22 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
         }
     }
     lines
+}
+
+/// The outline heading a check scoped to `section` reads, when no deeper heading follows it:
+/// the judge reads a section with its subsections, a field holds only the text before them.
+pub(super) fn leaf_heading<'o>(outline: &'o Outline, section: &str) -> Option<&'o str> {
+    let key = heading_key(section);
+    let at = outline
+        .headings
+        .iter()
+        .position(|(_, h)| heading_key(h) == key)?;
+    let (level, heading) = &outline.headings[at];
+    let has_subsection = outline
+        .headings
+        .get(at + 1)
+        .is_some_and(|(next, _)| next > level);
+    (!has_subsection).then_some(heading.as_str())
 }
 
 /// The line the task's `prompt` quotes for a `numeric_consistency` check's figure, with its
@@ -139,7 +150,8 @@ pub fn stated_line(spec: &CheckSpec, template: &str, value: &str) -> Option<Stri
     (stated_in_line(spec, &line) == Some(want)).then_some(line)
 }
 
-fn filled(template: &str, with: &str) -> Option<String> {
+/// `template` with `with` in place of its placeholder.
+pub(super) fn filled(template: &str, with: &str) -> Option<String> {
     let placeholder = PLACEHOLDER.as_ref()?;
     placeholder.is_match(template).then(|| {
         placeholder

@@ -1,0 +1,304 @@
+//! Lever `line-fields`: `write_sections` gets one field per number line the task quotes for a
+//! section (`'Responses: N'`, `'Travel: N EUR'`), placed after that section's own text field.
+//! The field holds the number only, and Rein writes the task's line with it, unit and all, at
+//! the end of the section. The number is still the model's and the judge checks the file as
+//! before; what cannot happen is three lines written as one (`Responses: 16, Average rating:
+//! 3.125, Mobile responses: 7`, which the judge reads as one number followed by text), a line
+//! left out, or a unit the check does not read (`$2374.68 EUR`).
+//!
+//! A line is a field only where `stated-lines` would hold it (the check's own regex reads the
+//! number back from exactly one line the task quotes, in a section with no subsection; see
+//! [`super::stated`]), and never for a label that is a placeholder (`'<Warehouse>: N units'`):
+//! which row or name goes there is the task's answer. A line of the section's text that such a
+//! check reads is left out of the file, and the model is told so: the field says it, and two
+//! statements of one figure must agree.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+
+use super::prompt::clip;
+use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
+use super::stated::{filled, leaf_heading, stated_template};
+use crate::checks::{heading_key, same_path, stated_in_line, CheckSpec, Locator};
+use crate::mission::FrozenContract;
+
+/// A line field's number as constrained decoding holds it: an optional minus, digits, and
+/// decimals; no unit, sign of currency or thousands separator (the unit is the task's, and Rein
+/// writes it).
+pub const NUMBER_PATTERN: &str = r"^-?[0-9]{1,15}(?:\.[0-9]{1,6})?$";
+
+/// The longest number [`NUMBER_PATTERN`] allows.
+const NUMBER_MAX_CHARS: u64 = 23;
+
+/// Most characters of a refused value quoted back to the model.
+const SHOWN_VALUE_CHARS: usize = 40;
+
+static NUMBER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(NUMBER_PATTERN).ok());
+
+/// One number line of a section that `write_sections` takes as a field of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineField {
+    /// The outline heading the line goes under.
+    pub heading: String,
+    /// The field's name: the line's label as the task quotes it (`Average rating`).
+    pub label: String,
+    /// The line the task quotes, with its placeholder (`'Travel: N EUR'`).
+    pub template: String,
+    /// The check that reads the line's number.
+    pub check: CheckSpec,
+}
+
+impl LineField {
+    /// The task's line with `value` in it, when `value` is a plain number that the check reads
+    /// back from that line as the same number.
+    pub fn line(&self, value: &str) -> Option<String> {
+        let value = value.trim();
+        if !NUMBER.as_ref().is_some_and(|re| re.is_match(value)) {
+            return None;
+        }
+        let want: f64 = value.parse().ok()?;
+        let line = filled(&self.template, value)?;
+        (stated_in_line(&self.check, &line) == Some(want)).then_some(line)
+    }
+
+    /// Whether the check reads a statement from `line` (a number or not): such a line of the
+    /// section's text would say the figure again.
+    fn reads(&self, line: &str) -> bool {
+        let CheckSpec::NumericConsistency {
+            stated: Locator::Regex(pattern),
+            ..
+        } = &self.check
+        else {
+            return false;
+        };
+        Regex::new(pattern).is_ok_and(|re| re.is_match(line.trim_end_matches('\r')))
+    }
+
+    /// The field's schema (its pattern is added only for llguidance: see [`NUMBER_PATTERN`]).
+    pub fn schema() -> Value {
+        json!({ "type": "string", "minLength": 1, "maxLength": NUMBER_MAX_CHARS })
+    }
+}
+
+/// The line fields of a contract's outline, in the contract's order: for each
+/// `numeric_consistency` check on the deliverable, located by a regex and scoped to a heading
+/// of the outline with no subsection, the line the task quotes that the check reads its number
+/// from. A label that names a heading, `path` or `title`, or two different lines, gives none.
+pub fn line_fields(contract: &FrozenContract, outline: &Outline) -> Vec<LineField> {
+    let m = &contract.mission;
+    let mut fields: Vec<LineField> = Vec::new();
+    let mut ambiguous: Vec<String> = Vec::new();
+    for check in &m.checks {
+        let CheckSpec::NumericConsistency {
+            path,
+            stated: Locator::Regex(_),
+            section: Some(section),
+            ..
+        } = &check.spec
+        else {
+            continue;
+        };
+        if !same_path(path, &outline.path) {
+            continue;
+        }
+        let Some(heading) = leaf_heading(outline, section) else {
+            continue;
+        };
+        let Some(template) = stated_template(&check.spec, &m.prompt) else {
+            continue;
+        };
+        let Some(label) = template.split_once(':').map(|(l, _)| l.trim().to_string()) else {
+            continue;
+        };
+        let key = heading_key(&label);
+        if key.is_empty()
+            || label == "path"
+            || label == TITLE_FIELD
+            || outline.headings.iter().any(|(_, h)| heading_key(h) == key)
+        {
+            continue;
+        }
+        match fields.iter().find(|f| heading_key(&f.label) == key) {
+            // Two checks of one line: the first one's reading stands for both.
+            Some(f) if f.template == template && f.heading == heading => {}
+            Some(_) => ambiguous.push(key),
+            None => fields.push(LineField {
+                heading: heading.to_string(),
+                label,
+                template,
+                check: check.spec.clone(),
+            }),
+        }
+    }
+    fields.retain(|f| !ambiguous.contains(&heading_key(&f.label)));
+    fields
+}
+
+impl Outline {
+    /// This outline with the line fields of `contract` (lever `line-fields`).
+    pub fn with_line_fields(mut self, contract: &FrozenContract) -> Outline {
+        self.lines = line_fields(contract, &self);
+        self
+    }
+
+    /// The line fields of the section under `heading`.
+    pub(super) fn lines_under<'o>(
+        &'o self,
+        heading: &'o str,
+    ) -> impl Iterator<Item = &'o LineField> {
+        self.lines.iter().filter(move |f| f.heading == heading)
+    }
+
+    /// The task's lines that are fields, as the prompt quotes them: `'Responses: N', ...`.
+    pub(super) fn quoted_lines(&self) -> String {
+        self.lines
+            .iter()
+            .map(|f| format!("'{}'", f.template))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// What the tool line and the task note add about the line fields (empty without them).
+    pub(super) fn line_fields_note(&self) -> String {
+        let Some(first) = self.lines.first() else {
+            return String::new();
+        };
+        format!(
+            " The task's lines {} are fields of their own, after their section's text: give each the number only (\"{}\": \"64\"), and Rein writes the line with it at the end of that section, so your text does not repeat them.",
+            self.quoted_lines(),
+            first.label
+        )
+    }
+
+    /// `params` of a `write_sections` call with the line fields taken out and their lines
+    /// written at the end of their sections' texts, and a note on the lines of those texts
+    /// left out (a line a line field's check reads says that figure again); or why the call is
+    /// refused, nothing written: a line field missing or not a number.
+    pub(super) fn with_lines_written(
+        &self,
+        params: &Value,
+    ) -> Result<(Value, Option<String>), String> {
+        let Some(given) = params.as_object().filter(|_| !self.lines.is_empty()) else {
+            return Ok((params.clone(), None));
+        };
+        let mut fields: Map<String, Value> = given.clone();
+        let mut problems = Vec::new();
+        let mut written: Vec<(&LineField, String)> = Vec::new();
+        for f in &self.lines {
+            let value = match fields.remove(&f.label) {
+                None => {
+                    problems.push(format!("missing `{}`", f.label));
+                    continue;
+                }
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => n.to_string(),
+                Some(other) => other.to_string(),
+            };
+            match f.line(&value) {
+                Some(line) => written.push((f, line)),
+                None => problems.push(format!(
+                    "`{}` must be a number such as 64 or 3.13 (no unit, no thousands separator), not `{}`",
+                    f.label,
+                    clip(&value, SHOWN_VALUE_CHARS)
+                )),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(format!(
+                "{WRITE_SECTIONS} needs the number of each of the task's lines {} as its own field, so nothing was written: {}",
+                self.quoted_lines(),
+                problems.join("; ")
+            ));
+        }
+        let mut left_out: Vec<String> = Vec::new();
+        for (_, heading) in &self.headings {
+            let lines: Vec<&(&LineField, String)> = written
+                .iter()
+                .filter(|(f, _)| &f.heading == heading)
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            // A text that is missing or not text is refused by `compose` as before.
+            let Some(text) = fields.get(heading.as_str()).and_then(Value::as_str) else {
+                continue;
+            };
+            let kept: Vec<&str> = text
+                .split('\n')
+                .filter(|l| {
+                    let said_again = lines.iter().any(|(f, _)| f.reads(l));
+                    if said_again {
+                        left_out.push(format!("`{}`", clip(l.trim(), SHOWN_VALUE_CHARS * 2)));
+                    }
+                    !said_again
+                })
+                .collect();
+            let kept = kept.join("\n");
+            let kept = kept.trim_end();
+            let own: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+            let body = if kept.trim().is_empty() {
+                own.join("\n")
+            } else {
+                format!("{kept}\n{}", own.join("\n"))
+            };
+            fields.insert(heading.clone(), Value::String(body));
+        }
+        let note = (!left_out.is_empty()).then(|| {
+            format!(
+                "Rein wrote the task's lines from their fields at the end of their sections and left out these lines of your text, which said them again: {}",
+                left_out.join(", ")
+            )
+        });
+        Ok((Value::Object(fields), note))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::checks::Check;
+
+    fn numeric(id: &str, stated: &str, section: &str, units: &[&str]) -> Value {
+        json!({"id": id, "kind": "numeric_consistency", "path": "out/r.md",
+               "stated": {"regex": stated}, "units": units, "section": section,
+               "expected": {"from": "csv", "path": "s.csv", "op": "sum", "column": "amount"}})
+    }
+
+    fn spec(v: Value) -> CheckSpec {
+        serde_json::from_value::<Check>(v).unwrap().spec
+    }
+
+    #[test]
+    fn a_line_is_written_only_with_a_plain_number_the_check_reads_back() {
+        let f = LineField {
+            heading: "Totals".into(),
+            label: "Travel".into(),
+            template: "Travel: N EUR".into(),
+            check: spec(numeric(
+                "t",
+                r"(?im)^\s*travel\s*:\s*(.*?)\.?\s*$",
+                "Totals",
+                &["EUR"],
+            )),
+        };
+        assert_eq!(f.line("2374.68").as_deref(), Some("Travel: 2374.68 EUR"));
+        assert_eq!(f.line(" 12 ").as_deref(), Some("Travel: 12 EUR"));
+        for bad in [
+            "$2374.68",
+            "2,374.68",
+            "2374.68 EUR",
+            "",
+            "N",
+            "1e5",
+            "12\nTotal: 3",
+        ] {
+            assert_eq!(f.line(bad), None, "{bad:?}");
+        }
+        assert!(f.reads("Travel: 16, Meals: 3"));
+        assert!(f.reads("  travel : twelve\r"));
+        assert!(!f.reads("Total travel: 16"));
+    }
+}

@@ -1,0 +1,274 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The `line-fields` lever: each number line a task quotes for a section is a field of
+//! `write_sections` holding the number only, and Rein writes the task's line with it at the end
+//! of that section. The 1.5B wrote summarize-feedback's three lines as one (`Responses: 16,
+//! Average rating: 3.125, Mobile responses: 7`) in all three attempts. The number stays the
+//! model's: a wrong one is written as given and failed by the judge.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{Levers, RunOutcome};
+use rein_engine::gate::AllowAll;
+use serde_json::{json, Value};
+use support::{line, Harness, PromptRecorder};
+
+const REPORT: &str = "out/feedback-summary.md";
+
+fn levers(line_fields: bool) -> Levers {
+    Levers {
+        write_sections: true,
+        stated_lines: true,
+        plain_bodies: true,
+        line_fields,
+        ..Levers::DEFAULT
+    }
+}
+
+fn run(h: &Harness, script: &str, levers: Levers) -> (RunOutcome, PromptRecorder) {
+    let mut model = PromptRecorder::new(script, "line_fields.jsonl");
+    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    (out, model)
+}
+
+fn reads() -> String {
+    ["feedback/README.md", "feedback/responses.csv"]
+        .iter()
+        .map(|p| line("read_file", json!({ "path": p })))
+        .collect()
+}
+
+fn finish() -> String {
+    line("read_file", json!({"path": REPORT})) + &line("finish", json!({"summary": "done"}))
+}
+
+/// The sections the 1.5B wrote, its three lines on one line under Numbers.
+fn sections(numbers: &str) -> Value {
+    json!({
+        "path": REPORT,
+        "Feedback summary": "What users said in the in-app survey this month.",
+        "Numbers": numbers,
+        "Main complaint": "Sync loses notes that were edited offline, mostly on phones.",
+        "Praise": "People like the new editor, easy sharing and the templates.",
+    })
+}
+
+fn with_fields(mut v: Value, responses: &str, rating: &str, mobile: &str) -> Value {
+    v["Responses"] = json!(responses);
+    v["Average rating"] = json!(rating);
+    v["Mobile responses"] = json!(mobile);
+    v
+}
+
+fn failed(out: &RunOutcome) -> Vec<String> {
+    out.verdict
+        .as_ref()
+        .unwrap()
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+fn report(h: &Harness) -> String {
+    std::fs::read_to_string(h.workspace.join(REPORT)).unwrap_or_default()
+}
+
+const ONE_LINE: &str = "Responses: 16, Average rating: 3.125, Mobile responses: 7";
+
+#[test]
+fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let write = line(
+        "write_sections",
+        with_fields(sections(ONE_LINE), "16", "3.125", "7"),
+    );
+    let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
+    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
+    let text = report(&h);
+    assert!(
+        text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        "{text}"
+    );
+    assert!(!text.contains(ONE_LINE), "{text}");
+    // The model is told which of its lines were left out, and why.
+    let after = model.prompt(3);
+    assert!(
+        after.contains("left out these lines of your text, which said them again: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
+        "{after}"
+    );
+    // And, before it writes, that the lines are fields of their own.
+    assert!(
+        model.prompt(0).contains("The task's lines 'Responses: N', 'Average rating: N', 'Mobile responses: N' are fields of their own"),
+        "{}",
+        model.prompt(0)
+    );
+}
+
+#[test]
+fn without_the_lever_the_one_line_fails_every_figure() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let write = line("write_sections", sections(ONE_LINE));
+    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(false));
+    let failed = failed(&out);
+    for id in ["responses", "average-rating", "mobile-responses"] {
+        assert!(failed.contains(&id.to_string()), "{failed:?}");
+    }
+}
+
+#[test]
+fn a_wrong_number_is_written_as_given_and_failed_by_the_judge() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let write = line(
+        "write_sections",
+        with_fields(sections("The survey in figures."), "17", "3.125", "6"),
+    );
+    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(true));
+    assert_eq!(failed(&out), vec!["responses", "mobile-responses"]);
+    let text = report(&h);
+    assert!(
+        text.contains(
+            "The survey in figures.\nResponses: 17\nAverage rating: 3.125\nMobile responses: 6\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_field_or_a_value_that_is_not_a_plain_number_writes_nothing() {
+    for (fields, why) in [
+        (
+            {
+                let mut v = with_fields(sections("x y z w v"), "16", "3.125", "7");
+                v.as_object_mut().unwrap().remove("Average rating");
+                v
+            },
+            "missing `Average rating`",
+        ),
+        (
+            with_fields(sections("x y z w v"), "16 responses", "3.125", "7"),
+            "`Responses` must be a number such as 64 or 3.13 (no unit, no thousands separator), not `16 responses`",
+        ),
+        (
+            with_fields(sections("x y z w v"), "16", "3.125", "7\n## Praise"),
+            "`Mobile responses` must be a number",
+        ),
+        (
+            with_fields(sections("x y z w v"), "16", "1,234.5", "7"),
+            "not `1,234.5`",
+        ),
+    ] {
+        let h = Harness::desk_suite("summarize-feedback");
+        let write = line("write_sections", fields);
+        let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
+        assert!(!out.passed());
+        assert!(!h.workspace.join(REPORT).exists(), "{why}: {}", report(&h));
+        assert!(model.prompt(3).contains(why), "{why}: {}", model.prompt(3));
+    }
+}
+
+/// The `write_sections` parameters schema of the first request.
+fn schema(task: &str, line_fields: bool) -> Value {
+    let h = Harness::desk_suite(task);
+    let (_, model) = run(&h, &reads(), levers(line_fields));
+    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_sections")
+        .map(|b| b["properties"]["parameters"].clone())
+        .unwrap()
+}
+
+#[test]
+fn each_field_follows_its_section_and_holds_a_plain_number() {
+    let on = schema("summarize-feedback", true);
+    let names: Vec<&String> = on["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        names,
+        [
+            "path",
+            "Feedback summary",
+            "Numbers",
+            "Responses",
+            "Average rating",
+            "Mobile responses",
+            "Main complaint",
+            "Praise"
+        ]
+    );
+    assert_eq!(on["required"].as_array().unwrap().len(), names.len());
+    let v = jsonschema::validator_for(&on).unwrap();
+    let ok = with_fields(sections("x"), "16", "3.13", "7");
+    assert!(v.is_valid(&ok));
+    for bad in ["16 responses", "$16", "1,016", "", "16\nx", "1e3"] {
+        assert!(
+            !v.is_valid(&with_fields(sections("x"), bad, "3.13", "7")),
+            "{bad:?}"
+        );
+    }
+    // `stated-lines` no longer holds the Numbers text to a line Rein now writes.
+    assert!(on["properties"]["Numbers"]["pattern"]
+        .as_str()
+        .is_none_or(|p| !p.contains("Responses")));
+    let off = schema("summarize-feedback", false);
+    assert!(off["properties"].get("Responses").is_none(), "{off}");
+}
+
+#[test]
+fn a_unit_is_the_task_s_and_a_placeholder_label_is_no_field() {
+    // report-expenses quotes `'Travel: N EUR'`: the field is the number, the unit Rein's.
+    let expenses = schema("report-expenses", true);
+    for label in [
+        "Travel", "Meals", "Software", "Office", "Total", "Claims", "Largest",
+    ] {
+        assert!(
+            expenses["properties"].get(label).is_some(),
+            "{label}: {expenses}"
+        );
+    }
+    // `Employee: <name>` is a name, not a number line.
+    assert!(expenses["properties"].get("Employee").is_none());
+    // report-stock-warehouses quotes `'<Warehouse>: N units'`: which row goes there is the
+    // task's answer, so no field names one.
+    let stock = schema("report-stock-warehouses", true);
+    let names: Vec<&String> = stock["properties"].as_object().unwrap().keys().collect();
+    for n in &names {
+        for warehouse in ["Bristol", "Glasgow", "Leeds"] {
+            assert!(!n.contains(warehouse), "{names:?}");
+        }
+    }
+    assert!(
+        stock["properties"].get("Total units").is_some(),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_rewrite_keeps_the_lines_and_changes_only_its_own_section() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let write = line(
+        "write_sections",
+        with_fields(sections("The survey in figures."), "16", "3.125", "7"),
+    );
+    let rewrite = line(
+        "rewrite_section",
+        json!({"path": REPORT, "heading": "Praise", "text": "Users praise the editor and the templates."}),
+    );
+    let mut l = levers(true);
+    l.rewrite_section = true;
+    let (out, _) = run(&h, &(reads() + &write + &rewrite + &finish()), l);
+    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
+    let text = report(&h);
+    assert!(
+        text.contains("Responses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        "{text}"
+    );
+    assert!(text.contains("Users praise the editor"), "{text}");
+}
