@@ -261,6 +261,40 @@ fn a_row_count_no_named_call_covers_is_left_to_the_model() {
 }
 
 #[test]
+fn a_count_of_every_row_rides_on_a_filtered_call_over_the_same_file() {
+    // Every call of summarize-support-week picks some rows (open, high priority): the count of
+    // all tickets is the `rows_in_file` of the first.
+    let h = Harness::desk_suite("summarize-support-week");
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert_eq!(e["left"], json!([]), "{e}");
+    assert_eq!(e["calls"].as_array().unwrap().len(), 2, "{e}");
+    let first = model.prompt(0);
+    assert!(
+        first.contains(&esc(
+            r#"The number of data rows of `support/week-45.csv`: 40 (its "rows_in_file")"#
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains("The task's line with it: Tickets: 40"),
+        "{first}"
+    );
+    // A row of empty cells, which the judge counts and the tool does not: the call that
+    // carries the count is made and journaled, never shown.
+    let h = Harness::desk_suite_with("summarize-support-week", |fixtures| {
+        let csv = fixtures.join("support/week-45.csv");
+        let mut text = std::fs::read_to_string(&csv).unwrap();
+        text.push_str(",,,,\n");
+        std::fs::write(&csv, text).unwrap();
+    });
+    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
+    let first = model.prompt(0);
+    assert!(!first.contains("rows_in_file"), "{first}");
+    assert!(!first.contains("Tickets: 4"), "{first}");
+}
+
+#[test]
 fn rows_the_task_does_not_name_get_no_call_and_no_hint() {
     // The most common category is the answer of a withheld check; the task never names it,
     // so no hint or call names its rows.

@@ -2,8 +2,9 @@
 //! the task's hints name (a figure of a named CSV column that a `numeric_consistency` check
 //! computes, or a count of the rows a filter picks), through the gate like any call, and the
 //! transcript starts with those calls and their results, each the figures it gives in the
-//! requirements' words. A row count rides on a call over the same rows when there is one; a
-//! count of every row that no call covers is left to the model (counting a file's rows can be
+//! requirements' words. A row count rides on a call over the same rows when there is one (a
+//! count of every row on any call over the file, as its `rows_in_file`); a count of every row
+//! that no call covers is left to the model (counting a file's rows can be
 //! the task itself, explore-csv-rows, and no hint names it).
 //!
 //! The 1.5B, told "call table_stats with ... and copy the sum", wrote its own sums instead on
@@ -28,6 +29,10 @@ use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
 use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
 use crate::mission::FrozenContract;
+
+/// The field of `table_stats`' answer that counts every data row of the file, whatever the
+/// filter.
+const ROWS_IN_FILE: &str = "rows_in_file";
 
 /// At most this many calls are made up front (each result is about 300 characters); the
 /// journal says when figures were left to the model.
@@ -124,9 +129,15 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         let figure = Figure::of(call, check, &contract.mission.prompt);
         add_figure(&mut calls, call.params.clone(), figure);
     }
-    for (call, check) in wanted
+    // Counts over a filter's rows before those of every row, which may ride on their calls.
+    let counts = wanted
         .iter()
-        .filter(|(c, _)| c.params.get("column").is_none())
+        .filter(|(c, _)| c.params.get("column").is_none());
+    let every_row = |c: &crate::checks::TableStatsCall| c.params.get("filter_column").is_none();
+    for (call, check) in counts
+        .clone()
+        .filter(|(c, _)| !every_row(c))
+        .chain(counts.filter(|(c, _)| every_row(c)))
     {
         let figure = Figure::of(call, check, &contract.mission.prompt);
         let same_rows = |c: &&mut StatsCall| {
@@ -137,6 +148,19 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         if let Some(c) = calls.iter_mut().find(same_rows) {
             c.figures.push(figure);
             continue;
+        }
+        // A count of every row rides on a call over some of the same file's rows too: its
+        // answer counts the file's rows as `rows_in_file`. The 1.5B counted summarize-support-
+        // week's 40 tickets as 10, with the open and high-priority ones given.
+        let same_file = |c: &&mut StatsCall| c.params.get("path") == call.params.get("path");
+        if every_row(call) {
+            if let Some(c) = calls.iter_mut().find(same_file) {
+                c.figures.push(Figure {
+                    field: ROWS_IN_FILE,
+                    ..figure
+                });
+                continue;
+            }
         }
         match call.named() {
             Some(params) => add_figure(&mut calls, params, figure),
