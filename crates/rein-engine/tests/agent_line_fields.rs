@@ -100,7 +100,7 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
     // The model is told which of its lines were left out, and why.
     let after = model.prompt(3);
     assert!(
-        after.contains("left out these lines of your text, which said them again: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
+        after.contains("left out these lines of your text, which stated those figures otherwise: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
         "{after}"
     );
     // And, before it writes, that the lines are fields of their own.
@@ -108,6 +108,23 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
         model.prompt(0).contains("The task's lines 'Responses: N', 'Average rating: N', 'Mobile responses: N' are fields of their own"),
         "{}",
         model.prompt(0)
+    );
+}
+
+#[test]
+fn a_line_of_the_text_that_agrees_stays_and_one_that_contradicts_goes() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let numbers = "Responses: 16\nMobile responses: 9\nMost answers came from phones.";
+    let write = line(
+        "write_sections",
+        with_fields(sections(numbers), "16", "3.125", "7"),
+    );
+    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(true));
+    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
+    let text = report(&h);
+    assert!(
+        text.contains("## Numbers\n\nResponses: 16\nMost answers came from phones.\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        "{text}"
     );
 }
 

@@ -10,8 +10,9 @@
 //! number back from exactly one line the task quotes, in a section with no subsection; see
 //! [`super::stated`]), and never for a label that is a placeholder (`'<Warehouse>: N units'`):
 //! which row or name goes there is the task's answer. A line of the section's text that such a
-//! check reads is left out of the file, and the model is told so: the field says it, and two
-//! statements of one figure must agree.
+//! check reads as another figure, or as no number, is left out of the file, and the model is
+//! told so: every statement of one figure must agree, so beside the field's line it would fail
+//! the check whatever the field says. A line that states the field's number stays.
 
 use std::sync::LazyLock;
 
@@ -63,9 +64,10 @@ impl LineField {
         (stated_in_line(&self.check, &line) == Some(want)).then_some(line)
     }
 
-    /// Whether the check reads a statement from `line` (a number or not): such a line of the
-    /// section's text would say the figure again.
-    fn reads(&self, line: &str) -> bool {
+    /// Whether the check reads a statement from `line` other than `value` (another number, or
+    /// text that is not one): beside the field's line, such a line of the section's text would
+    /// fail the check whatever the field says (every statement must agree).
+    fn contradicts(&self, line: &str, value: &str) -> bool {
         let CheckSpec::NumericConsistency {
             stated: Locator::Regex(pattern),
             ..
@@ -73,7 +75,9 @@ impl LineField {
         else {
             return false;
         };
-        Regex::new(pattern).is_ok_and(|re| re.is_match(line.trim_end_matches('\r')))
+        let line = line.trim_end_matches('\r');
+        let read = Regex::new(pattern).is_ok_and(|re| re.is_match(line));
+        read && stated_in_line(&self.check, line) != value.trim().parse().ok()
     }
 
     /// The field's schema (its pattern is added only for llguidance: see [`NUMBER_PATTERN`]).
@@ -185,7 +189,7 @@ impl Outline {
         };
         let mut fields: Map<String, Value> = given.clone();
         let mut problems = Vec::new();
-        let mut written: Vec<(&LineField, String)> = Vec::new();
+        let mut written: Vec<(&LineField, String, String)> = Vec::new();
         for f in &self.lines {
             let value = match fields.remove(&f.label) {
                 None => {
@@ -197,7 +201,7 @@ impl Outline {
                 Some(other) => other.to_string(),
             };
             match f.line(&value) {
-                Some(line) => written.push((f, line)),
+                Some(line) => written.push((f, line, value)),
                 None => problems.push(format!(
                     "`{}` must be a number such as 64 or 3.13 (no unit, no thousands separator), not `{}`",
                     f.label,
@@ -214,9 +218,9 @@ impl Outline {
         }
         let mut left_out: Vec<String> = Vec::new();
         for (_, heading) in &self.headings {
-            let lines: Vec<&(&LineField, String)> = written
+            let lines: Vec<&(&LineField, String, String)> = written
                 .iter()
-                .filter(|(f, _)| &f.heading == heading)
+                .filter(|(f, _, _)| &f.heading == heading)
                 .collect();
             if lines.is_empty() {
                 continue;
@@ -228,16 +232,16 @@ impl Outline {
             let kept: Vec<&str> = text
                 .split('\n')
                 .filter(|l| {
-                    let said_again = lines.iter().any(|(f, _)| f.reads(l));
-                    if said_again {
+                    let contradicts = lines.iter().any(|(f, _, v)| f.contradicts(l, v));
+                    if contradicts {
                         left_out.push(format!("`{}`", clip(l.trim(), SHOWN_VALUE_CHARS * 2)));
                     }
-                    !said_again
+                    !contradicts
                 })
                 .collect();
             let kept = kept.join("\n");
             let kept = kept.trim_end();
-            let own: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+            let own: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
             let body = if kept.trim().is_empty() {
                 own.join("\n")
             } else {
@@ -247,7 +251,7 @@ impl Outline {
         }
         let note = (!left_out.is_empty()).then(|| {
             format!(
-                "Rein wrote the task's lines from their fields at the end of their sections and left out these lines of your text, which said them again: {}",
+                "Rein wrote the task's lines from their fields at the end of their sections and left out these lines of your text, which stated those figures otherwise: {}",
                 left_out.join(", ")
             )
         });
@@ -297,8 +301,11 @@ mod tests {
         ] {
             assert_eq!(f.line(bad), None, "{bad:?}");
         }
-        assert!(f.reads("Travel: 16, Meals: 3"));
-        assert!(f.reads("  travel : twelve\r"));
-        assert!(!f.reads("Total travel: 16"));
+        assert!(f.contradicts("Travel: 16, Meals: 3", "16"));
+        assert!(f.contradicts("  travel : twelve\r", "12"));
+        assert!(f.contradicts("Travel: 17 EUR", "16"));
+        assert!(!f.contradicts("Travel: 16 EUR", "16"));
+        assert!(!f.contradicts("Travel: 16.00 EUR\r", "16"));
+        assert!(!f.contradicts("Total travel: 17", "16"));
     }
 }
