@@ -103,7 +103,9 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
         after.contains("left out these lines of your text, which stated those figures otherwise: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
         "{after}"
     );
-    // And, before it writes, that the lines are fields of their own.
+    // And, before it writes, that the lines are fields of their own, with no example number
+    // to copy.
+    assert!(!model.prompt(0).contains("\"Responses\": \""), "{}", model.prompt(0));
     assert!(
         model.prompt(0).contains("The task's lines 'Responses: N', 'Average rating: N', 'Mobile responses: N' are fields of their own"),
         "{}",
@@ -170,11 +172,11 @@ fn a_missing_field_or_a_value_that_is_not_a_plain_number_writes_nothing() {
         ),
         (
             with_fields(sections("x y z w v"), "16 responses", "3.125", "7"),
-            "`Responses` must be a number such as 64 or 3.13 (no unit, no thousands separator), not `16 responses`",
+            "`Responses` must be its number alone, in digits (no label, unit or thousands separator), not `16 responses`",
         ),
         (
             with_fields(sections("x y z w v"), "16", "3.125", "7\n## Praise"),
-            "`Mobile responses` must be a number",
+            "`Mobile responses` must be its number alone",
         ),
         (
             with_fields(sections("x y z w v"), "16", "1,234.5", "7"),

@@ -166,13 +166,14 @@ impl Outline {
 
     /// What the tool line and the task note add about the line fields (empty without them).
     pub(super) fn line_fields_note(&self) -> String {
-        let Some(first) = self.lines.first() else {
+        if self.lines.is_empty() {
             return String::new();
-        };
+        }
+        // No example value: the 1.5B copied the example's number (`"Travel": "64"`) as the
+        // travel total of report-expenses, where it had been given 2374.68.
         format!(
-            " The task's lines {} are fields of their own, after their section's text: give each the number only (\"{}\": \"64\"), and Rein writes the line with it at the end of that section, so your text does not repeat them.",
-            self.quoted_lines(),
-            first.label
+            " The task's lines {} are fields of their own, after their section's text: give each its number alone, in digits, without the label or the unit; Rein writes the line with it at the end of that section, so your text does not repeat them.",
+            self.quoted_lines()
         )
     }
 
@@ -203,7 +204,7 @@ impl Outline {
             match f.line(&value) {
                 Some(line) => written.push((f, line, value)),
                 None => problems.push(format!(
-                    "`{}` must be a number such as 64 or 3.13 (no unit, no thousands separator), not `{}`",
+                    "`{}` must be its number alone, in digits (no label, unit or thousands separator), not `{}`",
                     f.label,
                     clip(&value, SHOWN_VALUE_CHARS)
                 )),
