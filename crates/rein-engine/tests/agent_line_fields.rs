@@ -100,12 +100,16 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
     // The model is told which of its lines were left out, and why.
     let after = model.prompt(3);
     assert!(
-        after.contains("left out these lines of your text, which stated those figures otherwise: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
+        after.contains("left out these lines of your text, which only restated them: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
         "{after}"
     );
     // And, before it writes, that the lines are fields of their own, with no example number
     // to copy.
-    assert!(!model.prompt(0).contains("\"Responses\": \""), "{}", model.prompt(0));
+    assert!(
+        !model.prompt(0).contains("\"Responses\": \""),
+        "{}",
+        model.prompt(0)
+    );
     assert!(
         model.prompt(0).contains("The task's lines 'Responses: N', 'Average rating: N', 'Mobile responses: N' are fields of their own"),
         "{}",
@@ -114,9 +118,9 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
 }
 
 #[test]
-fn a_line_of_the_text_that_agrees_stays_and_one_that_contradicts_goes() {
+fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
     let h = Harness::desk_suite("summarize-feedback");
-    let numbers = "Responses: 16\nMobile responses: 9\nMost answers came from phones.";
+    let numbers = "- **Responses:** 16\nMobile responses: 9\nMost answers came from phones.";
     let write = line(
         "write_sections",
         with_fields(sections(numbers), "16", "3.125", "7"),
@@ -125,8 +129,26 @@ fn a_line_of_the_text_that_agrees_stays_and_one_that_contradicts_goes() {
     assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
     let text = report(&h);
     assert!(
-        text.contains("## Numbers\n\nResponses: 16\nMost answers came from phones.\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        text.contains("## Numbers\n\nMost answers came from phones.\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
         "{text}"
+    );
+    // A line the check reads as another figure, with words of the model's: nothing of the
+    // model's text is dropped for it, the write is refused.
+    let h = Harness::desk_suite("summarize-feedback");
+    let numbers = "Mobile responses: 9 of them from Android phones.";
+    let write = line(
+        "write_sections",
+        with_fields(sections(numbers), "16", "3.125", "7"),
+    );
+    let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
+    assert!(!out.passed());
+    assert!(!h.workspace.join(REPORT).exists(), "{}", report(&h));
+    assert!(
+        model.prompt(3).contains(
+            "where the rest of the file contradicts or hides them, so nothing was written"
+        ),
+        "{}",
+        model.prompt(3)
     );
 }
 
@@ -153,7 +175,7 @@ fn a_wrong_number_is_written_as_given_and_failed_by_the_judge() {
     let text = report(&h);
     assert!(
         text.contains(
-            "The survey in figures.\nResponses: 17\nAverage rating: 3.125\nMobile responses: 6\n"
+            "The survey in figures.\n\nResponses: 17\nAverage rating: 3.125\nMobile responses: 6\n"
         ),
         "{text}"
     );

@@ -203,11 +203,8 @@ fn numbers_last() -> Harness {
 #[test]
 fn rein_s_lines_are_not_written_inside_an_unclosed_code_fence() {
     let h = numbers_last();
-    let text = figures_hold_or_nothing_written(
-        &h,
-        right("The survey in figures:\n```text"),
-        levers(true),
-    );
+    let text =
+        figures_hold_or_nothing_written(&h, right("The survey in figures:\n```text"), levers(true));
     // Sanity: the edited mission did get line fields.
     assert!(text.is_empty() || text.contains("Responses: 16"), "{text}");
 }
@@ -215,7 +212,11 @@ fn rein_s_lines_are_not_written_inside_an_unclosed_code_fence() {
 #[test]
 fn rein_s_lines_are_not_written_inside_an_unclosed_comment() {
     let h = numbers_last();
-    figures_hold_or_nothing_written(&h, right("The survey in figures.\n<!-- draft"), levers(true));
+    figures_hold_or_nothing_written(
+        &h,
+        right("The survey in figures.\n<!-- draft"),
+        levers(true),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +267,12 @@ fn a_json_number_value_is_the_model_s_number() {
     let h = Harness::desk_suite("summarize-feedback");
     let text = figures_hold_or_nothing_written(
         &h,
-        with_fields(sections("The survey in figures."), json!(16), json!(3.125), json!(7)),
+        with_fields(
+            sections("The survey in figures."),
+            json!(16),
+            json!(3.125),
+            json!(7),
+        ),
         levers(true),
     );
     assert!(text.contains("Responses: 16\n"), "{text}");
@@ -296,12 +302,22 @@ fn odd_values_are_refused_or_written_as_given() {
     ];
     for v in odd {
         let h = Harness::desk_suite("summarize-feedback");
-        let fields = with_fields(sections("The survey in figures."), v.clone(), json!("3.125"), json!("7"));
+        let fields = with_fields(
+            sections("The survey in figures."),
+            v.clone(),
+            json!("3.125"),
+            json!("7"),
+        );
         let write = line("write_sections", fields);
         let (_, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
         let text = read(&h, REPORT);
         if text.is_empty() {
-            assert!(model.prompt(3).contains("nothing was written") && model.prompt(3).contains("`Responses` must be"), "{v}: {}", model.prompt(3));
+            assert!(
+                model.prompt(3).contains("nothing was written")
+                    && model.prompt(3).contains("`Responses` must be"),
+                "{v}: {}",
+                model.prompt(3)
+            );
             continue;
         }
         // Written: the line states exactly the value given, and nothing else came with it.
@@ -309,7 +325,10 @@ fn odd_values_are_refused_or_written_as_given() {
             Value::String(s) => s.trim().to_string(),
             other => other.to_string(),
         };
-        assert!(text.contains(&format!("\nResponses: {given}\n")), "{v}: {text}");
+        assert!(
+            text.contains(&format!("\nResponses: {given}\n")),
+            "{v}: {text}"
+        );
         assert!(!text.contains("Responses: 42"), "{v}: {text}");
         assert_eq!(text.matches("## ").count(), 3, "{v}: {text}");
     }
@@ -420,7 +439,7 @@ const STOCK: &str = "out/stock-report.md";
 /// number, and with it the SKU: `no-reorder-sku-101` then passes on text Rein removed, not on
 /// the model's answer.
 #[test]
-fn leaving_out_a_count_line_does_not_pass_a_content_absent_check_for_the_model() {
+fn a_count_line_holding_a_sku_is_never_left_out_but_refused() {
     let h = Harness::desk_suite("report-stock-warehouses");
     let fields = json!({
         "path": STOCK,
@@ -434,24 +453,28 @@ fn leaving_out_a_count_line_does_not_pass_a_content_absent_check_for_the_model()
         + &line("write_sections", fields)
         + &finish(STOCK);
     let (out, model) = run(&h, &script, levers(true));
-    let text = read(&h, STOCK);
-    assert!(!text.is_empty(), "nothing written: {}", model.prompt(1));
-    let f = failed(&out);
-    assert!(
-        text.contains("SKU-101") || f.contains(&"no-reorder-sku-101".to_string()),
-        "the model named SKU-101 under 'Reorder now'; Rein removed the line and the check passes: {f:?}\n{text}\n--- told ---\n{}",
-        model.prompt(2)
-    );
+    // The line holds words of the model's (the SKU): Rein drops none of it; the composed file
+    // would state the count as no number, so the write is refused and nothing written.
+    assert!(!out.passed());
+    assert!(read(&h, STOCK).is_empty(), "{}", read(&h, STOCK));
+    let told = model.prompt(2);
+    assert!(told.contains("so nothing was written"), "{told}");
+    assert!(told.contains("SKUs to reorder"), "{told}");
 }
 
-/// desk_task's total regex is not anchored: a task line that mentions `total hours:` is left
-/// out whole, task name and all. The model must at least be told which line went.
+/// desk_task's total regex is not anchored: a task line that mentions `total hours:` holds a
+/// task name too. It is never left out (the name would go with it); the file would state the
+/// total twice, so the write is refused and the model told why.
 #[test]
-fn an_unanchored_check_s_left_out_line_is_told_with_its_task_name() {
+fn an_unanchored_check_s_task_line_is_never_left_out_but_refused() {
     let h = Harness::new("desk_task");
     let mut fields = support::gold_fields();
     let tasks = fields["Tasks"].as_str().unwrap().to_string();
-    let first = tasks.lines().find(|l| l.starts_with("- ")).unwrap().to_string();
+    let first = tasks
+        .lines()
+        .find(|l| l.starts_with("- "))
+        .unwrap()
+        .to_string();
     let changed = tasks
         .replace(&first, &format!("{first} (total hours: 12)"))
         .replace("Total hours: 64", "");
@@ -461,15 +484,15 @@ fn an_unanchored_check_s_left_out_line_is_told_with_its_task_name() {
         + &line("write_sections", fields)
         + &line("read_file", json!({"path": "out/summary.md"}))
         + &line("finish", json!({"summary": "done"}));
-    let (_, model) = run(&h, &script, levers(true));
-    let text = read(&h, "out/summary.md");
-    assert!(!text.is_empty(), "{}", model.prompt(4));
-    if !text.contains(&first) {
-        let told = model.prompt(4);
-        assert!(told.contains("left out these lines"), "{told}");
-        let name = first.trim_start_matches("- ").split(':').next().unwrap();
-        assert!(told.contains(name), "{name}: {told}");
-    }
+    let (out, model) = run(&h, &script, levers(true));
+    assert!(!out.passed());
+    assert!(read(&h, "out/summary.md").is_empty());
+    let told = model.prompt(4);
+    assert!(
+        told.contains("so nothing was written: for `Total hours` the judge would read:"),
+        "{told}"
+    );
+    let _ = first;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -518,7 +541,11 @@ fn support_week_with(edit: impl Fn(&str) -> String) -> Harness {
 fn rows_in_file_is_shown_only_as_the_judge_counts() {
     // (edit, the judge's count of every row)
     let cases: Vec<(&str, Box<dyn Fn(&str) -> String>, &str)> = vec![
-        ("a trailing blank line", Box::new(|t: &str| format!("{t}\n")), "40"),
+        (
+            "a trailing blank line",
+            Box::new(|t: &str| format!("{t}\n")),
+            "40",
+        ),
         (
             "a blank line mid-file",
             Box::new(|t: &str| t.replacen("\nT-901", "\n\nT-901", 1)),
@@ -526,7 +553,13 @@ fn rows_in_file_is_shown_only_as_the_judge_counts() {
         ),
         (
             "a quoted newline in a cell",
-            Box::new(|t: &str| t.replacen("T-901,2024-11-04,billing", "T-901,\"2024-11-04\nlate\",billing", 1)),
+            Box::new(|t: &str| {
+                t.replacen(
+                    "T-901,2024-11-04,billing",
+                    "T-901,\"2024-11-04\nlate\",billing",
+                    1,
+                )
+            }),
             "?",
         ),
         ("a BOM", Box::new(|t: &str| format!("\u{feff}{t}")), "?"),
@@ -538,7 +571,11 @@ fn rows_in_file_is_shown_only_as_the_judge_counts() {
         (
             "an open ticket spelled Open",
             Box::new(|t: &str| {
-                let row = t.lines().find(|l| l.ends_with(",open")).unwrap().to_string();
+                let row = t
+                    .lines()
+                    .find(|l| l.ends_with(",open"))
+                    .unwrap()
+                    .to_string();
                 t.replacen(&row, &format!("{}Open", &row[..row.len() - 4]), 1)
             }),
             "?",
@@ -551,7 +588,10 @@ fn rows_in_file_is_shown_only_as_the_judge_counts() {
         if let Some(shown) = shown_rows_in_file(&first) {
             // The judge's own count, from the frozen file as the judge parses it.
             let judge = judge_count(&h);
-            assert_eq!(shown, judge, "{what}: shown {shown}, the judge counts {judge}\n{first}");
+            assert_eq!(
+                shown, judge,
+                "{what}: shown {shown}, the judge counts {judge}\n{first}"
+            );
             assert!(
                 first.contains(&format!("Tickets: {judge}")) || !first.contains("Tickets: "),
                 "{what}: {first}"
@@ -607,5 +647,61 @@ fn explore_csv_rows_gets_no_row_count() {
     let h = Harness::desk_suite("explore-csv-rows");
     let first = stats_prompt(&h);
     assert!(!first.contains("rows_in_file"), "{first}");
-    assert!(!first.contains("Result of Rein's table_stats call"), "{first}");
+    assert!(
+        !first.contains("Result of Rein's table_stats call"),
+        "{first}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verified sampling over write_sections with line fields.
+// ---------------------------------------------------------------------------------------------
+
+/// Two draws of the write: the first with a wrong field, the second right. The draws are judged
+/// with the line fields composed in (not refused as unknown fields), and the right one wins.
+#[test]
+fn verified_sampling_judges_draws_with_their_line_fields() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let wrong = with_fields(
+        sections("The survey in figures."),
+        json!("17"),
+        json!("3.125"),
+        json!("6"),
+    );
+    let good = right("The survey in figures.");
+    let script =
+        reads() + &line("write_sections", wrong) + &line("write_sections", good) + &finish(REPORT);
+    let mut model = PromptRecorder::new(&script, "redteam_sampling.jsonl");
+    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers(true);
+        o.constrained = true;
+        o.samples = 2;
+        o.limits.attempts = 1;
+    });
+    let sampled = support::sampled(&events);
+    assert!(!sampled.is_empty(), "no sampled write");
+    let (candidates, chosen) = &sampled[0];
+    assert!(
+        candidates.iter().all(|c| c.skipped.is_none()),
+        "a draw was not judged: {candidates:?}"
+    );
+    assert_eq!(*chosen, 1, "{candidates:?}");
+    assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
+}
+
+/// A contradicting line in another section is not Rein's to leave out, and the judge reads
+/// it: the write is refused and the run must not pass.
+#[test]
+fn a_contradicting_line_in_another_section_still_fails() {
+    let h = Harness::desk_suite("summarize-feedback");
+    let mut fields = right("The survey in figures.");
+    fields["Praise"] = json!("People like the new editor and sharing.\nResponses: 17");
+    let (out, _) = run(
+        &h,
+        &(reads() + &line("write_sections", fields) + &finish(REPORT)),
+        levers(true),
+    );
+    // The judge reads every statement of the file: Rein refuses the write, nothing written.
+    assert!(read(&h, REPORT).is_empty(), "{}", read(&h, REPORT));
+    assert!(!out.passed());
 }

@@ -9,10 +9,12 @@
 //! A line is a field only where `stated-lines` would hold it (the check's own regex reads the
 //! number back from exactly one line the task quotes, in a section with no subsection; see
 //! [`super::stated`]), and never for a label that is a placeholder (`'<Warehouse>: N units'`):
-//! which row or name goes there is the task's answer. A line of the section's text that such a
-//! check reads as another figure, or as no number, is left out of the file, and the model is
-//! told so: every statement of one figure must agree, so beside the field's line it would fail
-//! the check whatever the field says. A line that states the field's number stays.
+//! which row or name goes there is the task's answer. A line of the section's text that holds
+//! nothing but those lines' labels, numbers and units is left out (Rein writes those lines), and
+//! the model is told so. Then the composed file is read as the judge reads it: where any
+//! statement of a field's figure is not the field's number, or Rein's line would not be read
+//! in its section (an unclosed code block or comment), the call is refused, nothing written:
+//! every statement of one figure must agree, and no text of the model's is dropped for it.
 
 use std::sync::LazyLock;
 
@@ -22,7 +24,7 @@ use serde_json::{json, Map, Value};
 use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
 use super::stated::{filled, leaf_heading, stated_template};
-use crate::checks::{heading_key, same_path, stated_in_line, CheckSpec, Locator};
+use crate::checks::{heading_key, same_path, stated_in_line, statements_in, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 
 /// A line field's number as constrained decoding holds it: an optional minus, digits, and
@@ -64,20 +66,27 @@ impl LineField {
         (stated_in_line(&self.check, &line) == Some(want)).then_some(line)
     }
 
-    /// Whether the check reads a statement from `line` other than `value` (another number, or
-    /// text that is not one): beside the field's line, such a line of the section's text would
-    /// fail the check whatever the field says (every statement must agree).
-    fn contradicts(&self, line: &str, value: &str) -> bool {
-        let CheckSpec::NumericConsistency {
-            stated: Locator::Regex(pattern),
-            ..
-        } = &self.check
-        else {
-            return false;
+    /// The check's regex, which finds the statements of this line's figure.
+    fn regex(&self) -> Option<Regex> {
+        match &self.check {
+            CheckSpec::NumericConsistency {
+                stated: Locator::Regex(pattern),
+                ..
+            } => Regex::new(pattern).ok(),
+            _ => None,
+        }
+    }
+
+    /// The unit the task writes after the number (`EUR` of `'Travel: N EUR'`), if any.
+    fn unit(&self) -> Option<&str> {
+        let (_, after) = self.template.split_once(':')?;
+        let after = after.trim_start();
+        let rest = match after.chars().next()? {
+            '<' => after.split_once('>')?.1,
+            '{' => after.split_once('}')?.1,
+            _ => after.split_once(' ').map_or("", |(_, r)| r),
         };
-        let line = line.trim_end_matches('\r');
-        let read = Regex::new(pattern).is_ok_and(|re| re.is_match(line));
-        read && stated_in_line(&self.check, line) != value.trim().parse().ok()
+        Some(rest.trim()).filter(|u| !u.is_empty())
     }
 
     /// The field's schema (its pattern is added only for llguidance: see [`NUMBER_PATTERN`]).
@@ -177,16 +186,43 @@ impl Outline {
         )
     }
 
+    /// Whether `line` of the text under `heading` holds nothing but what that section's line
+    /// fields write: one of their labels at least, and else only their numbers, units,
+    /// punctuation and Markdown marks (`- **Responses:** 16, Average rating: 3.125`). Rein
+    /// writes those lines itself; a line with any other word stays the model's.
+    fn only_restates(&self, heading: &str, line: &str) -> bool {
+        let mut rest = line.to_lowercase();
+        let mut labels: Vec<String> = self
+            .lines_under(heading)
+            .map(|f| f.label.to_lowercase())
+            .collect();
+        // `mobile responses` before `responses`.
+        labels.sort_by_key(|l| std::cmp::Reverse(l.len()));
+        let mut named = false;
+        for label in &labels {
+            if rest.contains(label.as_str()) {
+                named = true;
+                rest = rest.replace(label.as_str(), " ");
+            }
+        }
+        for unit in self.lines_under(heading).filter_map(LineField::unit) {
+            rest = rest.replace(&unit.to_lowercase(), " ");
+        }
+        named && !rest.chars().any(char::is_alphabetic)
+    }
+
     /// `params` of a `write_sections` call with the line fields taken out and their lines
-    /// written at the end of their sections' texts, and a note on the lines of those texts
-    /// left out (a line a line field's check reads says that figure again); or why the call is
-    /// refused, nothing written: a line field missing or not a number.
+    /// written at the end of their sections' texts, after a blank line (so no table or list of
+    /// the text takes them in), the lines of those texts that only restate them left out, and a
+    /// note naming those; also each field's line and number. Or why the call is refused,
+    /// nothing written: a line field missing or not a number.
+    #[allow(clippy::type_complexity)]
     pub(super) fn with_lines_written(
         &self,
         params: &Value,
-    ) -> Result<(Value, Option<String>), String> {
+    ) -> Result<(Value, Option<String>, Vec<(&LineField, String)>), String> {
         let Some(given) = params.as_object().filter(|_| !self.lines.is_empty()) else {
-            return Ok((params.clone(), None));
+            return Ok((params.clone(), None, Vec::new()));
         };
         let mut fields: Map<String, Value> = given.clone();
         let mut problems = Vec::new();
@@ -202,7 +238,7 @@ impl Outline {
                 Some(other) => other.to_string(),
             };
             match f.line(&value) {
-                Some(line) => written.push((f, line, value)),
+                Some(line) => written.push((f, line, value.trim().to_string())),
                 None => problems.push(format!(
                     "`{}` must be its number alone, in digits (no label, unit or thousands separator), not `{}`",
                     f.label,
@@ -219,11 +255,12 @@ impl Outline {
         }
         let mut left_out: Vec<String> = Vec::new();
         for (_, heading) in &self.headings {
-            let lines: Vec<&(&LineField, String, String)> = written
+            let own: Vec<&str> = written
                 .iter()
                 .filter(|(f, _, _)| &f.heading == heading)
+                .map(|(_, l, _)| l.as_str())
                 .collect();
-            if lines.is_empty() {
+            if own.is_empty() {
                 continue;
             }
             // A text that is missing or not text is refused by `compose` as before.
@@ -233,30 +270,97 @@ impl Outline {
             let kept: Vec<&str> = text
                 .split('\n')
                 .filter(|l| {
-                    let contradicts = lines.iter().any(|(f, _, v)| f.contradicts(l, v));
-                    if contradicts {
+                    let restates = self.only_restates(heading, l);
+                    if restates {
                         left_out.push(format!("`{}`", clip(l.trim(), SHOWN_VALUE_CHARS * 2)));
                     }
-                    !contradicts
+                    !restates
                 })
                 .collect();
             let kept = kept.join("\n");
             let kept = kept.trim_end();
-            let own: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
             let body = if kept.trim().is_empty() {
                 own.join("\n")
             } else {
-                format!("{kept}\n{}", own.join("\n"))
+                format!("{kept}\n\n{}", own.join("\n"))
             };
             fields.insert(heading.clone(), Value::String(body));
         }
         let note = (!left_out.is_empty()).then(|| {
             format!(
-                "Rein wrote the task's lines from their fields at the end of their sections and left out these lines of your text, which stated those figures otherwise: {}",
+                "Rein wrote the task's lines from their fields at the end of their sections and left out these lines of your text, which only restated them: {}",
                 left_out.join(", ")
             )
         });
-        Ok((Value::Object(fields), note))
+        let lines = written.into_iter().map(|(f, _, v)| (f, v)).collect();
+        Ok((Value::Object(fields), note, lines))
+    }
+
+    /// Why the composed file `text` cannot be written, if it cannot: for some line field, the
+    /// judge's own reading of the file (every statement of its figure, one in its section) is
+    /// not exactly the field's number. The rest of the text states the figure otherwise, or
+    /// hides Rein's line (an unclosed code block or comment), and the check would fail whatever
+    /// the field says; nothing of the expected value is consulted.
+    pub(super) fn lines_misread(
+        &self,
+        text: &str,
+        lines: &[(&LineField, String)],
+    ) -> Option<String> {
+        let mut problems = Vec::new();
+        for (f, value) in lines {
+            let Ok(want) = value.parse::<f64>() else {
+                continue;
+            };
+            match statements_in(&f.check, text) {
+                Ok(read) if read.iter().all(|n| *n == want) => {}
+                Ok(read) => {
+                    let other: Vec<String> = read
+                        .iter()
+                        .filter(|n| **n != want)
+                        .map(|n| n.to_string())
+                        .collect();
+                    problems.push(format!(
+                        "the file would state `{}` as {} as well as the field's {value}",
+                        f.label,
+                        other.join(", ")
+                    ));
+                }
+                Err(facts) => problems.push(format!(
+                    "for `{}` the judge would read: {}",
+                    f.label,
+                    facts.join("; ")
+                )),
+            }
+        }
+        (!problems.is_empty()).then(|| {
+            format!(
+                "{WRITE_SECTIONS} would write the task's lines where the rest of the file contradicts or hides them, so nothing was written: {}. Leave those lines out of your text (Rein writes them from their fields) and close any code block or comment you open",
+                problems.join("; ")
+            )
+        })
+    }
+
+    /// The lines of a section's `current` text that its line fields' checks read and that
+    /// `new_text` states none of: a `rewrite_section` of that section keeps them (the model was
+    /// told its text does not repeat them).
+    pub(super) fn kept_lines(&self, heading: &str, current: &str, new_text: &str) -> Vec<String> {
+        let mut kept: Vec<String> = Vec::new();
+        for f in self.lines_under(heading) {
+            let Some(re) = f.regex() else {
+                continue;
+            };
+            let reads = |l: &&str| re.is_match(l.trim_end_matches('\r'));
+            if new_text.split('\n').any(|l| reads(&l)) {
+                continue;
+            }
+            for l in current.split('\n').filter(reads) {
+                let l = l.trim_end_matches('\r').to_string();
+                if !kept.contains(&l) {
+                    kept.push(l);
+                }
+            }
+        }
+        kept
     }
 }
 
@@ -302,11 +406,6 @@ mod tests {
         ] {
             assert_eq!(f.line(bad), None, "{bad:?}");
         }
-        assert!(f.contradicts("Travel: 16, Meals: 3", "16"));
-        assert!(f.contradicts("  travel : twelve\r", "12"));
-        assert!(f.contradicts("Travel: 17 EUR", "16"));
-        assert!(!f.contradicts("Travel: 16 EUR", "16"));
-        assert!(!f.contradicts("Travel: 16.00 EUR\r", "16"));
-        assert!(!f.contradicts("Total travel: 17", "16"));
+        assert_eq!(f.unit(), Some("EUR"));
     }
 }

@@ -107,7 +107,13 @@ impl Outline {
             ));
         }
         let (title, mut bodies) = self.split(current)?;
-        bodies[target] = text;
+        // The task's lines Rein wrote from line fields stay unless the new text states them.
+        let kept = self.kept_lines(heading, &bodies[target], &text);
+        bodies[target] = if kept.is_empty() {
+            text
+        } else {
+            format!("{}\n\n{}", text.trim_end(), kept.join("\n"))
+        };
         let mut fields = Map::new();
         fields.insert("path".into(), json!(given));
         if let Some(t) = title {

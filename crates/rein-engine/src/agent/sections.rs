@@ -261,8 +261,11 @@ impl Outline {
         params: &Value,
     ) -> Result<(Value, Option<String>, String), String> {
         self.own_path(WRITE_SECTIONS, params)?;
-        let (params, lines_note) = self.with_lines_written(params)?;
+        let (params, lines_note, lines) = self.with_lines_written(params)?;
         let (args, note, text) = self.compose_sections(&params)?;
+        if let Some(why) = self.lines_misread(&text, &lines) {
+            return Err(why);
+        }
         let note = match (note, lines_note) {
             (Some(a), Some(b)) => Some(format!("{a}; {b}")),
             (a, b) => a.or(b),

@@ -44,7 +44,7 @@ mod json;
 mod normalize;
 mod numbers;
 mod numeric;
-pub use numeric::{judge_agrees, stated_in_line};
+pub use numeric::{judge_agrees, stated_in_line, statements_in};
 mod paths;
 mod process;
 mod prose;
@@ -159,6 +159,27 @@ pub(crate) fn markdown_reading(path: &str, text: &str) -> Vec<(Option<u8>, Strin
         .collect()
 }
 
+/// A file's prose from its bytes, as every check reads it (see [`Ctx::read_prose`]).
+pub(crate) fn prose_of(
+    path: &str,
+    bytes: &[u8],
+    include_code: bool,
+) -> Result<prose::Prose, String> {
+    if let Some(c) = normalize::reorder_control(&String::from_utf8_lossy(bytes)) {
+        return Err(format!(
+            "{path}: holds the bidi control U+{:04X}, which shows text in another order than it is written; remove it",
+            c as u32
+        ));
+    }
+    let prose = prose::Prose::of(path, bytes, include_code);
+    if let Some(element) = &prose.restyled_by {
+        return Err(format!(
+            "{path}: holds a {element} element, which can hide any of its text from a person; remove it"
+        ));
+    }
+    Ok(prose)
+}
+
 pub(crate) use prose::{heading_key, is_markdown};
 
 /// What every check may read: the frozen contract, the world and the trace.
@@ -183,20 +204,7 @@ impl Ctx<'_> {
     /// (`64` shown as `46`), so no check can say what it states (fail closed); nor is a
     /// Markdown file holding a `<style>` or `<script>` element, which can hide any text.
     pub fn read_prose(&self, path: &str, include_code: bool) -> Result<prose::Prose, String> {
-        let bytes = self.read_required(path)?;
-        if let Some(c) = normalize::reorder_control(&String::from_utf8_lossy(&bytes)) {
-            return Err(format!(
-                "{path}: holds the bidi control U+{:04X}, which shows text in another order than it is written; remove it",
-                c as u32
-            ));
-        }
-        let prose = prose::Prose::of(path, &bytes, include_code);
-        if let Some(element) = &prose.restyled_by {
-            return Err(format!(
-                "{path}: holds a {element} element, which can hide any of its text from a person; remove it"
-            ));
-        }
-        Ok(prose)
+        prose_of(path, &self.read_required(path)?, include_code)
     }
 
     /// Reads a frozen input and proves it is still the frozen bytes, so values are never

@@ -125,14 +125,23 @@ fn stated_numbers(
     want: &Statement<'_>,
     j: &mut Judged,
 ) -> Option<Vec<(String, f64)>> {
-    let path = want.path;
-    let bytes = match cx.read_required(path) {
+    let bytes = match cx.read_required(want.path) {
         Ok(b) => b,
         Err(fact) => {
             j.say(fact);
             return None;
         }
     };
+    stated_numbers_of(&bytes, want, j)
+}
+
+/// [`stated_numbers`] of a file's `bytes`.
+fn stated_numbers_of(
+    bytes: &[u8],
+    want: &Statement<'_>,
+    j: &mut Judged,
+) -> Option<Vec<(String, f64)>> {
+    let path = want.path;
     let raws: Vec<String> = match want.stated {
         Locator::Regex(pattern) => {
             let re = match Regex::new(pattern) {
@@ -142,7 +151,7 @@ fn stated_numbers(
                     return None;
                 }
             };
-            let prose = match cx.read_prose(path, false) {
+            let prose = match super::prose_of(path, bytes, false) {
                 Ok(p) => p,
                 Err(fact) => {
                     j.say(fact);
@@ -175,7 +184,7 @@ fn stated_numbers(
             all
         }
         Locator::Pointer(pointer) => {
-            let v = match parse_json(&bytes) {
+            let v = match parse_json(bytes) {
                 Ok(v) => v,
                 Err(e) => {
                     j.say(format!("{path}: not valid JSON: {e}"));
@@ -373,6 +382,40 @@ pub fn judge_agrees(
     };
     computed_number(&cx, expected, &mut Vec::new())
         .is_ok_and(|(e, _)| value.is_finite() && (value - e).abs() <= *tolerance + FLOAT_SLACK)
+}
+
+/// The numbers a `numeric_consistency` check reads from `text` as the file at its path, as its
+/// judge reads them (every statement of the file, one standing in the check's section), or the
+/// judge's facts of why they cannot be judged (none, one that is not a number as written, more
+/// than the check allows). Nothing of the expected value is computed or said. Lever
+/// `line-fields` refuses a write whose text states a figure otherwise than its field.
+pub fn statements_in(spec: &CheckSpec, text: &str) -> Result<Vec<f64>, Vec<String>> {
+    let CheckSpec::NumericConsistency {
+        path,
+        stated,
+        section,
+        signed,
+        units,
+        occurrences,
+        ..
+    } = spec
+    else {
+        return Err(vec!["not a numeric_consistency check".into()]);
+    };
+    let want = Statement {
+        path,
+        stated,
+        section: section.as_deref(),
+        rules: NumberRules {
+            signed: *signed,
+            units,
+        },
+        occurrences: *occurrences,
+    };
+    let mut j = Judged::default();
+    stated_numbers_of(text.as_bytes(), &want, &mut j)
+        .map(|v| v.into_iter().map(|(_, n)| n).collect())
+        .ok_or(j.facts)
 }
 
 /// The expected value and the withheld fact that states it. For a value taken from lines of
