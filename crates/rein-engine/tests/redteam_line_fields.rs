@@ -537,10 +537,13 @@ fn support_week_with(edit: impl Fn(&str) -> String) -> Harness {
     })
 }
 
+/// A change to the table's text, by its description.
+type TableEdit = (&'static str, Box<dyn Fn(&str) -> String>, &'static str);
+
 #[test]
 fn rows_in_file_is_shown_only_as_the_judge_counts() {
     // (edit, the judge's count of every row)
-    let cases: Vec<(&str, Box<dyn Fn(&str) -> String>, &str)> = vec![
+    let cases: Vec<TableEdit> = vec![
         (
             "a trailing blank line",
             Box::new(|t: &str| format!("{t}\n")),
