@@ -6,79 +6,16 @@
 //! Average rating: 3.125, Mobile responses: 7`) in all three attempts. The number stays the
 //! model's: a wrong one is written as given and failed by the judge.
 
+#[path = "line_fields_support/mod.rs"]
+mod line_fields_support;
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{Levers, RunOutcome};
-use rein_engine::gate::AllowAll;
+use line_fields_support::{
+    failed, finish, levers, read, reads, run, sections, with_fields, REPORT,
+};
 use serde_json::{json, Value};
-use support::{line, Harness, PromptRecorder};
-
-const REPORT: &str = "out/feedback-summary.md";
-
-fn levers(line_fields: bool) -> Levers {
-    Levers {
-        write_sections: true,
-        stated_lines: true,
-        plain_bodies: true,
-        line_fields,
-        ..Levers::DEFAULT
-    }
-}
-
-fn run(h: &Harness, script: &str, levers: Levers) -> (RunOutcome, PromptRecorder) {
-    let mut model = PromptRecorder::new(script, "line_fields.jsonl");
-    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    (out, model)
-}
-
-fn reads() -> String {
-    ["feedback/README.md", "feedback/responses.csv"]
-        .iter()
-        .map(|p| line("read_file", json!({ "path": p })))
-        .collect()
-}
-
-fn finish() -> String {
-    line("read_file", json!({"path": REPORT})) + &line("finish", json!({"summary": "done"}))
-}
-
-/// The sections the 1.5B wrote, its three lines on one line under Numbers.
-fn sections(numbers: &str) -> Value {
-    json!({
-        "path": REPORT,
-        "Feedback summary": "What users said in the in-app survey this month.",
-        "Numbers": numbers,
-        "Main complaint": "Sync loses notes that were edited offline, mostly on phones.",
-        "Praise": "People like the new editor, easy sharing and the templates.",
-    })
-}
-
-fn with_fields(mut v: Value, responses: &str, rating: &str, mobile: &str) -> Value {
-    v["Responses"] = json!(responses);
-    v["Average rating"] = json!(rating);
-    v["Mobile responses"] = json!(mobile);
-    v
-}
-
-fn failed(out: &RunOutcome) -> Vec<String> {
-    out.verdict
-        .as_ref()
-        .unwrap()
-        .checks
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| c.id.clone())
-        .collect()
-}
-
-fn report(h: &Harness) -> String {
-    std::fs::read_to_string(h.workspace.join(REPORT)).unwrap_or_default()
-}
+use support::{line, Harness};
 
 const ONE_LINE: &str = "Responses: 16, Average rating: 3.125, Mobile responses: 7";
 
@@ -89,9 +26,9 @@ fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
         "write_sections",
         with_fields(sections(ONE_LINE), "16", "3.125", "7"),
     );
-    let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
-    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
-    let text = report(&h);
+    let (out, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
+    assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
+    let text = read(&h, REPORT);
     assert!(
         text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
         "{text}"
@@ -125,9 +62,9 @@ fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
         "write_sections",
         with_fields(sections(numbers), "16", "3.125", "7"),
     );
-    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(true));
-    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
-    let text = report(&h);
+    let (out, _) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
+    assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
+    let text = read(&h, REPORT);
     assert!(
         text.contains("## Numbers\n\nMost answers came from phones.\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
         "{text}"
@@ -140,9 +77,9 @@ fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
         "write_sections",
         with_fields(sections(numbers), "16", "3.125", "7"),
     );
-    let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
+    let (out, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert!(!out.passed());
-    assert!(!h.workspace.join(REPORT).exists(), "{}", report(&h));
+    assert!(!h.workspace.join(REPORT).exists(), "{}", read(&h, REPORT));
     assert!(
         model.prompt(3).contains(
             "where the rest of the file contradicts or hides them, so nothing was written"
@@ -156,7 +93,7 @@ fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
 fn without_the_lever_the_one_line_fails_every_figure() {
     let h = Harness::desk_suite("summarize-feedback");
     let write = line("write_sections", sections(ONE_LINE));
-    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(false));
+    let (out, _) = run(&h, &(reads() + &write + &finish(REPORT)), levers(false));
     let failed = failed(&out);
     for id in ["responses", "average-rating", "mobile-responses"] {
         assert!(failed.contains(&id.to_string()), "{failed:?}");
@@ -170,9 +107,9 @@ fn a_wrong_number_is_written_as_given_and_failed_by_the_judge() {
         "write_sections",
         with_fields(sections("The survey in figures."), "17", "3.125", "6"),
     );
-    let (out, _) = run(&h, &(reads() + &write + &finish()), levers(true));
+    let (out, _) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert_eq!(failed(&out), vec!["responses", "mobile-responses"]);
-    let text = report(&h);
+    let text = read(&h, REPORT);
     assert!(
         text.contains(
             "The survey in figures.\n\nResponses: 17\nAverage rating: 3.125\nMobile responses: 6\n"
@@ -207,9 +144,9 @@ fn a_missing_field_or_a_value_that_is_not_a_plain_number_writes_nothing() {
     ] {
         let h = Harness::desk_suite("summarize-feedback");
         let write = line("write_sections", fields);
-        let (out, model) = run(&h, &(reads() + &write + &finish()), levers(true));
+        let (out, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
         assert!(!out.passed());
-        assert!(!h.workspace.join(REPORT).exists(), "{why}: {}", report(&h));
+        assert!(!h.workspace.join(REPORT).exists(), "{why}: {}", read(&h, REPORT));
         assert!(model.prompt(3).contains(why), "{why}: {}", model.prompt(3));
     }
 }
@@ -304,9 +241,9 @@ fn a_rewrite_keeps_the_lines_and_changes_only_its_own_section() {
     );
     let mut l = levers(true);
     l.rewrite_section = true;
-    let (out, _) = run(&h, &(reads() + &write + &rewrite + &finish()), l);
-    assert!(out.passed(), "{:?}\n{}", failed(&out), report(&h));
-    let text = report(&h);
+    let (out, _) = run(&h, &(reads() + &write + &rewrite + &finish(REPORT)), l);
+    assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
+    let text = read(&h, REPORT);
     assert!(
         text.contains("Responses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
         "{text}"

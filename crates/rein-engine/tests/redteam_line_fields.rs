@@ -4,83 +4,21 @@
 //! Each test asserts the SAFE behaviour: it passes when the code is right and fails when the
 //! attack found a hole.
 
+#[path = "line_fields_support/mod.rs"]
+mod line_fields_support;
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{Levers, RunOutcome};
+use line_fields_support::{
+    failed, finish, levers, read, reads, run, sections, with_fields, REPORT,
+};
+use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
 use support::{line, Harness, PromptRecorder};
 
-const REPORT: &str = "out/feedback-summary.md";
-
-fn levers(line_fields: bool) -> Levers {
-    Levers {
-        write_sections: true,
-        stated_lines: true,
-        plain_bodies: true,
-        line_fields,
-        ..Levers::DEFAULT
-    }
-}
-
-fn run(h: &Harness, script: &str, levers: Levers) -> (RunOutcome, PromptRecorder) {
-    let mut model = PromptRecorder::new(script, "redteam_line_fields.jsonl");
-    let (out, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.constrained = true;
-        o.limits.attempts = 1;
-    });
-    (out, model)
-}
-
-fn reads() -> String {
-    ["feedback/README.md", "feedback/responses.csv"]
-        .iter()
-        .map(|p| line("read_file", json!({ "path": p })))
-        .collect()
-}
-
-fn finish(path: &str) -> String {
-    line("read_file", json!({ "path": path })) + &line("finish", json!({"summary": "done"}))
-}
-
-fn sections(numbers: &str) -> Value {
-    json!({
-        "path": REPORT,
-        "Feedback summary": "What users said in the in-app survey this month.",
-        "Numbers": numbers,
-        "Main complaint": "Sync loses notes that were edited offline, mostly on phones.",
-        "Praise": "People like the new editor, easy sharing and the templates.",
-    })
-}
-
-fn with_fields(mut v: Value, responses: Value, rating: Value, mobile: Value) -> Value {
-    v["Responses"] = responses;
-    v["Average rating"] = rating;
-    v["Mobile responses"] = mobile;
-    v
-}
-
 fn right(numbers: &str) -> Value {
     with_fields(sections(numbers), json!("16"), json!("3.125"), json!("7"))
-}
-
-fn failed(out: &RunOutcome) -> Vec<String> {
-    out.verdict
-        .as_ref()
-        .map(|v| {
-            v.checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| c.id.clone())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn read(h: &Harness, path: &str) -> String {
-    std::fs::read_to_string(h.workspace.join(path)).unwrap_or_default()
 }
 
 const FIGURES: [&str; 3] = ["responses", "average-rating", "mobile-responses"];
