@@ -23,8 +23,8 @@ use serde_json::{json, Map, Value};
 
 use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
-use super::stated::{filled, leaf_heading, stated_template};
-use crate::checks::{heading_key, same_path, stated_in_line, statements_in, CheckSpec, Locator};
+use super::stated::{filled, leaf_numeric_checks, stated_template};
+use crate::checks::{heading_key, stated_in_line, statements_in, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 
 /// A line field's number as constrained decoding holds it: an optional minus, digits, and
@@ -103,23 +103,8 @@ pub fn line_fields(contract: &FrozenContract, outline: &Outline) -> Vec<LineFiel
     let m = &contract.mission;
     let mut fields: Vec<LineField> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
-    for check in &m.checks {
-        let CheckSpec::NumericConsistency {
-            path,
-            stated: Locator::Regex(_),
-            section: Some(section),
-            ..
-        } = &check.spec
-        else {
-            continue;
-        };
-        if !same_path(path, &outline.path) {
-            continue;
-        }
-        let Some(heading) = leaf_heading(outline, section) else {
-            continue;
-        };
-        let Some(template) = stated_template(&check.spec, &m.prompt) else {
+    for (spec, _, heading) in leaf_numeric_checks(contract, outline) {
+        let Some(template) = stated_template(spec, &m.prompt) else {
             continue;
         };
         let Some(label) = template.split_once(':').map(|(l, _)| l.trim().to_string()) else {
@@ -141,7 +126,7 @@ pub fn line_fields(contract: &FrozenContract, outline: &Outline) -> Vec<LineFiel
                 heading: heading.to_string(),
                 label,
                 template,
-                check: check.spec.clone(),
+                check: spec.clone(),
             }),
         }
     }

@@ -61,22 +61,7 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
     let m = &contract.mission;
     let labels = quoted_labels(&m.prompt);
     let mut lines: Vec<StatedLine> = Vec::new();
-    for check in &m.checks {
-        let CheckSpec::NumericConsistency {
-            path,
-            stated: Locator::Regex(pattern),
-            section: Some(section),
-            ..
-        } = &check.spec
-        else {
-            continue;
-        };
-        if !same_path(path, &outline.path) {
-            continue;
-        }
-        let Some(heading) = leaf_heading(outline, section) else {
-            continue;
-        };
+    for (_, pattern, heading) in leaf_numeric_checks(contract, outline) {
         let Some(label) = label_read_by(pattern, &labels) else {
             continue;
         };
@@ -99,9 +84,34 @@ pub fn stated_lines(contract: &FrozenContract, outline: &Outline) -> Vec<StatedL
     lines
 }
 
+/// The `numeric_consistency` checks on the outline's deliverable that a regex locates and that
+/// are scoped to a heading of the outline with no subsection: each with its regex and that
+/// heading.
+pub(super) fn leaf_numeric_checks<'c>(
+    contract: &'c FrozenContract,
+    outline: &'c Outline,
+) -> impl Iterator<Item = (&'c CheckSpec, &'c str, &'c str)> {
+    contract.mission.checks.iter().filter_map(|check| {
+        let CheckSpec::NumericConsistency {
+            path,
+            stated: Locator::Regex(pattern),
+            section: Some(section),
+            ..
+        } = &check.spec
+        else {
+            return None;
+        };
+        if !same_path(path, &outline.path) {
+            return None;
+        }
+        let heading = leaf_heading(outline, section)?;
+        Some((&check.spec, pattern.as_str(), heading))
+    })
+}
+
 /// The outline heading a check scoped to `section` reads, when no deeper heading follows it:
 /// the judge reads a section with its subsections, a field holds only the text before them.
-pub(super) fn leaf_heading<'o>(outline: &'o Outline, section: &str) -> Option<&'o str> {
+fn leaf_heading<'o>(outline: &'o Outline, section: &str) -> Option<&'o str> {
     let key = heading_key(section);
     let at = outline
         .headings

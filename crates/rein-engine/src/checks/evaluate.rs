@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::numbers::NumberRules;
 use super::semantic::Decider;
 use super::spec::{Check, CheckSpec};
 use super::trace::TraceEntry;
@@ -211,29 +210,12 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
         ),
         CheckSpec::JsonSchema { path, schema } => files::json_schema(cx, path, schema),
         CheckSpec::NumericConsistency {
-            path,
-            stated,
             expected,
             tolerance,
-            section,
-            units,
-            signed,
-            occurrences,
-        } => numeric::numeric_consistency(
-            cx,
-            &numeric::Statement {
-                path,
-                stated,
-                section: section.as_deref(),
-                rules: NumberRules {
-                    signed: *signed,
-                    units,
-                },
-                occurrences: *occurrences,
-            },
-            expected,
-            *tolerance,
-        ),
+            ..
+        } => numeric::Statement::of(spec).map_or_else(Judged::default, |want| {
+            numeric::numeric_consistency(cx, &want, expected, *tolerance)
+        }),
         CheckSpec::ReportComplete {
             path,
             headings,

@@ -31,6 +31,34 @@ pub(crate) struct Statement<'a> {
     pub occurrences: Occurrences,
 }
 
+impl<'a> Statement<'a> {
+    /// What a `numeric_consistency` check reads as its statement; `None` for another kind.
+    pub(crate) fn of(spec: &'a CheckSpec) -> Option<Statement<'a>> {
+        let CheckSpec::NumericConsistency {
+            path,
+            stated,
+            section,
+            signed,
+            units,
+            occurrences,
+            ..
+        } = spec
+        else {
+            return None;
+        };
+        Some(Statement {
+            path,
+            stated,
+            section: section.as_deref(),
+            rules: NumberRules {
+                signed: *signed,
+                units,
+            },
+            occurrences: *occurrences,
+        })
+    }
+}
+
 pub(crate) fn numeric_consistency(
     cx: &Ctx<'_>,
     want: &Statement<'_>,
@@ -390,27 +418,8 @@ pub fn judge_agrees(
 /// than the check allows). Nothing of the expected value is computed or said. Lever
 /// `line-fields` refuses a write whose text states a figure otherwise than its field.
 pub fn statements_in(spec: &CheckSpec, text: &str) -> Result<Vec<f64>, Vec<String>> {
-    let CheckSpec::NumericConsistency {
-        path,
-        stated,
-        section,
-        signed,
-        units,
-        occurrences,
-        ..
-    } = spec
-    else {
+    let Some(want) = Statement::of(spec) else {
         return Err(vec!["not a numeric_consistency check".into()]);
-    };
-    let want = Statement {
-        path,
-        stated,
-        section: section.as_deref(),
-        rules: NumberRules {
-            signed: *signed,
-            units,
-        },
-        occurrences: *occurrences,
     };
     let mut j = Judged::default();
     stated_numbers_of(text.as_bytes(), &want, &mut j)
