@@ -253,6 +253,14 @@ pub enum Lever {
     /// attempts of summarize-feedback (every figure right, every figure check failed), as it
     /// did on report-gradebook and report-stock-warehouses.
     LineFields,
+    /// With `stats-first`: a largest or smallest figure Rein shows comes with the row(s) that
+    /// hold it, and a figure over the rows of one value of a column that the task leaves to the
+    /// model to name (a label placeholder such as `'<Warehouse>: N units'`) is shown for every
+    /// value of that column, largest first, instead of not at all (see
+    /// [`super::stats_first`]). Facts of the inputs; which row or value the task asks for stays
+    /// the model's. The 1.5B wrote report-expenses' largest amount right and named the wrong
+    /// employee, and counted summarize-support-week's categories by hand.
+    NamedRows,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -260,7 +268,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 38] = [
+    pub const ALL: [Lever; 39] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -299,6 +307,7 @@ impl Lever {
         Lever::FolderStats,
         Lever::WholeRewrite,
         Lever::LineFields,
+        Lever::NamedRows,
     ];
 
     pub fn name(self) -> &'static str {
@@ -341,6 +350,7 @@ impl Lever {
             Lever::FolderStats => "folder-stats",
             Lever::WholeRewrite => "whole-rewrite",
             Lever::LineFields => "line-fields",
+            Lever::NamedRows => "named-rows",
         }
     }
 
@@ -404,6 +414,7 @@ pub struct Levers {
     pub folder_stats: bool,
     pub whole_rewrite: bool,
     pub line_fields: bool,
+    pub named_rows: bool,
 }
 
 impl Default for Levers {
@@ -463,6 +474,7 @@ impl Levers {
         folder_stats: false,
         whole_rewrite: false,
         line_fields: false,
+        named_rows: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -504,6 +516,7 @@ impl Levers {
         folder_stats: true,
         whole_rewrite: true,
         line_fields: true,
+        named_rows: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -546,6 +559,7 @@ impl Levers {
             Lever::FolderStats => self.folder_stats,
             Lever::WholeRewrite => self.whole_rewrite,
             Lever::LineFields => self.line_fields,
+            Lever::NamedRows => self.named_rows,
         }
     }
 
@@ -589,6 +603,7 @@ impl Levers {
             Lever::FolderStats => self.folder_stats = on,
             Lever::WholeRewrite => self.whole_rewrite = on,
             Lever::LineFields => self.line_fields = on,
+            Lever::NamedRows => self.named_rows = on,
         }
     }
 

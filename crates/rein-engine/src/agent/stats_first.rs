@@ -27,7 +27,10 @@ use serde_json::Value;
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
 use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
-use crate::checks::{judge_agrees, read_whole_at, table_stats_call, CheckSpec, TraceEntry, World};
+use crate::checks::{
+    judge_agrees, read_whole_at, table_stats_call, table_stats_group_call, CheckSpec, TraceEntry,
+    World,
+};
 use crate::mission::FrozenContract;
 
 /// The field of `table_stats`' answer that counts every data row of the file, whatever the
@@ -52,15 +55,49 @@ pub struct Figure {
     /// The line the task asks for with this figure (`'Travel: N EUR'`), when the check reads
     /// its number from that line (see [`stated_template`]).
     pub line: Option<String>,
+    /// Lever `named-rows`, a figure grouped by its check's filter column: the filter's value,
+    /// whose group of the answer holds the figure (never shown as such).
+    pub group: Option<String>,
+    /// Lever `named-rows`, a largest or smallest figure: the field of the answer with the rows
+    /// that hold it (`max_rows`).
+    pub rows: Option<&'static str>,
 }
 
 impl Figure {
-    fn of(call: &crate::checks::TableStatsCall, check: &CheckSpec, prompt: &str) -> Figure {
+    fn of(
+        call: &crate::checks::TableStatsCall,
+        check: &CheckSpec,
+        prompt: &str,
+        named_rows: bool,
+    ) -> Figure {
+        let rows = match call.field {
+            "max" if named_rows && call.group.is_none() => Some("max_rows"),
+            "min" if named_rows && call.group.is_none() => Some("min_rows"),
+            _ => None,
+        };
         Figure {
             words: call.figure.clone(),
             field: call.field,
             check: check.clone(),
-            line: stated_template(check, prompt),
+            // A grouped figure's line would name the value the check picks.
+            line: stated_template(check, prompt).filter(|_| call.group.is_none()),
+            group: call.group.clone(),
+            rows,
+        }
+    }
+
+    /// This figure in the call's answer `result`: its field, or for a grouped figure that field
+    /// of the group whose value is the check's filter value as the judge compares it (trimmed,
+    /// case and all).
+    fn value_in<'a>(&self, result: &'a Value) -> Option<&'a Value> {
+        match &self.group {
+            None => result.get(self.field),
+            Some(g) => result
+                .get("groups")?
+                .as_array()?
+                .iter()
+                .find(|x| x.get("group").and_then(Value::as_str) == Some(g.as_str()))?
+                .get(self.field),
         }
     }
 }
@@ -96,7 +133,15 @@ pub struct Planned {
 /// riding on a call over the same rows when there is one; or why it makes none. A count of
 /// every row that no call covers is left to the model: counting rows can be the whole task
 /// (explore-csv-rows), and no hint names it.
-pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Planned, String> {
+///
+/// With `named_rows` (lever `named-rows`), a check whose filter value the task does not say
+/// gets a call grouped by the filter's column ([`table_stats_group_call`]), and a largest or
+/// smallest figure is shown with the rows that hold it.
+pub fn calls_to_make(
+    contract: &FrozenContract,
+    tools: &[String],
+    named_rows: bool,
+) -> Result<Planned, String> {
     if !tools.iter().any(|t| t == "table_stats") {
         return Err("the run does not offer table_stats (lever facts-tools)".into());
     }
@@ -113,7 +158,10 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
     let wanted: Vec<_> = checks
         .iter()
         .filter_map(|c| {
-            table_stats_call(&c.spec, &contract.mission.prompt).map(|call| (call, c.spec.clone()))
+            let prompt = &contract.mission.prompt;
+            table_stats_call(&c.spec, prompt)
+                .or_else(|| named_rows.then(|| table_stats_group_call(&c.spec, prompt))?)
+                .map(|call| (call, c.spec.clone()))
         })
         .collect();
     if wanted.is_empty() {
@@ -126,7 +174,7 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         .iter()
         .filter(|(c, _)| c.params.get("column").is_some())
     {
-        let figure = Figure::of(call, check, &contract.mission.prompt);
+        let figure = Figure::of(call, check, &contract.mission.prompt, named_rows);
         add_figure(&mut calls, call.params.clone(), figure);
     }
     // Counts over a filter's rows before those of every row, which may ride on their calls.
@@ -139,7 +187,7 @@ pub fn calls_to_make(contract: &FrozenContract, tools: &[String]) -> Result<Plan
         .filter(|(c, _)| !every_row(c))
         .chain(counts.filter(|(c, _)| every_row(c)))
     {
-        let figure = Figure::of(call, check, &contract.mission.prompt);
+        let figure = Figure::of(call, check, &contract.mission.prompt, named_rows);
         let same_rows = |c: &&mut StatsCall| {
             ["path", "filter_column", "filter_value"]
                 .iter()
@@ -245,7 +293,7 @@ pub fn withheld_because(
         return Some(format!("the call was {}", report.outcome.as_str()));
     }
     for f in &call.figures {
-        let value = report.result.get(f.field).map(|v| match v.as_str() {
+        let value = f.value_in(&report.result).map(|v| match v.as_str() {
             Some(s) => s.to_string(),
             None => v.to_string(),
         });
@@ -313,9 +361,12 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
         .figures
         .iter()
         .filter(|f| {
-            call.figures
-                .iter()
-                .any(|g| g.field == f.field && g.line != f.line)
+            // A grouped figure is no line of its own (its groups are listed apart).
+            f.group.is_none()
+                && call
+                    .figures
+                    .iter()
+                    .any(|g| g.group.is_none() && g.field == f.field && g.line != f.line)
         })
         .map(|f| f.field)
         .collect();
@@ -325,6 +376,14 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
             continue;
         }
         said.push((f.words.as_str(), f.field));
+        if f.group.is_some() {
+            s.push_str(&format!(
+                "\n{}, largest first: {}",
+                capitalised(&f.words),
+                groups_text(&report.result, f.field)
+            ));
+            continue;
+        }
         if let Some(v) = report.result.get(f.field) {
             let v = v
                 .as_str()
@@ -348,9 +407,89 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
                 s.push_str(&format!("\nThe task's line with it: {line}"));
                 gave_a_line = true;
             }
+            if let Some(rows) = f.rows.and_then(|k| rows_text(&report.result, k)) {
+                s.push_str(&format!("\n{rows}"));
+            }
         }
     }
     (s, gave_a_line)
+}
+
+/// Most groups a grouped figure's result lists (largest first); it says how many it left out.
+pub const GROUPS_SHOWN: usize = 12;
+
+/// Most characters of the rows shown with a largest or smallest figure.
+const ROWS_TEXT_MAX_CHARS: usize = 600;
+
+/// Each group's `field` in a grouped answer, largest first (`Bristol 120; Leeds 95`), at most
+/// [`GROUPS_SHOWN`], saying how many more there are and whether the tool listed them all.
+fn groups_text(result: &Value, field: &str) -> String {
+    let groups = result
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut figures: Vec<(String, String, f64)> = groups
+        .iter()
+        .filter_map(|g| {
+            let name = g.get("group")?.as_str()?;
+            let v = g.get(field)?;
+            let text = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            let number = text.parse::<f64>().ok()?;
+            Some((
+                clip(name, MAX_VALUE_CHARS),
+                clip(&text, MAX_VALUE_CHARS),
+                number,
+            ))
+        })
+        .collect();
+    // Largest first; a tie keeps the tool's order (by name).
+    figures.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let mut text = figures
+        .iter()
+        .take(GROUPS_SHOWN)
+        .map(|(name, v, _)| format!("{name} {v}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if figures.len() > GROUPS_SHOWN {
+        text.push_str(&format!(
+            " ({} more not shown)",
+            figures.len() - GROUPS_SHOWN
+        ));
+    }
+    if let Some(cut) = result.get("groups_truncated").and_then(Value::as_str) {
+        text.push_str(&format!(" (the tool says: {cut})"));
+    }
+    text
+}
+
+/// The rows of a table_stats answer that hold its largest or smallest number (`key` is
+/// `max_rows` or `min_rows`), as `column=cell` lists, or `None` when the answer has none.
+fn rows_text(result: &Value, key: &str) -> Option<String> {
+    let rows = result.get(key)?.as_array().filter(|r| !r.is_empty())?;
+    let listed: Vec<String> = rows
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|row| {
+            row.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    let head = if listed.len() == 1 {
+        "The row with it".to_string()
+    } else {
+        format!("The {} rows with it", listed.len())
+    };
+    let mut text = format!("{head}: {}", listed.join(" | "));
+    if let Some(note) = result.get(format!("{key}_note")).and_then(Value::as_str) {
+        text.push_str(&format!(" ({note})"));
+    }
+    Some(clip(&text, ROWS_TEXT_MAX_CHARS))
 }
 
 fn capitalised(s: &str) -> String {
@@ -379,6 +518,8 @@ mod tests {
             field,
             check: c.spec,
             line: None,
+            group: None,
+            rows: None,
         }
     }
 

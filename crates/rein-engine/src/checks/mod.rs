@@ -65,8 +65,8 @@ pub use json::parse_strict as parse_json_strict;
 pub use normalize::normalize;
 pub use paths::{normalize_rel, same_path};
 pub use requirement::{
-    requirement, requirements_message, requirements_message_of, table_stats_call, table_stats_hint,
-    TableStatsCall, MAX_QUOTED_CHARS,
+    requirement, requirements_message, requirements_message_of, table_stats_call,
+    table_stats_group_call, table_stats_hint, TableStatsCall, MAX_QUOTED_CHARS,
 };
 pub use semantic::{Decider, DECISION_ARTIFACT_CLIP_CHARS, SEMANTIC_FLOOR_BPS};
 pub use spec::{

@@ -473,6 +473,9 @@ pub struct TableStatsCall {
     pub field: &'static str,
     pub figure: String,
     pub count_column: Option<String>,
+    /// For a call grouped by the check's filter column ([`table_stats_group_call`]): the
+    /// filter's value, whose group of the answer holds the check's figure.
+    pub group: Option<String>,
 }
 
 impl TableStatsCall {
@@ -494,7 +497,6 @@ impl TableStatsCall {
 /// (ignoring case): which rows matter can be the answer (summarize-support-week counts its
 /// `sync` tickets and asks which problem is reported most).
 pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
-    use super::spec::Aggregate;
     let CheckSpec::NumericConsistency { expected, .. } = spec else {
         return None;
     };
@@ -523,20 +525,72 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
         params["filter_column"] = f.column.clone().into();
         params["filter_value"] = f.equals.clone().into();
     }
-    // The field of table_stats's answer that holds this figure.
-    let field = match op {
+    Some(TableStatsCall {
+        params,
+        field: aggregate_field(*op),
+        figure: computed(expected),
+        count_column: filter.as_ref().map(|f| f.column.clone()),
+        group: None,
+    })
+}
+
+/// For a `numeric_consistency` check on a CSV whose filter value the task's `prompt` does not
+/// say (a label placeholder: `'<Warehouse>: N units'`, `'<Category> tickets: N'` for the
+/// category with the most tickets), the `table_stats` call that gives its figure for every
+/// value of the filter's column (`group_by`), and nothing that says which value the check
+/// picks: `figure` names the column grouped by, never the filter's value. `None` for every
+/// other check, and for an empty filter value (the tool and the judge read blank rows
+/// differently).
+pub fn table_stats_group_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
+    let CheckSpec::NumericConsistency { expected, .. } = spec else {
+        return None;
+    };
+    let Computed::Csv {
+        path,
+        op,
+        column,
+        filter: Some(f),
+    } = expected
+    else {
+        return None;
+    };
+    let value = f.equals.trim();
+    if value.is_empty() || prompt.to_lowercase().contains(&value.to_lowercase()) {
+        return None;
+    }
+    let params = serde_json::json!({
+        "path": path,
+        "column": column.as_deref().unwrap_or(&f.column),
+        "group_by": f.column,
+    });
+    let what = match (op, column) {
+        (super::spec::Aggregate::Count, _) => "the number of data rows".to_string(),
+        (op, Some(col)) => format!("the {} of the column \"{col}\"", op_word(*op)),
+        (op, None) => format!("the {}", op_word(*op)),
+    };
+    Some(TableStatsCall {
+        params,
+        field: aggregate_field(*op),
+        figure: format!(
+            "{what} of {} for each value of the column \"{}\"",
+            q(path),
+            f.column
+        ),
+        count_column: None,
+        group: Some(value.to_string()),
+    })
+}
+
+/// The field of `table_stats`' answer that holds a figure of `op`.
+fn aggregate_field(op: super::spec::Aggregate) -> &'static str {
+    use super::spec::Aggregate;
+    match op {
         Aggregate::Count => "rows",
         Aggregate::Sum => "sum",
         Aggregate::Mean => "mean",
         Aggregate::Min => "min",
         Aggregate::Max => "max",
-    };
-    Some(TableStatsCall {
-        params,
-        field,
-        figure: computed(expected),
-        count_column: filter.as_ref().map(|f| f.column.clone()),
-    })
+    }
 }
 
 /// For a run that offers `table_stats`: how to get the number a `numeric_consistency` check on

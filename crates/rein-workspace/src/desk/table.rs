@@ -19,6 +19,10 @@ pub const TABLE_MAX_DISTINCT: usize = 50;
 pub const MEAN_DECIMALS: u32 = 6;
 /// Most non-numeric cells named in the note.
 const NON_NUMERIC_SHOWN: usize = 5;
+/// Most rows holding the column's largest (or smallest) number that one answer shows whole.
+pub const TABLE_MAX_EXTREME_ROWS: usize = 3;
+/// Longest cell of such a row shown whole; a longer one is cut and says how long it is.
+pub const EXTREME_ROW_CELL_CHARS: usize = 100;
 
 pub struct TableStats;
 
@@ -27,7 +31,7 @@ impl Tool for TableStats {
         "table_stats"
     }
     fn description(&self) -> &str {
-        "Figures of one column of a CSV, TSV or JSON-lines file: row count, sum, mean, min, max and distinct values, optionally only rows where filter_column equals filter_value, optionally per group of group_by. Use it instead of adding numbers yourself."
+        "Figures of one column of a CSV, TSV or JSON-lines file: row count, sum, mean, min, max (with the rows holding the min and the max) and distinct values, optionally only rows where filter_column equals filter_value, optionally per group of group_by. Use it instead of adding numbers yourself."
     }
     fn schema(&self) -> Value {
         let name = |d: &str| json!({ "type": "string", "minLength": 1, "maxLength": 200, "description": d });
@@ -97,6 +101,14 @@ impl Tool for TableStats {
         }
         let all = Figures::of(rows.iter().map(|r| cell(r, column)));
         all.write_into(&mut out);
+        // Which row holds the largest claim is often what a report asks next (report-expenses:
+        // the 1.5B wrote the largest amount right and named the wrong employee).
+        for (key, value) in [("max_rows", all.max()), ("min_rows", all.min())] {
+            // No rows for a figure the answer does not give (a sum too large to compute).
+            if let Some(value) = value.filter(|_| out.get("max").is_some()) {
+                extreme_rows(&table, &rows, column, value).write_into(key, &mut out);
+            }
+        }
         if let Some(g) = group_by {
             let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
             for row in &rows {
@@ -129,6 +141,67 @@ impl Tool for TableStats {
 
 fn cell(row: &[String], column: usize) -> &str {
     row.get(column).map_or("", String::as_str)
+}
+
+/// The rows whose number in one column is one value (its largest or smallest): how many, and
+/// the first [`TABLE_MAX_EXTREME_ROWS`] as column-to-cell objects.
+struct ExtremeRows {
+    count: usize,
+    shown: Vec<Value>,
+}
+
+fn extreme_rows(
+    table: &Table,
+    rows: &[&Vec<String>],
+    column: usize,
+    value: Decimal,
+) -> ExtremeRows {
+    let holding: Vec<&&Vec<String>> = rows
+        .iter()
+        .filter(|r| parse_number(cell(r, column)) == Some(value))
+        .collect();
+    let shown = holding
+        .iter()
+        .take(TABLE_MAX_EXTREME_ROWS)
+        .map(|row| {
+            let cells: serde_json::Map<String, Value> = table
+                .header
+                .iter()
+                .enumerate()
+                .map(|(i, h)| (h.clone(), json!(shown_cell(cell(row, i)))))
+                .collect();
+            Value::Object(cells)
+        })
+        .collect();
+    ExtremeRows {
+        count: holding.len(),
+        shown,
+    }
+}
+
+impl ExtremeRows {
+    fn write_into(self, key: &str, out: &mut Value) {
+        if self.count > self.shown.len() {
+            out[format!("{key}_note")] = json!(format!(
+                "{} rows hold this value; only the first {} are listed",
+                self.count,
+                self.shown.len()
+            ));
+        }
+        out[key] = json!(self.shown);
+    }
+}
+
+/// A cell of a shown row: whole, or its first [`EXTREME_ROW_CELL_CHARS`] characters and how long
+/// it is.
+fn shown_cell(cell: &str) -> String {
+    let cell = cell.trim();
+    let chars = cell.chars().count();
+    if chars <= EXTREME_ROW_CELL_CHARS {
+        return cell.to_string();
+    }
+    let head: String = cell.chars().take(EXTREME_ROW_CELL_CHARS).collect();
+    format!("{head}… (cut: {chars} characters)")
 }
 
 /// A table: header names and rows of cells.
@@ -574,6 +647,14 @@ struct Figures {
 }
 
 impl Figures {
+    fn max(&self) -> Option<Decimal> {
+        self.numbers.iter().max().copied()
+    }
+
+    fn min(&self) -> Option<Decimal> {
+        self.numbers.iter().min().copied()
+    }
+
     fn of<'c>(cells: impl Iterator<Item = &'c str>) -> Figures {
         let mut f = Figures {
             rows: 0,
@@ -609,8 +690,8 @@ impl Figures {
             if rounded != mean {
                 out["mean_rounded_to_decimals"] = json!(MEAN_DECIMALS);
             }
-            let min = self.numbers.iter().min().copied().unwrap_or_default();
-            let max = self.numbers.iter().max().copied().unwrap_or_default();
+            let min = self.min().unwrap_or_default();
+            let max = self.max().unwrap_or_default();
             out["min"] = json!(min.normalize().to_string());
             out["max"] = json!(max.normalize().to_string());
         }

@@ -40,6 +40,74 @@ fn column_figures_are_exact_and_name_what_was_not_a_number() {
 }
 
 #[test]
+fn the_rows_holding_the_max_and_the_min_are_given_whole() {
+    let f = Fixture::new();
+    f.write("data/tasks.csv", TASKS);
+    let ws = f.ws();
+    let out = data(desk(
+        &ws,
+        "table_stats",
+        json!({"path": "data/tasks.csv", "column": "hours"}),
+    ));
+    // "1,000" is the largest number, written with its thousands comma in a quoted cell.
+    assert_eq!(
+        out["max_rows"],
+        json!([{"task": "Docs, part 1", "owner": "Ben", "hours": "1,000", "status": "open"}])
+    );
+    assert_eq!(
+        out["min_rows"],
+        json!([{"task": "Tests", "owner": "Ana", "hours": "7.5", "status": "done"}])
+    );
+    assert!(out.get("max_rows_note").is_none(), "{out}");
+    // Under a filter, only its rows count: Ben's largest is not the file's.
+    let ana = data(desk(
+        &ws,
+        "table_stats",
+        json!({"path": "data/tasks.csv", "column": "hours", "filter_column": "owner", "filter_value": "ana"}),
+    ));
+    assert_eq!(ana["max_rows"][0]["task"], "Parser");
+    // A column with no number has no max, so no rows either.
+    let names = data(desk(
+        &ws,
+        "table_stats",
+        json!({"path": "data/tasks.csv", "column": "owner"}),
+    ));
+    assert!(names.get("max_rows").is_none(), "{names}");
+    assert!(names.get("min_rows").is_none(), "{names}");
+}
+
+#[test]
+fn ties_at_the_max_are_counted_and_capped_and_long_cells_say_they_were_cut() {
+    let f = Fixture::new();
+    let long = "x".repeat(150);
+    let mut csv = String::from("id,amount,memo\n");
+    for i in 0..5 {
+        csv.push_str(&format!("r{i},9.50,{long}\n"));
+    }
+    csv.push_str("r9,1,short\n");
+    f.write("t.csv", &csv);
+    let out = data(desk(
+        &f.ws(),
+        "table_stats",
+        json!({"path": "t.csv", "column": "amount"}),
+    ));
+    let rows = out["max_rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{out}");
+    assert_eq!(rows[0]["id"], "r0");
+    assert_eq!(
+        out["max_rows_note"],
+        "5 rows hold this value; only the first 3 are listed"
+    );
+    let memo = rows[0]["memo"].as_str().unwrap();
+    assert!(memo.ends_with("… (cut: 150 characters)"), "{memo}");
+    assert_eq!(memo.chars().filter(|c| *c == 'x').count(), 100);
+    assert_eq!(
+        out["min_rows"],
+        json!([{"id": "r9", "amount": "1", "memo": "short"}])
+    );
+}
+
+#[test]
 fn filter_and_group_by() {
     let f = Fixture::new();
     f.write("data/tasks.csv", TASKS);

@@ -9,6 +9,9 @@ const REIN_TURNS_MAX_PERCENT: u32 = 70;
 
 /// About the characters of one `stats-first` call and its result in the prompt.
 const STATS_TURN_CHARS: usize = 500;
+/// About how many more characters a call's turn takes with lever `named-rows` (the rows that
+/// hold a largest figure, or each group's figure).
+const NAMED_ROWS_TURN_CHARS: usize = 300;
 
 /// The thought the journal shows for a read Rein made for the model (lever `inputs-first`).
 const INPUTS_FIRST_THOUGHT: &str =
@@ -114,7 +117,8 @@ impl<'a> Agent<'a> {
         before: &[ChatMessage],
     ) -> Result<Vec<ChatMessage>, AgentError> {
         let tools = self.tools();
-        let planned = stats_calls(self.env.contract, &tools).and_then(|planned| {
+        let named_rows = self.options.levers.named_rows;
+        let planned = stats_calls(self.env.contract, &tools, named_rows).and_then(|planned| {
             let tables = tables_to_read(&planned, self.env.world, &st.trace, &tools);
             self.room_for(st, before, &planned, tables.chars)?;
             Ok((planned, tables))
@@ -185,7 +189,13 @@ impl<'a> Agent<'a> {
     ) -> Result<(), String> {
         let mut prompt = st.transcript.messages();
         prompt.extend(before.iter().cloned());
-        let chars = planned.calls.len() * STATS_TURN_CHARS + table_chars;
+        let per_call = STATS_TURN_CHARS
+            + if self.options.levers.named_rows {
+                NAMED_ROWS_TURN_CHARS
+            } else {
+                0
+            };
+        let chars = planned.calls.len() * per_call + table_chars;
         prompt.push(ChatMessage::user("x".repeat(chars)));
         let needed = st.transcript.estimate_of(&prompt);
         let limit =

@@ -1,0 +1,147 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Lever `named-rows` (with `stats-first`): a largest or smallest figure Rein shows comes with
+//! the rows that hold it, and a figure over the rows of a value the task leaves to the model
+//! (a label placeholder) is shown for every value of that column, largest first, with nothing
+//! that says which value the contract's check picks. Without the lever neither is shown.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::Levers;
+use rein_engine::gate::AllowAll;
+use serde_json::Value;
+use support::{check_mut, finish_line, journal_events, task_lines, Harness, PromptRecorder};
+
+const EXPENSES: &str = "../suites/desk/report-expenses";
+const STOCK: &str = "../suites/desk/report-stock-warehouses";
+const SUPPORT: &str = "../suites/desk/summarize-support-week";
+
+/// The first prompt of a stats-first run of `h`, with `named-rows` on or off, and the lever's
+/// journal event.
+fn first_prompt(h: &Harness, named_rows: bool) -> (String, Value) {
+    let mut model = PromptRecorder::new(&finish_line(), "named_rows.jsonl");
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = Levers {
+            facts_tools: true,
+            stats_first: true,
+            named_rows,
+            ..Levers::DEFAULT
+        };
+        o.limits.attempts = 1;
+    });
+    let event = journal_events(&h.journal, outcome.run, "stats_first")
+        .into_iter()
+        .next()
+        .unwrap_or(Value::Null);
+    (model.prompt(0), event)
+}
+
+/// The text of Rein's table_stats results in a first prompt (what the model is told of them).
+fn results(first: &str) -> String {
+    first
+        .split("Result of Rein's table_stats call")
+        .skip(1)
+        .map(|r| r.split("content:").next().unwrap_or(r))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+#[test]
+fn the_largest_claim_comes_with_the_row_that_holds_it() {
+    let h = Harness::new(EXPENSES);
+    let (on, event) = first_prompt(&h, true);
+    // 419.23 is Anna's travel claim of 16 May in expenses/2024-05.csv.
+    assert!(
+        on.contains(
+            "The row with it: date=2024-05-16, category=travel, amount=419.23, employee=Anna"
+        ),
+        "{} ({event})",
+        results(&on)
+    );
+    let (off, _) = first_prompt(&h, false);
+    assert!(!off.contains("The row with it"), "{}", results(&off));
+    assert!(
+        off.contains("419.23"),
+        "the largest amount is still shown without the lever"
+    );
+}
+
+#[test]
+fn a_placeholder_label_gets_every_warehouse_s_sum_largest_first() {
+    let h = Harness::new(STOCK);
+    let (on, event) = first_prompt(&h, true);
+    // Leeds 34 + 8 + 120 + 11, Glasgow 15 + 3 + 48 + 0, Bristol 22 + 0 + 9 + 2.
+    assert!(
+        on.contains(
+            "for each value of the column \\\"warehouse\\\", largest first: Leeds 173; Glasgow 66; Bristol 33"
+        ),
+        "{} ({event})",
+        results(&on)
+    );
+    // One call gives all three; no line of the task is filled with a warehouse's name.
+    assert_eq!(event["withheld"], serde_json::json!([]), "{event}");
+    let lines = task_lines(&on);
+    assert!(
+        lines.iter().all(|l| !["Leeds", "Glasgow", "Bristol"]
+            .iter()
+            .any(|w| l.contains(w))),
+        "{lines:?}"
+    );
+    let (off, _) = first_prompt(&h, false);
+    assert!(!off.contains("Leeds 173"), "{}", results(&off));
+}
+
+#[test]
+fn every_category_s_count_is_shown_and_no_line_names_one() {
+    let h = Harness::new(SUPPORT);
+    let (on, event) = first_prompt(&h, true);
+    assert!(
+        on.contains(
+            "The number of data rows of `support/week-45.csv` for each value of the column \\\"category\\\", largest first: sync 15; export 12; login 8; billing 3; other 2"
+        ),
+        "{} ({event})",
+        results(&on)
+    );
+    // The count of every ticket rides on the grouped call and keeps its line.
+    let lines = task_lines(&on);
+    assert!(lines.iter().any(|l| l == "Tickets: 40"), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| !l.to_lowercase().contains("sync")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn what_is_shown_does_not_depend_on_which_value_the_check_picks() {
+    // The contract's check counts `sync` tickets (the answer). Were it `login` instead (a
+    // category the prompt does not name either), the model must be told exactly the same: the
+    // groups are facts of the file, not of the check.
+    let sync = Harness::new(SUPPORT);
+    let login = Harness::with_edit(SUPPORT, |m| {
+        check_mut(m, "sync-tickets")["expected"]["filter"]["equals"] = "login".into();
+    });
+    let (a, _) = first_prompt(&sync, true);
+    let (b, _) = first_prompt(&login, true);
+    assert!(a.contains("largest first: sync 15"), "{}", results(&a));
+    assert_eq!(results(&a), results(&b));
+}
+
+#[test]
+fn a_group_the_judge_would_not_find_withholds_the_call() {
+    // The judge compares the filter value exactly ("leeds" matches no row of "Leeds"; its
+    // figure is 0), the tool's group is "Leeds": the figures would differ, so nothing of the
+    // call is shown and the journal says why.
+    let h = Harness::with_edit(STOCK, |m| {
+        check_mut(m, "units-leeds")["expected"]["filter"]["equals"] = "leeds".into();
+    });
+    let (on, event) = first_prompt(&h, true);
+    assert!(!on.contains("largest first"), "{}", results(&on));
+    let withheld = event["withheld"].as_array().unwrap();
+    assert_eq!(withheld.len(), 1, "{event}");
+    assert_eq!(withheld[0]["call"]["group_by"], "warehouse", "{event}");
+    assert!(
+        withheld[0]["why"].as_str().unwrap().contains("\"sum\""),
+        "{event}"
+    );
+}
