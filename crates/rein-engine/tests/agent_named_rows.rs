@@ -2,7 +2,7 @@
 
 //! Lever `named-rows` (with `stats-first`): a largest or smallest figure Rein shows comes with
 //! the rows that hold it, and a figure over the rows of a value the task leaves to the model
-//! (a label placeholder) is shown for every value of that column, largest first, with nothing
+//! (a label placeholder) is shown for every value of that column, the largest named, with nothing
 //! that says which value the contract's check picks. Without the lever neither is shown.
 
 #[path = "agent_support/mod.rs"]
@@ -68,13 +68,13 @@ fn the_largest_claim_comes_with_the_row_that_holds_it() {
 }
 
 #[test]
-fn a_placeholder_label_gets_every_warehouse_s_sum_largest_first() {
+fn a_placeholder_label_gets_every_warehouse_s_sum_and_the_largest_named() {
     let h = Harness::new(STOCK);
     let (on, event) = first_prompt(&h, true);
     // Leeds 34 + 8 + 120 + 11, Glasgow 15 + 3 + 48 + 0, Bristol 22 + 0 + 9 + 2.
     assert!(
         on.contains(
-            "for each value of the column \\\"warehouse\\\", largest first: Leeds 173; Glasgow 66; Bristol 33"
+            "for each value of the column \\\"warehouse\\\":\\n  Bristol: 33\\n  Glasgow: 66\\n  Leeds: 173\\nThe largest of them: Leeds (173)"
         ),
         "{} ({event})",
         results(&on)
@@ -89,7 +89,7 @@ fn a_placeholder_label_gets_every_warehouse_s_sum_largest_first() {
         "{lines:?}"
     );
     let (off, _) = first_prompt(&h, false);
-    assert!(!off.contains("Leeds 173"), "{}", results(&off));
+    assert!(!off.contains("Leeds: 173"), "{}", results(&off));
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn every_category_s_count_is_shown_and_no_line_names_one() {
     let (on, event) = first_prompt(&h, true);
     assert!(
         on.contains(
-            "The number of data rows of `support/week-45.csv` for each value of the column \\\"category\\\", largest first: sync 15; export 12; login 8; billing 3; other 2"
+            "The number of data rows of `support/week-45.csv` for each value of the column \\\"category\\\":\\n  billing: 3\\n  export: 12\\n  login: 8\\n  other: 2\\n  sync: 15\\nThe largest of them: sync (15)"
         ),
         "{} ({event})",
         results(&on)
@@ -123,7 +123,11 @@ fn what_is_shown_does_not_depend_on_which_value_the_check_picks() {
     });
     let (a, _) = first_prompt(&sync, true);
     let (b, _) = first_prompt(&login, true);
-    assert!(a.contains("largest first: sync 15"), "{}", results(&a));
+    assert!(
+        a.contains("The largest of them: sync (15)"),
+        "{}",
+        results(&a)
+    );
     assert_eq!(results(&a), results(&b));
 }
 
@@ -136,7 +140,7 @@ fn a_group_the_judge_would_not_find_withholds_the_call() {
         check_mut(m, "units-leeds")["expected"]["filter"]["equals"] = "leeds".into();
     });
     let (on, event) = first_prompt(&h, true);
-    assert!(!on.contains("largest first"), "{}", results(&on));
+    assert!(!on.contains("The largest of them"), "{}", results(&on));
     let withheld = event["withheld"].as_array().unwrap();
     assert_eq!(withheld.len(), 1, "{event}");
     assert_eq!(withheld[0]["call"]["group_by"], "warehouse", "{event}");

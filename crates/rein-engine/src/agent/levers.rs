@@ -256,7 +256,7 @@ pub enum Lever {
     /// With `stats-first`: a largest or smallest figure Rein shows comes with the row(s) that
     /// hold it, and a figure over the rows of one value of a column that the task leaves to the
     /// model to name (a label placeholder such as `'<Warehouse>: N units'`) is shown for every
-    /// value of that column, largest first, instead of not at all (see
+    /// value of that column, with the largest named, instead of not at all (see
     /// [`super::stats_first`]). Facts of the inputs; which row or value the task asks for stays
     /// the model's. The 1.5B wrote report-expenses' largest amount right and named the wrong
     /// employee, and counted summarize-support-week's categories by hand.

@@ -378,7 +378,7 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
         said.push((f.words.as_str(), f.field));
         if f.group.is_some() {
             s.push_str(&format!(
-                "\n{}, largest first: {}",
+                "\n{}:{}",
                 capitalised(&f.words),
                 groups_text(&report.result, f.field)
             ));
@@ -415,21 +415,23 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
     (s, gave_a_line)
 }
 
-/// Most groups a grouped figure's result lists (largest first); it says how many it left out.
+/// Most groups a grouped figure's result lists; it says how many it left out.
 pub const GROUPS_SHOWN: usize = 12;
 
 /// Most characters of the rows shown with a largest or smallest figure.
 const ROWS_TEXT_MAX_CHARS: usize = 600;
 
-/// Each group's `field` in a grouped answer, largest first (`Bristol 120; Leeds 95`), at most
-/// [`GROUPS_SHOWN`], saying how many more there are and whether the tool listed them all.
+/// Each group's `field` in a grouped answer, one `value: figure` line each in the tool's order
+/// (by value, as a report lists them: the 1.5B, given them largest first, wrote the warehouses
+/// in name order with the figures in the order given), at most [`GROUPS_SHOWN`], saying how many
+/// more there are and whether the tool listed them all, then which is the largest.
 fn groups_text(result: &Value, field: &str) -> String {
     let groups = result
         .get("groups")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let mut figures: Vec<(String, String, f64)> = groups
+    let figures: Vec<(String, String, f64)> = groups
         .iter()
         .filter_map(|g| {
             let name = g.get("group")?.as_str()?;
@@ -446,22 +448,38 @@ fn groups_text(result: &Value, field: &str) -> String {
             ))
         })
         .collect();
-    // Largest first; a tie keeps the tool's order (by name).
-    figures.sort_by(|a, b| b.2.total_cmp(&a.2));
-    let mut text = figures
+    let mut text: String = figures
         .iter()
         .take(GROUPS_SHOWN)
-        .map(|(name, v, _)| format!("{name} {v}"))
-        .collect::<Vec<_>>()
-        .join("; ");
+        .map(|(name, v, _)| format!("\n  {name}: {v}"))
+        .collect();
     if figures.len() > GROUPS_SHOWN {
         text.push_str(&format!(
-            " ({} more not shown)",
+            "\n  ({} more not shown)",
             figures.len() - GROUPS_SHOWN
         ));
     }
     if let Some(cut) = result.get("groups_truncated").and_then(Value::as_str) {
-        text.push_str(&format!(" (the tool says: {cut})"));
+        text.push_str(&format!("\n  (the tool says: {cut})"));
+    }
+    // The first of several equal largest ones is named with how many share it.
+    let largest = figures
+        .iter()
+        .map(|f| f.2)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let top: Vec<&(String, String, f64)> = figures.iter().filter(|f| f.2 == largest).collect();
+    match top.as_slice() {
+        [] => {}
+        [one] => text.push_str(&format!("\nThe largest of them: {} ({})", one.0, one.1)),
+        several => text.push_str(&format!(
+            "\nThe largest of them, {} equal: {}",
+            several.len(),
+            several
+                .iter()
+                .map(|f| format!("{} ({})", f.0, f.1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
     text
 }
