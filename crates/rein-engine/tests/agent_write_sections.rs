@@ -249,6 +249,27 @@ fn a_body_that_would_make_or_hide_a_heading_is_refused_and_nothing_is_written() 
 }
 
 #[test]
+fn a_placeholder_written_as_a_tag_is_refused_and_named() {
+    // The 1.5B filled summarize-support-week's `'<Category> tickets: N'` as `<sync> tickets:
+    // 15`: an element the judge reads as hiding the rest of the file, the next heading too.
+    let h = Harness::new("desk_task");
+    let mut f = gold_fields();
+    f["Goal"] = json!("Tickets: 40\n<sync> tickets: 15");
+    let script = reads() + &line("write_sections", f);
+    let (out, events, _) = run(&h, &script, on(), false, &mut AllowAll);
+    let w = steps(&events, "write_sections");
+    assert_eq!(w[0].outcome.as_str(), "invalid");
+    let why = &reasons(&h, &out, "write_sections")[0];
+    assert!(
+        why.contains("`<sync>` reads as an HTML tag that is never closed")
+            && why.contains("without angle brackets")
+            && why.contains("nothing was written"),
+        "{why}"
+    );
+    assert!(!h.workspace.join(SUMMARY).exists(), "nothing was written");
+}
+
+#[test]
 fn a_missing_empty_or_unknown_field_or_another_path_is_refused_before_the_gate() {
     let h = Harness::new("desk_task");
     let mut missing = gold_fields();

@@ -375,6 +375,16 @@ impl Outline {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
+            let bodies: Vec<&str> = self.headings.iter().filter_map(|(_, h)| text(h)).collect();
+            let tags = unclosed_tags(&bodies);
+            if !tags.is_empty() {
+                return Err(format!(
+                    "the file would have the headings {} instead of exactly {}: {} reads as an HTML tag that is never closed, which hides the rest of the file. Write the word without angle brackets (a placeholder such as `<Category>` stands for the name itself); nothing was written",
+                    show(&found),
+                    show(&expected),
+                    tags.join(", ")
+                ));
+            }
             return Err(format!(
                 "the file would have the headings {} instead of exactly {}: a text made a heading of its own (a line of only `=` or `-` right under a line of text) or hid the next one (an unclosed code fence or HTML comment). Change that text; nothing was written",
                 show(&found),
@@ -410,6 +420,45 @@ impl Outline {
 /// Shortest body (in characters, spaces collapsed) that counts as copied when another field
 /// holds the same text: two sections that both say "None." are not a copy.
 const COPIED_BODY_MIN_CHARS: usize = 20;
+
+/// An opening HTML tag as Markdown reads one inline (`<sync>`, `<span class="x">`).
+static OPEN_TAG: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"<([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?>"#).ok());
+
+/// HTML elements that have no content, so never hide any.
+const VOID_TAGS: [&str; 13] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+/// The opening tags of `bodies` (quoted, each once) that no `</name>` after them closes: the
+/// 1.5B filled the task's `'<Category> tickets: N'` as `<sync> tickets: 15`, which the judge
+/// reads as an element hiding everything after it, the next heading included.
+fn unclosed_tags(bodies: &[&str]) -> Vec<String> {
+    let Some(re) = OPEN_TAG.as_ref() else {
+        return Vec::new();
+    };
+    let mut tags: Vec<String> = Vec::new();
+    for body in bodies {
+        let lower = body.to_ascii_lowercase();
+        for m in re.captures_iter(body) {
+            let (Some(whole), Some(name)) = (m.get(0), m.get(1)) else {
+                continue;
+            };
+            let closing = format!("</{}", name.as_str().to_ascii_lowercase());
+            let quoted = format!("`{}`", whole.as_str());
+            if whole.as_str().ends_with("/>")
+                || VOID_TAGS.contains(&name.as_str().to_ascii_lowercase().as_str())
+                || lower[whole.end()..].contains(&closing)
+                || tags.contains(&quoted)
+            {
+                continue;
+            }
+            tags.push(quoted);
+        }
+    }
+    tags
+}
 
 /// The fields whose text, spaces collapsed, is the same as another field's (the 1.5B put the
 /// whole overview under every heading).
@@ -472,6 +521,22 @@ fn quoted_headings(prompt: &str) -> Vec<(u8, String)> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn an_unclosed_tag_is_named_and_a_closed_or_empty_one_is_not() {
+        assert_eq!(
+            super::unclosed_tags(&["Tickets: 40\n<sync> tickets: 15", "and <sync> again"]),
+            vec!["`<sync>`".to_string()]
+        );
+        assert_eq!(
+            super::unclosed_tags(&["<b>bold</B> a<br>b <img src=x> <x/> 2 < 3 > 1"]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            super::unclosed_tags(&["<span class=\"a\">x"]),
+            vec!["`<span class=\"a\">`".to_string()]
+        );
+    }
+
     use super::*;
 
     #[test]
