@@ -24,12 +24,14 @@
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
 use serde_json::Value;
 
+use rein_workspace::desk::parse_number;
+
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
 use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
 use crate::checks::{
-    judge_agrees, read_whole_at, table_stats_call, table_stats_group_call, CheckSpec, TraceEntry,
-    World,
+    judge_agrees, read_whole_at, table_stats_call, table_stats_group_call, CheckSpec, Computed,
+    TraceEntry, World,
 };
 use crate::mission::FrozenContract;
 
@@ -293,6 +295,11 @@ pub fn withheld_because(
         return Some(format!("the call was {}", report.outcome.as_str()));
     }
     for f in &call.figures {
+        if f.group.is_some() {
+            if let Some(why) = groups_disputed(contract, world, f, &report.result) {
+                return Some(why);
+            }
+        }
         let value = f.value_in(&report.result).map(|v| match v.as_str() {
             Some(s) => s.to_string(),
             None => v.to_string(),
@@ -309,6 +316,63 @@ pub fn withheld_because(
         }
     }
     None
+}
+
+/// Why a grouped figure's answer may not be shown, if it may not: every group is shown and the
+/// largest named, so each must be the figure the judge computes for its own value (the check
+/// with that filter value), not only the check's own group: whether a call is shown, and what
+/// it says, must not depend on which value the check picks. A cut list (past the tool's
+/// [`TABLE_MAX_DISTINCT`](rein_workspace::desk::TABLE_MAX_DISTINCT) groups) or a group without
+/// the figure withholds it too. The reasons name no group.
+fn groups_disputed(
+    contract: &FrozenContract,
+    world: &dyn World,
+    figure: &Figure,
+    result: &Value,
+) -> Option<String> {
+    if result.get("groups_truncated").is_some() {
+        return Some("the tool listed only some of the groups, so not every one could be compared with the judge".into());
+    }
+    let Some(groups) = result.get("groups").and_then(Value::as_array) else {
+        return Some("its answer has no groups".into());
+    };
+    for g in groups {
+        let name = g.get("group").and_then(Value::as_str);
+        let value = g.get(figure.field).map(|v| match v.as_str() {
+            Some(s) => s.to_string(),
+            None => v.to_string(),
+        });
+        let (Some(name), Some(value)) = (name, value) else {
+            return Some(format!("a group of its answer has no \"{}\"", figure.field));
+        };
+        let agrees = with_filter_value(&figure.check, name)
+            .is_some_and(|check| judge_agrees(contract, world, &check, &value));
+        if !agrees {
+            return Some(format!(
+                "a group's \"{}\" is not the figure the check computes for that group",
+                figure.field
+            ));
+        }
+    }
+    None
+}
+
+/// `check` (a `numeric_consistency` check on a CSV with a filter) with its filter's value set
+/// to `value`; `None` for any other check.
+fn with_filter_value(check: &CheckSpec, value: &str) -> Option<CheckSpec> {
+    let mut check = check.clone();
+    let CheckSpec::NumericConsistency {
+        expected: Computed::Csv {
+            filter: Some(filter),
+            ..
+        },
+        ..
+    } = &mut check
+    else {
+        return None;
+    };
+    filter.equals = value.to_string();
+    Some(check)
 }
 
 /// The turns the transcript's head carries for Rein's shown calls: each as the call the model
@@ -418,20 +482,25 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
 /// Most groups a grouped figure's result lists; it says how many it left out.
 pub const GROUPS_SHOWN: usize = 12;
 
+/// Most characters of a column name or cell of such a row (the tool cuts cells at 100 and says
+/// so; this bounds a header the tool does not cut).
+const ROW_CELL_CHARS: usize = 160;
+
 /// Most characters of the rows shown with a largest or smallest figure.
 const ROWS_TEXT_MAX_CHARS: usize = 600;
 
 /// Each group's `field` in a grouped answer, one `value: figure` line each in the tool's order
 /// (by value, as a report lists them: the 1.5B, given them largest first, wrote the warehouses
 /// in name order with the figures in the order given), at most [`GROUPS_SHOWN`], saying how many
-/// more there are and whether the tool listed them all, then which is the largest.
+/// more there are, then which is the largest (compared exactly, as decimals). Shown only when
+/// every group agrees with the judge and none was cut ([`groups_disputed`]).
 fn groups_text(result: &Value, field: &str) -> String {
     let groups = result
         .get("groups")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let figures: Vec<(String, String, f64)> = groups
+    let figures: Vec<(String, String, _)> = groups
         .iter()
         .filter_map(|g| {
             let name = g.get("group")?.as_str()?;
@@ -440,9 +509,9 @@ fn groups_text(result: &Value, field: &str) -> String {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
-            let number = text.parse::<f64>().ok()?;
+            let number = parse_number(&text)?;
             Some((
-                clip(name, MAX_VALUE_CHARS),
+                one_line(name, MAX_VALUE_CHARS),
                 clip(&text, MAX_VALUE_CHARS),
                 number,
             ))
@@ -459,33 +528,52 @@ fn groups_text(result: &Value, field: &str) -> String {
             figures.len() - GROUPS_SHOWN
         ));
     }
-    if let Some(cut) = result.get("groups_truncated").and_then(Value::as_str) {
-        text.push_str(&format!("\n  (the tool says: {cut})"));
-    }
-    // The first of several equal largest ones is named with how many share it.
-    let largest = figures
+    let Some(largest) = figures.iter().map(|f| f.2).max() else {
+        return text;
+    };
+    let top: Vec<String> = figures
         .iter()
-        .map(|f| f.2)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let top: Vec<&(String, String, f64)> = figures.iter().filter(|f| f.2 == largest).collect();
-    match top.as_slice() {
-        [] => {}
-        [one] => text.push_str(&format!("\nThe largest of them: {} ({})", one.0, one.1)),
-        several => text.push_str(&format!(
-            "\nThe largest of them, {} equal: {}",
-            several.len(),
-            several
-                .iter()
-                .map(|f| format!("{} ({})", f.0, f.1))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        .filter(|f| f.2 == largest)
+        .map(|f| format!("{} ({})", f.0, f.1))
+        .collect();
+    if let [one] = top.as_slice() {
+        text.push_str(&format!("\nThe largest of them: {one}"));
+    } else {
+        let more = top.len().saturating_sub(GROUPS_SHOWN);
+        text.push_str(&format!(
+            "\nThe largest of them, {} equal: {}{}",
+            top.len(),
+            top[..top.len() - more].join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
     }
     text
 }
 
+/// `text` on one line, clipped to `max` characters: a line break or other control character
+/// in a cell is shown escaped (`\n`), so no cell of a table can write a line of Rein's result
+/// (a red team's category cell forged a group and a "The largest of them" line).
+fn one_line(text: &str, max: usize) -> String {
+    let escaped: String = text
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    clip(&escaped, max)
+}
+
 /// The rows of a table_stats answer that hold its largest or smallest number (`key` is
-/// `max_rows` or `min_rows`), as `column=cell` lists, or `None` when the answer has none.
+/// `max_rows` or `min_rows`), as `column=cell` lists on one line, or `None` when the answer has
+/// none.
 fn rows_text(result: &Value, key: &str) -> Option<String> {
     let rows = result.get(key)?.as_array().filter(|r| !r.is_empty())?;
     let listed: Vec<String> = rows
@@ -493,7 +581,14 @@ fn rows_text(result: &Value, key: &str) -> Option<String> {
         .filter_map(Value::as_object)
         .map(|row| {
             row.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .map(|(k, v)| {
+                    let cell = v.as_str().unwrap_or_default();
+                    format!(
+                        "{}={}",
+                        one_line(k, ROW_CELL_CHARS),
+                        one_line(cell, ROW_CELL_CHARS)
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -505,7 +600,7 @@ fn rows_text(result: &Value, key: &str) -> Option<String> {
     };
     let mut text = format!("{head}: {}", listed.join(" | "));
     if let Some(note) = result.get(format!("{key}_note")).and_then(Value::as_str) {
-        text.push_str(&format!(" ({note})"));
+        text.push_str(&format!(" ({})", one_line(note, ROWS_TEXT_MAX_CHARS)));
     }
     Some(clip(&text, ROWS_TEXT_MAX_CHARS))
 }

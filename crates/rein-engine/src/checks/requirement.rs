@@ -512,8 +512,8 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
     if let Some(f) = filter {
         // An empty value is in every prompt, and the judge and the tool read blank rows
         // differently: no call.
-        let value = f.equals.trim().to_lowercase();
-        if value.is_empty() || !prompt.to_lowercase().contains(&value) {
+        let value = f.equals.trim();
+        if value.is_empty() || !prompt_names(prompt, value) {
             return None;
         }
     }
@@ -555,7 +555,7 @@ pub fn table_stats_group_call(spec: &CheckSpec, prompt: &str) -> Option<TableSta
         return None;
     };
     let value = f.equals.trim();
-    if value.is_empty() || prompt.to_lowercase().contains(&value.to_lowercase()) {
+    if value.is_empty() || prompt_names(prompt, value) {
         return None;
     }
     let params = serde_json::json!({
@@ -578,6 +578,21 @@ pub fn table_stats_group_call(spec: &CheckSpec, prompt: &str) -> Option<TableSta
         ),
         count_column: None,
         group: Some(value.to_string()),
+    })
+}
+
+/// Whether `prompt` names `value` as a word of its own, ignoring case: "asynchronously" does not
+/// name the category `sync` (a red team's prompt did, and the figure's words then named the
+/// check's pick).
+pub(crate) fn prompt_names(prompt: &str, value: &str) -> bool {
+    let (prompt, value) = (prompt.to_lowercase(), value.to_lowercase());
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    prompt.match_indices(&value).any(|(i, m)| {
+        let before = prompt[..i].chars().next_back();
+        let after = prompt[i + m.len()..].chars().next();
+        // A value that starts or ends with a mark (`5xx)`) is bounded by it.
+        (!word(before) || !word(value.chars().next()))
+            && (!word(after) || !word(value.chars().next_back()))
     })
 }
 

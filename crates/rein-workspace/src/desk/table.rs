@@ -23,6 +23,9 @@ const NON_NUMERIC_SHOWN: usize = 5;
 pub const TABLE_MAX_EXTREME_ROWS: usize = 3;
 /// Longest cell of such a row shown whole; a longer one is cut and says how long it is.
 pub const EXTREME_ROW_CELL_CHARS: usize = 100;
+/// Most cells of such a row shown (the described column's always among them); the answer says
+/// when a row had more.
+pub const EXTREME_ROW_MAX_CELLS: usize = 20;
 
 pub struct TableStats;
 
@@ -31,7 +34,7 @@ impl Tool for TableStats {
         "table_stats"
     }
     fn description(&self) -> &str {
-        "Figures of one column of a CSV, TSV or JSON-lines file: row count, sum, mean, min, max (with the rows holding the min and the max) and distinct values, optionally only rows where filter_column equals filter_value, optionally per group of group_by. Use it instead of adding numbers yourself."
+        "Figures of one column of a CSV, TSV or JSON-lines file: row count, sum, mean, min, max and distinct values, optionally only rows where filter_column equals filter_value, optionally per group of group_by. Use it instead of adding numbers yourself."
     }
     fn schema(&self) -> Value {
         let name = |d: &str| json!({ "type": "string", "minLength": 1, "maxLength": 200, "description": d });
@@ -101,14 +104,6 @@ impl Tool for TableStats {
         }
         let all = Figures::of(rows.iter().map(|r| cell(r, column)));
         all.write_into(&mut out);
-        // Which row holds the largest claim is often what a report asks next (report-expenses:
-        // the 1.5B wrote the largest amount right and named the wrong employee).
-        for (key, value) in [("max_rows", all.max()), ("min_rows", all.min())] {
-            // No rows for a figure the answer does not give (a sum too large to compute).
-            if let Some(value) = value.filter(|_| out.get("max").is_some()) {
-                extreme_rows(&table, &rows, column, value).write_into(key, &mut out);
-            }
-        }
         if let Some(g) = group_by {
             let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
             for row in &rows {
@@ -135,6 +130,15 @@ impl Tool for TableStats {
                 ));
             }
         }
+        // Which row holds the largest claim is often what a report asks next (report-expenses:
+        // the 1.5B wrote the largest amount right and named the wrong employee). After the
+        // groups, so a wide table's rows never push them out of a clipped answer.
+        for (key, value) in [("max_rows", all.max()), ("min_rows", all.min())] {
+            // No rows for a figure the answer does not give (a sum too large to compute).
+            if let Some(value) = value.filter(|_| out.get("max").is_some()) {
+                extreme_rows(&table, &rows, column, value).write_into(key, &mut out);
+            }
+        }
         Ok(ToolOutput::Data(out))
     }
 }
@@ -148,6 +152,9 @@ fn cell(row: &[String], column: usize) -> &str {
 struct ExtremeRows {
     count: usize,
     shown: Vec<Value>,
+    /// How many columns each row has, when more than [`EXTREME_ROW_MAX_CELLS`] (so not all
+    /// are shown).
+    columns_cut: Option<usize>,
 }
 
 fn extreme_rows(
@@ -160,15 +167,21 @@ fn extreme_rows(
         .iter()
         .filter(|r| parse_number(cell(r, column)) == Some(value))
         .collect();
+    let width = table.header.len();
+    // The described column and the others in order, up to the cap; shown in the table's order.
+    let mut columns: Vec<usize> = std::iter::once(column)
+        .chain((0..width).filter(|i| *i != column))
+        .take(EXTREME_ROW_MAX_CELLS)
+        .collect();
+    let columns_cut = (width > columns.len()).then_some(width);
+    columns.sort_unstable();
     let shown = holding
         .iter()
         .take(TABLE_MAX_EXTREME_ROWS)
         .map(|row| {
-            let cells: serde_json::Map<String, Value> = table
-                .header
+            let cells: serde_json::Map<String, Value> = columns
                 .iter()
-                .enumerate()
-                .map(|(i, h)| (h.clone(), json!(shown_cell(cell(row, i)))))
+                .map(|i| (table.cell_key(*i), json!(shown_cell(cell(row, *i)))))
                 .collect();
             Value::Object(cells)
         })
@@ -176,17 +189,27 @@ fn extreme_rows(
     ExtremeRows {
         count: holding.len(),
         shown,
+        columns_cut,
     }
 }
 
 impl ExtremeRows {
     fn write_into(self, key: &str, out: &mut Value) {
+        let mut notes = Vec::new();
         if self.count > self.shown.len() {
-            out[format!("{key}_note")] = json!(format!(
+            notes.push(format!(
                 "{} rows hold this value; only the first {} are listed",
                 self.count,
                 self.shown.len()
             ));
+        }
+        if let Some(width) = self.columns_cut {
+            notes.push(format!(
+                "each row has {width} columns; only {EXTREME_ROW_MAX_CELLS} of them are listed"
+            ));
+        }
+        if !notes.is_empty() {
+            out[format!("{key}_note")] = json!(notes.join("; "));
         }
         out[key] = json!(self.shown);
     }
@@ -294,6 +317,17 @@ impl Table {
             })
             .collect();
         Ok(Table { header, rows })
+    }
+
+    /// The name a row's cell of column `i` goes under: its header, or with its place when
+    /// another column has the same header (`amount (column 3)`), so no cell hides another.
+    fn cell_key(&self, i: usize) -> String {
+        let h = &self.header[i];
+        if self.header.iter().filter(|x| *x == h).count() > 1 {
+            format!("{h} (column {})", i + 1)
+        } else {
+            h.clone()
+        }
     }
 
     /// The index of a column named `name` (exact, else ignoring case and spaces around it).

@@ -599,6 +599,15 @@ impl<'a> Agent<'a> {
                 &mut report.result,
             );
         }
+        // The rows holding a column's largest and smallest number are lever `named-rows`'
+        // (the tool gives them to every caller): without it the answer is as before the lever.
+        if tool == "table_stats" && !self.options.levers.named_rows {
+            if let Some(fields) = report.result.as_object_mut() {
+                for key in ["max_rows", "max_rows_note", "min_rows", "min_rows_note"] {
+                    fields.shift_remove(key);
+                }
+            }
+        }
         if self.options.memory {
             return;
         }
