@@ -16,9 +16,7 @@ use std::path::Path;
 use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{
-    check_mut, finish_line, journal_events, line, set_prompt, task_lines, Harness, PromptRecorder,
-};
+use support::{check_mut, finish_line, journal_events, line, set_prompt, Harness, PromptRecorder};
 
 const EXPENSES: &str = "../suites/desk/report-expenses";
 const STOCK: &str = "../suites/desk/report-stock-warehouses";
