@@ -177,6 +177,7 @@ mod tests {
             title: false,
             headings: vec![(2, "Goal".into()), (2, "Tasks".into())],
             lines: Vec::new(),
+            figure_checks: Vec::new(),
         };
         let schema = |cap: u64| {
             let text = serde_json::json!({"type": "string", "minLength": 1, "maxLength": cap});

@@ -261,6 +261,12 @@ pub enum Lever {
     /// the model's. The 1.5B wrote report-expenses' largest amount right and named the wrong
     /// employee, and counted summarize-support-week's categories by hand.
     NamedRows,
+    /// A `write_sections` or `rewrite_section` call whose file would state a figure the judge
+    /// cannot read as one number (several figures on one line, words after the number, twice
+    /// where once is allowed, in another section) is refused with the judge's facts of that
+    /// line, nothing written (see [`super::readable_figures`]). The 1.5B wrote
+    /// `Physics average: 70.4 | Physics best: 90 | Physics fails: 1` on report-gradebook.
+    ReadableFigures,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -268,7 +274,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 39] = [
+    pub const ALL: [Lever; 40] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -308,6 +314,7 @@ impl Lever {
         Lever::WholeRewrite,
         Lever::LineFields,
         Lever::NamedRows,
+        Lever::ReadableFigures,
     ];
 
     pub fn name(self) -> &'static str {
@@ -351,6 +358,7 @@ impl Lever {
             Lever::WholeRewrite => "whole-rewrite",
             Lever::LineFields => "line-fields",
             Lever::NamedRows => "named-rows",
+            Lever::ReadableFigures => "readable-figures",
         }
     }
 
@@ -415,6 +423,7 @@ pub struct Levers {
     pub whole_rewrite: bool,
     pub line_fields: bool,
     pub named_rows: bool,
+    pub readable_figures: bool,
 }
 
 impl Default for Levers {
@@ -475,6 +484,7 @@ impl Levers {
         whole_rewrite: false,
         line_fields: false,
         named_rows: false,
+        readable_figures: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -517,6 +527,7 @@ impl Levers {
         whole_rewrite: true,
         line_fields: true,
         named_rows: true,
+        readable_figures: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -560,6 +571,7 @@ impl Levers {
             Lever::WholeRewrite => self.whole_rewrite,
             Lever::LineFields => self.line_fields,
             Lever::NamedRows => self.named_rows,
+            Lever::ReadableFigures => self.readable_figures,
         }
     }
 
@@ -604,6 +616,7 @@ impl Levers {
             Lever::WholeRewrite => self.whole_rewrite = on,
             Lever::LineFields => self.line_fields = on,
             Lever::NamedRows => self.named_rows = on,
+            Lever::ReadableFigures => self.readable_figures = on,
         }
     }
 

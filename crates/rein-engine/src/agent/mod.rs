@@ -60,6 +60,7 @@ mod plan;
 mod prompt;
 mod read_cited;
 mod read_fit;
+mod readable_figures;
 mod rewrite;
 mod run;
 mod sampling;

@@ -309,6 +309,7 @@ mod tests {
                 (2, "Risks".into()),
             ],
             lines: Vec::new(),
+            figure_checks: Vec::new(),
         }
     }
 
@@ -526,6 +527,7 @@ mod redteam {
             title: true,
             headings: vec![(2, "Goal".into()), (2, "Tasks".into()), (2, "Risks".into())],
             lines: Vec::new(),
+            figure_checks: Vec::new(),
         };
         let file = "# Release *2.0* #\n\n## Goal\n\ny\n\n## Tasks\n\nt\n\n## Risks\n\nz\n";
         assert_eq!(

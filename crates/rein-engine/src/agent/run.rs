@@ -572,12 +572,14 @@ impl<'a> Agent<'a> {
         if self.options.memory || self.env.registry.get(WRITE_SECTIONS).is_none() {
             return None;
         }
-        let outline = Outline::of(self.env.contract)?;
-        Some(if self.options.levers.line_fields {
-            outline.with_line_fields(self.env.contract)
-        } else {
-            outline
-        })
+        let mut outline = Outline::of(self.env.contract)?;
+        if self.options.levers.line_fields {
+            outline = outline.with_line_fields(self.env.contract);
+        }
+        if self.options.levers.readable_figures {
+            outline = outline.with_figure_checks(self.env.contract);
+        }
+        Some(outline)
     }
 
     /// The registered tool a call runs as: `rewrite_section` is composed into a

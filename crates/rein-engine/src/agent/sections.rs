@@ -46,6 +46,9 @@ pub struct Outline {
     /// The number lines the model gives as fields of their own (lever `line-fields`; empty
     /// without it), in the contract's order.
     pub lines: Vec<LineField>,
+    /// The figure checks a composed file must state readably (lever `readable-figures`; empty
+    /// without it, see [`super::readable_figures`]).
+    pub figure_checks: Vec<CheckSpec>,
 }
 
 impl Outline {
@@ -95,6 +98,7 @@ impl Outline {
             title,
             headings,
             lines: Vec::new(),
+            figure_checks: Vec::new(),
         })
     }
 
@@ -411,6 +415,9 @@ impl Outline {
         });
         if let Some(t) = title {
             args[TITLE_FIELD] = json!(t);
+        }
+        if let Some(why) = self.figures_unread(&rendered.text) {
+            return Err(why);
         }
         Ok((args, note, rendered.text))
     }
