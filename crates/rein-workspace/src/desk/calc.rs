@@ -48,6 +48,29 @@ impl Tool for Calculate {
     }
 }
 
+/// Functions an expression may call (exmex's own); any other word is a name, not a number.
+const FUNCTIONS: [&str; 23] = [
+    "abs", "signum", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor",
+    "round", "ceil", "trunc", "fract", "exp", "sqrt", "cbrt", "ln", "log", "log2", "log10",
+];
+
+/// A word of `expression` that is no function calculate knows (a column's or a variable's
+/// name), if there is one.
+fn names_in(expression: &str) -> Option<&str> {
+    static WORD: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").unwrap_or_else(|e| panic!("{e}")));
+    let unknown: Vec<regex::Match<'_>> = WORD
+        .find_iter(expression)
+        .filter(|m| !FUNCTIONS.contains(&m.as_str().to_ascii_lowercase().as_str()))
+        .collect();
+    // A name not called as a function (`error_rate` in `max(error_rate)`) says most.
+    unknown
+        .iter()
+        .find(|m| !expression[m.end()..].trim_start().starts_with('('))
+        .or(unknown.first())
+        .map(|m| m.as_str())
+}
+
 /// The value of `expression`, formatted with at most [`CALC_DECIMALS`] decimals.
 pub fn evaluate(expression: &str) -> Result<String, String> {
     if expression.chars().count() > CALC_MAX_CHARS {
@@ -60,8 +83,14 @@ pub fn evaluate(expression: &str) -> Result<String, String> {
         .chars()
         .filter(|c| !matches!(c, '$' | '€' | '£'))
         .collect();
-    let value = exmex::eval_str::<f64>(&plain)
-        .map_err(|e| format!("cannot evaluate \"{expression}\": {e}"))?;
+    let value = exmex::eval_str::<f64>(&plain).map_err(|e| match names_in(&plain) {
+        // exmex's own words ("we have 1 ops and 1 node") tell a model nothing: the 1.5B
+        // called `max(error_rate)` four times on summarize-incident.
+        Some(name) => format!(
+            "cannot evaluate \"{expression}\": `{name}` is not a number; calculate works only on numbers written out. For a figure of a table column (its sum, mean, min or max) call table_stats"
+        ),
+        None => format!("cannot evaluate \"{expression}\": {e}"),
+    })?;
     if !value.is_finite() {
         return Err(format!(
             "\"{expression}\" has no finite value (a division by zero?)"
@@ -97,5 +126,17 @@ mod tests {
             assert!(evaluate(bad).is_err(), "{bad}");
         }
         assert!(evaluate(&"1+".repeat(1_500)).is_err());
+    }
+
+    #[test]
+    fn a_name_in_the_expression_points_to_table_stats() {
+        let why = evaluate("max(error_rate)").unwrap_err();
+        assert!(
+            why.contains("`error_rate` is not a number") && why.contains("call table_stats"),
+            "{why}"
+        );
+        let why = evaluate("sqrt(16) + hours").unwrap_err();
+        assert!(why.contains("`hours` is not a number"), "{why}");
+        assert_eq!(evaluate("sqrt(16) + round(2.4)").as_deref(), Ok("6"));
     }
 }
