@@ -123,7 +123,7 @@ impl Outline {
             fields.insert(h.clone(), json!(body));
         }
         let (args, note, composed) = self
-            .compose_sections(&Value::Object(fields))
+            .compose_sections(&Value::Object(fields), Some(current))
             .map_err(|e| e.replacen(WRITE_SECTIONS, REWRITE_SECTION, 1))?;
         // What the judge reads outside the rewritten section must not change: Rein split at a
         // heading the judge does not see (in a comment) beside one Rein does not (in a quote),

@@ -266,7 +266,7 @@ impl Outline {
     ) -> Result<(Value, Option<String>, String), String> {
         self.own_path(WRITE_SECTIONS, params)?;
         let (params, lines_note, lines) = self.with_lines_written(params)?;
-        let (args, note, text) = self.compose_sections(&params)?;
+        let (args, note, text) = self.compose_sections(&params, None)?;
         if let Some(why) = self.lines_misread(&text, &lines) {
             return Err(why);
         }
@@ -279,9 +279,14 @@ impl Outline {
 
     /// The gate's arguments of `write_sections` parameters holding one text per field (no line
     /// field), the note on escaped lines, and the file they compose.
+    ///
+    /// `before` is the file as it is, for a `rewrite_section` call: a figure line it already
+    /// states unreadably, outside the section being rewritten, does not refuse the call (lever
+    /// `readable-figures`), so one section at a time can be mended.
     pub(super) fn compose_sections(
         &self,
         params: &Value,
+        before: Option<&str>,
     ) -> Result<(Value, Option<String>, String), String> {
         let given = self.own_path(WRITE_SECTIONS, params)?;
         let fields = self.fields();
@@ -416,7 +421,7 @@ impl Outline {
         if let Some(t) = title {
             args[TITLE_FIELD] = json!(t);
         }
-        if let Some(why) = self.figures_unread(&rendered.text) {
+        if let Some(why) = self.figures_unread(&rendered.text, before) {
             return Err(why);
         }
         Ok((args, note, rendered.text))
