@@ -139,7 +139,7 @@ fn needed_types(kind: &TypeKind) -> String {
 
 /// At most `max` characters of `s` on one line: control characters escaped (a newline as
 /// `\n`), and `...` where it was cut.
-fn printable(s: &str, max: usize) -> String {
+pub fn printable(s: &str, max: usize) -> String {
     let mut out: String = s
         .chars()
         .take(max)

@@ -25,6 +25,9 @@ use rein_protocol::{ChatMessage, GateOutcome, GateReport};
 use serde_json::Value;
 
 use rein_workspace::desk::parse_number;
+// One line each, control characters escaped: no cell of a table can write a line of Rein's
+// result (a red team's category cell forged a group and a "The largest of them" line).
+use rein_workspace::printable;
 
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
 use super::prompt::clip;
@@ -511,7 +514,7 @@ fn groups_text(result: &Value, field: &str) -> String {
                 .unwrap_or_else(|| v.to_string());
             let number = parse_number(&text)?;
             Some((
-                one_line(name, MAX_VALUE_CHARS),
+                printable(name, MAX_VALUE_CHARS),
                 clip(&text, MAX_VALUE_CHARS),
                 number,
             ))
@@ -554,23 +557,6 @@ fn groups_text(result: &Value, field: &str) -> String {
     text
 }
 
-/// `text` on one line, clipped to `max` characters: a line break or other control character
-/// in a cell is shown escaped (`\n`), so no cell of a table can write a line of Rein's result
-/// (a red team's category cell forged a group and a "The largest of them" line).
-fn one_line(text: &str, max: usize) -> String {
-    let escaped: String = text
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect();
-    clip(&escaped, max)
-}
-
 /// The rows of a table_stats answer that hold its largest or smallest number (`key` is
 /// `max_rows` or `min_rows`), as `column=cell` lists on one line, or `None` when the answer has
 /// none.
@@ -585,8 +571,8 @@ fn rows_text(result: &Value, key: &str) -> Option<String> {
                     let cell = v.as_str().unwrap_or_default();
                     format!(
                         "{}={}",
-                        one_line(k, ROW_CELL_CHARS),
-                        one_line(cell, ROW_CELL_CHARS)
+                        printable(k, ROW_CELL_CHARS),
+                        printable(cell, ROW_CELL_CHARS)
                     )
                 })
                 .collect::<Vec<_>>()
@@ -600,7 +586,7 @@ fn rows_text(result: &Value, key: &str) -> Option<String> {
     };
     let mut text = format!("{head}: {}", listed.join(" | "));
     if let Some(note) = result.get(format!("{key}_note")).and_then(Value::as_str) {
-        text.push_str(&format!(" ({})", one_line(note, ROWS_TEXT_MAX_CHARS)));
+        text.push_str(&format!(" ({})", printable(note, ROWS_TEXT_MAX_CHARS)));
     }
     Some(clip(&text, ROWS_TEXT_MAX_CHARS))
 }
