@@ -257,7 +257,7 @@ pub enum Lever {
     /// hold it, and a figure over the rows of one value of a column that the task leaves to the
     /// model to name (a label placeholder such as `'<Warehouse>: N units'`) is shown for every
     /// value of that column, with the largest named, instead of not at all (see
-    /// [`super::stats_first`]). Facts of the inputs; which row or value the task asks for stays
+    /// [`super::named_rows`]). Facts of the inputs; which row or value the task asks for stays
     /// the model's. The 1.5B wrote report-expenses' largest amount right and named the wrong
     /// employee, and counted summarize-support-week's categories by hand.
     NamedRows,

@@ -54,6 +54,7 @@ mod inputs_first;
 mod label_lines;
 mod levers;
 mod line_fields;
+mod named_rows;
 mod no_paste;
 mod outcome;
 mod plan;

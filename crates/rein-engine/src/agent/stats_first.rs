@@ -24,17 +24,13 @@
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
 use serde_json::Value;
 
-use rein_workspace::desk::parse_number;
-// One line each, control characters escaped: no cell of a table can write a line of Rein's
-// result (a red team's category cell forged a group and a "The largest of them" line).
-use rein_workspace::printable;
-
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
+use super::named_rows::{groups_disputed, groups_text, rows_text};
 use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
 use crate::checks::{
-    judge_agrees, read_whole_at, table_stats_call, table_stats_group_call, CheckSpec, Computed,
-    TraceEntry, World,
+    judge_agrees, read_whole_at, table_stats_call, table_stats_group_call, CheckSpec, TraceEntry,
+    World,
 };
 use crate::mission::FrozenContract;
 
@@ -48,7 +44,7 @@ pub const STATS_FIRST_MAX_CALLS: usize = 12;
 
 /// Most characters of one figure the transcript shows (a figure is a number; this only
 /// bounds what a malformed answer could put in the prompt).
-const MAX_VALUE_CHARS: usize = 40;
+pub(super) const MAX_VALUE_CHARS: usize = 40;
 
 /// One figure of the contract a call gives: the requirement's words for it, the field of the
 /// answer that holds it, and the check that computes it.
@@ -321,63 +317,6 @@ pub fn withheld_because(
     None
 }
 
-/// Why a grouped figure's answer may not be shown, if it may not: every group is shown and the
-/// largest named, so each must be the figure the judge computes for its own value (the check
-/// with that filter value), not only the check's own group: whether a call is shown, and what
-/// it says, must not depend on which value the check picks. A cut list (past the tool's
-/// [`TABLE_MAX_DISTINCT`](rein_workspace::desk::TABLE_MAX_DISTINCT) groups) or a group without
-/// the figure withholds it too. The reasons name no group.
-fn groups_disputed(
-    contract: &FrozenContract,
-    world: &dyn World,
-    figure: &Figure,
-    result: &Value,
-) -> Option<String> {
-    if result.get("groups_truncated").is_some() {
-        return Some("the tool listed only some of the groups, so not every one could be compared with the judge".into());
-    }
-    let Some(groups) = result.get("groups").and_then(Value::as_array) else {
-        return Some("its answer has no groups".into());
-    };
-    for g in groups {
-        let name = g.get("group").and_then(Value::as_str);
-        let value = g.get(figure.field).map(|v| match v.as_str() {
-            Some(s) => s.to_string(),
-            None => v.to_string(),
-        });
-        let (Some(name), Some(value)) = (name, value) else {
-            return Some(format!("a group of its answer has no \"{}\"", figure.field));
-        };
-        let agrees = with_filter_value(&figure.check, name)
-            .is_some_and(|check| judge_agrees(contract, world, &check, &value));
-        if !agrees {
-            return Some(format!(
-                "a group's \"{}\" is not the figure the check computes for that group",
-                figure.field
-            ));
-        }
-    }
-    None
-}
-
-/// `check` (a `numeric_consistency` check on a CSV with a filter) with its filter's value set
-/// to `value`; `None` for any other check.
-fn with_filter_value(check: &CheckSpec, value: &str) -> Option<CheckSpec> {
-    let mut check = check.clone();
-    let CheckSpec::NumericConsistency {
-        expected: Computed::Csv {
-            filter: Some(filter),
-            ..
-        },
-        ..
-    } = &mut check
-    else {
-        return None;
-    };
-    filter.equals = value.to_string();
-    Some(check)
-}
-
 /// The turns the transcript's head carries for Rein's shown calls: each as the call the model
 /// would have made, and its result with the figures it gives.
 pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
@@ -480,115 +419,6 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
         }
     }
     (s, gave_a_line)
-}
-
-/// Most groups a grouped figure's result lists; it says how many it left out.
-pub const GROUPS_SHOWN: usize = 12;
-
-/// Most characters of a column name or cell of such a row (the tool cuts cells at 100 and says
-/// so; this bounds a header the tool does not cut).
-const ROW_CELL_CHARS: usize = 160;
-
-/// Most characters of the rows shown with a largest or smallest figure.
-const ROWS_TEXT_MAX_CHARS: usize = 600;
-
-/// Each group's `field` in a grouped answer, one `value: figure` line each in the tool's order
-/// (by value, as a report lists them: the 1.5B, given them largest first, wrote the warehouses
-/// in name order with the figures in the order given), at most [`GROUPS_SHOWN`], saying how many
-/// more there are, then which is the largest (compared exactly, as decimals). Shown only when
-/// every group agrees with the judge and none was cut ([`groups_disputed`]).
-fn groups_text(result: &Value, field: &str) -> String {
-    let groups = result
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let figures: Vec<(String, String, _)> = groups
-        .iter()
-        .filter_map(|g| {
-            let name = g.get("group")?.as_str()?;
-            let v = g.get(field)?;
-            let text = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
-            let number = parse_number(&text)?;
-            Some((
-                printable(name, MAX_VALUE_CHARS),
-                clip(&text, MAX_VALUE_CHARS),
-                number,
-            ))
-        })
-        .collect();
-    let mut text: String = figures
-        .iter()
-        .take(GROUPS_SHOWN)
-        .map(|(name, v, _)| format!("\n  {name}: {v}"))
-        .collect();
-    if figures.len() > GROUPS_SHOWN {
-        text.push_str(&format!(
-            "\n  ({} more not shown)",
-            figures.len() - GROUPS_SHOWN
-        ));
-    }
-    let Some(largest) = figures.iter().map(|f| f.2).max() else {
-        return text;
-    };
-    let top: Vec<String> = figures
-        .iter()
-        .filter(|f| f.2 == largest)
-        .map(|f| format!("{} ({})", f.0, f.1))
-        .collect();
-    if let [one] = top.as_slice() {
-        text.push_str(&format!("\nThe largest of them: {one}"));
-    } else {
-        let more = top.len().saturating_sub(GROUPS_SHOWN);
-        text.push_str(&format!(
-            "\nThe largest of them, {} equal: {}{}",
-            top.len(),
-            top[..top.len() - more].join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    text
-}
-
-/// The rows of a table_stats answer that hold its largest or smallest number (`key` is
-/// `max_rows` or `min_rows`), as `column=cell` lists on one line, or `None` when the answer has
-/// none.
-fn rows_text(result: &Value, key: &str) -> Option<String> {
-    let rows = result.get(key)?.as_array().filter(|r| !r.is_empty())?;
-    let listed: Vec<String> = rows
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|row| {
-            row.iter()
-                .map(|(k, v)| {
-                    let cell = v.as_str().unwrap_or_default();
-                    format!(
-                        "{}={}",
-                        printable(k, ROW_CELL_CHARS),
-                        printable(cell, ROW_CELL_CHARS)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .collect();
-    let head = if listed.len() == 1 {
-        "The row with it".to_string()
-    } else {
-        format!("The {} rows with it", listed.len())
-    };
-    let mut text = format!("{head}: {}", listed.join(" | "));
-    if let Some(note) = result.get(format!("{key}_note")).and_then(Value::as_str) {
-        text.push_str(&format!(" ({})", printable(note, ROWS_TEXT_MAX_CHARS)));
-    }
-    Some(clip(&text, ROWS_TEXT_MAX_CHARS))
 }
 
 fn capitalised(s: &str) -> String {
