@@ -8,10 +8,8 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::Levers;
-use rein_engine::gate::AllowAll;
 use serde_json::Value;
-use support::{check_mut, finish_line, journal_events, task_lines, Harness, PromptRecorder};
+use support::{check_mut, finish_line, stats_first_prompts, stats_results, task_lines, Harness};
 
 const EXPENSES: &str = "../suites/desk/report-expenses";
 const STOCK: &str = "../suites/desk/report-stock-warehouses";
@@ -20,31 +18,8 @@ const SUPPORT: &str = "../suites/desk/summarize-support-week";
 /// The first prompt of a stats-first run of `h`, with `named-rows` on or off, and the lever's
 /// journal event.
 fn first_prompt(h: &Harness, named_rows: bool) -> (String, Value) {
-    let mut model = PromptRecorder::new(&finish_line(), "named_rows.jsonl");
-    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = Levers {
-            facts_tools: true,
-            stats_first: true,
-            named_rows,
-            ..Levers::DEFAULT
-        };
-        o.limits.attempts = 1;
-    });
-    let event = journal_events(&h.journal, outcome.run, "stats_first")
-        .into_iter()
-        .next()
-        .unwrap_or(Value::Null);
-    (model.prompt(0), event)
-}
-
-/// The text of Rein's table_stats results in a first prompt (what the model is told of them).
-fn results(first: &str) -> String {
-    first
-        .split("Result of Rein's table_stats call")
-        .skip(1)
-        .map(|r| r.split("content:").next().unwrap_or(r))
-        .collect::<Vec<_>>()
-        .join("|")
+    let (prompts, event) = stats_first_prompts(h, named_rows, &finish_line());
+    (prompts[0].clone(), event)
 }
 
 #[test]
@@ -57,10 +32,10 @@ fn the_largest_claim_comes_with_the_row_that_holds_it() {
             "The row with it: date=2024-05-16, category=travel, amount=419.23, employee=Anna"
         ),
         "{} ({event})",
-        results(&on)
+        stats_results(&on)
     );
     let (off, _) = first_prompt(&h, false);
-    assert!(!off.contains("The row with it"), "{}", results(&off));
+    assert!(!off.contains("The row with it"), "{}", stats_results(&off));
     assert!(
         off.contains("419.23"),
         "the largest amount is still shown without the lever"
@@ -77,7 +52,7 @@ fn a_placeholder_label_gets_every_warehouse_s_sum_and_the_largest_named() {
             "for each value of the column \\\"warehouse\\\":\\n  Bristol: 33\\n  Glasgow: 66\\n  Leeds: 173\\nThe largest of them: Leeds (173)"
         ),
         "{} ({event})",
-        results(&on)
+        stats_results(&on)
     );
     // One call gives all three; no line of the task is filled with a warehouse's name.
     assert_eq!(event["withheld"], serde_json::json!([]), "{event}");
@@ -89,7 +64,7 @@ fn a_placeholder_label_gets_every_warehouse_s_sum_and_the_largest_named() {
         "{lines:?}"
     );
     let (off, _) = first_prompt(&h, false);
-    assert!(!off.contains("Leeds: 173"), "{}", results(&off));
+    assert!(!off.contains("Leeds: 173"), "{}", stats_results(&off));
 }
 
 #[test]
@@ -101,7 +76,7 @@ fn every_category_s_count_is_shown_and_no_line_names_one() {
             "The number of data rows of `support/week-45.csv` for each value of the column \\\"category\\\":\\n  billing: 3\\n  export: 12\\n  login: 8\\n  other: 2\\n  sync: 15\\nThe largest of them: sync (15)"
         ),
         "{} ({event})",
-        results(&on)
+        stats_results(&on)
     );
     // The count of every ticket rides on the grouped call and keeps its line.
     let lines = task_lines(&on);
@@ -126,9 +101,9 @@ fn what_is_shown_does_not_depend_on_which_value_the_check_picks() {
     assert!(
         a.contains("The largest of them: sync (15)"),
         "{}",
-        results(&a)
+        stats_results(&a)
     );
-    assert_eq!(results(&a), results(&b));
+    assert_eq!(stats_results(&a), stats_results(&b));
 }
 
 #[test]
@@ -140,7 +115,11 @@ fn a_group_the_judge_would_not_find_withholds_the_call() {
         check_mut(m, "units-leeds")["expected"]["filter"]["equals"] = "leeds".into();
     });
     let (on, event) = first_prompt(&h, true);
-    assert!(!on.contains("The largest of them"), "{}", results(&on));
+    assert!(
+        !on.contains("The largest of them"),
+        "{}",
+        stats_results(&on)
+    );
     let withheld = event["withheld"].as_array().unwrap();
     assert_eq!(withheld.len(), 1, "{event}");
     assert_eq!(withheld[0]["call"]["group_by"], "warehouse", "{event}");

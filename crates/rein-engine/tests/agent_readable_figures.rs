@@ -11,7 +11,7 @@ mod support;
 use rein_engine::agent::{AgentEvent, Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
 use serde_json::{json, Value};
-use support::{finish_line, line, Harness, PromptRecorder};
+use support::{finish_line, line, step_outcomes, Harness, PromptRecorder};
 
 const GRADEBOOK: &str = "report-gradebook";
 const REPORT: &str = "out/grade-report.md";
@@ -53,25 +53,7 @@ fn run(h: &Harness, writes: &[Value], on: bool) -> (RunOutcome, Vec<AgentEvent>)
 
 /// Each `write_sections` step's outcome and reason, in order.
 fn writes(h: &Harness, out: &RunOutcome) -> Vec<(String, String)> {
-    h.journal
-        .run_trace(out.run)
-        .unwrap()
-        .steps
-        .iter()
-        .filter(|s| s.step.action.as_deref() == Some("write_sections"))
-        .map(|s| {
-            (
-                s.step.detail["outcome"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                s.step.detail["reason"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect()
+    step_outcomes(h, out, "write_sections")
 }
 
 #[test]

@@ -13,7 +13,9 @@ use rein_engine::agent::{AgentEvent, Levers, Outline, RunOutcome, StepEvent};
 use rein_engine::gate::{AllowAll, DenyAll};
 use rein_protocol::CompletionRequest;
 use serde_json::{json, Value};
-use support::{gold_fields, gold_text, line, reads, Harness, PromptRecorder};
+use support::{
+    failed, gold_fields, gold_text, line, reads, step_outcomes, Harness, PromptRecorder,
+};
 
 const SUMMARY: &str = "out/summary.md";
 
@@ -51,18 +53,9 @@ fn steps<'e>(events: &'e [AgentEvent], action: &str) -> Vec<&'e StepEvent> {
 }
 
 fn reasons(h: &Harness, out: &RunOutcome, action: &str) -> Vec<String> {
-    h.journal
-        .run_trace(out.run)
-        .unwrap()
-        .steps
-        .iter()
-        .filter(|s| s.step.action.as_deref() == Some(action))
-        .map(|s| {
-            s.step.detail["reason"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
+    step_outcomes(h, out, action)
+        .into_iter()
+        .map(|(_, reason)| reason)
         .collect()
 }
 
@@ -425,17 +418,7 @@ fn a_heading_hidden_by_lookalikes_invisibles_or_containers_never_carries_a_secti
         eprintln!("{trick:?}: {outcome}");
         assert!(!out.passed(), "{trick:?} passed ({outcome})");
         if outcome == "executed" {
-            let failed: Vec<String> = out
-                .verdict
-                .as_ref()
-                .map(|v| {
-                    v.checks
-                        .iter()
-                        .filter(|c| !c.passed)
-                        .map(|c| c.id.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let failed = failed(&out);
             assert!(
                 failed.contains(&"risk-stated".to_string()),
                 "{trick:?}: the hidden statement counted for Risks: {failed:?}"

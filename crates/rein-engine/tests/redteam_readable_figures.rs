@@ -16,7 +16,7 @@ use rein_engine::checks::{evaluate_selected, CheckSpec, DirWorld, Locator};
 use rein_engine::gate::AllowAll;
 use rein_workspace::desk::{render_sections, Section};
 use serde_json::{json, Map, Value};
-use support::{finish_line, line, missions_dir, Harness, PromptRecorder};
+use support::{finish_line, line, missions_dir, step_outcomes, Harness, PromptRecorder};
 
 fn norm(h: &str) -> String {
     h.trim().trim_end_matches('#').trim().to_lowercase()
@@ -210,29 +210,6 @@ fn run_calls(
         o.limits.attempts = 1;
     });
     (out, events, model)
-}
-
-/// Each step of `action`: (outcome, reason), in order, from the journal.
-fn journaled(h: &Harness, out: &RunOutcome, action: &str) -> Vec<(String, String)> {
-    h.journal
-        .run_trace(out.run)
-        .unwrap()
-        .steps
-        .iter()
-        .filter(|s| s.step.action.as_deref() == Some(action))
-        .map(|s| {
-            (
-                s.step.detail["outcome"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                s.step.detail["reason"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect()
 }
 
 /// The regexes of an outline's figure checks, joined.
@@ -509,7 +486,7 @@ fn r1_gradebook_shapes_pass_end_to_end() {
             &[("write_sections", gradebook(body, GOLD_HISTORY))],
             levers(true, false, false),
         );
-        let w = journaled(&h, &out, "write_sections");
+        let w = step_outcomes(&h, &out, "write_sections");
         assert_eq!(w[0].0, "executed", "{body:?}: {w:?}");
         assert!(out.passed(), "{body:?}: {}", out.reason());
     }
@@ -709,8 +686,8 @@ fn r3_refused_calls_leave_the_file_untouched() {
         ],
         levers(true, true, false),
     );
-    let w = journaled(&h, &out, "write_sections");
-    let r = journaled(&h, &out, "rewrite_section");
+    let w = step_outcomes(&h, &out, "write_sections");
+    let r = step_outcomes(&h, &out, "rewrite_section");
     assert_eq!(w[0].0, "executed", "{w:?}");
     assert_eq!(w[1].0, "invalid", "{w:?}");
     assert_eq!(r.len(), 2, "{r:?}");
@@ -799,7 +776,7 @@ fn r3_refusal_of_many_unreadable_statements_is_bounded() {
         .unwrap_err();
     // End to end: what the model reads next.
     let (out, _, model) = run_calls(&h, &[("write_sections", p)], levers(true, false, false));
-    let w = journaled(&h, &out, "write_sections");
+    let w = step_outcomes(&h, &out, "write_sections");
     assert_eq!(w[0].0, "invalid");
     // The whole refusal reaches the model's next prompt, down to the last statement's fact.
     let next = model.prompt(2);
@@ -892,7 +869,7 @@ fn r4_lever_off_is_as_before_and_on_changes_no_prompt() {
         &[("write_sections", gradebook(JOINED_PHYSICS, GOLD_HISTORY))],
         levers(false, true, false),
     );
-    assert_eq!(journaled(&h2, &out, "write_sections")[0].0, "executed");
+    assert_eq!(step_outcomes(&h2, &out, "write_sections")[0].0, "executed");
     let _ = h;
 }
 
@@ -1000,7 +977,7 @@ fn r4_both_refusals_lead_to_a_write() {
         ],
         levers(true, false, true),
     );
-    let w = journaled(&h, &out, "write_sections");
+    let w = step_outcomes(&h, &out, "write_sections");
     assert_eq!(w[0].0, "invalid", "{w:?}");
     assert!(w[0].1.contains("cannot read as one number"), "{w:?}");
     assert_eq!(w[1].0, "executed", "{w:?}");
@@ -1038,8 +1015,8 @@ fn r5_rewrite_section_is_not_trapped_by_another_section() {
         ],
         levers(true, true, false),
     );
-    assert_eq!(journaled(&h, &out, "create_file")[0].0, "executed");
-    let r = journaled(&h, &out, "rewrite_section");
+    assert_eq!(step_outcomes(&h, &out, "create_file")[0].0, "executed");
+    let r = step_outcomes(&h, &out, "rewrite_section");
     assert_eq!(r.len(), 2, "{r:?}");
     if r.iter().any(|(o, _)| o == "executed") {
         return;
@@ -1076,8 +1053,8 @@ fn r5_write_sections_gets_out_of_the_trap() {
     );
     // Since the mend, the rewrite of Physics is not refused for History's old line either;
     // write_sections then writes the whole file.
-    assert_eq!(journaled(&h, &out, "rewrite_section")[0].0, "executed");
-    assert_eq!(journaled(&h, &out, "write_sections")[0].0, "executed");
+    assert_eq!(step_outcomes(&h, &out, "rewrite_section")[0].0, "executed");
+    assert_eq!(step_outcomes(&h, &out, "write_sections")[0].0, "executed");
     assert!(out.passed(), "{}", out.reason());
 }
 

@@ -497,6 +497,50 @@ impl TableStatsCall {
 /// (ignoring case): which rows matter can be the answer (summarize-support-week counts its
 /// `sync` tickets and asks which problem is reported most).
 pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
+    let CsvFigure {
+        expected,
+        path,
+        op,
+        column,
+        filter,
+    } = csv_figure(spec)?;
+    if let Some(f) = filter {
+        // An empty value is in every prompt, and the judge and the tool read blank rows
+        // differently: no call.
+        let value = f.equals.trim();
+        if value.is_empty() || !prompt_names(prompt, value) {
+            return None;
+        }
+    }
+    let mut params = serde_json::json!({ "path": path });
+    if let Some(column) = column {
+        params["column"] = column.into();
+    }
+    if let Some(f) = filter {
+        params["filter_column"] = f.column.clone().into();
+        params["filter_value"] = f.equals.clone().into();
+    }
+    Some(TableStatsCall {
+        params,
+        field: aggregate_field(op),
+        figure: computed(expected),
+        count_column: filter.map(|f| f.column.clone()),
+        group: None,
+    })
+}
+
+/// The expected value of a `numeric_consistency` check that is a figure of a CSV input, and its
+/// parts.
+struct CsvFigure<'c> {
+    expected: &'c Computed,
+    path: &'c str,
+    op: super::spec::Aggregate,
+    column: Option<&'c str>,
+    filter: Option<&'c super::spec::RowFilter>,
+}
+
+/// The [`CsvFigure`] of `spec`; `None` for every other check.
+fn csv_figure(spec: &CheckSpec) -> Option<CsvFigure<'_>> {
     let CheckSpec::NumericConsistency { expected, .. } = spec else {
         return None;
     };
@@ -509,28 +553,12 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
     else {
         return None;
     };
-    if let Some(f) = filter {
-        // An empty value is in every prompt, and the judge and the tool read blank rows
-        // differently: no call.
-        let value = f.equals.trim();
-        if value.is_empty() || !prompt_names(prompt, value) {
-            return None;
-        }
-    }
-    let mut params = serde_json::json!({ "path": path });
-    if let Some(column) = column {
-        params["column"] = column.clone().into();
-    }
-    if let Some(f) = filter {
-        params["filter_column"] = f.column.clone().into();
-        params["filter_value"] = f.equals.clone().into();
-    }
-    Some(TableStatsCall {
-        params,
-        field: aggregate_field(*op),
-        figure: computed(expected),
-        count_column: filter.as_ref().map(|f| f.column.clone()),
-        group: None,
+    Some(CsvFigure {
+        expected,
+        path,
+        op: *op,
+        column: column.as_deref(),
+        filter: filter.as_ref(),
     })
 }
 
@@ -542,35 +570,31 @@ pub fn table_stats_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall
 /// other check, and for an empty filter value (the tool and the judge read blank rows
 /// differently).
 pub fn table_stats_group_call(spec: &CheckSpec, prompt: &str) -> Option<TableStatsCall> {
-    let CheckSpec::NumericConsistency { expected, .. } = spec else {
-        return None;
-    };
-    let Computed::Csv {
+    let CsvFigure {
         path,
         op,
         column,
-        filter: Some(f),
-    } = expected
-    else {
-        return None;
-    };
+        filter,
+        ..
+    } = csv_figure(spec)?;
+    let f = filter?;
     let value = f.equals.trim();
     if value.is_empty() || prompt_names(prompt, value) {
         return None;
     }
     let params = serde_json::json!({
         "path": path,
-        "column": column.as_deref().unwrap_or(&f.column),
+        "column": column.unwrap_or(&f.column),
         "group_by": f.column,
     });
     let what = match (op, column) {
         (super::spec::Aggregate::Count, _) => "the number of data rows".to_string(),
-        (op, Some(col)) => format!("the {} of the column \"{col}\"", op_word(*op)),
-        (op, None) => format!("the {}", op_word(*op)),
+        (op, Some(col)) => format!("the {} of the column \"{col}\"", op_word(op)),
+        (op, None) => format!("the {}", op_word(op)),
     };
     Some(TableStatsCall {
         params,
-        field: aggregate_field(*op),
+        field: aggregate_field(op),
         figure: format!(
             "{what} of {} for each value of the column \"{}\"",
             q(path),

@@ -404,6 +404,73 @@ pub fn sampling_events(journal: &Journal, run: rein_journal::RunId) -> Vec<serde
 }
 
 /// The payloads of a run's journal events of `kind`, in order.
+/// The ids of the checks the last verdict failed (none without a verdict).
+pub fn failed(out: &RunOutcome) -> Vec<String> {
+    out.verdict
+        .as_ref()
+        .map(|v| {
+            v.checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.id.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Each step of `action` in the run's journal: its gate outcome and reason, in order.
+pub fn step_outcomes(h: &Harness, out: &RunOutcome, action: &str) -> Vec<(String, String)> {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    h.journal
+        .run_trace(out.run)
+        .unwrap()
+        .steps
+        .iter()
+        .filter(|s| s.step.action.as_deref() == Some(action))
+        .map(|s| {
+            (
+                text(&s.step.detail["outcome"]),
+                text(&s.step.detail["reason"]),
+            )
+        })
+        .collect()
+}
+
+/// Every prompt of a run of `h` with `stats-first` (and `facts-tools`), `named-rows` on or off,
+/// replaying `script`, one attempt; and the `stats_first` journal event (null without one).
+pub fn stats_first_prompts(
+    h: &Harness,
+    named_rows: bool,
+    script: &str,
+) -> (Vec<String>, serde_json::Value) {
+    let mut model = PromptRecorder::new(script, "stats_first_prompts.jsonl");
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = rein_engine::agent::Levers {
+            facts_tools: true,
+            stats_first: true,
+            named_rows,
+            ..rein_engine::agent::Levers::DEFAULT
+        };
+        o.limits.attempts = 1;
+    });
+    let event = journal_events(&h.journal, outcome.run, "stats_first")
+        .into_iter()
+        .next()
+        .unwrap_or(serde_json::Value::Null);
+    (model.prompts(), event)
+}
+
+/// The text of Rein's table_stats results in a recorded first prompt (what the model is told of
+/// them), joined with `|`.
+pub fn stats_results(first: &str) -> String {
+    first
+        .split("Result of Rein's table_stats call")
+        .skip(1)
+        .map(|r| r.split("content:").next().unwrap_or(r))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
 pub fn journal_events(
     journal: &Journal,
     run: rein_journal::RunId,

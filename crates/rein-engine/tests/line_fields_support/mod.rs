@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub use crate::support::failed;
 use crate::support::{line, Harness, PromptRecorder};
 use rein_engine::agent::{Levers, RunOutcome};
 use rein_engine::gate::AllowAll;
@@ -67,20 +68,6 @@ pub fn with_fields(
     v["Average rating"] = rating.into();
     v["Mobile responses"] = mobile.into();
     v
-}
-
-/// The ids of the checks the last verdict failed (none without a verdict).
-pub fn failed(out: &RunOutcome) -> Vec<String> {
-    out.verdict
-        .as_ref()
-        .map(|v| {
-            v.checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| c.id.clone())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A file of the workspace, empty when it does not exist.
