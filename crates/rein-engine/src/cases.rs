@@ -80,6 +80,7 @@ const MUTATING_TOOLS: &[&str] = &[
     "set_variable",
     "create_file",
     "edit_file",
+    "edit_lines",
     "replace_file",
     "delete_file",
     "write_json",

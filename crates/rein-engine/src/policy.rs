@@ -512,18 +512,19 @@ fn check_hide_names(
 
 /// Tools that return or derive the content of the files they are given or walk: a file's
 /// text (`search_text` lines, `find_related` terms), its hash and line count (`file_info`), or
-/// a diff of its current content (`edit_file`, `replace_file`, `delete_file`, `write_json`,
-/// `write_sections`; `edit_file`'s
-/// refusals also tell whether a guessed text is in the file), or figures of its columns
+/// a diff of its current content (`edit_file`, `edit_lines`, `replace_file`, `delete_file`,
+/// `write_json`, `write_sections`; the refusals of `edit_file` and `edit_lines` also tell
+/// whether a guessed text is in the file, and `edit_lines` quotes the lines most like it), or figures of its columns
 /// (`table_stats`), or its lines, rows and whether it equals another (`folder_stats`). A deny or
 /// ask rule naming `read_file` covers each of them.
-pub const CONTENT_READERS: [&str; 10] = [
+pub const CONTENT_READERS: [&str; 11] = [
     "search_text",
     "table_stats",
     "folder_stats",
     "find_related",
     "file_info",
     "edit_file",
+    "edit_lines",
     "replace_file",
     "delete_file",
     "write_json",

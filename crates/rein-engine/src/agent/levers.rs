@@ -267,6 +267,15 @@ pub enum Lever {
     /// line, nothing written (see [`super::readable_figures`]). The 1.5B wrote
     /// `Physics average: 70.4 | Physics best: 90 | Physics fails: 1` on report-gradebook.
     ReadableFigures,
+    /// A task that edits its deliverable in place (a text file when the run begins) is offered
+    /// `edit_lines` instead of `edit_file` and `replace_file`: every change in one call, each
+    /// naming a current line and the lines that take its place, every other byte kept (see
+    /// [`super::line_edits`]). One exact diff for the person as before. With `edit_file` the 1.5B
+    /// called `finish` after the first of several edits on six of the eight desk edit tasks;
+    /// with `replace_file` (lever `whole-rewrite`) it changed the wrong line of a crontab,
+    /// reflowed a JSON file onto one line and corrupted a URL it was told to keep. Takes
+    /// precedence over `whole-rewrite` when both are on.
+    LineEdits,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -274,7 +283,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 40] = [
+    pub const ALL: [Lever; 41] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -315,6 +324,7 @@ impl Lever {
         Lever::LineFields,
         Lever::NamedRows,
         Lever::ReadableFigures,
+        Lever::LineEdits,
     ];
 
     pub fn name(self) -> &'static str {
@@ -359,6 +369,7 @@ impl Lever {
             Lever::LineFields => "line-fields",
             Lever::NamedRows => "named-rows",
             Lever::ReadableFigures => "readable-figures",
+            Lever::LineEdits => "line-edits",
         }
     }
 
@@ -424,6 +435,7 @@ pub struct Levers {
     pub line_fields: bool,
     pub named_rows: bool,
     pub readable_figures: bool,
+    pub line_edits: bool,
 }
 
 impl Default for Levers {
@@ -485,6 +497,7 @@ impl Levers {
         line_fields: false,
         named_rows: false,
         readable_figures: false,
+        line_edits: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -528,6 +541,7 @@ impl Levers {
         line_fields: true,
         named_rows: true,
         readable_figures: true,
+        line_edits: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -572,6 +586,7 @@ impl Levers {
             Lever::LineFields => self.line_fields,
             Lever::NamedRows => self.named_rows,
             Lever::ReadableFigures => self.readable_figures,
+            Lever::LineEdits => self.line_edits,
         }
     }
 
@@ -617,6 +632,7 @@ impl Levers {
             Lever::LineFields => self.line_fields = on,
             Lever::NamedRows => self.named_rows = on,
             Lever::ReadableFigures => self.readable_figures = on,
+            Lever::LineEdits => self.line_edits = on,
         }
     }
 

@@ -53,6 +53,7 @@ mod folder_facts;
 mod inputs_first;
 mod label_lines;
 mod levers;
+mod line_edits;
 mod line_fields;
 mod named_rows;
 mod no_paste;

@@ -318,7 +318,14 @@ pub fn progress_note(
     let (deliverable, next) = match (last_write, seen) {
         (None, _) if in_place => (
             format!("{artifact} is not edited yet"),
-            match offered("edit_file").or_else(|| offered("replace_file")) {
+            match offered("edit_lines")
+                .or_else(|| offered("edit_file"))
+                .or_else(|| offered("replace_file"))
+            {
+                // Lever `line-edits`: one call names every line to change.
+                Some("edit_lines") => format!(
+                    "edit {artifact} in place with edit_lines: every change the task asks for in this one call, each naming a current line and the lines that take its place"
+                ),
                 // Written whole (lever `whole-rewrite`): one call holds every change.
                 Some("replace_file") => format!(
                     "edit {artifact} in place with replace_file: its whole new text, every change the task asks for made in this one call and every other line as it is"

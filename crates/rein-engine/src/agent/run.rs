@@ -31,6 +31,7 @@ use super::folder_facts::FOLDER_STATS;
 use super::inputs_first::{action_text, files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Lever, Levers, SHORT_TEXT_MAX_CHARS};
+use super::line_edits::{edits_by_line, with_line_advice, EDIT_LINES, LINE_FIXER, LINE_RETRY_NOTE};
 use super::no_paste::{no_paste_sources, NoPasteSources};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -240,6 +241,8 @@ pub struct Agent<'a> {
     /// `whole-rewrite`): measured the first time the lever asks, which is when the run's levers
     /// and tools are journaled, before any step; never measured with the lever off.
     small_editables: std::cell::OnceCell<bool>,
+    /// Lever `line-edits`: whether the deliverable is edited by lines, decided once.
+    line_editable: std::cell::OnceCell<bool>,
 }
 
 /// Mutable state of a run.
@@ -341,6 +344,7 @@ impl<'a> Agent<'a> {
         let options = AgentOptions::for_mission(env.contract, model.identity());
         Agent {
             small_editables: std::cell::OnceCell::new(),
+            line_editable: std::cell::OnceCell::new(),
             env,
             model,
             executor,
@@ -406,23 +410,60 @@ impl<'a> Agent<'a> {
         if self.rewrites_whole() {
             tools.retain(|t| t != "edit_file");
         }
+        if self.edits_lines() {
+            tools.retain(|t| t != "edit_file" && t != "replace_file");
+            if !tools.iter().any(|t| t == EDIT_LINES) {
+                tools.push(EDIT_LINES.to_string());
+            }
+        }
         tools
     }
 
-    /// The call a small change to the deliverable is made with: `edit_file`, or with
-    /// `whole-rewrite` (which does not offer it) `replace_file` and the whole file.
+    /// The call a small change to the deliverable is made with: `edit_file`, with
+    /// `whole-rewrite` (which does not offer it) `replace_file` and the whole file, with
+    /// `line-edits` `edit_lines`.
     pub(super) fn in_place_fixer(&self) -> &'static str {
-        if self.rewrites_whole() {
+        if self.edits_lines() {
+            LINE_FIXER
+        } else if self.rewrites_whole() {
             "replace_file (the whole file)"
         } else {
             "edit_file"
         }
     }
 
+    /// The calls a retry after a failed verdict (without `monotone-attempts`) names to fix the
+    /// deliverable with: the ones this run offers.
+    pub(super) fn retry_fixers(&self) -> &'static str {
+        if self.edits_lines() {
+            "edit_lines, every change in one call"
+        } else if self.rewrites_whole() {
+            "replace_file, the whole file"
+        } else {
+            "edit_file or replace_file"
+        }
+    }
+
+    /// Lever `line-edits`: whether this run changes its deliverable with `edit_lines`,
+    /// `edit_file` and `replace_file` not offered (see [`edits_by_line`]).
+    pub(super) fn edits_lines(&self) -> bool {
+        self.options.levers.line_edits
+            && !self.options.memory
+            && self.env.registry.get(EDIT_LINES).is_some()
+            && *self.line_editable.get_or_init(|| {
+                let m = &self.env.contract.mission;
+                edits_by_line(m, &m.tools, |path| {
+                    text_bytes(self.env.world.read(path).ok().flatten().as_deref())
+                })
+            })
+    }
+
     /// Lever `whole-rewrite`: whether this run writes its deliverable whole with
-    /// `replace_file`, `edit_file` not offered (see [`writes_whole`]).
+    /// `replace_file`, `edit_file` not offered (see [`writes_whole`]); never with `line-edits`,
+    /// which takes precedence.
     pub(super) fn rewrites_whole(&self) -> bool {
         self.options.levers.whole_rewrite
+            && !self.edits_lines()
             && !self.options.memory
             && *self.small_editables.get_or_init(|| {
                 let m = &self.env.contract.mission;

@@ -4,6 +4,7 @@
 
 mod calc;
 mod folder;
+mod lines;
 mod propose;
 mod read;
 mod related;
@@ -23,6 +24,10 @@ use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
 pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_NAMED, FOLDER_STATS_MAX_READ_BYTES};
+pub use lines::{
+    apply_changes, LineChange, LinesError, EDIT_LINES_MAX_CHANGES, EDIT_LINES_MAX_NAMED,
+    EDIT_LINES_MAX_NEW_LINES,
+};
 pub use propose::serialise_json;
 pub use read::{
     FINISH_SUMMARY_MAX_CHARS, HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES,
@@ -56,6 +61,7 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(calc::Calculate),
         Box::new(propose::CreateFile),
         Box::new(propose::EditFile),
+        Box::new(lines::EditLines),
         Box::new(propose::ReplaceFile),
         Box::new(propose::DeleteFile),
         Box::new(propose::WriteJson),

@@ -40,7 +40,11 @@ fn check_parents(ws: &Workspace, path: &RelPath) -> Result<(), ToolError> {
 
 /// The current bytes of an existing regular file of at most [`PROPOSE_MAX_FILE_BYTES`], or a
 /// refusal naming the right tool (or saying the file is too large, before reading any of it).
-fn existing(ws: &Workspace, path: &RelPath, instead: &str) -> Result<Vec<u8>, ToolError> {
+pub(super) fn existing(
+    ws: &Workspace,
+    path: &RelPath,
+    instead: &str,
+) -> Result<Vec<u8>, ToolError> {
     match ws.read_bytes_capped(path, PROPOSE_MAX_FILE_BYTES) {
         Ok(Some(bytes)) => Ok(bytes),
         Ok(None) => Err(ToolError::Refused(format!("{} {instead}", not_found(path)))),
@@ -53,7 +57,7 @@ fn existing(ws: &Workspace, path: &RelPath, instead: &str) -> Result<Vec<u8>, To
     }
 }
 
-fn unchanged(path: &RelPath) -> ToolError {
+pub(super) fn unchanged(path: &RelPath) -> ToolError {
     ToolError::Refused(format!(
         "the new content of \"{path}\" is identical to the current content; nothing to change"
     ))

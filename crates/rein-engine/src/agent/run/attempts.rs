@@ -51,7 +51,7 @@ impl<'a> Agent<'a> {
                         memory_retry_feedback(v)
                     } else {
                         let quotes = self.quotes_source_lines(v).then(|| read_whole(st));
-                        retry_feedback(v, quotes.as_deref(), self.rewrites_whole())
+                        retry_feedback(v, quotes.as_deref(), self.retry_fixers())
                             + &self.finish_withheld(st, n)?
                     };
                     st.transcript.push_feedback(
@@ -314,7 +314,9 @@ impl<'a> Agent<'a> {
             s.push_str(figures);
             s.push('\n');
         }
-        if self.rewrites_whole() {
+        if self.edits_lines() {
+            s.push_str(LINE_RETRY_NOTE);
+        } else if self.rewrites_whole() {
             s.push_str(WHOLE_RETRY_NOTE);
         } else if self.rewrite_outline().is_some() {
             s.push_str(
@@ -355,7 +357,7 @@ pub(super) fn regressions(best: &Verdict, candidate: &Verdict) -> Vec<String> {
 /// expected total, the missing names): those stay in the journal, and the model must get them
 /// from the inputs or from a tool that computes them visibly. With `source_lines` (the lever)
 /// the input lines the failed checks compared against follow, of the files in `source_lines`.
-pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>, whole: bool) -> String {
+pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>, fixers: &str) -> String {
     let mut s =
         String::from("The harness checked your deliverable on disk and these checks failed:\n");
     for c in v.checks.iter().filter(|c| !c.passed && !c.advisory) {
@@ -368,12 +370,6 @@ pub(super) fn retry_feedback(v: &Verdict, source_lines: Option<&[String]>, whole
     if let Some(read) = source_lines {
         s.push_str(&source_lines_note(v, read));
     }
-    // Written whole (lever `whole-rewrite`), edit_file is not offered.
-    let fixers = if whole {
-        "replace_file, the whole file"
-    } else {
-        "edit_file or replace_file"
-    };
     s.push_str(&format!(
         "Re-read the inputs you need, fix the deliverable ({fixers}), read it back, then call finish again."
     ));

@@ -430,6 +430,8 @@ impl<'a> Agent<'a> {
         };
         if self.rewrites_whole() {
             report.reason = without_edit_advice(&report.reason);
+        } else if self.edits_lines() {
+            report.reason = with_line_advice(&report.reason);
         }
         self.prepare_read_result(st, &tool, &mut report);
         let writes = self
