@@ -90,7 +90,7 @@ fn split(outline: &Outline, text: &str) -> Option<Value> {
 fn outline(h: &Harness, line_fields: bool, readable: bool) -> Option<Outline> {
     let mut o = Outline::of(&h.contract)?;
     if line_fields {
-        o = o.with_line_fields(&h.contract);
+        o = o.with_line_fields(&h.contract, false);
     }
     if readable {
         o = o.with_figure_checks(&h.contract);

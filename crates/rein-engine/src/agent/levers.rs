@@ -276,6 +276,14 @@ pub enum Lever {
     /// reflowed a JSON file onto one line and corrupted a URL it was told to keep. Takes
     /// precedence over `whole-rewrite` when both are on.
     LineEdits,
+    /// With `line-fields`: a section's number line that the task quotes only for another
+    /// section (report-gradebook: "three lines such as 'Math average: N'" in each of Math,
+    /// Physics and History) is a field too, its label the quoted one with the other section's
+    /// heading put to this one's, when the check's own regex reads that line (see
+    /// [`super::stated::sibling_template`]). The number stays the model's. The 1.5B wrote
+    /// `Physics average: 70.4 | Physics best: 90 | Physics fails: 1` on one line, where the
+    /// Math lines it had fields for were right.
+    SiblingLines,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -283,7 +291,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 41] = [
+    pub const ALL: [Lever; 42] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -325,6 +333,7 @@ impl Lever {
         Lever::NamedRows,
         Lever::ReadableFigures,
         Lever::LineEdits,
+        Lever::SiblingLines,
     ];
 
     pub fn name(self) -> &'static str {
@@ -370,6 +379,7 @@ impl Lever {
             Lever::NamedRows => "named-rows",
             Lever::ReadableFigures => "readable-figures",
             Lever::LineEdits => "line-edits",
+            Lever::SiblingLines => "sibling-lines",
         }
     }
 
@@ -436,6 +446,7 @@ pub struct Levers {
     pub named_rows: bool,
     pub readable_figures: bool,
     pub line_edits: bool,
+    pub sibling_lines: bool,
 }
 
 impl Default for Levers {
@@ -498,6 +509,7 @@ impl Levers {
         named_rows: false,
         readable_figures: false,
         line_edits: false,
+        sibling_lines: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -542,6 +554,7 @@ impl Levers {
         named_rows: true,
         readable_figures: true,
         line_edits: true,
+        sibling_lines: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -587,6 +600,7 @@ impl Levers {
             Lever::NamedRows => self.named_rows,
             Lever::ReadableFigures => self.readable_figures,
             Lever::LineEdits => self.line_edits,
+            Lever::SiblingLines => self.sibling_lines,
         }
     }
 
@@ -633,6 +647,7 @@ impl Levers {
             Lever::NamedRows => self.named_rows = on,
             Lever::ReadableFigures => self.readable_figures = on,
             Lever::LineEdits => self.line_edits = on,
+            Lever::SiblingLines => self.sibling_lines = on,
         }
     }
 

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
-use super::stated::{filled, leaf_numeric_checks, stated_template};
+use super::stated::{filled, leaf_numeric_checks, sibling_template, stated_template};
 use crate::checks::{heading_key, stated_in_line, statements_in, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 
@@ -98,13 +98,20 @@ impl LineField {
 /// The line fields of a contract's outline, in the contract's order: for each
 /// `numeric_consistency` check on the deliverable, located by a regex and scoped to a heading
 /// of the outline with no subsection, the line the task quotes that the check reads its number
-/// from. A label that names a heading, `path` or `title`, or two different lines, gives none.
-pub fn line_fields(contract: &FrozenContract, outline: &Outline) -> Vec<LineField> {
+/// from (with `siblings`, failing that, the line another section's quoted line makes for this
+/// one: [`sibling_template`]). A label that names a heading, `path` or `title`, or two
+/// different lines, gives none.
+pub fn line_fields(contract: &FrozenContract, outline: &Outline, siblings: bool) -> Vec<LineField> {
     let m = &contract.mission;
     let mut fields: Vec<LineField> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
     for (spec, _, heading) in leaf_numeric_checks(contract, outline) {
-        let Some(template) = stated_template(spec, &m.prompt) else {
+        let template = stated_template(spec, &m.prompt).or_else(|| {
+            siblings
+                .then(|| sibling_template(spec, &m.prompt, heading, outline))
+                .flatten()
+        });
+        let Some(template) = template else {
             continue;
         };
         let Some(label) = template.split_once(':').map(|(l, _)| l.trim().to_string()) else {
@@ -135,9 +142,10 @@ pub fn line_fields(contract: &FrozenContract, outline: &Outline) -> Vec<LineFiel
 }
 
 impl Outline {
-    /// This outline with the line fields of `contract` (lever `line-fields`).
-    pub fn with_line_fields(mut self, contract: &FrozenContract) -> Outline {
-        self.lines = line_fields(contract, &self);
+    /// This outline with the line fields of `contract` (lever `line-fields`); with `siblings`
+    /// (lever `sibling-lines`) also the lines made from another section's quoted line.
+    pub fn with_line_fields(mut self, contract: &FrozenContract, siblings: bool) -> Outline {
+        self.lines = line_fields(contract, &self, siblings);
         self
     }
 

@@ -615,7 +615,8 @@ impl<'a> Agent<'a> {
         }
         let mut outline = Outline::of(self.env.contract)?;
         if self.options.levers.line_fields {
-            outline = outline.with_line_fields(self.env.contract);
+            outline =
+                outline.with_line_fields(self.env.contract, self.options.levers.sibling_lines);
         }
         if self.options.levers.readable_figures {
             outline = outline.with_figure_checks(self.env.contract);

@@ -144,6 +144,56 @@ pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
     }
 }
 
+/// Lever `sibling-lines`: the line the task quotes for another section of the outline, made for
+/// `heading`'s (`'Math average: N'` made `'Physics average: N'` for the section Physics, when
+/// the task asks for "three lines such as 'Math average: N'" in each course's section). A quoted
+/// line counts when its label holds another heading of the outline as a whole word, and that
+/// word put to `heading` gives a line the check reads a number from in its place; the one line
+/// so made, or `None` when none or several are (then the choice would be Rein's). The label is
+/// the contract's: the check's own regex reads it, as for a line the task quotes.
+pub fn sibling_template(
+    spec: &CheckSpec,
+    prompt: &str,
+    heading: &str,
+    outline: &Outline,
+) -> Option<String> {
+    let quoted = QUOTED_TEMPLATE.as_ref()?;
+    let mut made: Vec<String> = Vec::new();
+    for c in quoted.captures_iter(prompt) {
+        let template = &c[1];
+        let label = template.split(':').next().unwrap_or_default();
+        if stands_for_a_choice(label) {
+            continue;
+        }
+        for (_, other) in &outline.headings {
+            if heading_key(other) == heading_key(heading) {
+                continue;
+            }
+            let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(other.trim()))) else {
+                continue;
+            };
+            let Some(found) = word.find(label) else {
+                continue;
+            };
+            let sibling = format!(
+                "{}{}{}",
+                &template[..found.start()],
+                heading.trim(),
+                &template[found.end()..]
+            );
+            let read = filled(&sibling, PROBE)
+                .is_some_and(|probe| stated_in_line(spec, &probe) == Some(12345.0));
+            if read && !made.contains(&sibling) {
+                made.push(sibling);
+            }
+        }
+    }
+    match made.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
 /// A label that is, or holds, a placeholder (`'X: N EUR'`, `'Largest claim N: N'`) stands for
 /// a name or a row the task asks for: no line is made of it.
 fn stands_for_a_choice(label: &str) -> bool {

@@ -11,10 +11,12 @@ use super::{object_schema, path_arg, path_schema, text_of, thousands, workspace}
 use crate::tool::{Proposal, Tool, ToolContext, ToolError, ToolOutput};
 use crate::MAX_INPUT_CHARS;
 
-/// Most changes one call may make: the desk suite's edit tasks make two to ten.
-pub const EDIT_LINES_MAX_CHANGES: usize = 50;
-/// Most lines one change may put in place of its line.
-pub const EDIT_LINES_MAX_NEW_LINES: usize = 50;
+/// Most changes one call may make: the desk suite's edit tasks make two to seven.
+pub const EDIT_LINES_MAX_CHANGES: usize = 20;
+/// Most lines one change may put in place of the lines it names: a change adds a line or a
+/// few. The bound is in the schema, so constrained decoding closes the list there: the 1.5B
+/// repeated one new line until its reply was cut at 384 tokens.
+pub const EDIT_LINES_MAX_NEW_LINES: usize = 12;
 /// Most similar lines a refusal for a line not found lists.
 const CLOSEST_SHOWN: usize = 3;
 /// Longest line a refusal quotes whole; longer ones are cut with a note.

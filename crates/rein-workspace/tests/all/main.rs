@@ -9,6 +9,7 @@ mod links;
 mod mounts;
 mod path_filter;
 mod property;
+mod redteam_edit_lines;
 mod redteam_table_rows;
 mod registry;
 mod sandbox;

@@ -221,6 +221,15 @@ impl<'a> Agent<'a> {
                          file in one call.",
                         shorter(writer)
                     ),
+                    // Edited by lines (lever `line-edits`): neither create_file nor edit_file
+                    // is offered, and a cut reply is most often one line repeated.
+                    (None, Some(cap)) if self.edits_lines() => format!(
+                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                         before it was complete, so nothing was done. Make the edit_lines call \
+                         shorter: one short sentence of thought, one change for each line the \
+                         task asks to change, each `line` copied whole from the file and \
+                         `new_lines` holding only the lines that take its place."
+                    ),
                     // Written whole (lever `whole-rewrite`): no later edit can add a rest.
                     (None, Some(cap)) if self.rewrites_whole() => format!(
                         "Your reply was cut off at {cap} tokens, the most one reply may have, \
