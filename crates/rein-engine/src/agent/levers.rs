@@ -284,6 +284,13 @@ pub enum Lever {
     /// `Physics average: 70.4 | Physics best: 90 | Physics fails: 1` on one line, where the
     /// Math lines it had fields for were right.
     SiblingLines,
+    /// A write of the deliverable whose new text repeats eight or more words in a row of Rein's
+    /// own messages (a requirement, a check's feedback, a progress note) that the task, the
+    /// inputs and the deliverable as it stands do not hold is held before the gate, nothing
+    /// written, the passage quoted; at most twice an attempt (see [`super::no_echo`]). The 1.5B
+    /// pasted a requirement, regex and all, into summarize-incident's Impact section, and the
+    /// 0.5B a failed check's feedback into desk_task's Risks.
+    NoEcho,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -291,7 +298,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 42] = [
+    pub const ALL: [Lever; 43] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -334,6 +341,7 @@ impl Lever {
         Lever::ReadableFigures,
         Lever::LineEdits,
         Lever::SiblingLines,
+        Lever::NoEcho,
     ];
 
     pub fn name(self) -> &'static str {
@@ -380,6 +388,7 @@ impl Lever {
             Lever::ReadableFigures => "readable-figures",
             Lever::LineEdits => "line-edits",
             Lever::SiblingLines => "sibling-lines",
+            Lever::NoEcho => "no-echo",
         }
     }
 
@@ -447,6 +456,7 @@ pub struct Levers {
     pub readable_figures: bool,
     pub line_edits: bool,
     pub sibling_lines: bool,
+    pub no_echo: bool,
 }
 
 impl Default for Levers {
@@ -510,6 +520,7 @@ impl Levers {
         readable_figures: false,
         line_edits: false,
         sibling_lines: false,
+        no_echo: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -555,6 +566,7 @@ impl Levers {
         readable_figures: true,
         line_edits: true,
         sibling_lines: true,
+        no_echo: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -601,6 +613,7 @@ impl Levers {
             Lever::ReadableFigures => self.readable_figures,
             Lever::LineEdits => self.line_edits,
             Lever::SiblingLines => self.sibling_lines,
+            Lever::NoEcho => self.no_echo,
         }
     }
 
@@ -648,6 +661,7 @@ impl Levers {
             Lever::ReadableFigures => self.readable_figures = on,
             Lever::LineEdits => self.line_edits = on,
             Lever::SiblingLines => self.sibling_lines = on,
+            Lever::NoEcho => self.no_echo = on,
         }
     }
 

@@ -56,6 +56,7 @@ mod levers;
 mod line_edits;
 mod line_fields;
 mod named_rows;
+mod no_echo;
 mod no_paste;
 mod outcome;
 mod plan;

@@ -67,6 +67,7 @@ mod attempts;
 mod auto_finish;
 mod cited;
 mod draws;
+mod echo;
 mod first_calls;
 mod folder_facts;
 mod steps;
@@ -288,6 +289,9 @@ struct State {
     auto_finish_refused_in: Option<u32>,
     /// How many writes each input held (lever `read-cited`), up to [`CITED_HOLDS_MAX`].
     cited_held: Vec<(String, u32)>,
+    /// The attempt and how many writes in it were held for repeating Rein's words (lever
+    /// `no-echo`), up to [`crate::agent::no_echo::ECHO_HOLDS_MAX`].
+    echo_held: (u32, u32),
     /// The deliverable as it was in the workspace when the run began: an edit task's file,
     /// changed in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to
     /// the model; lever `review-edits` shows the changes since).
@@ -875,6 +879,7 @@ impl<'a> Agent<'a> {
             no_paste_shown: Default::default(),
             auto_finish_refused_in: None,
             cited_held: Vec::new(),
+            echo_held: (0, 0),
             deliverable_at_start: self
                 .env
                 .world

@@ -351,6 +351,18 @@ impl<'a> Agent<'a> {
                 reason,
                 result: Value::Null,
             }
+        } else if let Some(reason) = self.echo_hold(
+            st,
+            &tool,
+            gate_args.as_ref().map_or(&params, |(args, _)| args),
+            n,
+        )? {
+            kind = StepKind::Refusal;
+            GateReport {
+                outcome: GateOutcome::Invalid,
+                reason,
+                result: Value::Null,
+            }
         } else if tool == "finish" {
             let refused = match self.unchanged_failure(st) {
                 Some(failed) => Err(FinishRefusal::FailedUnchanged {

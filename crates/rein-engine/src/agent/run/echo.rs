@@ -1,0 +1,80 @@
+//! Lever `no-echo`: the hold of a write of the deliverable that repeats Rein's own words (see
+//! [`crate::agent::no_echo`]).
+
+use super::*;
+use crate::agent::no_echo::{echoed, held_reason, ECHO_HOLDS_MAX};
+use rein_protocol::Role;
+
+impl<'a> Agent<'a> {
+    /// Lever `no-echo`: why a write of the deliverable is held (its new text, as the gate would
+    /// compute it, repeats runs of Rein's messages that the task, the inputs and the deliverable
+    /// as it stands do not hold), journaled as a `no_echo` event; `None` to let it through to
+    /// the gate. `arguments` are the ones the gate would get.
+    pub(super) fn echo_hold(
+        &self,
+        st: &mut State,
+        tool: &str,
+        arguments: &Value,
+        n: u32,
+    ) -> Result<Option<String>, AgentError> {
+        let gate_tool = self.gate_tool(tool);
+        let writes = self
+            .env
+            .registry
+            .get(gate_tool)
+            .is_some_and(|t| t.mutates());
+        if !self.options.levers.no_echo || self.options.memory || !writes {
+            return Ok(None);
+        }
+        let held = if st.echo_held.0 == st.attempt {
+            st.echo_held.1
+        } else {
+            0
+        };
+        if held >= ECHO_HOLDS_MAX {
+            return Ok(None);
+        }
+        let m = &self.env.contract.mission;
+        let call = ToolCall {
+            id: format!("run{}-step{n}-echo", self.env.run),
+            tool: gate_tool.to_string(),
+            arguments: arguments.clone(),
+        };
+        let Ok(proposal) = self.executor.preview(&call) else {
+            return Ok(None);
+        };
+        let after = match proposal.after.as_deref().map(std::str::from_utf8) {
+            Some(Ok(text)) if same_path(proposal.path.as_str(), &m.required_artifact) => text,
+            _ => return Ok(None),
+        };
+        let rein: Vec<String> = st
+            .transcript
+            .messages()
+            .into_iter()
+            .filter(|msg| matches!(msg.role, Role::System | Role::User))
+            .map(|msg| msg.content)
+            .collect();
+        let mut allowed: Vec<String> = vec![m.prompt.clone()];
+        for path in m
+            .inputs
+            .iter()
+            .chain(&m.editable)
+            .chain(std::iter::once(&m.required_artifact))
+        {
+            if let Ok(Some(bytes)) = self.env.world.read(path) {
+                allowed.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        let passages = echoed(after, &rein, &allowed);
+        if passages.is_empty() {
+            return Ok(None);
+        }
+        st.echo_held = (st.attempt, held + 1);
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "no_echo",
+            &json!({"step": n, "attempt": st.attempt, "passages": passages}),
+        )?;
+        Ok(Some(held_reason(&m.required_artifact, &passages)))
+    }
+}
