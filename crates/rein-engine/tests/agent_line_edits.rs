@@ -45,8 +45,8 @@ fn read_file() -> String {
 
 fn both_changes() -> Value {
     json!([
-        {"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]},
-        {"line": SYNC, "new_lines": [format!("# {SYNC}")]},
+        {"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"},
+        {"line": SYNC, "new_line": format!("# {SYNC}")},
     ])
 }
 
@@ -160,7 +160,7 @@ fn the_judge_is_as_it_was_a_line_the_task_keeps_changed_fails() {
     let mut changes = both_changes();
     changes.as_array_mut().unwrap().push(json!({
         "line": "15 2 * * *   /opt/shop/bin/backup-db.sh",
-        "new_lines": ["0 4 * * 0   /opt/shop/bin/backup-db.sh"],
+        "new_line": "0 4 * * 0   /opt/shop/bin/backup-db.sh",
     }));
     let r = run(Harness::desk_suite(TASK), &attempt(changes), true, 1);
     assert!(!r.out.passed());
@@ -171,7 +171,7 @@ fn the_judge_is_as_it_was_a_line_the_task_keeps_changed_fails() {
 fn a_line_not_in_the_file_is_refused_with_the_closest_and_nothing_changes() {
     // The spacing of the schedule lost, as a model writes it.
     let script = read_file()
-        + &edit(json!([{"line": "0 3 * * 1 /opt/shop/bin/reindex-search.sh", "new_lines": ["x"]}]))
+        + &edit(json!([{"line": "0 3 * * 1 /opt/shop/bin/reindex-search.sh", "new_line": "x"}]))
         + &finish_line();
     let r = run(Harness::desk_suite(TASK), &script, true, 1);
     assert!(!r.out.passed());
@@ -186,9 +186,9 @@ fn a_line_not_in_the_file_is_refused_with_the_closest_and_nothing_changes() {
 
 #[test]
 fn a_retry_asks_for_edit_lines_and_the_second_attempt_passes() {
-    let first = json!([{"line": SYNC, "new_lines": [format!("# {SYNC}")]}]);
+    let first = json!([{"line": SYNC, "new_line": format!("# {SYNC}")}]);
     let second =
-        json!([{"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]}]);
+        json!([{"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"}]);
     let script = attempt(first) + &edit(second) + &read_file() + &finish_line();
     let r = run(Harness::desk_suite(TASK), &script, true, 2);
     assert!(r.out.passed(), "{}", r.out.reason());

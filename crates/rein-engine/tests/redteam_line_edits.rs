@@ -47,8 +47,8 @@ fn reads() -> String {
 
 fn both_changes() -> Value {
     json!([
-        {"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]},
-        {"line": SYNC, "new_lines": [format!("# {SYNC}")]},
+        {"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"},
+        {"line": SYNC, "new_line": format!("# {SYNC}")},
     ])
 }
 
@@ -168,7 +168,7 @@ fn a_cut_edit_lines_reply_is_not_told_to_add_the_rest_with_edit_file() {
     }
 }
 
-// FINDING: a finish before any edit is refused with "was not written in this run ...: write
+// FINDING (mended): a finish before any edit is refused with "was not written in this run ...: write
 // it, read it back, then finish" -- with the lever off it says "write it with replace_file";
 // on, `reason_with` (run/steps.rs, finish branch) is given `offered("replace_file")`, which is
 // None, so no tool is named at all, and the progress note after the refused finish
@@ -195,14 +195,14 @@ fn a_finish_before_the_edit_is_refused_naming_edit_lines() {
     assert!(note.contains("edit_lines"), "{note}");
 }
 
-// FINDING: with review-edits, a finish after only one of the two changes is held for a review.
+// FINDING (mended): with review-edits, a finish after only one of the two changes is held for a review.
 // The review names edit_lines (`in_place_fixer`), but the progress note of the held finish
 // (prompt.rs `progress_note`, `held_for_review`: `with(offered("edit_file"))`) names edit_file
 // when it is offered and nothing when edit_lines replaces it: "only a change it lacks is made
 // first" without the tool.
 #[test]
 fn a_held_finish_names_edit_lines_in_the_review_and_the_progress_note() {
-    let one = json!([{"line": SYNC, "new_lines": [format!("# {SYNC}")]}]);
+    let one = json!([{"line": SYNC, "new_line": format!("# {SYNC}")}]);
     let script = attempt(one) + &finish_line();
     let levers = Levers {
         review_edits: true,
@@ -248,9 +248,9 @@ fn a_refused_create_file_on_the_deliverable_advises_edit_lines() {
 /// retry and the monotone one: no request offers or names edit_file or replace_file.
 #[test]
 fn with_every_other_lever_on_no_prompt_names_edit_file_or_replace_file() {
-    let wrong = json!([{"line": SYNC, "new_lines": [format!("# {SYNC}")]}]);
+    let wrong = json!([{"line": SYNC, "new_line": format!("# {SYNC}")}]);
     let right =
-        json!([{"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]}]);
+        json!([{"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"}]);
     let script = attempt(wrong) + &edit(right) + &read_file() + &finish_line();
     for monotone in [true, false] {
         let levers = Levers {
@@ -349,7 +349,7 @@ fn large_crontab() -> Harness {
     })
 }
 
-// FINDING: the lever applies to a deliverable of any size ("no size limit: the call holds only
+// FINDING (mended): the lever applies to a deliverable of any size ("no size limit: the call holds only
 // the lines it changes", line_edits.rs test) and takes edit_file away, but edit_lines refuses
 // every change whose result is over 32,000 characters (lines.rs `run`: "a file written by a
 // tool may be at most 32,000 characters"), a cap edit_file does not have. A deliverable of
@@ -436,7 +436,7 @@ fn the_lever_applies_only_to_a_text_deliverable_on_a_desk_run() {
     assert!(!offers(&off, 0, "edit_lines"));
 }
 
-// FINDING: a deliverable that is UTF-8 but holds a NUL byte in its first 8 KiB is "text" to the
+// FINDING (mended): a deliverable that is UTF-8 but holds a NUL byte in its first 8 KiB is "text" to the
 // lever (`text_bytes`, whole_rewrite.rs: `from_utf8(..).is_ok()`) but "binary" to edit_lines
 // (`text_of`, desk/mod.rs: a NUL in the first 8,192 bytes). The lever takes replace_file away
 // (which writes such a file) and offers only edit_lines, which refuses it: "is a binary or
@@ -460,7 +460,7 @@ fn a_deliverable_with_a_nul_byte_keeps_a_tool_that_can_change_it() {
     );
     let on = run(
         with_nul(),
-        &(reads() + &edit(json!([{"line": "OTHER=2", "new_lines": ["OTHER=3"]}]))),
+        &(reads() + &edit(json!([{"line": "OTHER=2", "new_line": "OTHER=3"}]))),
     );
     if offers(&on, 0, "edit_lines") {
         let said = on
@@ -487,7 +487,7 @@ fn a_deliverable_of_one_line_break_is_edited_by_lines() {
     let h = Harness::desk_suite_with(TASK, |dir| std::fs::write(dir.join(FILE), b"\n").unwrap());
     let r = run(
         h,
-        &(reads() + &edit(json!([{"line": "\n", "new_lines": ["# one"]}]))),
+        &(reads() + &edit(json!([{"line": "\n", "new_line": "# one"}]))),
     );
     assert!(offers(&r, 0, "edit_lines"));
     assert_eq!(on_disk(&r), b"# one\n");
@@ -542,8 +542,8 @@ fn with_secret() -> Harness {
 #[test]
 fn a_policy_rule_on_reading_a_secret_covers_edit_lines_refusals() {
     let guesses = json!([
-        {"line": "API_TOKEN=tok-4f9a8b7c6d5", "new_lines": ["x"]},
-        {"line": "DB_PASSWORD=correct-horse", "new_lines": ["x"]},
+        {"line": "API_TOKEN=tok-4f9a8b7c6d5", "new_line": "x"},
+        {"line": "DB_PASSWORD=correct-horse", "new_line": "x"},
     ]);
     let call = line(
         "edit_lines",
@@ -611,22 +611,22 @@ fn wrong_line_edits_fail_as_the_same_bytes_fail_without_the_lever() {
         (
             "no space after the hash",
             json!([
-                {"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]},
-                {"line": SYNC, "new_lines": [format!("#{SYNC}")]},
+                {"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"},
+                {"line": SYNC, "new_line": format!("#{SYNC}")},
             ]),
         ),
         (
             "sync deleted",
             json!([
-                {"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh"]},
-                {"line": SYNC, "new_lines": []},
+                {"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"},
+                {"line": SYNC, "new_line": ""},
             ]),
         ),
         (
             "an extra line",
             json!([
-                {"line": REINDEX, "new_lines": ["0 4 * * 0    /opt/shop/bin/reindex-search.sh", ""]},
-                {"line": SYNC, "new_lines": [format!("# {SYNC}")]},
+                {"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh\n\n"},
+                {"line": SYNC, "new_line": format!("# {SYNC}")},
             ]),
         ),
     ] {
@@ -656,7 +656,7 @@ fn wrong_line_edits_fail_as_the_same_bytes_fail_without_the_lever() {
 /// Verified sampling with the lever: the draws are held to edit_lines and the right one wins.
 #[test]
 fn sampled_draws_are_held_to_edit_lines() {
-    let wrong = json!([{"line": SYNC, "new_lines": [format!("#{SYNC}")]}]);
+    let wrong = json!([{"line": SYNC, "new_line": format!("#{SYNC}")}]);
     let script = reads()
         + &edit(wrong.clone())
         + &edit(wrong)

@@ -137,14 +137,14 @@ fn needed_types(kind: &TypeKind) -> String {
     with_article.join(" or ")
 }
 
-/// At most `max` characters of `s` on one line: control characters escaped (a newline as
-/// `\n`), and `...` where it was cut.
+/// At most `max` characters of `s` on one line: control characters and the Unicode line and
+/// paragraph separators escaped (a newline as `\n`), and `...` where it was cut.
 pub fn printable(s: &str, max: usize) -> String {
     let mut out: String = s
         .chars()
         .take(max)
         .flat_map(|c| {
-            if c.is_control() {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]

@@ -359,17 +359,20 @@ pub fn progress_note(
     let next = if held_for_review {
         format!(
             "call finish again if the diff above holds every change the task asks for (only a change it lacks is made first{})",
-            with(offered("edit_file"))
+            with(offered("edit_file").or_else(|| offered("edit_lines")))
         )
     } else if refused {
         // Not written yet: replace_file refuses a file that does not exist.
         let rewriter = if last_write.is_none() && !in_place {
             writer
         } else {
-            typed.or_else(|| offered("replace_file"))
+            typed
+                .or_else(|| offered("replace_file"))
+                .or_else(|| offered("edit_lines"))
         };
         let how = match rewriter {
             Some("replace_file") => " (replace_file with its full content)".to_string(),
+            Some("edit_lines") => " (edit_lines, every change in one call)".to_string(),
             Some(t) => format!(" ({t})"),
             None => String::new(),
         };

@@ -457,7 +457,9 @@ impl<'a> Agent<'a> {
             && *self.line_editable.get_or_init(|| {
                 let m = &self.env.contract.mission;
                 edits_by_line(m, &m.tools, |path| {
-                    text_bytes(self.env.world.read(path).ok().flatten().as_deref())
+                    // As the tool reads it: UTF-8 with no NUL near the start.
+                    let bytes = self.env.world.read(path).ok().flatten()?;
+                    rein_workspace::desk::is_text(&bytes).then_some(bytes.len())
                 })
             })
     }

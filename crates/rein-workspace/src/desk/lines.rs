@@ -4,6 +4,8 @@
 //! small model cannot drop or reflow a line it did not mean to touch, as it does when it writes
 //! the whole file again, and it cannot stop after the first of several `edit_file` calls.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::propose::{existing, unchanged};
@@ -13,10 +15,13 @@ use crate::MAX_INPUT_CHARS;
 
 /// Most changes one call may make: the desk suite's edit tasks make two to seven.
 pub const EDIT_LINES_MAX_CHANGES: usize = 20;
-/// Most lines one change may put in place of the lines it names: a change adds a line or a
-/// few. The bound is in the schema, so constrained decoding closes the list there: the 1.5B
-/// repeated one new line until its reply was cut at 384 tokens.
-pub const EDIT_LINES_MAX_NEW_LINES: usize = 12;
+/// Longest text one change may put in place of the lines it names: a change edits a line or
+/// adds a few. The bound is in the schema, so constrained decoding ends the text there.
+pub const EDIT_LINES_MAX_NEW_CHARS: usize = 2_000;
+/// A line with a letter or digit given this many times in one change's new text is refused
+/// unless the lines it names hold it as often: a reply that repeats itself, not an edit. With
+/// the new lines as a list, the 1.5B repeated one line until the list's bound, twice in a run.
+pub const EDIT_LINES_MAX_REPEATS: usize = 3;
 /// Most similar lines a refusal for a line not found lists.
 const CLOSEST_SHOWN: usize = 3;
 /// Longest line a refusal quotes whole; longer ones are cut with a note.
@@ -31,10 +36,9 @@ impl Tool for EditLines {
         "edit_lines"
     }
     fn description(&self) -> &str {
-        "Propose changing whole lines of an existing text file, every change in one call. Each change names one current line exactly as read_file shows it (`line`) and the lines that take its place (`new_lines`): the changed line; the old line then a new one to add a line after it; none to delete it. Every other line stays exactly as it is. A person approves the change."
+        "Propose changing whole lines of an existing text file, every change in one call. Each change names one current line exactly as read_file shows it (`line`) and the text that takes its place (`new_line`): the changed line; the old line, a line break and a new line to add a line after it; empty to delete the line. Every other line stays exactly as it is. A person approves the change."
     }
     fn schema(&self) -> Value {
-        let line = json!({ "type": "string", "maxLength": MAX_INPUT_CHARS });
         object_schema(
             json!({
                 "path": path_schema("existing text file to edit, relative to the workspace root"),
@@ -45,9 +49,9 @@ impl Tool for EditLines {
                     "items": object_schema(
                         json!({
                             "line": { "type": "string", "minLength": 1, "maxLength": MAX_INPUT_CHARS, "description": "one whole current line of the file, exactly as read" },
-                            "new_lines": { "type": "array", "maxItems": EDIT_LINES_MAX_NEW_LINES, "items": line, "description": "the lines that take its place, in order" },
+                            "new_line": { "type": "string", "maxLength": EDIT_LINES_MAX_NEW_CHARS, "description": "the text that takes its place (several lines with line breaks; empty deletes it)" },
                         }),
-                        &["line", "new_lines"],
+                        &["line", "new_line"],
                     ),
                 },
             }),
@@ -74,14 +78,6 @@ impl Tool for EditLines {
         if after == text {
             return Err(unchanged(&path));
         }
-        let chars = after.chars().count();
-        if chars > MAX_INPUT_CHARS {
-            return Err(ToolError::Refused(format!(
-                "\"{path}\" would be {} characters after these changes; a file written by a tool may be at most {} characters, so nothing was changed",
-                thousands(chars),
-                thousands(MAX_INPUT_CHARS)
-            )));
-        }
         Ok(ToolOutput::Proposal(Proposal::new(
             path,
             Some(before.clone()),
@@ -102,42 +98,51 @@ pub struct LineChange {
 /// neighbours, and it bounds the search to this many comparisons a line of the file.
 pub const EDIT_LINES_MAX_NAMED: usize = 20;
 
-/// `text` split at its line breaks, each line without its `\r`; one final line break ends the
-/// last line rather than starting an empty one (`"a\n"` is the line `a`, as a model may copy
-/// it from a read).
+/// `text` split at its line breaks as a model gives lines: a `\r` before a `\n` is part of
+/// the break (a CRLF), any other `\r` part of the line; one final line break ends the last
+/// line rather than starting an empty one (`"a\n"` is the line `a`, as a model may copy it from
+/// a read); a byte order mark, which a read shows at the start of a file, is no part of a line.
 fn given_lines(text: &str) -> Vec<String> {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    text.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+    let text = text.replace(BOM, "");
+    let (text, ended) = match text.strip_suffix('\n') {
+        Some(t) => (t, true),
+        None => (text.as_str(), false),
+    };
+    let parts: Vec<&str> = text.split('\n').collect();
+    let last = parts.len() - 1;
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i < last || ended {
+                l.strip_suffix('\r').unwrap_or(l)
+            } else {
+                l
+            }
+            .to_string()
+        })
         .collect()
 }
 
-/// The `changes` argument (already validated against the schema by the registry). A new line
-/// holding line breaks is several lines.
+/// The `changes` argument (already validated against the schema by the registry). A new text
+/// holding line breaks is several lines; an empty one is none (the line is deleted).
 fn changes_arg(a: &Value) -> Result<Vec<LineChange>, String> {
     let items = a
         .get("changes")
         .and_then(Value::as_array)
-        .ok_or("`changes` is required: a list of {line, new_lines}")?;
+        .ok_or("`changes` is required: a list of {line, new_line}")?;
     if items.is_empty() {
-        return Err("`changes` is empty; give at least one {line, new_lines}".to_string());
+        return Err("`changes` is empty; give at least one {line, new_line}".to_string());
     }
     items
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let line = c.get("line").and_then(Value::as_str);
-            let new_lines = c.get("new_lines").and_then(Value::as_array);
-            let (Some(line), Some(new_lines)) = (line, new_lines) else {
+            let new_line = c.get("new_line").and_then(Value::as_str);
+            let (Some(line), Some(new_line)) = (line, new_line) else {
                 return Err(format!(
-                    "change {} needs a string `line` and a list of strings `new_lines`",
-                    i + 1
-                ));
-            };
-            let new_lines: Option<Vec<&str>> = new_lines.iter().map(Value::as_str).collect();
-            let Some(new_lines) = new_lines else {
-                return Err(format!(
-                    "change {}: every item of `new_lines` must be a string",
+                    "change {} needs a string `line` and a string `new_line`",
                     i + 1
                 ));
             };
@@ -149,16 +154,34 @@ fn changes_arg(a: &Value) -> Result<Vec<LineChange>, String> {
                     lines.len()
                 ));
             }
-            Ok(LineChange {
-                lines,
-                new_lines: new_lines
-                    .iter()
-                    .flat_map(|l| l.split('\n'))
-                    .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
-                    .collect(),
-            })
+            let new_lines = if new_line.is_empty() {
+                Vec::new()
+            } else {
+                given_lines(new_line)
+            };
+            if let Some((repeated, times)) = repeated_line(&new_lines, &lines) {
+                return Err(format!(
+                    "change {}: `new_line` gives the line `{}` {times} times; give each new line once",
+                    i + 1,
+                    quote(repeated)
+                ));
+            }
+            Ok(LineChange { lines, new_lines })
         })
         .collect()
+}
+
+/// A line with a letter or digit that `new_lines` give at least [`EDIT_LINES_MAX_REPEATS`]
+/// times and more often than the `named` lines hold it, with its count.
+fn repeated_line<'l>(new_lines: &'l [String], named: &[String]) -> Option<(&'l str, usize)> {
+    new_lines.iter().find_map(|l| {
+        if !l.chars().any(char::is_alphanumeric) {
+            return None;
+        }
+        let times = new_lines.iter().filter(|n| *n == l).count();
+        let had = named.iter().filter(|n| *n == l).count();
+        (times >= EDIT_LINES_MAX_REPEATS && times > had).then_some((l.as_str(), times))
+    })
 }
 
 /// Why changes cannot be made (the caller adds the file's name).
@@ -170,7 +193,7 @@ pub enum LinesError {
         line: String,
         closest: String,
     },
-    #[error("change {change}: `{line}` is at lines {}; name one place: give in `line` the line before or after it as well (consecutive lines, one per line), and put both in `new_lines`", numbers(.at))]
+    #[error("change {change}: `{line}` is at lines {}; name one place: give in `line` the line before or after it as well (consecutive lines, one per line), and put both in `new_line`", numbers(.at))]
     Ambiguous {
         change: usize,
         line: String,
@@ -185,14 +208,17 @@ pub enum LinesError {
 }
 
 fn numbers(at: &[usize]) -> String {
-    let shown: Vec<String> = at.iter().take(10).map(usize::to_string).collect();
-    let more = at.len().saturating_sub(10);
-    let tail = if more > 0 {
-        format!(" and {more} more")
+    let shown: Vec<String> = at
+        .iter()
+        .take(PLACES_LISTED)
+        .map(usize::to_string)
+        .collect();
+    let more = if at.len() > PLACES_LISTED {
+        " and more"
     } else {
-        String::new()
+        ""
     };
-    format!("{}{tail}", shown.join(", "))
+    format!("{}{more}", shown.join(", "))
 }
 
 /// One line of a file: its text and the line break after it (`""` for a last line without).
@@ -225,6 +251,16 @@ fn split_lines(text: &str) -> Vec<Line<'_>> {
 /// take the line break of the last line they replace (the file's first line break when that
 /// one had none), so a CRLF file stays CRLF and a file without a final line break keeps none.
 pub fn apply_changes(text: &str, changes: &[LineChange]) -> Result<String, LinesError> {
+    // The file's byte order mark is kept; one in a change (copied from a read, which shows it)
+    // is no part of a line, and a second one would start the first line.
+    let without_bom = |l: &String| l.replace(BOM, "");
+    let changes: Vec<LineChange> = changes
+        .iter()
+        .map(|c| LineChange {
+            lines: c.lines.iter().map(without_bom).collect(),
+            new_lines: c.new_lines.iter().map(without_bom).collect(),
+        })
+        .collect();
     let (bom, body) = match text.strip_prefix(BOM) {
         Some(rest) => (BOM.to_string(), rest),
         None => (String::new(), text),
@@ -235,15 +271,16 @@ pub fn apply_changes(text: &str, changes: &[LineChange]) -> Result<String, Lines
         .map(|l| l.end)
         .find(|e| !e.is_empty())
         .unwrap_or("\n");
+    let index = LineIndex::new(&lines);
     // For each line of the file, the change that replaces it, if any.
     let mut owner: Vec<Option<usize>> = vec![None; lines.len()];
     let mut starts: Vec<(usize, usize)> = Vec::with_capacity(changes.len());
     for (i, change) in changes.iter().enumerate() {
-        let at = locate(&lines, &change.lines).map_err(|found| match found {
+        let at = locate(&lines, &index, &change.lines).map_err(|found| match found {
             Found::None => LinesError::NotFound {
                 change: i + 1,
                 line: quote(&change.lines.join("\n")),
-                closest: closest(&lines, &change.lines[0]),
+                closest: closest(&index, &change.lines[0]),
             },
             Found::Many(at) => LinesError::Ambiguous {
                 change: i + 1,
@@ -294,6 +331,19 @@ pub fn apply_changes(text: &str, changes: &[LineChange]) -> Result<String, Lines
         out.push_str(line.text);
         out.push_str(line.end);
     }
+    // The last line deleted: the line before it is last now, and a file that ended without a
+    // line break still does.
+    let last_deleted = owner
+        .last()
+        .copied()
+        .flatten()
+        .is_some_and(|c| changes[c].new_lines.is_empty());
+    if last_deleted && lines.last().is_some_and(|l| l.end.is_empty()) {
+        if let Some(kept) = out.strip_suffix('\n') {
+            let kept = kept.strip_suffix('\r').unwrap_or(kept);
+            out.truncate(kept.len());
+        }
+    }
     Ok(out)
 }
 
@@ -302,17 +352,47 @@ enum Found {
     Many(Vec<usize>),
 }
 
-/// The index of the first line of the one place `wanted` names (see [`apply_changes`]).
-fn locate(lines: &[Line<'_>], wanted: &[String]) -> Result<usize, Found> {
-    let places = |same: &dyn Fn(&str, &str) -> bool| -> Vec<usize> {
-        if wanted.is_empty() || wanted.len() > lines.len() {
-            return Vec::new();
+/// Most places of a line named more than once that are looked for: enough to list them in a
+/// refusal, and it ends the search early in a file of one line repeated.
+const PLACES_LISTED: usize = 10;
+
+/// The file's lines by their text, exactly and with spaces at both ends set aside: where a
+/// named line may be, found without reading the file again for each change.
+struct LineIndex<'a> {
+    exact: HashMap<&'a str, Vec<usize>>,
+    /// Made the first time a named line is not found exactly.
+    loose: std::cell::OnceCell<HashMap<&'a str, Vec<usize>>>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(lines: &[Line<'a>]) -> LineIndex<'a> {
+        let mut exact: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, l) in lines.iter().enumerate() {
+            exact.entry(l.text).or_default().push(i);
         }
-        (0..=lines.len() - wanted.len())
-            .filter(|&i| wanted.iter().zip(&lines[i..]).all(|(w, l)| same(l.text, w)))
-            .collect()
-    };
-    let exact = places(&|l, w| l == w);
+        LineIndex {
+            exact,
+            loose: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn loose(&self) -> &HashMap<&'a str, Vec<usize>> {
+        self.loose.get_or_init(|| {
+            let mut loose: HashMap<&str, Vec<usize>> = HashMap::new();
+            for (text, at) in &self.exact {
+                loose.entry(text.trim()).or_default().extend(at);
+            }
+            for at in loose.values_mut() {
+                at.sort_unstable();
+            }
+            loose
+        })
+    }
+}
+
+/// The index of the first line of the one place `wanted` names (see [`apply_changes`]).
+fn locate(lines: &[Line<'_>], index: &LineIndex<'_>, wanted: &[String]) -> Result<usize, Found> {
+    let exact = places(lines, &index.exact, wanted, |w| w, |l| l);
     match exact.as_slice() {
         [one] => return Ok(*one),
         [] => {}
@@ -321,7 +401,7 @@ fn locate(lines: &[Line<'_>], wanted: &[String]) -> Result<usize, Found> {
     if wanted.iter().all(|w| w.trim().is_empty()) {
         return Err(Found::None);
     }
-    let loose = places(&|l, w| l.trim() == w.trim());
+    let loose = places(lines, index.loose(), wanted, str::trim, str::trim);
     match loose.as_slice() {
         [one] => Ok(*one),
         [] => Err(Found::None),
@@ -329,26 +409,69 @@ fn locate(lines: &[Line<'_>], wanted: &[String]) -> Result<usize, Found> {
     }
 }
 
+/// The first lines of the places where `wanted` stands (each line compared as `key` makes it),
+/// up to one more than [`PLACES_LISTED`]. The search starts from the named line the file holds
+/// least often, so a run of common lines around a rare one costs one look per place of the
+/// rare one.
+fn places(
+    lines: &[Line<'_>],
+    by_key: &HashMap<&str, Vec<usize>>,
+    wanted: &[String],
+    want_key: impl Fn(&str) -> &str,
+    line_key: impl Fn(&str) -> &str,
+) -> Vec<usize> {
+    let mut rarest: Option<(usize, &Vec<usize>)> = None;
+    for (j, w) in wanted.iter().enumerate() {
+        let Some(at) = by_key.get(want_key(w)) else {
+            return Vec::new();
+        };
+        if rarest.is_none_or(|(_, r)| at.len() < r.len()) {
+            rarest = Some((j, at));
+        }
+    }
+    let Some((j, at)) = rarest else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for &p in at {
+        let Some(start) = p.checked_sub(j) else {
+            continue;
+        };
+        let fits = start + wanted.len() <= lines.len()
+            && wanted
+                .iter()
+                .zip(&lines[start..])
+                .all(|(w, l)| line_key(l.text) == want_key(w));
+        if fits {
+            found.push(start);
+            if found.len() > PLACES_LISTED {
+                break;
+            }
+        }
+    }
+    found
+}
+
 fn one_based(at: Vec<usize>) -> Vec<usize> {
     at.into_iter().map(|i| i + 1).collect()
 }
 
 /// The lines most like `wanted`, as ` (the closest: line 3 `...`)`, or nothing when no line
-/// shares half of its character pairs.
-fn closest(lines: &[Line<'_>], wanted: &str) -> String {
+/// shares half of its character pairs. Each distinct line is scored once, at its first place.
+fn closest(index: &LineIndex<'_>, wanted: &str) -> String {
     let want = pairs(wanted);
-    let mut scored: Vec<(f32, usize)> = lines
+    let mut scored: Vec<(f32, usize, &str)> = index
+        .exact
         .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.text.trim().is_empty())
-        .map(|(i, l)| (dice(&pairs(l.text), &want), i))
-        .filter(|(s, _)| *s >= 0.5)
+        .filter(|(text, _)| !text.trim().is_empty())
+        .map(|(text, at)| (dice(&pairs(text), &want), at[0], *text))
+        .filter(|(s, _, _)| *s >= 0.5)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let shown: Vec<String> = scored
         .iter()
         .take(CLOSEST_SHOWN)
-        .map(|(_, i)| format!("line {} `{}`", i + 1, quote(lines[*i].text)))
+        .map(|(_, i, text)| format!("line {} `{}`", i + 1, quote(text)))
         .collect();
     if shown.is_empty() {
         String::new()
@@ -515,7 +638,7 @@ mod tests {
         let reg = crate::desk_registry();
         let call = |args: Value| reg.call(&mut ToolContext::Desk(&ws), "edit_lines", &args);
         let args = json!({"path": "c.txt", "changes": [
-            {"line": "*/10 * * * * /opt/sync.sh\n", "new_lines": ["# */10 * * * * /opt/sync.sh"]}
+            {"line": "*/10 * * * * /opt/sync.sh\n", "new_line": "# */10 * * * * /opt/sync.sh"}
         ]});
         let ToolOutput::Proposal(p) = call(args).unwrap() else {
             panic!("not a proposal")
@@ -530,19 +653,38 @@ mod tests {
             CRONTAB
         );
         let same = json!({"path": "c.txt", "changes": [
-            {"line": "*/10 * * * * /opt/sync.sh", "new_lines": ["*/10 * * * * /opt/sync.sh"]}
+            {"line": "*/10 * * * * /opt/sync.sh", "new_line": "*/10 * * * * /opt/sync.sh"}
         ]});
         assert!(call(same).unwrap_err().to_string().contains("identical"));
-        let bin = json!({"path": "b.bin", "changes": [{"line": "a", "new_lines": []}]});
+        let bin = json!({"path": "b.bin", "changes": [{"line": "a", "new_line": ""}]});
         assert!(call(bin).unwrap_err().to_string().contains("binary"));
-        let missing = json!({"path": "none.txt", "changes": [{"line": "a", "new_lines": []}]});
+        let missing = json!({"path": "none.txt", "changes": [{"line": "a", "new_line": ""}]});
         assert!(call(missing).is_err());
         let none = json!({"path": "c.txt", "changes": []});
         assert!(call(none).is_err(), "at least one change");
         let long: Vec<String> = (0..=EDIT_LINES_MAX_NAMED).map(|i| i.to_string()).collect();
-        let many =
-            json!({"path": "c.txt", "changes": [{"line": long.join("\n"), "new_lines": []}]});
+        let many = json!({"path": "c.txt", "changes": [{"line": long.join("\n"), "new_line": ""}]});
         let e = call(many).unwrap_err().to_string();
         assert!(e.contains("at most 20 consecutive lines"), "{e}");
+    }
+
+    #[test]
+    fn a_new_text_that_repeats_one_line_is_refused() {
+        let looped = json!({"line": "a", "new_line": "a\nb\nb\nb"});
+        let e = changes_arg(&json!({"changes": [looped]})).unwrap_err();
+        assert!(e.contains("gives the line `b` 3 times"), "{e}");
+        // Blank and bracket lines repeat in real files; so does a line the named lines repeat.
+        let code = json!({"line": "x", "new_line": "}\n}\n}\n\n\n"});
+        assert!(changes_arg(&json!({"changes": [code]})).is_ok());
+        let kept = json!({"line": "c\nc\nc", "new_line": "c\nc\nc\nd"});
+        assert!(changes_arg(&json!({"changes": [kept]})).is_ok());
+        // An empty new text deletes the line.
+        let gone = json!({"line": "a", "new_line": ""});
+        assert_eq!(
+            changes_arg(&json!({"changes": [gone]})).unwrap()[0]
+                .new_lines
+                .len(),
+            0
+        );
     }
 }

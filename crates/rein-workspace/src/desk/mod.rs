@@ -26,7 +26,7 @@ pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
 pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_NAMED, FOLDER_STATS_MAX_READ_BYTES};
 pub use lines::{
     apply_changes, LineChange, LinesError, EDIT_LINES_MAX_CHANGES, EDIT_LINES_MAX_NAMED,
-    EDIT_LINES_MAX_NEW_LINES,
+    EDIT_LINES_MAX_NEW_CHARS, EDIT_LINES_MAX_REPEATS,
 };
 pub use propose::serialise_json;
 pub use read::{
@@ -68,6 +68,12 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(sections::WriteSections),
         Box::new(read::Finish),
     ])
+}
+
+/// Whether the tools take `bytes` as text (see [`text_of`]): UTF-8 without a NUL byte near the
+/// start; `edit_file` and `edit_lines` refuse any other file.
+pub fn is_text(bytes: &[u8]) -> bool {
+    text_of(bytes).is_some()
 }
 
 /// `Some(text)` when `bytes` is UTF-8 text without NUL bytes near the start; binary and

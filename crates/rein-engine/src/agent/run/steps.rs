@@ -383,7 +383,9 @@ impl<'a> Agent<'a> {
                     let typed = self.deliverable_writer();
                     Err(refusal.reason_with(
                         typed.or_else(|| offered("create_file")),
-                        typed.or_else(|| offered("replace_file")),
+                        typed
+                            .or_else(|| offered("replace_file"))
+                            .or_else(|| offered("edit_lines")),
                     ))
                 }
                 Ok(()) => match self.edit_review(st) {
