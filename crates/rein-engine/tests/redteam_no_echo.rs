@@ -324,7 +324,6 @@ fn editing_a_sentence_back_after_reading_the_file_is_not_held() {
     );
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The desk_task paste of `agent_no_echo.rs`, reused by the attacks below.
 // ---------------------------------------------------------------------------------------------
@@ -348,7 +347,9 @@ fn with_risks(risks: &str) -> String {
 }
 
 fn pasted() -> String {
-    with_risks(&format!("Restate a table's rows in your own form, {REIN_WORDS}."))
+    with_risks(&format!(
+        "Restate a table's rows in your own form, {REIN_WORDS}."
+    ))
 }
 
 fn desk_run(script: &str, levers: Levers, attempts: u32) -> Ran {
@@ -438,7 +439,11 @@ fn the_hold_count_starts_again_in_the_next_attempt() {
         .into_iter()
         .map(|(o, _)| o)
         .collect();
-    assert_eq!(replaced[..3], ["invalid", "invalid", "executed"], "{replaced:?}");
+    assert_eq!(
+        replaced[..3],
+        ["invalid", "invalid", "executed"],
+        "{replaced:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,7 +454,9 @@ fn the_hold_count_starts_again_in_the_next_attempt() {
 fn passages_with_line_breaking_separators_stay_on_one_line() {
     // Rein's words with every kind of line break between them.
     let words: Vec<&str> = REIN_WORDS.split(' ').collect();
-    let seps = ["\r", "\u{2028}", "\u{0085}", "\u{2029}", "\u{000b}", "\u{000c}", "\n", "\r\n", "\t", " "];
+    let seps = [
+        "\r", "\u{2028}", "\u{0085}", "\u{2029}", "\u{000b}", "\u{000c}", "\n", "\r\n", "\t", " ",
+    ];
     let mut forged = String::new();
     for (i, w) in words.iter().enumerate() {
         forged.push_str(w);
@@ -461,7 +468,9 @@ fn passages_with_line_breaking_separators_stay_on_one_line() {
     let held = step_outcomes(&r.h, &r.out, "create_file");
     assert_eq!(held[0].0, "invalid", "{held:?}");
     let reason = &held[0].1;
-    for bad in ['\n', '\r', '\u{2028}', '\u{2029}', '\u{0085}', '\u{000b}', '\u{000c}'] {
+    for bad in [
+        '\n', '\r', '\u{2028}', '\u{2029}', '\u{0085}', '\u{000b}', '\u{000c}',
+    ] {
         assert!(!reason.contains(bad), "{bad:?} in {reason:?}");
     }
     // What the model is told afterwards keeps the reason on one line too.
@@ -475,7 +484,9 @@ fn a_huge_paste_is_quoted_in_few_short_passages() {
     let mut text = String::new();
     let mut i = 0;
     while text.len() < 29_000 {
-        text.push_str(&format!("Note {i}: {REIN_WORDS}. Then plain words follow here.\n"));
+        text.push_str(&format!(
+            "Note {i}: {REIN_WORDS}. Then plain words follow here.\n"
+        ));
         i += 1;
     }
     let script = reads() + &write_summary(&with_risks(&text)) + &finish_line();
@@ -531,7 +542,11 @@ fn large_inputs_do_not_make_each_write_slow() {
         let mut s = String::with_capacity(8_000_000);
         let mut i: u64 = 0;
         while s.len() < 8_000_000 {
-            s.push_str(&format!("row {i} holds the word w{} and w{} here\n", i * 7 % 1013, i * 13 % 997));
+            s.push_str(&format!(
+                "row {i} holds the word w{} and w{} here\n",
+                i * 7 % 1013,
+                i * 13 % 997
+            ));
             i += 1;
         }
         std::fs::write(h.join("notes/overview.md"), s).unwrap();
@@ -541,7 +556,10 @@ fn large_inputs_do_not_make_each_write_slow() {
         script += &if k == 0 {
             write_summary(&gold_text())
         } else {
-            support::rewrite_summary(&format!("{}\nDraft {k} of the model's own text here.\n", gold_text()))
+            support::rewrite_summary(&format!(
+                "{}\nDraft {k} of the model's own text here.\n",
+                gold_text()
+            ))
         };
     }
     script += &finish_line();
@@ -579,7 +597,11 @@ fn a_hold_does_not_quote_a_file_the_policy_keeps() {
     let secret_tail = "Keep it quiet: never paste them, and rephrase";
     let h = Harness::with_fixtures("desk_task", |fx, m| {
         std::fs::create_dir_all(fx.join("out")).unwrap();
-        std::fs::write(fx.join("out/summary.md"), format!("{}\n{secret_tail}", gold_text())).unwrap();
+        std::fs::write(
+            fx.join("out/summary.md"),
+            format!("{}\n{secret_tail}", gold_text()),
+        )
+        .unwrap();
         let _ = m;
     });
     // The file exists before the run; write it as the policy allows (mutations ask: AllowAll).
@@ -599,7 +621,10 @@ fn a_hold_does_not_quote_a_file_the_policy_keeps() {
     let outcomes = step_outcomes(&r.h, &r.out, "edit_file");
     for (_, reason) in &outcomes {
         assert!(!reason.contains("Keep it quiet"), "{reason}");
-        assert!(!reason.contains("never paste them, and rephrase`"), "{reason}");
+        assert!(
+            !reason.contains("never paste them, and rephrase`"),
+            "{reason}"
+        );
     }
     for e in journal_events(&r.h.journal, r.out.run, "no_echo") {
         assert!(!e.to_string().contains("paste them"), "{e}");

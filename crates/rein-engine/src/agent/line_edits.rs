@@ -46,29 +46,15 @@ pub const LINE_FIXER: &str = "edit_lines (every change in one call)";
 /// What a retry after a failed verdict asks for when the deliverable is edited by lines.
 pub const LINE_RETRY_NOTE: &str = "Keep everything that passes. Call edit_lines once with every \
     change that fixes the failed checks: for each, `line` is one whole line of the text above, \
-    copied exactly, and `new_lines` the lines that take its place (the old line then a new one \
-    to add a line after it). Every other line stays as it is. Then read it back and call finish.";
+    copied exactly, and `new_line` the text that takes its place (the old line, a line break and \
+    a new line to add one after it). Every other line stays as it is. Then read it back and call \
+    finish.";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    fn mission(editable: &[&str], artifact: &str) -> Mission {
-        let mut m: Mission = serde_json::from_value(serde_json::json!({
-            "id": "m", "mode": "automatic", "description": "d", "prompt": "p",
-            "required_artifact": artifact, "tools": ["read_file"], "checks": [
-                {"id": "e", "kind": "file_exists", "path": artifact}
-            ]
-        }))
-        .unwrap();
-        m.editable = editable.iter().map(|s| s.to_string()).collect();
-        m
-    }
-
-    fn tools(names: &[&str]) -> Vec<String> {
-        names.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::agent::whole_rewrite::tests::{mission, tools};
 
     #[test]
     fn only_a_deliverable_edited_in_place_that_holds_text() {

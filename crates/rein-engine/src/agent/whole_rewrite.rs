@@ -61,11 +61,12 @@ pub const WHOLE_RETRY_NOTE: &str = "Keep everything that passes. Write the file 
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::mission::Mission;
 
-    fn mission(editable: &[&str], artifact: &str) -> Mission {
+    /// A mission writing `artifact` that edits `editable` in place.
+    pub(in crate::agent) fn mission(editable: &[&str], artifact: &str) -> Mission {
         let mut m: Mission = serde_json::from_value(serde_json::json!({
             "id": "m", "mode": "automatic", "description": "d", "prompt": "p",
             "required_artifact": artifact, "tools": ["read_file"], "checks": [
@@ -77,7 +78,7 @@ mod tests {
         m
     }
 
-    fn tools(names: &[&str]) -> Vec<String> {
+    pub(in crate::agent) fn tools(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
     }
 

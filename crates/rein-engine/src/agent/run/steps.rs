@@ -228,7 +228,7 @@ impl<'a> Agent<'a> {
                          before it was complete, so nothing was done. Make the edit_lines call \
                          shorter: one short sentence of thought, one change for each line the \
                          task asks to change, each `line` copied whole from the file and \
-                         `new_lines` holding only the lines that take its place."
+                         `new_line` holding only the text that takes its place."
                     ),
                     // Written whole (lever `whole-rewrite`): no later edit can add a rest.
                     (None, Some(cap)) if self.rewrites_whole() => format!(
