@@ -153,15 +153,7 @@ fn a_missing_field_or_a_value_that_is_not_a_plain_number_writes_nothing() {
 
 /// The `write_sections` parameters schema of the first request.
 fn schema(task: &str, line_fields: bool) -> Value {
-    let h = Harness::desk_suite(task);
-    let (_, model) = run(&h, &reads(), levers(line_fields));
-    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["properties"]["action"]["const"] == "write_sections")
-        .map(|b| b["properties"]["parameters"].clone())
-        .unwrap()
+    line_fields_support::first_schema(task, levers(line_fields))
 }
 
 #[test]

@@ -40,15 +40,7 @@ fn reads() -> String {
 
 /// The `write_sections` parameters schema of the first request.
 fn schema(siblings: bool) -> Value {
-    let h = Harness::desk_suite(TASK);
-    let (_, model) = run(&h, &reads(), levers(siblings));
-    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["properties"]["action"]["const"] == "write_sections")
-        .map(|b| b["properties"]["parameters"].clone())
-        .unwrap()
+    line_fields_support::first_schema(TASK, levers(siblings))
 }
 
 fn names(schema: &Value) -> Vec<String> {

@@ -74,3 +74,16 @@ pub fn with_fields(
 pub fn read(h: &Harness, path: &str) -> String {
     std::fs::read_to_string(h.workspace.join(path)).unwrap_or_default()
 }
+
+/// The `write_sections` parameters schema of `task`'s first request, with `levers`.
+pub fn first_schema(task: &str, levers: Levers) -> Value {
+    let h = Harness::desk_suite(task);
+    let (_, model) = run(&h, "", levers);
+    model.requests[0].json_schema.as_ref().unwrap()["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["action"]["const"] == "write_sections")
+        .map(|b| b["properties"]["parameters"].clone())
+        .unwrap()
+}
