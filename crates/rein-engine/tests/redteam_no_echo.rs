@@ -7,7 +7,7 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
@@ -564,8 +564,6 @@ fn large_inputs_do_not_make_each_write_slow() {
     }
     script += &finish_line();
     let timed = |lever: bool| {
-        let dir = tempfile::tempdir().unwrap();
-        let _ = dir;
         let h = Harness::with_fixtures("desk_task", |fx, _| big(fx));
         let started = std::time::Instant::now();
         let r = Ran::of(h, &script, &mut AllowAll, Policy::safe_default(), |o| {
@@ -647,4 +645,103 @@ fn without_the_lever_a_paste_goes_through_with_every_other_lever_on() {
     assert!(on_disk(&r, SUMMARY).unwrap().contains(REIN_WORDS));
     let prompts = r.model.prompts().join("\n");
     assert!(!prompts.contains("repeats Rein's own words"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// write_sections with line fields (and sibling lines), and rewrite_section: the text as the
+// gate would compose it.
+// ---------------------------------------------------------------------------------------------
+
+const GRADES: &str = "out/grade-report.md";
+
+fn gradebook_levers() -> Levers {
+    Levers {
+        write_sections: true,
+        rewrite_section: true,
+        stated_lines: true,
+        plain_bodies: true,
+        line_fields: true,
+        sibling_lines: true,
+        ..brief_levers()
+    }
+}
+
+fn gradebook_sections(physics: &str) -> Value {
+    json!({
+        "path": GRADES,
+        "Math": "Math was the strongest course this term.",
+        "Math average": "78.1", "Math best": "96", "Math fails": "0",
+        "Physics": physics,
+        "Physics average": "70.4", "Physics best": "90", "Physics fails": "2",
+        "History": "History had the most fails.",
+        "History average": "63.5", "History best": "87", "History fails": "3",
+        "Overall": "Five fails across the three courses.",
+        "Fails in total": "5",
+    })
+}
+
+fn gradebook_reads() -> String {
+    ["grades/README.md", "grades/term-1.csv"]
+        .iter()
+        .map(|p| line("read_file", json!({ "path": p })))
+        .collect()
+}
+
+fn gradebook_run(script: &str) -> Ran {
+    let h = Harness::desk_suite("report-gradebook");
+    let mut model = support::PromptRecorder::new(script, "gradebook.jsonl");
+    let (out, events) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = gradebook_levers();
+        o.constrained = true;
+        o.limits.attempts = 1;
+    });
+    Ran {
+        out,
+        events,
+        model,
+        h,
+    }
+}
+
+/// The right report through `write_sections`, Rein writing every course's lines: not held.
+#[test]
+fn a_right_report_through_write_sections_with_sibling_lines_is_not_held() {
+    let script = gradebook_reads()
+        + &line(
+            "write_sections",
+            gradebook_sections("Physics sits in the middle."),
+        )
+        + &line("read_file", json!({"path": GRADES}))
+        + &finish_line();
+    let r = gradebook_run(&script);
+    assert!(journal_events(&r.h.journal, r.out.run, "no_echo").is_empty());
+    assert!(r.out.passed(), "{:?}", support::failed(&r.out));
+}
+
+/// Rein's own note on the line fields, pasted into a section by `rewrite_section`: held, and
+/// the file as it was.
+#[test]
+fn a_rewrite_section_that_pastes_rein_s_note_is_held_and_changes_nothing() {
+    let note = "Rein writes the line with it at the end of that section, so your text does not repeat them";
+    let script = gradebook_reads()
+        + &line(
+            "write_sections",
+            gradebook_sections("Physics sits in the middle."),
+        )
+        + &line(
+            "rewrite_section",
+            json!({"path": GRADES, "heading": "Physics", "text": format!("Physics sits in the middle. {note}.")}),
+        )
+        + &finish_line();
+    let r = gradebook_run(&script);
+    let after = on_disk(&r, GRADES);
+    let holds = journal_events(&r.h.journal, r.out.run, "no_echo");
+    assert!(
+        r.model
+            .prompt(0)
+            .contains("Rein writes the line with it at the end of that section"),
+        "Rein said the note"
+    );
+    assert_eq!(holds.len(), 1, "{holds:?}");
+    assert!(!after.unwrap().contains("so your text does not repeat them"));
 }

@@ -298,8 +298,9 @@ fn many_quoted_lines_and_sections_stay_quick() {
         off.len()
     );
     assert_eq!(on.len(), n, "{on:?}");
+    // A ratio, not a time: the machine is shared.
     assert!(
-        took.as_secs_f64() < 2.0,
+        took.as_secs_f64() < took_off.as_secs_f64() * 2.0 + 1.0,
         "line fields took {took:?} with the lever, {took_off:?} without"
     );
 }

@@ -292,6 +292,9 @@ struct State {
     /// The attempt and how many writes in it were held for repeating Rein's words (lever
     /// `no-echo`), up to [`crate::agent::no_echo::ECHO_HOLDS_MAX`].
     echo_held: (u32, u32),
+    /// The notes Rein added after the last step's result (progress, checklist, reminders):
+    /// Rein's own wording, which lever `no-echo` holds a write to.
+    rein_notes: String,
     /// The deliverable as it was in the workspace when the run began: an edit task's file,
     /// changed in place one `edit_file` at a time (lever `finish-when-met` leaves its finish to
     /// the model; lever `review-edits` shows the changes since).
@@ -882,6 +885,7 @@ impl<'a> Agent<'a> {
             auto_finish_refused_in: None,
             cited_held: Vec::new(),
             echo_held: (0, 0),
+            rein_notes: String::new(),
             deliverable_at_start: self
                 .env
                 .world

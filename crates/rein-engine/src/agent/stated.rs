@@ -130,13 +130,15 @@ fn leaf_heading<'o>(outline: &'o Outline, section: &str) -> Option<&'o str> {
 /// one quoted line (see [`stated_line`]).
 pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
     let quoted = QUOTED_TEMPLATE.as_ref()?;
+    let located = located_by(spec)?;
     let mut read = quoted.captures_iter(prompt).filter_map(|c| {
         let template = c[1].to_string();
         if stands_for_a_choice(template.split(':').next().unwrap_or_default()) {
             return None;
         }
         let probe = filled(&template, PROBE)?;
-        (stated_in_line(spec, &probe) == Some(12345.0)).then_some(template)
+        (located.is_match(&probe) && stated_in_line(spec, &probe) == Some(12345.0))
+            .then_some(template)
     });
     match (read.next(), read.next()) {
         (Some(template), None) => Some(template),
@@ -158,32 +160,36 @@ pub fn sibling_template(
     outline: &Outline,
 ) -> Option<String> {
     let quoted = QUOTED_TEMPLATE.as_ref()?;
+    let located = located_by(spec)?;
+    let reads = |template: &str| {
+        filled(template, PROBE).is_some_and(|probe| {
+            located.is_match(&probe) && stated_in_line(spec, &probe) == Some(12345.0)
+        })
+    };
+    let templates: Vec<&str> = quoted
+        .captures_iter(prompt)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .filter(|t| !stands_for_a_choice(t.split(':').next().unwrap_or_default()))
+        .collect();
+    // A line the task quotes that the check reads is the task's own choice, made or left
+    // open (two of them): a line made for the section never settles it.
+    if templates.iter().any(|t| reads(t)) {
+        return None;
+    }
+    let own = heading.trim();
     let mut made: Vec<String> = Vec::new();
-    for c in quoted.captures_iter(prompt) {
-        let template = &c[1];
+    for template in templates {
         let label = template.split(':').next().unwrap_or_default();
-        if stands_for_a_choice(label) {
-            continue;
-        }
         for (_, other) in &outline.headings {
-            if heading_key(other) == heading_key(heading) {
+            let other = other.trim();
+            if other.is_empty() || heading_key(other) == heading_key(own) {
                 continue;
             }
-            let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(other.trim()))) else {
+            let Some(at) = whole_word(label, other) else {
                 continue;
             };
-            let Some(found) = word.find(label) else {
-                continue;
-            };
-            let sibling = format!(
-                "{}{}{}",
-                &template[..found.start()],
-                heading.trim(),
-                &template[found.end()..]
-            );
-            let read = filled(&sibling, PROBE)
-                .is_some_and(|probe| stated_in_line(spec, &probe) == Some(12345.0));
-            if read && !made.contains(&sibling) {
+            let sibling = format!("{}{own}{}", &template[..at], &template[at + other.len()..]);
+            if reads(&sibling) && !made.contains(&sibling) {
                 made.push(sibling);
             }
         }
@@ -192,6 +198,28 @@ pub fn sibling_template(
         [one] => Some(one.clone()),
         _ => None,
     }
+}
+
+/// The regex that locates a `numeric_consistency` check's figure, compiled once for a search
+/// over many lines: it rules out most of them before the judge's own reading does.
+fn located_by(spec: &CheckSpec) -> Option<Regex> {
+    match spec {
+        CheckSpec::NumericConsistency {
+            stated: Locator::Regex(pattern),
+            ..
+        } => Regex::new(pattern).ok(),
+        _ => None,
+    }
+}
+
+/// Where `word` first stands in `text` as a whole word (no letter or digit just before or
+/// after it).
+fn whole_word(text: &str, word: &str) -> Option<usize> {
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// A label that is, or holds, a placeholder (`'X: N EUR'`, `'Largest claim N: N'`) stands for

@@ -154,6 +154,11 @@ impl Transcript {
         self.entries.retain(|e| e.pinned.is_some() && !e.trimmed);
     }
 
+    /// The messages every prompt starts with: the system message and the task.
+    pub fn head(&self) -> &[ChatMessage] {
+        &self.head
+    }
+
     /// Steps trimmed so far.
     pub fn trimmed(&self) -> usize {
         self.entries.iter().filter(|e| e.trimmed).count()

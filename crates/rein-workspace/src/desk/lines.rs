@@ -187,11 +187,13 @@ fn repeated_line<'l>(new_lines: &'l [String], named: &[String]) -> Option<(&'l s
 /// Why changes cannot be made (the caller adds the file's name).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LinesError {
-    #[error("change {change}: no line is `{line}`{closest}; copy one whole line exactly as read_file shows it")]
+    #[error("change {change}: no line is `{line}`{closest}{hint}; `line` is the text of a line now in the file, copied whole as read_file shows it; to add a line, name the line it goes after and give that line, a line break and the new line as `new_line`")]
     NotFound {
         change: usize,
         line: String,
         closest: String,
+        /// What the file's line of that number is, when `line` was a number.
+        hint: String,
     },
     #[error("change {change}: `{line}` is at lines {}; name one place: give in `line` the line before or after it as well (consecutive lines, one per line), and put both in `new_line`", numbers(.at))]
     Ambiguous {
@@ -281,6 +283,7 @@ pub fn apply_changes(text: &str, changes: &[LineChange]) -> Result<String, Lines
                 change: i + 1,
                 line: quote(&change.lines.join("\n")),
                 closest: closest(&index, &change.lines[0]),
+                hint: numbered(&lines, &change.lines),
             },
             Found::Many(at) => LinesError::Ambiguous {
                 change: i + 1,
@@ -477,6 +480,21 @@ fn closest(index: &LineIndex<'_>, wanted: &str) -> String {
         String::new()
     } else {
         format!(" (the closest: {})", shown.join(", "))
+    }
+}
+
+/// When a change names a line by its number (`"3"`, as a small model does), what line 3 of the
+/// file is: ` (line 3 is `...`)`; else nothing.
+fn numbered(lines: &[Line<'_>], named: &[String]) -> String {
+    let [one] = named else {
+        return String::new();
+    };
+    let Ok(n) = one.trim().parse::<usize>() else {
+        return String::new();
+    };
+    match n.checked_sub(1).and_then(|i| lines.get(i)) {
+        Some(l) => format!(" (line {n} is `{}`)", quote(l.text)),
+        None => format!(" (the file has {} lines)", lines.len()),
     }
 }
 
@@ -686,5 +704,24 @@ mod tests {
                 .len(),
             0
         );
+    }
+
+    #[test]
+    fn a_line_named_by_its_number_is_told_what_that_line_is() {
+        let e = apply_changes(CRONTAB, &[change("2", &["x"])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(line 2 is `0 3 * * 1    /opt/reindex.sh`)"),
+            "{e}"
+        );
+        assert!(
+            e.contains("to add a line, name the line it goes after"),
+            "{e}"
+        );
+        let e = apply_changes(CRONTAB, &[change("9", &["x"])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("(the file has 3 lines)"), "{e}");
     }
 }

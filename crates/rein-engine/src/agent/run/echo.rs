@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::agent::no_echo::{echoed, held_reason, ECHO_HOLDS_MAX};
-use rein_protocol::Role;
 
 impl<'a> Agent<'a> {
     /// Lever `no-echo`: why a write of the deliverable is held (its new text, as the gate would
@@ -47,25 +46,33 @@ impl<'a> Agent<'a> {
             Some(Ok(text)) if same_path(proposal.path.as_str(), &m.required_artifact) => text,
             _ => return Ok(None),
         };
-        let rein: Vec<String> = st
-            .transcript
-            .messages()
-            .into_iter()
-            .filter(|msg| matches!(msg.role, Role::System | Role::User))
-            .map(|msg| msg.content)
-            .collect();
-        let mut allowed: Vec<String> = vec![m.prompt.clone()];
-        for path in m
-            .inputs
+        // Rein's own wording: each check's requirement as the model is told it, the task
+        // message (the prompt in it is allowed below) and the notes Rein added after the last
+        // step. Not a tool's result (file names, lines of the inputs, the model's own text in
+        // a diff), which a deliverable may rightly repeat.
+        let mut rein: Vec<String> = m
+            .checks
             .iter()
-            .chain(&m.editable)
-            .chain(std::iter::once(&m.required_artifact))
-        {
-            if let Ok(Some(bytes)) = self.env.world.read(path) {
-                allowed.push(String::from_utf8_lossy(&bytes).into_owned());
+            .map(|chk| self.hinted_requirement(&chk.spec))
+            .collect();
+        rein.extend(st.transcript.head().iter().map(|msg| msg.content.clone()));
+        rein.push(st.rein_notes.clone());
+        let world = self.env.world;
+        let allowed = || {
+            let mut texts: Vec<String> = vec![m.prompt.clone()];
+            for path in m
+                .inputs
+                .iter()
+                .chain(&m.editable)
+                .chain(std::iter::once(&m.required_artifact))
+            {
+                if let Ok(Some(bytes)) = world.read(path) {
+                    texts.push(String::from_utf8_lossy(&bytes).into_owned());
+                }
             }
-        }
-        let passages = echoed(after, &rein, &allowed);
+            texts
+        };
+        let passages = echoed(after, &rein, allowed);
         if passages.is_empty() {
             return Ok(None);
         }

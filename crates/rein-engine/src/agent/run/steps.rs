@@ -550,6 +550,7 @@ impl<'a> Agent<'a> {
                 "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
             ));
         }
+        let notes_from = feedback.len();
         if !self.options.memory {
             feedback.push('\n');
             let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
@@ -584,6 +585,7 @@ impl<'a> Agent<'a> {
                 self.env.contract.mission.required_artifact
             ));
         }
+        st.rein_notes = feedback[notes_from..].to_string();
         let messages = vec![
             ChatMessage::assistant(asked.raw.clone()),
             ChatMessage::user(feedback),
