@@ -288,8 +288,7 @@ fn editing_a_sentence_back_after_reading_the_file_is_not_held() {
     let gold = gold_text();
     let sentence = gold
         .lines()
-        .filter(|l| !l.starts_with('#') && l.split_whitespace().count() >= 9)
-        .last()
+        .rfind(|l| !l.starts_with('#') && l.split_whitespace().count() >= 9)
         .unwrap()
         .to_string();
     let changed = "Nothing else stands in the way of the renewal this quarter.";
