@@ -670,3 +670,39 @@ fn sampled_draws_are_held_to_edit_lines() {
     assert!(r.out.passed(), "{}", r.out.reason());
     assert_eq!(on_disk(&r), gold().into_bytes());
 }
+
+/// edit-crontab with a canary line in its gold file only: with every lever on but
+/// `whole-rewrite` (`line-edits` on), two attempts of one change each (a review, a judged
+/// finish, the retry's feedback), no prompt may ever show the line the gold alone holds.
+#[test]
+fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
+    let h = Harness::desk_suite_with(TASK, |fixtures| {
+        let g = fixtures
+            .parent()
+            .unwrap()
+            .join("judge/gold/files")
+            .join(FILE);
+        let text = std::fs::read_to_string(&g).unwrap();
+        std::fs::write(&g, text + "# zz-canary-gold-only\n").unwrap();
+    });
+    let one = json!([{"line": SYNC, "new_line": format!("# {SYNC}")}]);
+    let other =
+        json!([{"line": REINDEX, "new_line": "0 4 * * 0    /opt/shop/bin/reindex-search.sh"}]);
+    let script = attempt(one)
+        + &finish_line()
+        + &edit(other)
+        + &read_file()
+        + &finish_line()
+        + &finish_line();
+    let levers = Levers {
+        whole_rewrite: false,
+        line_edits: true,
+        ..Levers::ALL_ON
+    };
+    let r = run_with(h, &script, levers, |o| o.limits.attempts = 2);
+    assert!(!r.out.passed(), "the canary line was never written");
+    assert!(offers(&r, 0, "edit_lines"));
+    for (i, p) in r.model.prompts().iter().enumerate() {
+        assert!(!p.contains("zz-canary"), "prompt {i} shows the gold: {p}");
+    }
+}

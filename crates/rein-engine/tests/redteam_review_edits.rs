@@ -131,10 +131,11 @@ fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
         + &read_back()
         + &finish_line()
         + &finish_line();
-    // Every lever but `whole-rewrite`, which takes edit_file away (its own red team keeps
-    // that the gold is never shown: redteam_whole_rewrite).
+    // Every lever but `whole-rewrite` and `line-edits`, which take edit_file away (their own
+    // red teams keep that the gold is never shown: redteam_whole_rewrite, redteam_line_edits).
     let every_but_whole = Levers {
         whole_rewrite: false,
+        line_edits: false,
         ..Levers::ALL_ON
     };
     let r = run_h(canary_mission(), &script, every_but_whole, |o| {

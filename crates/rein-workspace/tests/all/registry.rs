@@ -25,6 +25,7 @@ fn desk_and_sandbox_tool_names_are_exact() {
             "calculate",
             "create_file",
             "edit_file",
+            "edit_lines",
             "replace_file",
             "delete_file",
             "write_json",
@@ -141,7 +142,7 @@ fn action_schema_uses_only_simple_keywords_and_lists_thought_first() {
     let keys: Vec<&String> = branch["properties"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["thought", "action", "parameters"]);
     assert_eq!(branch["properties"]["action"]["const"], "list_dir");
-    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 16);
+    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 17);
 }
 
 #[test]
