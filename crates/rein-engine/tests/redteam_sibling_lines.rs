@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-//! Red-team attacks on lever `sibling-lines` (with `line-fields`): `stated::sibling_template`
+//! Red-team attacks on lever `sibling-lines` (with `line-fields`): `stated::section_template`
 //! as `line_fields::line_fields` uses it. Each test asserts the SAFE behaviour the lever
 //! promises: it passes when the code is right and fails when the attack found a hole.
 

@@ -280,7 +280,7 @@ pub enum Lever {
     /// section (report-gradebook: "three lines such as 'Math average: N'" in each of Math,
     /// Physics and History) is a field too, its label the quoted one with the other section's
     /// heading put to this one's, when the check's own regex reads that line (see
-    /// [`super::stated::sibling_template`]). The number stays the model's. The 1.5B wrote
+    /// [`super::stated::section_template`]). The number stays the model's. The 1.5B wrote
     /// `Physics average: 70.4 | Physics best: 90 | Physics fails: 1` on one line, where the
     /// Math lines it had fields for were right.
     SiblingLines,

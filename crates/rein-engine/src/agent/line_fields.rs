@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
-use super::stated::{filled, leaf_numeric_checks, sibling_template, stated_template};
+use super::stated::{filled, leaf_numeric_checks, section_template};
 use crate::checks::{heading_key, stated_in_line, statements_in, CheckSpec, Locator};
 use crate::mission::FrozenContract;
 
@@ -99,19 +99,15 @@ impl LineField {
 /// `numeric_consistency` check on the deliverable, located by a regex and scoped to a heading
 /// of the outline with no subsection, the line the task quotes that the check reads its number
 /// from (with `siblings`, failing that, the line another section's quoted line makes for this
-/// one: [`sibling_template`]). A label that names a heading, `path` or `title`, or two
+/// one: [`section_template`]). A label that names a heading, `path` or `title`, or two
 /// different lines, gives none.
 pub fn line_fields(contract: &FrozenContract, outline: &Outline, siblings: bool) -> Vec<LineField> {
     let m = &contract.mission;
     let mut fields: Vec<LineField> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
     for (spec, _, heading) in leaf_numeric_checks(contract, outline) {
-        let template = stated_template(spec, &m.prompt).or_else(|| {
-            siblings
-                .then(|| sibling_template(spec, &m.prompt, heading, outline))
-                .flatten()
-        });
-        let Some(template) = template else {
+        let sibling = siblings.then_some((heading, outline));
+        let Some(template) = section_template(spec, &m.prompt, sibling) else {
             continue;
         };
         let Some(label) = template.split_once(':').map(|(l, _)| l.trim().to_string()) else {

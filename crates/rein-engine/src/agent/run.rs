@@ -643,6 +643,14 @@ impl<'a> Agent<'a> {
         }
     }
 
+    /// Whether a call of `tool` changes a file: the tool it runs as is registered and mutates.
+    fn call_writes(&self, tool: &str) -> bool {
+        self.env
+            .registry
+            .get(self.gate_tool(tool))
+            .is_some_and(|t| t.mutates())
+    }
+
     /// The typed tool a lever offers for writing the deliverable, which the progress note names.
     fn deliverable_writer(&self) -> Option<&'static str> {
         if self.typed_json().is_some() {

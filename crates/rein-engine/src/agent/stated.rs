@@ -125,60 +125,90 @@ fn leaf_heading<'o>(outline: &'o Outline, section: &str) -> Option<&'o str> {
     (!has_subsection).then_some(heading.as_str())
 }
 
+/// The lines a prompt quotes with a number placeholder (see [`QUOTED_TEMPLATE`]), each whole,
+/// in order; a label that stands for a choice gives none.
+fn quoted_lines(prompt: &str) -> Vec<&str> {
+    let Some(quoted) = QUOTED_TEMPLATE.as_ref() else {
+        return Vec::new();
+    };
+    quoted
+        .captures_iter(prompt)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .filter(|t| !stands_for_a_choice(t.split(':').next().unwrap_or_default()))
+        .collect()
+}
+
+/// A `numeric_consistency` check, its locating regex compiled once for a search over many
+/// lines: the regex rules out most of them before the judge's own reading does.
+struct Reader<'s> {
+    spec: &'s CheckSpec,
+    located: Regex,
+}
+
+impl<'s> Reader<'s> {
+    fn of(spec: &'s CheckSpec) -> Option<Reader<'s>> {
+        match spec {
+            CheckSpec::NumericConsistency {
+                stated: Locator::Regex(pattern),
+                ..
+            } => Regex::new(pattern)
+                .ok()
+                .map(|located| Reader { spec, located }),
+            _ => None,
+        }
+    }
+
+    /// Whether the check reads a number in the placeholder's place from `template`.
+    fn reads(&self, template: &str) -> bool {
+        filled(template, PROBE).is_some_and(|probe| {
+            self.located.is_match(&probe) && stated_in_line(self.spec, &probe) == Some(12345.0)
+        })
+    }
+}
+
 /// The line the task's `prompt` quotes for a `numeric_consistency` check's figure, with its
 /// placeholder (`'Travel: N EUR'`), when the check reads a number in its place from exactly
 /// one quoted line (see [`stated_line`]).
 pub fn stated_template(spec: &CheckSpec, prompt: &str) -> Option<String> {
-    let quoted = QUOTED_TEMPLATE.as_ref()?;
-    let located = located_by(spec)?;
-    let mut read = quoted.captures_iter(prompt).filter_map(|c| {
-        let template = c[1].to_string();
-        if stands_for_a_choice(template.split(':').next().unwrap_or_default()) {
-            return None;
-        }
-        let probe = filled(&template, PROBE)?;
-        (located.is_match(&probe) && stated_in_line(spec, &probe) == Some(12345.0))
-            .then_some(template)
-    });
-    match (read.next(), read.next()) {
-        (Some(template), None) => Some(template),
+    section_template(spec, prompt, None)
+}
+
+/// [`stated_template`]; and with `sibling` (lever `sibling-lines`: the section's heading and
+/// the outline), when the check reads no quoted line, the line the task quotes for another
+/// section of the outline made for this one (`'Math average: N'` made `'Physics average: N'`
+/// for the section Physics, when the task asks for "three lines such as 'Math average: N'" in
+/// each course's section). A quoted line counts when its label holds another heading of the
+/// outline as a whole word, and that word put to the heading gives a line the check reads a
+/// number from in its place; the one line so made, or `None` when none or several are (then
+/// the choice would be Rein's). A line the task quotes that the check reads is the task's own
+/// choice, made or left open (two of them): a line made for the section never settles it. The
+/// label is the contract's: the check's own regex reads it, as for a line the task quotes.
+pub fn section_template(
+    spec: &CheckSpec,
+    prompt: &str,
+    sibling: Option<(&str, &Outline)>,
+) -> Option<String> {
+    let reader = Reader::of(spec)?;
+    let quoted = quoted_lines(prompt);
+    let read: Vec<&str> = quoted.iter().copied().filter(|t| reader.reads(t)).collect();
+    match (read.as_slice(), sibling) {
+        ([one], _) => Some((*one).to_string()),
+        ([], Some((heading, outline))) => made_for_section(&reader, &quoted, heading, outline),
         _ => None,
     }
 }
 
-/// Lever `sibling-lines`: the line the task quotes for another section of the outline, made for
-/// `heading`'s (`'Math average: N'` made `'Physics average: N'` for the section Physics, when
-/// the task asks for "three lines such as 'Math average: N'" in each course's section). A quoted
-/// line counts when its label holds another heading of the outline as a whole word, and that
-/// word put to `heading` gives a line the check reads a number from in its place; the one line
-/// so made, or `None` when none or several are (then the choice would be Rein's). The label is
-/// the contract's: the check's own regex reads it, as for a line the task quotes.
-pub fn sibling_template(
-    spec: &CheckSpec,
-    prompt: &str,
+/// The one line [`section_template`] makes for `heading` from the `quoted` lines of other
+/// sections, none of which the check reads.
+fn made_for_section(
+    reader: &Reader<'_>,
+    quoted: &[&str],
     heading: &str,
     outline: &Outline,
 ) -> Option<String> {
-    let quoted = QUOTED_TEMPLATE.as_ref()?;
-    let located = located_by(spec)?;
-    let reads = |template: &str| {
-        filled(template, PROBE).is_some_and(|probe| {
-            located.is_match(&probe) && stated_in_line(spec, &probe) == Some(12345.0)
-        })
-    };
-    let templates: Vec<&str> = quoted
-        .captures_iter(prompt)
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
-        .filter(|t| !stands_for_a_choice(t.split(':').next().unwrap_or_default()))
-        .collect();
-    // A line the task quotes that the check reads is the task's own choice, made or left
-    // open (two of them): a line made for the section never settles it.
-    if templates.iter().any(|t| reads(t)) {
-        return None;
-    }
     let own = heading.trim();
     let mut made: Vec<String> = Vec::new();
-    for template in templates {
+    for template in quoted {
         let label = template.split(':').next().unwrap_or_default();
         for (_, other) in &outline.headings {
             let other = other.trim();
@@ -189,25 +219,13 @@ pub fn sibling_template(
                 continue;
             };
             let sibling = format!("{}{own}{}", &template[..at], &template[at + other.len()..]);
-            if reads(&sibling) && !made.contains(&sibling) {
+            if reader.reads(&sibling) && !made.contains(&sibling) {
                 made.push(sibling);
             }
         }
     }
     match made.as_slice() {
         [one] => Some(one.clone()),
-        _ => None,
-    }
-}
-
-/// The regex that locates a `numeric_consistency` check's figure, compiled once for a search
-/// over many lines: it rules out most of them before the judge's own reading does.
-fn located_by(spec: &CheckSpec) -> Option<Regex> {
-    match spec {
-        CheckSpec::NumericConsistency {
-            stated: Locator::Regex(pattern),
-            ..
-        } => Regex::new(pattern).ok(),
         _ => None,
     }
 }

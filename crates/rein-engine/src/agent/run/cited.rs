@@ -14,11 +14,7 @@ impl<'a> Agent<'a> {
         params: &Value,
         n: u32,
     ) -> Result<Option<String>, AgentError> {
-        let writes = self
-            .env
-            .registry
-            .get(self.gate_tool(tool))
-            .is_some_and(|t| t.mutates());
+        let writes = self.call_writes(tool);
         let path = trace_target(tool, params);
         let (true, false, Some(path)) = (
             self.options.levers.read_cited && writes,

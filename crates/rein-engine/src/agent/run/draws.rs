@@ -20,12 +20,7 @@ impl<'a> Agent<'a> {
         };
         let tool = &action.action;
         // `rewrite_section` writes the deliverable as the `write_sections` call it becomes.
-        let writes = self.tools().contains(tool)
-            && self
-                .env
-                .registry
-                .get(self.gate_tool(tool))
-                .is_some_and(|t| t.mutates());
+        let writes = self.tools().contains(tool) && self.call_writes(tool);
         let params = Value::Object(action.parameters.clone());
         match trace_target(tool, &params) {
             Some(path)

@@ -16,13 +16,7 @@ impl<'a> Agent<'a> {
         arguments: &Value,
         n: u32,
     ) -> Result<Option<String>, AgentError> {
-        let gate_tool = self.gate_tool(tool);
-        let writes = self
-            .env
-            .registry
-            .get(gate_tool)
-            .is_some_and(|t| t.mutates());
-        if !self.options.levers.no_echo || self.options.memory || !writes {
+        if !self.options.levers.no_echo || self.options.memory || !self.call_writes(tool) {
             return Ok(None);
         }
         let held = if st.echo_held.0 == st.attempt {
@@ -36,7 +30,7 @@ impl<'a> Agent<'a> {
         let m = &self.env.contract.mission;
         let call = ToolCall {
             id: format!("run{}-step{n}-echo", self.env.run),
-            tool: gate_tool.to_string(),
+            tool: self.gate_tool(tool).to_string(),
             arguments: arguments.clone(),
         };
         let Ok(proposal) = self.executor.preview(&call) else {

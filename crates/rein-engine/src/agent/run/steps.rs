@@ -457,11 +457,7 @@ impl<'a> Agent<'a> {
             report.reason = with_line_advice(&report.reason);
         }
         self.prepare_read_result(st, &tool, &mut report);
-        let writes = self
-            .env
-            .registry
-            .get(self.gate_tool(&tool))
-            .is_some_and(|t| t.mutates());
+        let writes = self.call_writes(&tool);
         if self.options.levers.document_facts && !self.options.memory && writes {
             add_document_facts(
                 self.env.world,
