@@ -515,11 +515,13 @@ fn check_hide_names(
 /// a diff of its current content (`edit_file`, `edit_lines`, `replace_file`, `delete_file`,
 /// `write_json`, `write_sections`; the refusals of `edit_file` and `edit_lines` also tell
 /// whether a guessed text is in the file, and `edit_lines` quotes the lines most like it), or figures of its columns
-/// (`table_stats`), or its lines, rows and whether it equals another (`folder_stats`). A deny or
+/// (`table_stats`), its rows where conditions hold (`table_rows`), or its lines, rows and whether
+/// it equals another (`folder_stats`). A deny or
 /// ask rule naming `read_file` covers each of them.
-pub const CONTENT_READERS: [&str; 11] = [
+pub const CONTENT_READERS: [&str; 12] = [
     "search_text",
     "table_stats",
+    "table_rows",
     "folder_stats",
     "find_related",
     "file_info",

@@ -8,8 +8,10 @@ use rein_workspace::ToolRegistry;
 /// Desk tools a chat turn does not offer: `write_json` and `write_sections` are typed by a
 /// mission's contract (the `write-json` and `write-sections` levers of a verified run); a chat
 /// has no contract to type them with. `edit_lines` is the `line-edits` lever's, measured on
-/// verified runs only; a chat edits with `edit_file` as before.
-pub const CHAT_HIDDEN_TOOLS: &[&str] = &["write_json", "write_sections", "edit_lines"];
+/// verified runs only; a chat edits with `edit_file` as before. `table_rows` is the `row-query`
+/// lever's, likewise measured on verified runs only.
+pub const CHAT_HIDDEN_TOOLS: &[&str] =
+    &["write_json", "write_sections", "edit_lines", "table_rows"];
 
 /// The desk tools a chat turn offers, in the registry's order.
 pub fn chat_tools(registry: &ToolRegistry) -> Vec<&str> {

@@ -142,7 +142,7 @@ pub fn withhold_disputed(
     withheld
 }
 
-/// Takes out of a `table_stats` result each row count a check of the contract counts otherwise
+/// Takes out of a `table_stats` (or `table_rows`) result each row count a check of the contract counts otherwise
 /// (the tool leaves a row of empty cells out, the judge counts it): `rows_in_file` for a check
 /// of every row of the table, `rows` for one whose filter is the call's (case aside), each with
 /// a note, as [`withhold_disputed`] does for `folder_stats`. A `group_by` result's per-group
@@ -162,7 +162,11 @@ pub fn withhold_disputed_table_rows(
     let call_filter = result
         .get("filter")
         .and_then(Value::as_str)
-        .map(str::to_lowercase);
+        .map(str::to_lowercase)
+        .or_else(|| one_equality(result));
+    // `table_rows` answers with the conditions it read under `where`; its `rows` are the
+    // matching rows, the whole table's only when there is no condition at all.
+    let unconditioned = call_filter.is_none() && result.get("where").is_none();
     for check in &contract.mission.checks {
         let CheckSpec::NumericConsistency {
             expected:
@@ -196,7 +200,7 @@ pub fn withhold_disputed_table_rows(
         if !judge_agrees(contract, world, &check.spec, &figure) {
             remove_keys(result, &[field]);
             // Without a filter `rows` is the same count.
-            if field == "rows_in_file" && call_filter.is_none() {
+            if field == "rows_in_file" && unconditioned {
                 remove_keys(result, &["rows"]);
             }
             result["withheld"] = json!(format!(
@@ -204,6 +208,17 @@ pub fn withhold_disputed_table_rows(
             ));
         }
     }
+}
+
+/// A `table_rows` answer's one condition `column = "value"` as `table_stats` words its filter
+/// (`column = value`, lower case); `None` for any other `where`.
+fn one_equality(result: &Value) -> Option<String> {
+    let [read] = result.get("where")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let (column, value) = read.as_str()?.split_once(" = \"")?;
+    let value = value.strip_suffix('"')?;
+    Some(format!("{column} = {}", value.trim()).to_lowercase())
 }
 
 /// The figure each total adds up, and the largest that goes with it.

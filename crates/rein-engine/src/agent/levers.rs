@@ -291,6 +291,12 @@ pub enum Lever {
     /// pasted a requirement, regex and all, into summarize-incident's Impact section, and the
     /// 0.5B a failed check's feedback into desk_task's Risks.
     NoEcho,
+    /// A run offered `table_stats` is offered `table_rows` too: the rows of a table where
+    /// conditions hold (`on_hand <= reorder_at`, `course = math and result = fail`), counted,
+    /// listed, and how many of them hold each value of the table's short columns. The 1.5B
+    /// guessed two of report-gradebook's three fail counts after counting all the fails at once,
+    /// and listed report-stock-warehouses' SKUs to reorder by eye.
+    RowQuery,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -298,7 +304,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 43] = [
+    pub const ALL: [Lever; 44] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -342,6 +348,7 @@ impl Lever {
         Lever::LineEdits,
         Lever::SiblingLines,
         Lever::NoEcho,
+        Lever::RowQuery,
     ];
 
     pub fn name(self) -> &'static str {
@@ -389,6 +396,7 @@ impl Lever {
             Lever::LineEdits => "line-edits",
             Lever::SiblingLines => "sibling-lines",
             Lever::NoEcho => "no-echo",
+            Lever::RowQuery => "row-query",
         }
     }
 
@@ -457,6 +465,7 @@ pub struct Levers {
     pub line_edits: bool,
     pub sibling_lines: bool,
     pub no_echo: bool,
+    pub row_query: bool,
 }
 
 impl Default for Levers {
@@ -521,6 +530,7 @@ impl Levers {
         line_edits: false,
         sibling_lines: false,
         no_echo: false,
+        row_query: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -567,6 +577,7 @@ impl Levers {
         line_edits: true,
         sibling_lines: true,
         no_echo: true,
+        row_query: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -614,6 +625,7 @@ impl Levers {
             Lever::LineEdits => self.line_edits,
             Lever::SiblingLines => self.sibling_lines,
             Lever::NoEcho => self.no_echo,
+            Lever::RowQuery => self.row_query,
         }
     }
 
@@ -662,6 +674,7 @@ impl Levers {
             Lever::LineEdits => self.line_edits = on,
             Lever::SiblingLines => self.sibling_lines = on,
             Lever::NoEcho => self.no_echo = on,
+            Lever::RowQuery => self.row_query = on,
         }
     }
 

@@ -88,6 +88,9 @@ pub const STRATEGY: &str = "act";
 /// gets wrong (sums, counts, arithmetic).
 pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
 
+/// The tool lever `row-query` adds beside `table_stats`.
+pub const TABLE_ROWS: &str = "table_rows";
+
 /// The tool the `write-json` lever adds for a JSON deliverable with a schema.
 pub const WRITE_JSON: &str = "write_json";
 
@@ -404,6 +407,14 @@ impl<'a> Agent<'a> {
             && !tools.iter().any(|t| t == FOLDER_STATS)
         {
             tools.push(FOLDER_STATS.to_string());
+        }
+        if self.options.levers.row_query
+            && !self.options.memory
+            && tools.iter().any(|t| t == "table_stats")
+            && self.env.registry.get(TABLE_ROWS).is_some()
+            && !tools.iter().any(|t| t == TABLE_ROWS)
+        {
+            tools.push(TABLE_ROWS.to_string());
         }
         if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
             tools.push(WRITE_JSON.to_string());

@@ -8,6 +8,7 @@ mod lines;
 mod propose;
 mod read;
 mod related;
+mod rows;
 mod search;
 mod sections;
 mod table;
@@ -34,6 +35,7 @@ pub use read::{
     READ_FILE_MAX_CHARS,
 };
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
+pub use rows::{ROWS_MAX_LISTED, WHERE_MAX_CHARS, WHERE_MAX_CONDITIONS};
 pub use search::{
     glob_path, GlobPath, FIND_FILES_MAX_RESULTS, SEARCH_DFA_MAX_BYTES, SEARCH_MAX_FILE_BYTES,
     SEARCH_MAX_LINE_CHARS, SEARCH_MAX_MATCHES, SEARCH_REGEX_MAX_BYTES, SEARCH_TIME_BUDGET,
@@ -57,6 +59,7 @@ pub fn desk_registry() -> ToolRegistry {
         Box::new(related::FindRelated),
         Box::new(read::FileInfoTool),
         Box::new(table::TableStats),
+        Box::new(rows::TableRows),
         Box::new(folder::FolderStats),
         Box::new(calc::Calculate),
         Box::new(propose::CreateFile),

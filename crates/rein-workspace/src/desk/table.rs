@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::{file_error, not_found, object_schema, path_arg, path_schema, text_of, workspace};
+use crate::confine::RelPath;
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Largest table file `table_stats` reads.
@@ -53,20 +54,7 @@ impl Tool for TableStats {
         false
     }
     fn run(&self, ctx: &mut ToolContext<'_>, a: &Value) -> Result<ToolOutput, ToolError> {
-        let ws = workspace(ctx, self.name())?;
-        let rel = path_arg(ws, self.name(), a, None)?;
-        let (bytes, size) = ws
-            .read_prefix(&rel, TABLE_MAX_BYTES)
-            .map_err(file_error)?
-            .ok_or_else(|| not_found(&rel))?;
-        if size > bytes.len() as u64 {
-            return Err(ToolError::Refused(format!(
-                "\"{rel}\" is {size} bytes; table_stats reads tables of at most {TABLE_MAX_BYTES} bytes"
-            )));
-        }
-        let text = text_of(&bytes)
-            .ok_or_else(|| ToolError::Refused(format!("\"{rel}\" is not a UTF-8 text file")))?;
-        let table = Table::parse(rel.as_str(), text).map_err(ToolError::Refused)?;
+        let (rel, table) = read_table(ctx, self.name(), a)?;
         let column = table.column(args::str(self.name(), a, "column")?)?;
         let filter = match (
             args::opt_str(a, "filter_column"),
@@ -143,7 +131,30 @@ impl Tool for TableStats {
     }
 }
 
-fn cell(row: &[String], column: usize) -> &str {
+/// The table file a call's `path` names, read and parsed (at most [`TABLE_MAX_BYTES`]).
+pub(super) fn read_table(
+    ctx: &ToolContext<'_>,
+    tool: &str,
+    a: &Value,
+) -> Result<(RelPath, Table), ToolError> {
+    let ws = workspace(ctx, tool)?;
+    let rel = path_arg(ws, tool, a, None)?;
+    let (bytes, size) = ws
+        .read_prefix(&rel, TABLE_MAX_BYTES)
+        .map_err(file_error)?
+        .ok_or_else(|| not_found(&rel))?;
+    if size > bytes.len() as u64 {
+        return Err(ToolError::Refused(format!(
+            "\"{rel}\" is {size} bytes; {tool} reads tables of at most {TABLE_MAX_BYTES} bytes"
+        )));
+    }
+    let text = text_of(&bytes)
+        .ok_or_else(|| ToolError::Refused(format!("\"{rel}\" is not a UTF-8 text file")))?;
+    let table = Table::parse(rel.as_str(), text).map_err(ToolError::Refused)?;
+    Ok((rel, table))
+}
+
+pub(super) fn cell(row: &[String], column: usize) -> &str {
     row.get(column).map_or("", String::as_str)
 }
 
@@ -217,7 +228,7 @@ impl ExtremeRows {
 
 /// A cell of a shown row: whole, or its first [`EXTREME_ROW_CELL_CHARS`] characters and how long
 /// it is.
-fn shown_cell(cell: &str) -> String {
+pub(super) fn shown_cell(cell: &str) -> String {
     let cell = cell.trim();
     let chars = cell.chars().count();
     if chars <= EXTREME_ROW_CELL_CHARS {
@@ -321,7 +332,7 @@ impl Table {
 
     /// The name a row's cell of column `i` goes under: its header, or with its place when
     /// another column has the same header (`amount (column 3)`), so no cell hides another.
-    fn cell_key(&self, i: usize) -> String {
+    pub(super) fn cell_key(&self, i: usize) -> String {
         let h = &self.header[i];
         if self.header.iter().filter(|x| *x == h).count() > 1 {
             format!("{h} (column {})", i + 1)
@@ -331,7 +342,7 @@ impl Table {
     }
 
     /// The index of a column named `name` (exact, else ignoring case and spaces around it).
-    fn column(&self, name: &str) -> Result<usize, ToolError> {
+    pub(super) fn column(&self, name: &str) -> Result<usize, ToolError> {
         let wanted = name.trim();
         self.header
             .iter()

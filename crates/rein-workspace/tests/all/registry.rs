@@ -21,6 +21,7 @@ fn desk_and_sandbox_tool_names_are_exact() {
             "find_related",
             "file_info",
             "table_stats",
+            "table_rows",
             "folder_stats",
             "calculate",
             "create_file",

@@ -615,7 +615,7 @@ impl<'a> Agent<'a> {
         }
         // A row count the judge makes otherwise is never handed out, by Rein's call or the
         // model's (lever `stats-first` shows only agreeing figures of its own calls).
-        if tool == "table_stats" && report.outcome.ran() {
+        if matches!(tool, "table_stats" | "table_rows") && report.outcome.ran() {
             crate::agent::folder_facts::withhold_disputed_table_rows(
                 self.env.contract,
                 self.env.world,

@@ -1,0 +1,170 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Lever `row-query`: a run offered `table_stats` is offered `table_rows` too, whose answers go
+//! through the gate as reads and keep the withholding of row counts the judge makes otherwise.
+
+#[path = "agent_support/mod.rs"]
+mod support;
+
+use rein_engine::agent::{AgentOptions, Levers};
+use rein_engine::gate::AllowAll;
+use rein_engine::policy::Policy;
+use serde_json::{json, Value};
+use support::{allowed_tools, finish_line, line, outcomes, Harness, Ran};
+
+fn levers(row_query: bool, facts_tools: bool) -> Levers {
+    Levers {
+        facts_tools,
+        row_query,
+        ..Levers::DEFAULT
+    }
+}
+
+fn run(h: Harness, script: &str, levers: Levers, tweak: impl FnOnce(&mut AgentOptions)) -> Ran {
+    Ran::of(h, script, &mut AllowAll, Policy::safe_default(), |o| {
+        o.levers = levers;
+        o.constrained = true;
+        o.limits.attempts = 1;
+        tweak(o);
+    })
+}
+
+/// The result of step `n` as the next prompt shows it.
+fn shown_result(r: &Ran, request: usize, n: usize, tool: &str) -> String {
+    let label = format!("Result of step {n} ({tool})");
+    let m = support::user_messages(&r.model.requests[request])
+        .into_iter()
+        .find(|m| m.contains(&label))
+        .unwrap_or_else(|| panic!("no {label} in {}", r.model.prompt(request)));
+    m.split("Progress:").next().unwrap().to_string()
+}
+
+#[test]
+fn table_rows_is_offered_beside_table_stats_only_with_the_lever() {
+    let call = line(
+        "table_rows",
+        json!({"path": "data/tasks.csv", "where": "status = planned"}),
+    ) + &finish_line();
+    let on = run(Harness::new("desk_task"), &call, levers(true, true), |_| {});
+    assert!(allowed_tools(&on.model.requests[0]).contains(&"table_rows".to_string()));
+    assert!(on.model.prompt(0).contains("- table_rows {"));
+    assert_eq!(
+        outcomes(&on.events)[0],
+        ("table_rows".into(), "executed".into())
+    );
+    let shown = shown_result(&on, 1, 1, "table_rows");
+    let result = support::first_json(&shown);
+    assert_eq!(result["rows"], 2, "{shown}");
+    assert_eq!(result["matching_rows"][1]["task"], "Release checklist");
+    assert_eq!(
+        result["counts"]["owner"],
+        json!([{"value": "Maya", "rows": 1}, {"value": "Tom", "rows": 1}])
+    );
+
+    for (lever, facts) in [(false, true), (true, false), (false, false)] {
+        let off = run(
+            Harness::new("desk_task"),
+            &call,
+            levers(lever, facts),
+            |_| {},
+        );
+        assert!(
+            !off.model.prompt(0).contains("table_rows"),
+            "{lever} {facts}"
+        );
+        assert_eq!(
+            outcomes(&off.events)[0].1,
+            "invalid",
+            "row-query {lever}, facts-tools {facts}"
+        );
+    }
+}
+
+#[test]
+fn a_call_without_a_comparison_is_refused_with_how_to_write_one() {
+    let script = line(
+        "table_rows",
+        json!({"path": "data/tasks.csv", "where": "planned tasks"}),
+    ) + &finish_line();
+    let r = run(
+        Harness::new("desk_task"),
+        &script,
+        levers(true, true),
+        |_| {},
+    );
+    let (tool, outcome) = outcomes(&r.events)[0].clone();
+    assert_eq!(tool, "table_rows");
+    assert_ne!(outcome, "executed");
+    let prompt = r.model.prompt(1);
+    assert!(prompt.contains("has no comparison"), "{prompt}");
+    assert!(prompt.contains("e.g. `status = open`"), "{prompt}");
+}
+
+#[test]
+fn a_read_file_deny_covers_table_rows() {
+    let script = line(
+        "table_rows",
+        json!({"path": "data/tasks.csv", "where": "hours > 0"}),
+    ) + &finish_line();
+    let policy = Policy::from_toml_str(
+        "[[rule]]\ntool = \"read_file\"\npaths = [\"data/**\"]\naction = \"deny\"\n",
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let r = Ran::of(
+        Harness::new("desk_task"),
+        &script,
+        &mut AllowAll,
+        policy,
+        |o| {
+            o.levers = levers(true, true);
+            o.limits.attempts = 1;
+        },
+    );
+    let (tool, outcome) = outcomes(&r.events)[0].clone();
+    assert_eq!(tool, "table_rows");
+    assert_eq!(outcome, "denied", "{:?}", outcomes(&r.events));
+    assert!(!r.model.prompt(1).contains("Release checklist"));
+}
+
+/// report-deploys counts the June deploys whose status is `failed` (case counts for the
+/// judge, not for the tool): with a `FAILED` row added, a `table_rows` call of that one
+/// condition is not shown its `rows`, as `table_stats` with that filter is not.
+#[test]
+fn a_row_count_the_judge_makes_otherwise_is_withheld_from_table_rows() {
+    let call = |where_: &str| {
+        line(
+            "table_rows",
+            json!({"path": "data/deploys-2024-06.csv", "where": where_}),
+        ) + &finish_line()
+    };
+    for disputed in [true, false] {
+        for (where_, compared) in [
+            ("status = failed", true),
+            ("STATUS == 'Failed'", true),
+            ("status = failed and duration_s > 0", false),
+        ] {
+            let h = Harness::desk_suite_with("report-deploys", |dir| {
+                if disputed {
+                    let p = dir.join("data/deploys-2024-06.csv");
+                    let mut text = std::fs::read_to_string(&p).unwrap();
+                    text.push_str("2024-06-28,orders,FAILED,12\n");
+                    std::fs::write(p, text).unwrap();
+                }
+            });
+            let r = run(h, &call(where_), levers(true, true), |_| {});
+            let shown = shown_result(&r, 1, 1, "table_rows");
+            assert!(shown.contains("executed"), "{shown}");
+            let result: Value = support::first_json(&shown);
+            let withheld = disputed && compared;
+            assert_eq!(
+                result.get("rows").is_none(),
+                withheld,
+                "disputed {disputed}, {where_}: {shown}"
+            );
+            assert_eq!(shown.contains("count them yourself"), withheld, "{shown}");
+            assert!(result.get("rows_in_file").is_some(), "{shown}");
+        }
+    }
+}
