@@ -43,7 +43,7 @@ impl Tool for TableRows {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": WHERE_MAX_CHARS,
-                    "description": "conditions joined by `and`, each a column, one of = != < <= > >= and a value or another column, e.g. `on_hand <= reorder_at` or `course = math and result = fail`"
+                    "description": "conditions joined by `and`, each a column, one of = != < <= > >= and a value or another column, e.g. `qty < min_qty` or `city = Oslo and year >= 2020`"
                 },
             }),
             &["path", "where"],
