@@ -203,9 +203,17 @@ pub fn withhold_disputed_table_rows(
             if field == "rows_in_file" && unconditioned {
                 remove_keys(result, &["rows"]);
             }
-            result["withheld"] = json!(format!(
-                "{field}: this table's rows are counted otherwise by the task's check; count them yourself"
-            ));
+            // `table_rows` lists and counts per value the rows it counted.
+            if field == "rows" && result.get("where").is_some() {
+                remove_keys(result, &super::row_query::MATCHED_KEYS);
+            }
+            put_with_figures(
+                result,
+                "withheld",
+                json!(format!(
+                    "{field}: this table's rows are counted otherwise by the task's check; count them yourself"
+                )),
+            );
         }
     }
 }
@@ -443,7 +451,7 @@ fn remove_keys(result: &mut Value, keys: &[&str]) {
 
 /// Sets `key` of an object among its small figures, before its maps and lists (the result is
 /// shown clipped, and `folder_stats` puts its figures and notes first).
-fn put_with_figures(result: &mut Value, key: &str, value: Value) {
+pub(super) fn put_with_figures(result: &mut Value, key: &str, value: Value) {
     let Value::Object(o) = result else {
         return;
     };

@@ -65,6 +65,7 @@ mod read_cited;
 mod read_fit;
 mod readable_figures;
 mod rewrite;
+mod row_query;
 mod run;
 mod sampling;
 mod sections;

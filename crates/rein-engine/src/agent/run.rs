@@ -43,6 +43,7 @@ use super::prompt::{
 use super::read_cited::{cited_unread, held_reason};
 use super::read_fit::fit_read_result;
 use super::rewrite::REWRITE_SECTION;
+use super::row_query::TABLE_ROWS;
 use super::sampling::{
     best, draw_seed, judge_candidate, Candidate, Told, MAX_SAMPLES, SAMPLE_TEMPERATURE,
 };
@@ -87,9 +88,6 @@ pub const STRATEGY: &str = "act";
 /// The tools the `facts-tools` lever adds: deterministic reads that compute what a small model
 /// gets wrong (sums, counts, arithmetic).
 pub const FACTS_TOOLS: &[&str] = &["table_stats", "calculate"];
-
-/// The tool lever `row-query` adds beside `table_stats`.
-pub const TABLE_ROWS: &str = "table_rows";
 
 /// The tool the `write-json` lever adds for a JSON deliverable with a schema.
 pub const WRITE_JSON: &str = "write_json";
@@ -400,21 +398,19 @@ impl<'a> Agent<'a> {
                 }
             }
         }
-        if self.options.levers.folder_stats
-            && !self.options.memory
-            && tools.iter().any(|t| t == "read_file")
-            && self.env.registry.get(FOLDER_STATS).is_some()
-            && !tools.iter().any(|t| t == FOLDER_STATS)
-        {
-            tools.push(FOLDER_STATS.to_string());
-        }
-        if self.options.levers.row_query
-            && !self.options.memory
-            && tools.iter().any(|t| t == "table_stats")
-            && self.env.registry.get(TABLE_ROWS).is_some()
-            && !tools.iter().any(|t| t == TABLE_ROWS)
-        {
-            tools.push(TABLE_ROWS.to_string());
+        // Desk tools a lever adds beside one the run offers already.
+        for (on, beside, tool) in [
+            (self.options.levers.folder_stats, "read_file", FOLDER_STATS),
+            (self.options.levers.row_query, "table_stats", TABLE_ROWS),
+        ] {
+            if on
+                && !self.options.memory
+                && tools.iter().any(|t| t == beside)
+                && self.env.registry.get(tool).is_some()
+                && !tools.iter().any(|t| t == tool)
+            {
+                tools.push(tool.to_string());
+            }
         }
         if self.typed_json().is_some() && !tools.iter().any(|t| t == WRITE_JSON) {
             tools.push(WRITE_JSON.to_string());

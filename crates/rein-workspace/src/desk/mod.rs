@@ -8,6 +8,7 @@ mod lines;
 mod propose;
 mod read;
 mod related;
+mod row_where;
 mod rows;
 mod search;
 mod sections;
@@ -35,7 +36,8 @@ pub use read::{
     READ_FILE_MAX_CHARS,
 };
 pub use related::{RELATED_MAX_FILES, RELATED_MAX_RESULTS};
-pub use rows::{ROWS_MAX_LISTED, WHERE_MAX_CHARS, WHERE_MAX_CONDITIONS};
+pub use row_where::{same_cell_value, WHERE_MAX_CHARS, WHERE_MAX_CONDITIONS};
+pub use rows::{COUNTED_MAX_COLUMNS, ROWS_MAX_LISTED};
 pub use search::{
     glob_path, GlobPath, FIND_FILES_MAX_RESULTS, SEARCH_DFA_MAX_BYTES, SEARCH_MAX_FILE_BYTES,
     SEARCH_MAX_LINE_CHARS, SEARCH_MAX_MATCHES, SEARCH_REGEX_MAX_BYTES, SEARCH_TIME_BUDGET,

@@ -332,6 +332,25 @@ impl Table {
 
     /// The name a row's cell of column `i` goes under: its header, or with its place when
     /// another column has the same header (`amount (column 3)`), so no cell hides another.
+    /// [`Table::cell_key`] of every column, the header read once (a table may have thousands).
+    pub(super) fn cell_keys(&self) -> Vec<String> {
+        let mut uses: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for h in &self.header {
+            *uses.entry(h.as_str()).or_default() += 1;
+        }
+        self.header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                if uses[h.as_str()] > 1 {
+                    format!("{h} (column {})", i + 1)
+                } else {
+                    h.clone()
+                }
+            })
+            .collect()
+    }
+
     pub(super) fn cell_key(&self, i: usize) -> String {
         let h = &self.header[i];
         if self.header.iter().filter(|x| *x == h).count() > 1 {

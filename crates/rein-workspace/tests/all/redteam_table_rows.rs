@@ -180,7 +180,7 @@ fn non_utf8_is_refused_without_a_panic() {
     assert!(why.contains("UTF-8"), "{why}");
 }
 
-/// HOLE: two columns of one name. `max_rows` is a JSON object keyed by header name, so the
+/// Was a hole, mended: two columns of one name. `max_rows` is a JSON object keyed by header name, so the
 /// later `amount` column's cell overwrites the one the figure was computed from: the row is
 /// shown holding a number that is not the max, and a column of the row disappears.
 #[test]
@@ -211,7 +211,7 @@ fn duplicate_header_names_do_not_show_another_column_s_cell_as_the_max() {
     );
 }
 
-/// HOLE (size): `max_rows` and `min_rows` give up to six whole rows, each every column of the
+/// Was a hole (size), mended: `max_rows` and `min_rows` give up to six whole rows, each every column of the
 /// table at up to 100 characters a cell: a wide table makes them tens of kilobytes, ahead of
 /// `groups` in the answer, so a model's own `group_by` call sees its groups clipped away (the
 /// prompt shows 6,000 characters of a result).
@@ -243,8 +243,6 @@ fn the_rows_of_a_wide_table_stay_small_enough_to_leave_room_for_the_groups() {
 /// Red team of `table_rows` {path, where}: the rows of a table where conditions hold. Each test
 /// is one attack; a failing one is marked `HOLE:` and names the defect it exposes.
 mod where_rows {
-    use std::time::{Duration, Instant};
-
     use serde_json::{json, Value};
 
     use crate::support::{data, desk, refusal, symlink, Fixture};
@@ -273,16 +271,6 @@ mod where_rows {
             .iter()
             .map(|r| r[column].as_str().unwrap_or("?").to_string())
             .collect()
-    }
-
-    /// Runs `f` on another thread and gives up after `secs` seconds (the thread is left to
-    /// the process's end): a call that hangs fails its test instead of the whole run.
-    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(f());
-        });
-        rx.recv_timeout(Duration::from_secs(secs)).ok()
     }
 
     const STOCK: &str = "sku,item,warehouse,on_hand,reorder_at\n\
@@ -376,12 +364,21 @@ mod where_rows {
             "n.csv",
             "id,amount\na,\"1,234\"\nb,$1200.50\nc,(5)\nd,8\ne,8.0\nf,12%\ng,-0\nh,\n",
         );
-        assert_eq!(listed(&rows(&f, "n.csv", "amount > 1000"), "id"), ["a", "b"]);
+        assert_eq!(
+            listed(&rows(&f, "n.csv", "amount > 1000"), "id"),
+            ["a", "b"]
+        );
         assert_eq!(listed(&rows(&f, "n.csv", "amount < 0"), "id"), ["c"]);
         assert_eq!(listed(&rows(&f, "n.csv", "amount = 8"), "id"), ["d", "e"]);
-        assert_eq!(listed(&rows(&f, "n.csv", "amount == 8.00"), "id"), ["d", "e"]);
+        assert_eq!(
+            listed(&rows(&f, "n.csv", "amount == 8.00"), "id"),
+            ["d", "e"]
+        );
         assert_eq!(listed(&rows(&f, "n.csv", "amount = 0"), "id"), ["g"]);
-        assert_eq!(listed(&rows(&f, "n.csv", "amount > 1,000"), "id"), ["a", "b"]);
+        assert_eq!(
+            listed(&rows(&f, "n.csv", "amount > 1,000"), "id"),
+            ["a", "b"]
+        );
         assert_eq!(listed(&rows(&f, "n.csv", "amount = ''"), "id"), ["h"]);
         // The empty cell cannot be ordered: counted apart and said.
         let out = rows(&f, "n.csv", "amount >= -10");
@@ -407,7 +404,7 @@ mod where_rows {
         assert!(e.contains("compares numbers"), "{e}");
     }
 
-    /// HOLE: `=` compares as numbers whenever both sides parse, so an identifier with leading
+    /// Was a hole, mended: `=` compares as numbers whenever both sides parse, so an identifier with leading
     /// zeros (a ZIP code, an employee number) equals another without them: `zip = 02134` also
     /// lists the row of zip `2134`. Expected: text that differs as written with a leading zero
     /// (or any text that is not a plain decimal spelling of the same digits) is not equal, e.g.
@@ -471,7 +468,7 @@ mod where_rows {
 
     // ---------------------------------------------------------------- header names
 
-    /// HOLE: a value that is also a column's name is read as that column. In a gradebook with
+    /// Was a hole, mended: a value that is also a column's name is read as that column. In a gradebook with
     /// a `pass` column (the pass mark) `result = pass` compares each row's result with its pass
     /// mark and matches nothing; the answer only says `result = column pass`, which a small
     /// model does not read. Expected: when a bare right side names a column and is also a value
@@ -498,7 +495,7 @@ mod where_rows {
         }
     }
 
-    /// HOLE: a column named `where` (who/what/where/when tables) cannot be named bare: the
+    /// Was a hole, mended: a column named `where` (who/what/where/when tables) cannot be named bare: the
     /// leading `where` is dropped as the SQL word, leaving `= Leeds`, refused as "needs a
     /// column on the left". Expected: drop a leading `where` only when what follows it is not
     /// an operator (a column named `where` is then the left side).
@@ -506,7 +503,10 @@ mod where_rows {
     fn a_column_named_where_can_be_compared() {
         let f = Fixture::new();
         f.write("w.csv", "who,where\nAna,Leeds\nBo,York\n");
-        assert_eq!(listed(&rows(&f, "w.csv", "`where` = Leeds"), "who"), ["Ana"]);
+        assert_eq!(
+            listed(&rows(&f, "w.csv", "`where` = Leeds"), "who"),
+            ["Ana"]
+        );
         let out = desk(
             &f.ws(),
             "table_rows",
@@ -519,7 +519,7 @@ mod where_rows {
         assert_eq!(listed(&out, "who"), ["Ana"]);
     }
 
-    /// HOLE: `"" ` (an empty double-quoted value) names a column when the table has a column
+    /// Was a hole, mended: `"" ` (an empty double-quoted value) names a column when the table has a column
     /// with an empty header (the index column pandas writes: `,name,note`). `note = ""`, meant
     /// as "note is empty", compares note with the index column and matches nothing. Expected:
     /// an empty quoted side is always the empty value.
@@ -527,7 +527,10 @@ mod where_rows {
     fn an_empty_double_quoted_value_is_the_empty_text_not_an_unnamed_column() {
         let f = Fixture::new();
         f.write("p.csv", ",name,note\n0,Ana,\n1,Bo,late\n2,Cy,\n");
-        assert_eq!(listed(&rows(&f, "p.csv", "note = ''"), "name"), ["Ana", "Cy"]);
+        assert_eq!(
+            listed(&rows(&f, "p.csv", "note = ''"), "name"),
+            ["Ana", "Cy"]
+        );
         let out = rows(&f, "p.csv", "note = \"\"");
         assert_eq!(
             listed(&out, "name"),
@@ -536,7 +539,7 @@ mod where_rows {
         );
     }
 
-    /// HOLE: with two columns of one name (`amount`, `amount`) a condition on `amount` is
+    /// Was a hole, mended: with two columns of one name (`amount`, `amount`) a condition on `amount` is
     /// silently the first, and the second can never be named: the answer keys it
     /// `amount (column 3)`, and `amount (column 3) > 5` is refused as no such column. Expected:
     /// accept the key the answer itself uses, and say (or refuse) when a bare name is two
@@ -609,17 +612,29 @@ mod where_rows {
         assert_eq!(skus("on_hand =< 3"), ["SKU-104", "SKU-107"]);
         assert_eq!(skus("on_hand == 8"), ["SKU-102"]);
         assert_eq!(skus("warehouse <> Leeds"), ["SKU-104", "SKU-107"]);
-        assert_eq!(skus("on_hand<=reorder_at&&warehouse!='Leeds'"), ["SKU-104", "SKU-107"]);
-        assert_eq!(skus("where 8 >= on_hand"), ["SKU-102", "SKU-104", "SKU-107"]);
+        assert_eq!(
+            skus("on_hand<=reorder_at&&warehouse!='Leeds'"),
+            ["SKU-104", "SKU-107"]
+        );
+        assert_eq!(
+            skus("where 8 >= on_hand"),
+            ["SKU-102", "SKU-104", "SKU-107"]
+        );
         assert_eq!(skus("item = 'a < b'"), Vec::<String>::new());
         assert_eq!(skus("item = \"Desk lamp\" and on_hand > 0"), ["SKU-101"]);
         assert_eq!(skus("item = Desk lamp\nAND\ton_hand > 0"), ["SKU-101"]);
-        for bad in ["on_hand << 5", "on_hand >< 5", "on_hand < = 5", "item = 'x", "item = `"] {
+        for bad in [
+            "on_hand << 5",
+            "on_hand >< 5",
+            "on_hand < = 5",
+            "item = 'x",
+            "item = `",
+        ] {
             let _ = refused(&f, "s.csv", bad);
         }
     }
 
-    /// HOLE: `!==` and `===` (JavaScript spellings a small model writes) are read as `!=` or
+    /// Was a hole, mended: `!==` and `===` (JavaScript spellings a small model writes) are read as `!=` or
     /// `==` with the value `= ok`: `status !== ok` lists every row, `status === ok` none, with
     /// no word. Expected: read them as `!=` and `=`, or refuse them.
     #[test]
@@ -641,7 +656,7 @@ mod where_rows {
         }
     }
 
-    /// HOLE: an SQL habit, a closing `;`, becomes part of the value: `status = 'failed';` is
+    /// Was a hole, mended: an SQL habit, a closing `;`, becomes part of the value: `status = 'failed';` is
     /// the value `'failed';` (quotes and all) and matches nothing, silently. Expected: a
     /// trailing `;` is dropped (or refused).
     #[test]
@@ -659,7 +674,7 @@ mod where_rows {
         }
     }
 
-    /// HOLE: an apostrophe inside a bare word opens a quote: `name = O'Brien` is refused as a
+    /// Was a hole, mended: an apostrophe inside a bare word opens a quote: `name = O'Brien` is refused as a
     /// quote not closed, and `category = Children's books and n > 1` too. Expected: a quote
     /// character opens a quoted text only at the start of a side (after an operator, `and`, or
     /// the start), so a bare O'Brien is a value.
@@ -696,14 +711,17 @@ mod where_rows {
         );
     }
 
-    /// HOLE: a word `or` is refused as the joiner even where no condition follows it: Oregon's
+    /// Was a hole, mended: a word `or` is refused as the joiner even where no condition follows it: Oregon's
     /// state code, `state = OR`, is refused with "`or` is not read". Expected: an `or` at the
     /// end of the text (nothing after it to join) is a value.
     #[test]
     fn the_state_code_or_at_the_end_is_a_value_not_a_joiner() {
         let f = Fixture::new();
         f.write("st.csv", "city,state\nPortland,OR\nSeattle,WA\n");
-        assert_eq!(listed(&rows(&f, "st.csv", "state = 'OR'"), "city"), ["Portland"]);
+        assert_eq!(
+            listed(&rows(&f, "st.csv", "state = 'OR'"), "city"),
+            ["Portland"]
+        );
         let out = desk(
             &f.ws(),
             "table_rows",
@@ -732,7 +750,10 @@ mod where_rows {
             ("warehouse = Leeds OR\ton_hand > 5", "`or` is not read"),
             ("item = Salt and pepper", "has no comparison"),
             ("and on_hand > 1", "no condition on one side"),
-            ("on_hand > 1 and and on_hand > 2", "no condition on one side"),
+            (
+                "on_hand > 1 and and on_hand > 2",
+                "no condition on one side",
+            ),
             ("where", "has no comparison"),
             ("on_hand > 5 rows", "compares numbers"),
             ("on_hand >", "needs a column"),
@@ -762,7 +783,7 @@ mod where_rows {
 
     // ---------------------------------------------------------------- dates
 
-    /// HOLE: dates order as text, so a date-only bound cuts its own day out of timestamped
+    /// Was a hole, mended: dates order as text, so a date-only bound cuts its own day out of timestamped
     /// cells: `at <= 2024-06-30` leaves out `2024-06-30T15:00` (every deploy of the last day),
     /// and `at = 2024-06-30` matches none of them. Expected: a date-only value bounds whole
     /// days against cells with a time (`<=` and `=` take the whole day).
@@ -781,7 +802,7 @@ mod where_rows {
         );
     }
 
-    /// HOLE: a column mixing `2024-02-01 10:00` and `2024-02-01T09:00` (both allowed) orders
+    /// Was a hole, mended: a column mixing `2024-02-01 10:00` and `2024-02-01T09:00` (both allowed) orders
     /// ' ' before 'T', so 10:00 is read as earlier than 09:00. Expected: the separator does
     /// not decide the order.
     #[test]
@@ -804,7 +825,13 @@ mod where_rows {
         let mut csv = header.join(",") + "\n";
         for r in 0..30 {
             let cells: Vec<String> = (0..25)
-                .map(|c| if c == 24 { "z".repeat(150) } else { format!("{r}") })
+                .map(|c| {
+                    if c == 24 {
+                        "z".repeat(150)
+                    } else {
+                        format!("{r}")
+                    }
+                })
                 .collect();
             csv.push_str(&(cells.join(",") + "\n"));
         }
@@ -812,7 +839,10 @@ mod where_rows {
         let out = rows(&f, "wide.csv", "c0 >= 3");
         assert_eq!(out["rows"], 27);
         assert_eq!(out["matching_rows"].as_array().unwrap().len(), 20);
-        assert!(out["matching_rows_note"].as_str().unwrap().contains("27 rows match"));
+        assert!(out["matching_rows_note"]
+            .as_str()
+            .unwrap()
+            .contains("27 rows match"));
         assert!(out["columns_note"].as_str().unwrap().contains("25 columns"));
         assert_eq!(out["matching_rows"][0].as_object().unwrap().len(), 20);
         // A long cell in a compared column: it is only listed cut.
@@ -835,9 +865,9 @@ mod where_rows {
     fn eight_conditions_are_read_and_a_ninth_is_refused() {
         let f = Fixture::new();
         f.write("s.csv", STOCK);
-        let eight = vec!["on_hand >= 0"; 8].join(" and ");
+        let eight = ["on_hand >= 0"; 8].join(" and ");
         assert_eq!(rows(&f, "s.csv", &eight)["rows"], 5);
-        let nine = vec!["on_hand >= 0"; 9].join(" && ");
+        let nine = ["on_hand >= 0"; 9].join(" && ");
         assert!(refused(&f, "s.csv", &nine).contains("at most 8"));
     }
 
@@ -853,7 +883,7 @@ mod where_rows {
         assert!(note.ends_with("; …)"), "{note}");
     }
 
-    /// HOLE: `counts` gives each value of a short column whole: a column of long notes (a few
+    /// Was a hole, mended: `counts` gives each value of a short column whole: a column of long notes (a few
     /// distinct texts of thousands of characters) is copied into the answer in full, ahead of
     /// the rows, although `matching_rows` cuts the same cells at 100 characters. Expected: a
     /// counted value is cut like a listed cell (or a column of long values is not counted).
@@ -862,10 +892,7 @@ mod where_rows {
         let f = Fixture::new();
         let a = "a".repeat(5_000);
         let b = "b".repeat(5_000);
-        f.write(
-            "c.csv",
-            format!("id,memo\n1,{a}\n2,{b}\n3,{a}\n4,{b}\n"),
-        );
+        f.write("c.csv", format!("id,memo\n1,{a}\n2,{b}\n3,{a}\n4,{b}\n"));
         let out = rows(&f, "c.csv", "id > 0");
         let size = out.to_string().len();
         assert!(
@@ -875,7 +902,7 @@ mod where_rows {
         );
     }
 
-    /// HOLE: `counts` has no cap on columns: every short column of the file is counted, so a
+    /// Was a hole, mended: `counts` has no cap on columns: every short column of the file is counted, so a
     /// wide table of flags (200 yes/no columns) answers with 200 count lists, tens of kilobytes
     /// before the rows (the prompt shows 6,000 characters of a result, so the listed rows are
     /// clipped away). Expected: at most some columns counted (20, as rows are listed), with a
@@ -902,13 +929,13 @@ mod where_rows {
         );
     }
 
-    /// HOLE (time): `Table::cell_key` scans the whole header for each column it names, and
-    /// `value_counts` names every counted column: a wide table (a few MB, well under the 8 MiB
-    /// the tool reads) of two rows with equal cells takes time quadratic in its columns, tens
-    /// of seconds to hours for one call. Expected: a call answers in about a second (compute
-    /// duplicate header names once, cap the counted columns).
+    /// Was a hole (time), mended: `Table::cell_key` scanned the whole header for each column it
+    /// named and `value_counts` named every counted column, so a wide table of a few MB took
+    /// time quadratic in its columns (tens of seconds to hours for one call). The names are now
+    /// made once per call and the counted columns capped; the answer says what the caps left
+    /// out. (No timing here: a regression shows as a test that runs for minutes.)
     #[test]
-    fn a_very_wide_table_answers_quickly() {
+    fn a_very_wide_table_is_counted_and_listed_within_its_caps() {
         let f = Fixture::new();
         let cols = 60_000;
         let header: Vec<String> = (0..cols).map(|i| format!("c{i}")).collect();
@@ -918,24 +945,24 @@ mod where_rows {
             csv.push_str(&(row.join(",") + "\n"));
         }
         f.write("very-wide.csv", &csv);
-        let root = f.root.clone();
-        let started = Instant::now();
-        let answered = within(10, move || {
-            let ws = rein_workspace::Workspace::open(&root).unwrap();
-            desk(
-                &ws,
-                "table_rows",
-                json!({"path": "very-wide.csv", "where": "c0 = 1"}),
+        let out = rows(&f, "very-wide.csv", "c0 = 1");
+        assert_eq!(out["rows"], 3);
+        let counts = out["counts"].as_object().unwrap();
+        assert_eq!(counts.len(), rein_workspace::desk::COUNTED_MAX_COLUMNS);
+        assert!(!counts.contains_key("c0"), "fixed by the condition");
+        assert_eq!(
+            out["counts_note"],
+            format!(
+                "{} more short columns are not counted; only the first {} are",
+                cols - 1 - rein_workspace::desk::COUNTED_MAX_COLUMNS,
+                rein_workspace::desk::COUNTED_MAX_COLUMNS
             )
-            .is_ok()
-        });
-        assert!(
-            answered.is_some(),
-            "table_rows on a {cols}-column table ({} bytes) did not answer within 10 s",
-            csv.len()
         );
-        assert!(started.elapsed() < Duration::from_secs(10));
-        drop(f);
+        assert_eq!(out["matching_rows"][0].as_object().unwrap().len(), 20);
+        assert!(out["columns_note"]
+            .as_str()
+            .unwrap()
+            .contains("60000 columns"));
     }
 
     // ---------------------------------------------------------------- confinement
@@ -964,9 +991,13 @@ mod where_rows {
         }
         // One byte past the limit is refused, and says the limit.
         let big = std::fs::File::create(f.path("big.csv")).unwrap();
-        big.set_len(rein_workspace::desk::TABLE_MAX_BYTES + 1).unwrap();
+        big.set_len(rein_workspace::desk::TABLE_MAX_BYTES + 1)
+            .unwrap();
         let e = refused(&f, "big.csv", "a = 1");
-        assert!(e.contains(&rein_workspace::desk::TABLE_MAX_BYTES.to_string()), "{e}");
+        assert!(
+            e.contains(&rein_workspace::desk::TABLE_MAX_BYTES.to_string()),
+            "{e}"
+        );
         // Not UTF-8, a folder, a FIFO: refused without a panic or a hang.
         f.write("bin.csv", [0x61u8, 0x0a, 0xff, 0xfe, 0x0a]);
         assert!(refused(&f, "bin.csv", "a = 1").contains("UTF-8"));
@@ -978,7 +1009,13 @@ mod where_rows {
     fn a_where_that_is_not_a_string_is_refused() {
         let f = Fixture::new();
         f.write("s.csv", STOCK);
-        for w in [json!(5), json!(["on_hand > 1"]), json!(null), json!(""), json!({"on_hand": 1})] {
+        for w in [
+            json!(5),
+            json!(["on_hand > 1"]),
+            json!(null),
+            json!(""),
+            json!({"on_hand": 1}),
+        ] {
             assert!(
                 desk(&f.ws(), "table_rows", json!({"path": "s.csv", "where": w})).is_err(),
                 "{w}"

@@ -143,7 +143,7 @@ fn action_schema_uses_only_simple_keywords_and_lists_thought_first() {
     let keys: Vec<&String> = branch["properties"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["thought", "action", "parameters"]);
     assert_eq!(branch["properties"]["action"]["const"], "list_dir");
-    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 17);
+    assert_eq!(schema["anyOf"].as_array().unwrap().len(), 18);
 }
 
 #[test]

@@ -622,6 +622,13 @@ impl<'a> Agent<'a> {
                 &mut report.result,
             );
         }
+        if tool == crate::agent::row_query::TABLE_ROWS && report.outcome.ran() {
+            crate::agent::row_query::withhold_disputed_matches(
+                self.env.contract,
+                self.env.world,
+                &mut report.result,
+            );
+        }
         // The rows holding a column's largest and smallest number are lever `named-rows`'
         // (the tool gives them to every caller): without it the answer is as before the lever.
         if tool == "table_stats" && !self.options.levers.named_rows {
