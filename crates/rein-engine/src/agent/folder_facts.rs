@@ -203,16 +203,18 @@ pub fn withhold_disputed_table_rows(
             if field == "rows_in_file" && unconditioned {
                 remove_keys(result, &["rows"]);
             }
-            // `table_rows` lists and counts per value the rows it counted.
-            if field == "rows" && result.get("where").is_some() {
+            // `table_rows` lists and counts per value the rows it counted; a condition every
+            // row meets counts the withheld rows of the file again.
+            let matches_every_row = field == "rows_in_file"
+                && result.get("rows").map(Value::to_string) == Some(figure.clone());
+            if result.get("where").is_some() && (field == "rows" || matches_every_row) {
                 remove_keys(result, &super::row_query::MATCHED_KEYS);
             }
-            put_with_figures(
+            super::row_query::add_withheld_note(
                 result,
-                "withheld",
-                json!(format!(
+                &format!(
                     "{field}: this table's rows are counted otherwise by the task's check; count them yourself"
-                )),
+                ),
             );
         }
     }

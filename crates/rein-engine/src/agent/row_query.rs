@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::folder_facts::put_with_figures;
-use crate::checks::{Aggregate, CheckSpec, Computed, World};
+use crate::checks::{column_index, CheckSpec, Computed, World};
 use crate::mission::FrozenContract;
 
 /// The tool the lever adds beside `table_stats`.
@@ -22,10 +22,12 @@ pub const MATCHED_KEYS: [&str; 5] = [
     "counts_note",
 ];
 
-/// Takes the matches out of a `table_rows` answer one of whose conditions is `=` with the value
-/// of a row-count check's filter on the same table and column, when the table holds a cell the
-/// tool reads as that value and the judge does not, or the other way round (`FAILED` for
-/// `failed`, `8.0` for `8`). The note why comes first, where a clipped answer still shows it.
+/// Takes the matches out of a `table_rows` answer one of whose conditions is `=` on the column
+/// of a check's row filter (any figure: a count, a sum, a mean…) on the same table, with the
+/// filter's value, when the table holds a cell the tool reads as that value and the judge does
+/// not, or the other way round (`FAILED` for `failed`, `8.0` for `8`). Columns are compared by
+/// place: the answer's name (`status (column 3)` for a repeated header) and the judge's lookup
+/// of the filter's column. The note why comes first, where a clipped answer still shows it.
 pub fn withhold_disputed_matches(contract: &FrozenContract, world: &dyn World, result: &mut Value) {
     let Some(path) = result
         .get("path")
@@ -52,8 +54,7 @@ pub fn withhold_disputed_matches(contract: &FrozenContract, world: &dyn World, r
         let CheckSpec::NumericConsistency {
             expected:
                 Computed::Csv {
-                    path: counted,
-                    op: Aggregate::Count,
+                    path: read,
                     filter: Some(filter),
                     ..
                 },
@@ -62,17 +63,22 @@ pub fn withhold_disputed_matches(contract: &FrozenContract, world: &dyn World, r
         else {
             continue;
         };
-        if counted.trim_start_matches("./") != path {
+        if read.trim_start_matches("./") != path {
             continue;
         }
+        let Some(table) = table.get_or_insert_with(|| frozen_table(world, &path)) else {
+            // Unreadable as the tool reads it: nothing says the two agree.
+            withhold(result, &equalities[0].0, &equalities[0].1);
+            return;
+        };
+        let Ok(judged) = column_index(&path, &table.header, filter.column.trim()) else {
+            continue;
+        };
+        let keys = table.cell_keys();
         for (column, value) in &equalities {
-            let same_filter = column.trim().eq_ignore_ascii_case(filter.column.trim())
+            let same_filter = keys.iter().position(|k| k == column) == Some(judged)
                 && rein_workspace::desk::same_cell_value(value, &filter.equals);
-            if !same_filter {
-                continue;
-            }
-            let table = table.get_or_insert_with(|| frozen_table(world, &path));
-            if reads_otherwise(table.as_ref(), column, value, &filter.equals) {
+            if same_filter && reads_otherwise(table, judged, value, &filter.equals) {
                 withhold(result, column, value);
                 return;
             }
@@ -87,26 +93,15 @@ fn frozen_table(world: &dyn World, path: &str) -> Option<rein_workspace::desk::T
 }
 
 /// Whether some row's cell in `column` is `value` to the tool and not `equals` to the judge
-/// (exact after trimming), or the other way round; `true` when the table cannot be read, as
-/// nothing then says they agree.
+/// (exact after trimming), or the other way round.
 fn reads_otherwise(
-    table: Option<&rein_workspace::desk::Table>,
-    column: &str,
+    table: &rein_workspace::desk::Table,
+    column: usize,
     value: &str,
     equals: &str,
 ) -> bool {
-    let Some(table) = table else {
-        return true;
-    };
-    let Some(i) = table
-        .header
-        .iter()
-        .position(|h| h.trim().eq_ignore_ascii_case(column.trim()))
-    else {
-        return true;
-    };
     table.rows.iter().any(|row| {
-        let cell = row.get(i).map_or("", String::as_str);
+        let cell = row.get(column).map_or("", String::as_str);
         rein_workspace::desk::same_cell_value(cell, value) != (cell.trim() == equals.trim())
     })
 }
@@ -115,11 +110,21 @@ fn withhold(result: &mut Value, column: &str, value: &str) {
     if let Some(o) = result.as_object_mut() {
         o.retain(|k, _| !MATCHED_KEYS.contains(&k.as_str()));
     }
-    put_with_figures(
+    add_withheld_note(
         result,
-        "withheld",
-        json!(format!(
+        &format!(
             "rows, matching_rows, counts: the task's check reads {column} = \"{value}\" otherwise than table_rows does (letter case, or a number written another way); count them yourself"
-        )),
+        ),
     );
+}
+
+/// Adds `note` to the answer's `withheld` (after what an earlier withholding said there), among
+/// its first figures.
+pub fn add_withheld_note(result: &mut Value, note: &str) {
+    let said = match result.get("withheld").and_then(Value::as_str) {
+        Some(before) if !before.contains(note) => format!("{before}; {note}"),
+        Some(before) => before.to_string(),
+        None => note.to_string(),
+    };
+    put_with_figures(result, "withheld", json!(said));
 }

@@ -44,6 +44,7 @@ mod json;
 mod normalize;
 mod numbers;
 mod numeric;
+pub(crate) use numeric::column_index;
 pub use numeric::{judge_agrees, stated_in_line, statements_in};
 mod paths;
 mod process;

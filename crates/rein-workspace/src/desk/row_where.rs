@@ -145,7 +145,9 @@ pub fn same_cell_value(a: &str, b: &str) -> bool {
 
 fn equal(a: &str, b: &str) -> bool {
     if let (Some(x), Some(y)) = (Moment::of(a), Moment::of(b)) {
-        return x.cmp_with(&y) == Ordering::Equal;
+        if let Some(order) = x.cmp_with(&y) {
+            return order == Ordering::Equal;
+        }
     }
     match (number(a), number(b)) {
         (Some(x), Some(y)) => x == y,
@@ -169,49 +171,129 @@ fn ordering(a: &str, b: &str) -> Option<Ordering> {
     if let (Some(x), Some(y)) = (number(a), number(b)) {
         return Some(x.cmp(&y));
     }
-    Some(Moment::of(a)?.cmp_with(&Moment::of(b)?))
+    Moment::of(a)?.cmp_with(&Moment::of(b)?)
 }
 
-/// A date written `YYYY-MM-DD`, optionally followed by `T` or a space and a time.
-struct Moment<'s> {
-    day: &'s str,
-    time: Option<&'s str>,
+/// A date written `YYYY-MM-DD` (month and day of one or two digits), alone or followed by `T`
+/// or a space and a time `H:MM`, `H:MM:SS` or `H:MM:SS.fff`, optionally with an offset (`Z`,
+/// `+02:00`, `-0500`). Anything else after the day (words) makes the cell no moment: it is not
+/// ordered, and `=` compares it as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Moment {
+    /// A calendar day, and a time of day when one is written, with no offset.
+    Local(time::Date, Option<time::Time>),
+    /// An instant: a day and time with an offset.
+    Instant(time::OffsetDateTime),
 }
 
-impl<'s> Moment<'s> {
-    fn of(s: &'s str) -> Option<Moment<'s>> {
+impl Moment {
+    fn of(s: &str) -> Option<Moment> {
         let s = s.trim();
-        let b = s.as_bytes();
-        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-        let dated = b.len() >= 10
-            && digits(0..4)
-            && b[4] == b'-'
-            && digits(5..7)
-            && b[7] == b'-'
-            && digits(8..10);
-        if !dated {
+        let (day, clock_text) = match s.find(['T', ' ']) {
+            Some(at) => (&s[..at], Some(&s[at + 1..])),
+            None => (s, None),
+        };
+        let mut parts = day.split('-');
+        let year = number_of(parts.next()?, 4, 4)?;
+        let month = number_of(parts.next()?, 1, 2)?;
+        let date = number_of(parts.next()?, 1, 2)?;
+        if parts.next().is_some() {
             return None;
         }
-        match b.get(10) {
-            None => Some(Moment { day: s, time: None }),
-            Some(b'T' | b' ') => Some(Moment {
-                day: &s[..10],
-                time: Some(&s[11..]),
-            }),
-            Some(_) => None,
-        }
+        let month = time::Month::try_from(u8::try_from(month).ok()?).ok()?;
+        let date = time::Date::from_calendar_date(
+            i32::try_from(year).ok()?,
+            month,
+            u8::try_from(date).ok()?,
+        )
+        .ok()?;
+        let Some(clock_text) = clock_text else {
+            return Some(Moment::Local(date, None));
+        };
+        let (clock_text, offset) = split_offset(clock_text)?;
+        let at = clock(clock_text)?;
+        Some(match offset {
+            None => Moment::Local(date, Some(at)),
+            Some(offset) => {
+                Moment::Instant(time::PrimitiveDateTime::new(date, at).assume_offset(offset))
+            }
+        })
     }
 
     /// Day first; times only when both have one, so a day alone stands for the whole of it
-    /// (`at <= 2024-06-30` keeps `2024-06-30T15:00`).
-    fn cmp_with(&self, other: &Moment) -> Ordering {
-        self.day
-            .cmp(other.day)
-            .then_with(|| match (self.time, other.time) {
-                (Some(x), Some(y)) => x.cmp(y),
-                _ => Ordering::Equal,
-            })
+    /// (`at <= 2024-06-30` keeps `2024-06-30T15:00`). Instants compare as instants; an
+    /// instant and a local time do not compare.
+    fn cmp_with(&self, other: &Moment) -> Option<Ordering> {
+        match (self, other) {
+            (Moment::Local(d1, t1), Moment::Local(d2, t2)) => {
+                Some(d1.cmp(d2).then_with(|| match (t1, t2) {
+                    (Some(x), Some(y)) => x.cmp(y),
+                    _ => Ordering::Equal,
+                }))
+            }
+            (Moment::Instant(x), Moment::Instant(y)) => Some(x.cmp(y)),
+            _ => None,
+        }
     }
+}
+
+/// A time's text and its offset (`Z`, `+02:00`, `+0200`, `-05:00`), if it ends in one.
+fn split_offset(t: &str) -> Option<(&str, Option<time::UtcOffset>)> {
+    if let Some(clock_text) = t.strip_suffix(['Z', 'z']) {
+        return Some((clock_text, Some(time::UtcOffset::UTC)));
+    }
+    let Some(at) = t.rfind(['+', '-']) else {
+        return Some((t, None));
+    };
+    let (clock_text, sign, zone) = (&t[..at], &t[at..at + 1], t[at + 1..].replace(':', ""));
+    let hours = number_of(zone.get(..2)?, 2, 2)?;
+    let minutes = number_of(zone.get(2..)?, 2, 2)?;
+    let sign: i8 = if sign == "-" { -1 } else { 1 };
+    let offset = time::UtcOffset::from_hms(
+        sign * i8::try_from(hours).ok()?,
+        sign * i8::try_from(minutes).ok()?,
+        0,
+    )
+    .ok()?;
+    Some((clock_text, Some(offset)))
+}
+
+/// `H:MM`, `H:MM:SS` or `H:MM:SS.fff` (up to nine fraction digits); missing seconds are zero.
+fn clock(t: &str) -> Option<time::Time> {
+    let (whole, nanos) = match t.split_once('.') {
+        Some((w, f)) => {
+            if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (w, format!("{f:0<9}").parse::<u32>().ok()?)
+        }
+        None => (t, 0),
+    };
+    let mut parts = whole.split(':');
+    let hours = number_of(parts.next()?, 1, 2)?;
+    let minutes = number_of(parts.next()?, 2, 2)?;
+    let seconds = match parts.next() {
+        Some(sec) => number_of(sec, 2, 2)?,
+        None if !t.contains('.') => 0,
+        None => return None,
+    };
+    if parts.next().is_some() {
+        return None;
+    }
+    time::Time::from_hms_nano(
+        u8::try_from(hours).ok()?,
+        u8::try_from(minutes).ok()?,
+        u8::try_from(seconds).ok()?,
+        nanos,
+    )
+    .ok()
+}
+
+/// `text` as a number of `min..=max` ASCII digits.
+fn number_of(text: &str, min: usize, max: usize) -> Option<u32> {
+    ((min..=max).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
 }
 
 /// The conditions of a `where` text, or what is wrong with it, said so the model can fix it.
@@ -362,6 +444,10 @@ fn parse_condition(table: &Table, keys: &[String], text: &str) -> Result<Conditi
         (Some(c), Some(_)) if is_bare(right) && holds_value(table, c, right) => {
             (c, op, Operand::Value(right.to_string()))
         }
+        // And on the left: `pass = result` reads as `result = pass`.
+        (Some(_), Some(other)) if is_bare(left) && holds_value(table, other, left) => {
+            (other, op.flipped(), Operand::Value(left.to_string()))
+        }
         (Some(c), Some(other)) => (c, op, Operand::Column(other)),
         (Some(c), None) => (c, op, Operand::Value(unquoted(right).to_string())),
         // `0 < on_hand` reads as `on_hand > 0`.
@@ -427,11 +513,12 @@ fn holds_value(table: &Table, column: usize, value: &str) -> bool {
 
 /// The column `side` names, `Ok(None)` for a value: backquoted or double-quoted text naming a
 /// column, or bare text that is a column's name (as the answer gives it, exact, else ignoring
-/// case). Single quotes and empty quotes always make a value. A name two columns share is
+/// case) and no number. Single quotes and empty quotes always make a value. A name two columns share is
 /// refused with the names that tell them apart.
 fn as_column(table: &Table, keys: &[String], side: &str) -> Result<Option<usize>, String> {
     let name = unquoted(side);
-    if side.starts_with('\'') || name.is_empty() {
+    // A bare number is a value, whatever the header holds (`total > 2` beside a column `2`).
+    if side.starts_with('\'') || name.is_empty() || (is_bare(side) && number(side).is_some()) {
         return Ok(None);
     }
     let exact: Vec<usize> = (0..keys.len()).filter(|i| keys[*i] == name).collect();

@@ -169,13 +169,35 @@ fn value_counts(
         for row in matching {
             *counts.entry(cell(row, column).trim()).or_default() += 1;
         }
-        let listed: Vec<Value> = counts
+        let listed: Vec<Value> = told_apart(counts.keys().map(|v| shown_cell(v)).collect())
             .into_iter()
-            .map(|(value, rows)| json!({ "value": shown_cell(value), "rows": rows }))
+            .zip(counts.values())
+            .map(|(value, rows)| json!({ "value": value, "rows": rows }))
             .collect();
         out.insert(key.clone(), json!(listed));
     }
     (out, left)
+}
+
+/// `labels` with those that show alike (long values cut at the same place) numbered apart.
+fn told_apart(labels: Vec<String>) -> Vec<String> {
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    for label in &labels {
+        *uses.entry(label.clone()).or_default() += 1;
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    labels
+        .into_iter()
+        .map(|label| {
+            let alike = uses[&label];
+            if alike == 1 {
+                return label;
+            }
+            let k = seen.entry(label.clone()).or_default();
+            *k += 1;
+            format!("{label} [value {k} of {alike} shown alike]")
+        })
+        .collect()
 }
 
 /// The first [`ROWS_MAX_LISTED`] matching rows as column-to-cell objects (the first

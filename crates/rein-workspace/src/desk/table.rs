@@ -332,8 +332,10 @@ impl Table {
 
     /// The name a row's cell of column `i` goes under: its header, or with its place when
     /// another column has the same header (`amount (column 3)`), so no cell hides another.
-    /// [`Table::cell_key`] of every column, the header read once (a table may have thousands).
-    pub(super) fn cell_keys(&self) -> Vec<String> {
+    /// The name each column's cells go under in a tool's answer: its header, or with its place
+    /// when another column has the same header (`amount (column 3)`). The header is read once
+    /// (a table may have thousands of columns).
+    pub fn cell_keys(&self) -> Vec<String> {
         let mut uses: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for h in &self.header {
             *uses.entry(h.as_str()).or_default() += 1;

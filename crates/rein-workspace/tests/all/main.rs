@@ -11,6 +11,7 @@ mod path_filter;
 mod property;
 mod redteam_edit_lines;
 mod redteam_table_rows;
+mod redteam_table_rows_2;
 mod registry;
 mod sandbox;
 mod support;
