@@ -142,11 +142,11 @@ pub fn withhold_disputed(
     withheld
 }
 
-/// Takes out of a `table_stats` (or `table_rows`) result each row count a check of the contract counts otherwise
-/// (the tool leaves a row of empty cells out, the judge counts it): `rows_in_file` for a check
-/// of every row of the table, `rows` for one whose filter is the call's (case aside), each with
-/// a note, as [`withhold_disputed`] does for `folder_stats`. A `group_by` result's per-group
-/// counts are not compared.
+/// Takes out of a `table_stats` (or `table_rows`) result each row count a check of the contract
+/// counts otherwise (the tool leaves a row of empty cells out, the judge counts it):
+/// `rows_in_file` for a check of every row of the table, `rows` for one whose filter is the
+/// call's (case aside), each with a note, as [`withhold_disputed`] does for `folder_stats`. A
+/// `group_by` result's per-group counts are not compared.
 pub fn withhold_disputed_table_rows(
     contract: &FrozenContract,
     world: &dyn World,
@@ -203,11 +203,13 @@ pub fn withhold_disputed_table_rows(
             if field == "rows_in_file" && unconditioned {
                 remove_keys(result, &["rows"]);
             }
-            // `table_rows` lists and counts per value the rows it counted; a condition every
-            // row meets counts the withheld rows of the file again.
+            // `table_rows` lists and counts per value the rows it counted (`table_stats` counts
+            // them per value with `row-query`); a condition every row meets counts the withheld
+            // rows of the file again.
             let matches_every_row = field == "rows_in_file"
+                && result.get("where").is_some()
                 && result.get("rows").map(Value::to_string) == Some(figure.clone());
-            if result.get("where").is_some() && (field == "rows" || matches_every_row) {
+            if field == "rows" || matches_every_row {
                 remove_keys(result, &super::row_query::MATCHED_KEYS);
             }
             super::row_query::add_withheld_note(
@@ -223,11 +225,10 @@ pub fn withhold_disputed_table_rows(
 /// A `table_rows` answer's one condition `column = "value"` as `table_stats` words its filter
 /// (`column = value`, lower case); `None` for any other `where`.
 fn one_equality(result: &Value) -> Option<String> {
-    let [read] = result.get("where")?.as_array()?.as_slice() else {
+    if result.get("where")?.as_array()?.len() != 1 {
         return None;
-    };
-    let (column, value) = read.as_str()?.split_once(" = \"")?;
-    let value = value.strip_suffix('"')?;
+    }
+    let [(column, value)] = super::row_query::equalities(result).try_into().ok()?;
     Some(format!("{column} = {}", value.trim()).to_lowercase())
 }
 

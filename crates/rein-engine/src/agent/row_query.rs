@@ -36,16 +36,7 @@ pub fn withhold_disputed_matches(contract: &FrozenContract, world: &dyn World, r
     else {
         return;
     };
-    let equalities: Vec<(String, String)> = result
-        .get("where")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|read| {
-            let (column, value) = read.as_str()?.split_once(" = \"")?;
-            Some((column.to_string(), value.strip_suffix('"')?.to_string()))
-        })
-        .collect();
+    let equalities = equalities(result);
     if equalities.is_empty() {
         return;
     }
@@ -84,6 +75,21 @@ pub fn withhold_disputed_matches(contract: &FrozenContract, world: &dyn World, r
             }
         }
     }
+}
+
+/// The conditions of a `table_rows` answer that are `=` with a value, as (column name as the
+/// answer gives it, value), from the answer's reading of them (`status = "failed"`).
+pub fn equalities(result: &Value) -> Vec<(String, String)> {
+    result
+        .get("where")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|read| {
+            let (column, value) = read.as_str()?.split_once(" = \"")?;
+            Some((column.to_string(), value.strip_suffix('"')?.to_string()))
+        })
+        .collect()
 }
 
 fn frozen_table(world: &dyn World, path: &str) -> Option<rein_workspace::desk::Table> {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::row_where::{parse_where, row_matches, Condition, WHERE_MAX_CHARS};
+use super::row_where::{parse_where, row_matches, WHERE_MAX_CHARS};
 use super::table::{cell, read_table, shown_cell, Table, EXTREME_ROW_MAX_CELLS};
 use super::{object_schema, path_schema};
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
@@ -80,15 +80,12 @@ impl Tool for TableRows {
         }
         // Counts and notes before the rows, so a long listing never pushes them out of a
         // clipped answer.
-        let (counts, columns_left) = value_counts(&table, &keys, &conditions, &matching);
-        if !counts.is_empty() {
-            out["counts"] = Value::Object(counts);
-        }
-        if columns_left > 0 {
-            out["counts_note"] = json!(format!(
-                "{columns_left} more short columns are not counted; only the first {COUNTED_MAX_COLUMNS} are"
-            ));
-        }
+        let fixed: Vec<usize> = conditions
+            .iter()
+            .filter(|c| c.fixes_value())
+            .map(|c| c.column)
+            .collect();
+        write_counts(&mut out, &table, &keys, &fixed, &matching);
         if matching.len() > ROWS_MAX_LISTED {
             out["matching_rows_note"] = json!(format!(
                 "{} rows match; only the first {ROWS_MAX_LISTED} are listed (count them with `rows` and `counts`, or narrow the conditions)",
@@ -129,14 +126,34 @@ fn uncompared_note(uncompared: &[String]) -> String {
     )
 }
 
-/// Per short column (see [`COUNTED_MAX_VALUES`]) that no `=` condition fixes to one value, the
-/// first [`COUNTED_MAX_COLUMNS`] of them: how many matching rows hold each of its values,
-/// grouped as written (as the judge counts), long values cut. Also how many more short columns
-/// there were.
+/// Sets `counts` (see [`value_counts`]) of an answer about `matching`, and `counts_note` when
+/// the cap on columns left some out.
+pub(super) fn write_counts(
+    out: &mut Value,
+    table: &Table,
+    keys: &[String],
+    fixed: &[usize],
+    matching: &[&Vec<String>],
+) {
+    let (counts, columns_left) = value_counts(table, keys, fixed, matching);
+    if !counts.is_empty() {
+        out["counts"] = Value::Object(counts);
+    }
+    if columns_left > 0 {
+        out["counts_note"] = json!(format!(
+            "{columns_left} more short columns are not counted; only the first {COUNTED_MAX_COLUMNS} are"
+        ));
+    }
+}
+
+/// Per short column (see [`COUNTED_MAX_VALUES`]) but the `fixed` ones (a condition keeps one
+/// value of them), the first [`COUNTED_MAX_COLUMNS`]: how many `matching` rows hold each of its
+/// values, grouped as written (as the judge counts), long values cut. Also how many more short
+/// columns there were.
 fn value_counts(
     table: &Table,
     keys: &[String],
-    conditions: &[Condition],
+    fixed: &[usize],
     matching: &[&Vec<String>],
 ) -> (serde_json::Map<String, Value>, usize) {
     let mut out = serde_json::Map::new();
@@ -145,10 +162,7 @@ fn value_counts(
         return (out, left);
     }
     for (column, key) in keys.iter().enumerate() {
-        if conditions
-            .iter()
-            .any(|c| c.column == column && c.fixes_value())
-        {
+        if fixed.contains(&column) {
             continue;
         }
         let mut in_file: BTreeMap<&str, ()> = BTreeMap::new();
@@ -238,7 +252,8 @@ mod tests {
             .iter()
             .filter(|r| row_matches(&conditions, r) == Ok(true))
             .collect();
-        let (counts, left) = value_counts(&t, &keys, &conditions, &rows);
+        let fixed: Vec<usize> = conditions.iter().map(|c| c.column).collect();
+        let (counts, left) = value_counts(&t, &keys, &fixed, &rows);
         assert_eq!(left, 0);
         assert_eq!(
             counts["course"],

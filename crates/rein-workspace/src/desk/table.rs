@@ -118,6 +118,12 @@ impl Tool for TableStats {
                 ));
             }
         }
+        // How the filtered rows split over each short column (lever `row-query`'s; the engine
+        // takes it out without the lever): report-gradebook's fails per course are the
+        // `result` counts of one course's rows.
+        if let Some((c, _)) = &filter {
+            super::rows::write_counts(&mut out, &table, &table.cell_keys(), &[*c], &rows);
+        }
         // Which row holds the largest claim is often what a report asks next (report-expenses:
         // the 1.5B wrote the largest amount right and named the wrong employee). After the
         // groups, so a wide table's rows never push them out of a clipped answer.

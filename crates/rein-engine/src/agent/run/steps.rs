@@ -631,6 +631,14 @@ impl<'a> Agent<'a> {
         }
         // The rows holding a column's largest and smallest number are lever `named-rows`'
         // (the tool gives them to every caller): without it the answer is as before the lever.
+        // How the filtered rows split over the short columns is lever `row-query`'s too.
+        if tool == "table_stats" && !self.options.levers.row_query {
+            if let Some(fields) = report.result.as_object_mut() {
+                for key in ["counts", "counts_note"] {
+                    fields.shift_remove(key);
+                }
+            }
+        }
         if tool == "table_stats" && !self.options.levers.named_rows {
             if let Some(fields) = report.result.as_object_mut() {
                 for key in ["max_rows", "max_rows_note", "min_rows", "min_rows_note"] {
