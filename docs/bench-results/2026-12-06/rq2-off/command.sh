@@ -1,0 +1,3 @@
+# row-query rq2-off; binary built from eee43cb; suite /work/suites-tmp/s_rq = report-deploys, report-gradebook, report-stock-warehouses, summarize-budget of suites/desk
+cd /work/main
+/work/bench-out/rein-rq bench /work/suites-tmp/s_rq --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 --lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever review-edits=off --lever task-search=off --lever whole-rewrite=off --lever readable-figures=off --lever line-edits=off --lever no-echo=off --samples 3 --lever row-query=off --out /work/bench-out/rq2-off
