@@ -29,16 +29,6 @@ fn run(h: Harness, script: &str, levers: Levers, tweak: impl FnOnce(&mut AgentOp
     })
 }
 
-/// The result of step `n` as the next prompt shows it.
-fn shown_result(r: &Ran, request: usize, n: usize, tool: &str) -> String {
-    let label = format!("Result of step {n} ({tool})");
-    let m = support::user_messages(&r.model.requests[request])
-        .into_iter()
-        .find(|m| m.contains(&label))
-        .unwrap_or_else(|| panic!("no {label} in {}", r.model.prompt(request)));
-    m.split("Progress:").next().unwrap().to_string()
-}
-
 #[test]
 fn table_rows_is_offered_beside_table_stats_only_with_the_lever() {
     let call = line(
@@ -52,7 +42,7 @@ fn table_rows_is_offered_beside_table_stats_only_with_the_lever() {
         outcomes(&on.events)[0],
         ("table_rows".into(), "executed".into())
     );
-    let shown = shown_result(&on, 1, 1, "table_rows");
+    let shown = on.shown_result(1, 1, "table_rows");
     let result = support::first_json(&shown);
     assert_eq!(result["rows"], 2, "{shown}");
     assert_eq!(result["matching_rows"][1]["task"], "Release checklist");
@@ -154,7 +144,7 @@ fn a_row_count_the_judge_makes_otherwise_is_withheld_from_table_rows() {
                 }
             });
             let r = run(h, &call(where_), levers(true, true), |_| {});
-            let shown = shown_result(&r, 1, 1, "table_rows");
+            let shown = r.shown_result(1, 1, "table_rows");
             assert!(shown.contains("executed"), "{shown}");
             let result: Value = support::first_json(&shown);
             let withheld = disputed;
@@ -189,7 +179,7 @@ fn a_filtered_table_stats_answer_counts_its_rows_per_value_only_with_the_lever()
             levers(lever, true),
             |_| {},
         );
-        let shown = shown_result(&r, 1, 1, "table_stats");
+        let shown = r.shown_result(1, 1, "table_stats");
         let result = support::first_json(&shown);
         assert_eq!(result["rows"], 2, "{shown}");
         assert_eq!(result.get("counts").is_some(), lever, "{shown}");
@@ -222,7 +212,7 @@ fn a_withheld_table_stats_count_takes_its_per_value_counts_with_it() {
         std::fs::write(p, text).unwrap();
     });
     let r = run(h, &call, levers(true, true), |_| {});
-    let shown = shown_result(&r, 1, 1, "table_stats");
+    let shown = r.shown_result(1, 1, "table_stats");
     let result = support::first_json(&shown);
     assert!(result.get("rows").is_none(), "{shown}");
     assert!(result.get("counts").is_none(), "{shown}");

@@ -30,16 +30,6 @@ fn run(h: Harness, script: &str, tweak: impl FnOnce(&mut AgentOptions)) -> Ran {
     })
 }
 
-/// The result of step `n` as the next prompt shows it.
-fn shown_result(r: &Ran, request: usize, n: usize, tool: &str) -> String {
-    let label = format!("Result of step {n} ({tool})");
-    let m = support::user_messages(&r.model.requests[request])
-        .into_iter()
-        .find(|m| m.contains(&label))
-        .unwrap_or_else(|| panic!("no {label} in {}", r.model.prompt(request)));
-    m.split("Progress:").next().unwrap().to_string()
-}
-
 /// report-deploys with a `FAILED` row added to June: the judge counts 3 rows of status
 /// `failed` (case counts for it), `table_rows`' `status = failed` matches 4.
 fn deploys_disputed() -> Harness {
@@ -93,7 +83,7 @@ fn row_figures(result: &Value) -> Vec<(String, u64)> {
 #[test]
 fn a_withheld_row_count_is_not_handed_over_by_the_listed_rows_or_the_counts() {
     let r = run(deploys_disputed(), &call_deploys("status = failed"), |_| {});
-    let shown = shown_result(&r, 1, 1, "table_rows");
+    let shown = r.shown_result(1, 1, "table_rows");
     let result = support::first_json(&shown);
     assert!(result.get("rows").is_none(), "rows is withheld: {shown}");
     let leaks: Vec<(String, u64)> = row_figures(&result)
@@ -120,7 +110,7 @@ fn a_redundant_second_condition_does_not_let_a_disputed_count_through() {
         "status = failed and duration_s >= 0",
     ] {
         let r = run(deploys_disputed(), &call_deploys(where_), |_| {});
-        let shown = shown_result(&r, 1, 1, "table_rows");
+        let shown = r.shown_result(1, 1, "table_rows");
         let result = support::first_json(&shown);
         assert_ne!(
             result.get("rows"),
@@ -141,7 +131,7 @@ fn every_spelling_of_the_judge_s_one_condition_is_withheld() {
         "status=failed",
     ] {
         let r = run(deploys_disputed(), &call_deploys(where_), |_| {});
-        let shown = shown_result(&r, 1, 1, "table_rows");
+        let shown = r.shown_result(1, 1, "table_rows");
         let result = support::first_json(&shown);
         assert!(result.get("rows").is_none(), "`{where_}`: {shown}");
         assert!(shown.contains("count them yourself"), "`{where_}`: {shown}");
@@ -152,7 +142,7 @@ fn every_spelling_of_the_judge_s_one_condition_is_withheld() {
         &call_deploys("'failed' = status"),
         |_| {},
     );
-    let result = support::first_json(&shown_result(&r, 1, 1, "table_rows"));
+    let result = support::first_json(&r.shown_result(1, 1, "table_rows"));
     assert_eq!(result["rows"], 3);
 }
 
@@ -165,7 +155,7 @@ fn per_value_counts_keep_the_judge_s_case() {
         &call_deploys("date >= 2024-06-01"),
         |_| {},
     );
-    let result = support::first_json(&shown_result(&r, 1, 1, "table_rows"));
+    let result = support::first_json(&r.shown_result(1, 1, "table_rows"));
     let status = result["counts"]["status"].as_array().unwrap();
     let failed = status.iter().find(|v| v["value"] == "failed").unwrap();
     assert_eq!(failed["rows"], 3, "{result}");
@@ -192,7 +182,7 @@ fn the_withheld_note_survives_a_clipped_listing() {
         std::fs::write(p, text).unwrap();
     });
     let r = run(h, &call_deploys("status = failed"), |_| {});
-    let shown = shown_result(&r, 1, 1, "table_rows");
+    let shown = r.shown_result(1, 1, "table_rows");
     assert!(
         !shown.contains("\"rows\":24") && !shown.contains("\"rows\": 24"),
         "{shown}"

@@ -33,16 +33,6 @@ fn run(h: Harness, script: &str, tweak: impl FnOnce(&mut AgentOptions)) -> Ran {
     })
 }
 
-/// The result of step `n` as the next prompt shows it.
-fn shown_result(r: &Ran, request: usize, n: usize, tool: &str) -> String {
-    let label = format!("Result of step {n} ({tool})");
-    let m = support::user_messages(&r.model.requests[request])
-        .into_iter()
-        .find(|m| m.contains(&label))
-        .unwrap_or_else(|| panic!("no {label} in {}", r.model.prompt(request)));
-    m.split("Progress:").next().unwrap().to_string()
-}
-
 fn call(path: &str, where_: &str) -> String {
     line("table_rows", json!({"path": path, "where": where_})) + &finish_line()
 }
@@ -50,7 +40,7 @@ fn call(path: &str, where_: &str) -> String {
 /// The one `table_rows` answer of a run, as shown, and its JSON.
 fn answer(h: Harness, path: &str, where_: &str) -> (String, Value) {
     let r = run(h, &call(path, where_), |_| {});
-    let shown = shown_result(&r, 1, 1, "table_rows");
+    let shown = r.shown_result(1, 1, "table_rows");
     let result = support::first_json(&shown);
     (shown, result)
 }

@@ -756,6 +756,17 @@ impl Ran {
         }
     }
 
+    /// The result of step `n` (a call of `tool`) as request `request` shows it, up to the
+    /// progress note.
+    pub fn shown_result(&self, request: usize, n: usize, tool: &str) -> String {
+        let label = format!("Result of step {n} ({tool})");
+        let m = user_messages(&self.model.requests[request])
+            .into_iter()
+            .find(|m| m.contains(&label))
+            .unwrap_or_else(|| panic!("no {label} in {}", self.model.prompt(request)));
+        m.split("Progress:").next().unwrap().to_string()
+    }
+
     /// The first prompt's user message that holds `label` (the result of a call Rein made
     /// before the first step).
     pub fn first_message_with(&self, label: &str) -> String {
