@@ -1,0 +1,3 @@
+# the five dev summarize tasks with the suite lever set (row-query off); binary built from 712b059; suite /work/suites-tmp/s_sum5
+cd /work/main
+/work/bench-out/rein-rq3 bench /work/suites-tmp/s_sum5 --models qwen2.5-coder-1.5b --split all --repeats 1 --seed 0 --jobs 1 --context 8192 --lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever review-edits=off --lever task-search=off --lever whole-rewrite=off --lever readable-figures=off --lever line-edits=off --lever no-echo=off --lever row-query=off --samples 3 --out /work/bench-out/sum12
