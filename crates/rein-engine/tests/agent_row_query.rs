@@ -137,10 +137,7 @@ fn a_row_count_the_judge_makes_otherwise_is_withheld_from_table_rows() {
         ] {
             let h = Harness::desk_suite_with("report-deploys", |dir| {
                 if disputed {
-                    let p = dir.join("data/deploys-2024-06.csv");
-                    let mut text = std::fs::read_to_string(&p).unwrap();
-                    text.push_str("2024-06-28,orders,FAILED,12\n");
-                    std::fs::write(p, text).unwrap();
+                    support::add_failed_deploy(dir);
                 }
             });
             let r = run(h, &call(where_), levers(true, true), |_| {});
@@ -205,12 +202,7 @@ fn a_withheld_table_stats_count_takes_its_per_value_counts_with_it() {
         json!({"path": "data/deploys-2024-06.csv", "column": "duration_s",
                "filter_column": "status", "filter_value": "failed"}),
     ) + &finish_line();
-    let h = Harness::desk_suite_with("report-deploys", |dir| {
-        let p = dir.join("data/deploys-2024-06.csv");
-        let mut text = std::fs::read_to_string(&p).unwrap();
-        text.push_str("2024-06-28,orders,FAILED,12\n");
-        std::fs::write(p, text).unwrap();
-    });
+    let h = Harness::deploys_disputed();
     let r = run(h, &call, levers(true, true), |_| {});
     let shown = r.shown_result(1, 1, "table_stats");
     let result = support::first_json(&shown);

@@ -10,7 +10,7 @@ mod support;
 use rein_engine::agent::{AgentOptions, Levers};
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::Policy;
-use serde_json::{json, Value};
+use serde_json::json;
 use support::{allowed_tools, finish_line, line, outcomes, Harness, Ran};
 
 fn levers_on() -> Levers {
@@ -30,48 +30,11 @@ fn run(h: Harness, script: &str, tweak: impl FnOnce(&mut AgentOptions)) -> Ran {
     })
 }
 
-/// report-deploys with a `FAILED` row added to June: the judge counts 3 rows of status
-/// `failed` (case counts for it), `table_rows`' `status = failed` matches 4.
-fn deploys_disputed() -> Harness {
-    Harness::desk_suite_with("report-deploys", |dir| {
-        let p = dir.join("data/deploys-2024-06.csv");
-        let mut text = std::fs::read_to_string(&p).unwrap();
-        text.push_str("2024-06-28,orders,FAILED,12\n");
-        std::fs::write(p, text).unwrap();
-    })
-}
-
 fn call_deploys(where_: &str) -> String {
     line(
         "table_rows",
         json!({"path": "data/deploys-2024-06.csv", "where": where_}),
     ) + &finish_line()
-}
-
-/// The figures a shown `table_rows` answer gives the count of its rows by: `rows`, the number
-/// of rows listed (when all are listed), and the sum of each `counts` column.
-fn row_figures(result: &Value) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    if let Some(n) = result.get("rows").and_then(Value::as_u64) {
-        out.push(("rows".to_string(), n));
-    }
-    if let Some(listed) = result.get("matching_rows").and_then(Value::as_array) {
-        if result.get("matching_rows_note").is_none() {
-            out.push(("matching_rows listed".to_string(), listed.len() as u64));
-        }
-    }
-    if let Some(counts) = result.get("counts").and_then(Value::as_object) {
-        for (column, values) in counts {
-            let sum: u64 = values
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v["rows"].as_u64().unwrap())
-                .sum();
-            out.push((format!("counts.{column} summed"), sum));
-        }
-    }
-    out
 }
 
 /// Was a hole, mended: the withholding takes out `rows` only. The same answer lists the 4 matching rows
@@ -82,11 +45,15 @@ fn row_figures(result: &Value) -> Vec<(String, u64)> {
 /// listed only as the judge's filter selects them).
 #[test]
 fn a_withheld_row_count_is_not_handed_over_by_the_listed_rows_or_the_counts() {
-    let r = run(deploys_disputed(), &call_deploys("status = failed"), |_| {});
+    let r = run(
+        Harness::deploys_disputed(),
+        &call_deploys("status = failed"),
+        |_| {},
+    );
     let shown = r.shown_result(1, 1, "table_rows");
     let result = support::first_json(&shown);
     assert!(result.get("rows").is_none(), "rows is withheld: {shown}");
-    let leaks: Vec<(String, u64)> = row_figures(&result)
+    let leaks: Vec<(String, u64)> = support::row_figures(&result)
         .into_iter()
         .filter(|(_, n)| *n == 4)
         .collect();
@@ -109,7 +76,7 @@ fn a_redundant_second_condition_does_not_let_a_disputed_count_through() {
         "status = failed and status = failed",
         "status = failed and duration_s >= 0",
     ] {
-        let r = run(deploys_disputed(), &call_deploys(where_), |_| {});
+        let r = run(Harness::deploys_disputed(), &call_deploys(where_), |_| {});
         let shown = r.shown_result(1, 1, "table_rows");
         let result = support::first_json(&shown);
         assert_ne!(
@@ -130,7 +97,7 @@ fn every_spelling_of_the_judge_s_one_condition_is_withheld() {
         "`status` = FAILED",
         "status=failed",
     ] {
-        let r = run(deploys_disputed(), &call_deploys(where_), |_| {});
+        let r = run(Harness::deploys_disputed(), &call_deploys(where_), |_| {});
         let shown = r.shown_result(1, 1, "table_rows");
         let result = support::first_json(&shown);
         assert!(result.get("rows").is_none(), "`{where_}`: {shown}");
@@ -151,7 +118,7 @@ fn every_spelling_of_the_judge_s_one_condition_is_withheld() {
 #[test]
 fn per_value_counts_keep_the_judge_s_case() {
     let r = run(
-        deploys_disputed(),
+        Harness::deploys_disputed(),
         &call_deploys("date >= 2024-06-01"),
         |_| {},
     );

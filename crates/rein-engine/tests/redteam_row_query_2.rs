@@ -45,35 +45,9 @@ fn answer(h: Harness, path: &str, where_: &str) -> (String, Value) {
     (shown, result)
 }
 
-/// The figures a shown answer gives the count of its rows by: `rows`, the number of rows listed
-/// (when all are), and the sum of each `counts` column.
-fn row_figures(result: &Value) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    if let Some(n) = result.get("rows").and_then(Value::as_u64) {
-        out.push(("rows".to_string(), n));
-    }
-    if let Some(listed) = result.get("matching_rows").and_then(Value::as_array) {
-        if result.get("matching_rows_note").is_none() {
-            out.push(("matching_rows listed".to_string(), listed.len() as u64));
-        }
-    }
-    if let Some(counts) = result.get("counts").and_then(Value::as_object) {
-        for (column, values) in counts {
-            let sum: u64 = values
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v["rows"].as_u64().unwrap())
-                .sum();
-            out.push((format!("counts.{column} summed"), sum));
-        }
-    }
-    out
-}
-
 /// Asserts no figure of `result` is `disputed`.
 fn no_figure(result: &Value, disputed: u64, shown: &str, what: &str) {
-    let leaks: Vec<(String, u64)> = row_figures(result)
+    let leaks: Vec<(String, u64)> = support::row_figures(result)
         .into_iter()
         .filter(|(_, n)| *n == disputed)
         .collect();
@@ -264,22 +238,13 @@ fn more_spellings_of_the_judge_s_filter_are_withheld() {
 fn the_check_s_column_and_value_spelled_otherwise_still_withhold() {
     for (column, equals) in [("STATUS", "failed"), ("status", "Failed")] {
         let h = || {
-            Harness::desk_suite_edited(
-                "report-deploys",
-                |dir| {
-                    let p = dir.join(JUNE);
-                    let mut text = std::fs::read_to_string(&p).unwrap();
-                    text.push_str("2024-06-28,orders,FAILED,12\n");
-                    std::fs::write(p, text).unwrap();
-                },
-                |m| {
-                    for c in m["checks"].as_array_mut().unwrap() {
-                        if c["id"] == "failed" {
-                            c["expected"]["filter"] = json!({"column": column, "equals": equals});
-                        }
+            Harness::desk_suite_edited("report-deploys", support::add_failed_deploy, |m| {
+                for c in m["checks"].as_array_mut().unwrap() {
+                    if c["id"] == "failed" {
+                        c["expected"]["filter"] = json!({"column": column, "equals": equals});
                     }
-                },
-            )
+                }
+            })
         };
         let what = format!("{column} = {equals}");
         for where_ in ["status = failed", "status = failed and duration_s >= 0"] {

@@ -940,10 +940,7 @@ fn a_filtered_row_count_the_judge_makes_otherwise_is_withheld_from_table_stats()
     for disputed in [true, false] {
         let h = Harness::desk_suite_with("report-deploys", |dir| {
             if disputed {
-                let p = dir.join("data/deploys-2024-06.csv");
-                let mut text = std::fs::read_to_string(&p).unwrap();
-                text.push_str("2024-06-28,orders,FAILED,12\n");
-                std::fs::write(p, text).unwrap();
+                support::add_failed_deploy(dir);
             }
         });
         let r = run_with(h, &call, levers, |_| {});

@@ -1081,3 +1081,52 @@ pub fn first_json(message: &str) -> serde_json::Value {
         .unwrap()
         .unwrap_or_else(|e| panic!("{e}: {message}"))
 }
+
+/// report-deploys' June file, whose `failed` rows a check counts.
+pub const DEPLOYS_JUNE: &str = "data/deploys-2024-06.csv";
+
+/// Adds a June deploy of status `FAILED` to report-deploys' fixtures in `dir`: the judge's
+/// filter (`failed`, case counting) leaves it out, a case-blind tool counts it.
+pub fn add_failed_deploy(dir: &Path) {
+    let p = dir.join(DEPLOYS_JUNE);
+    let mut text = std::fs::read_to_string(&p).unwrap();
+    text.push_str("2024-06-28,orders,FAILED,12\n");
+    std::fs::write(p, text).unwrap();
+}
+
+impl Harness {
+    /// report-deploys with [`add_failed_deploy`]: the judge counts 3 rows of status `failed`,
+    /// `status = failed` read ignoring case matches 4.
+    pub fn deploys_disputed() -> Harness {
+        Harness::desk_suite_with("report-deploys", add_failed_deploy)
+    }
+}
+
+/// The figures a shown `table_rows` answer gives the count of its rows by: `rows`, the number
+/// of rows listed (when all are listed), and the sum of each `counts` column.
+pub fn row_figures(result: &serde_json::Value) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    if let Some(n) = result.get("rows").and_then(serde_json::Value::as_u64) {
+        out.push(("rows".to_string(), n));
+    }
+    if let Some(listed) = result
+        .get("matching_rows")
+        .and_then(serde_json::Value::as_array)
+    {
+        if result.get("matching_rows_note").is_none() {
+            out.push(("matching_rows listed".to_string(), listed.len() as u64));
+        }
+    }
+    if let Some(counts) = result.get("counts").and_then(serde_json::Value::as_object) {
+        for (column, values) in counts {
+            let sum: u64 = values
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["rows"].as_u64().unwrap())
+                .sum();
+            out.push((format!("counts.{column} summed"), sum));
+        }
+    }
+    out
+}

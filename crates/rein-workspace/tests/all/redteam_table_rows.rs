@@ -243,35 +243,12 @@ fn the_rows_of_a_wide_table_stay_small_enough_to_leave_room_for_the_groups() {
 /// Red team of `table_rows` {path, where}: the rows of a table where conditions hold. Each test
 /// is one attack; a failing one is marked `HOLE:` and names the defect it exposes.
 mod where_rows {
-    use serde_json::{json, Value};
+    use serde_json::json;
 
-    use crate::support::{data, desk, refusal, symlink, Fixture};
-
-    fn rows(f: &Fixture, path: &str, where_: &str) -> Value {
-        data(
-            &f.ws(),
-            "table_rows",
-            json!({"path": path, "where": where_}),
-        )
-    }
-
-    fn refused(f: &Fixture, path: &str, where_: &str) -> String {
-        refusal(
-            &f.ws(),
-            "table_rows",
-            json!({"path": path, "where": where_}),
-        )
-    }
-
-    /// The cells of `column` of the listed matching rows.
-    fn listed(out: &Value, column: &str) -> Vec<String> {
-        out["matching_rows"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no matching_rows: {out}"))
-            .iter()
-            .map(|r| r[column].as_str().unwrap_or("?").to_string())
-            .collect()
-    }
+    use crate::support::{
+        desk, listed_cells as listed, symlink, table_rows as rows, table_rows_refusal as refused,
+        Fixture,
+    };
 
     const STOCK: &str = "sku,item,warehouse,on_hand,reorder_at\n\
         SKU-101,Desk lamp,Leeds,34,10\n\

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{desk, Fixture};
+use crate::support::{desk, listed_cells as listed, table_rows as rows, Fixture};
 
 /// The answer of `table_rows`, or the refusal's message.
 fn answer(f: &Fixture, path: &str, where_: &str) -> Result<Value, String> {
@@ -18,20 +18,6 @@ fn answer(f: &Fixture, path: &str, where_: &str) -> Result<Value, String> {
         Ok(other) => panic!("`{where_}`: not data: {other:?}"),
         Err(e) => Err(e.to_string()),
     }
-}
-
-fn rows(f: &Fixture, path: &str, where_: &str) -> Value {
-    answer(f, path, where_).unwrap_or_else(|e| panic!("`{where_}` refused: {e}"))
-}
-
-/// The cells of `column` of the listed matching rows.
-fn listed(out: &Value, column: &str) -> Vec<String> {
-    out["matching_rows"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no matching_rows: {out}"))
-        .iter()
-        .map(|r| r[column].as_str().unwrap_or("?").to_string())
-        .collect()
 }
 
 /// Whether the row whose `id` is `id` is either matched or said not to be compared: what it

@@ -69,6 +69,34 @@ pub fn data(ws: &Workspace, tool: &str, args: Value) -> Value {
     }
 }
 
+/// The answer of `table_rows` on `path` with `where_`, which must not be refused.
+pub fn table_rows(f: &Fixture, path: &str, where_: &str) -> Value {
+    data(
+        &f.ws(),
+        "table_rows",
+        serde_json::json!({"path": path, "where": where_}),
+    )
+}
+
+/// The refusal of `table_rows` on `path` with `where_`, which must be refused.
+pub fn table_rows_refusal(f: &Fixture, path: &str, where_: &str) -> String {
+    refusal(
+        &f.ws(),
+        "table_rows",
+        serde_json::json!({"path": path, "where": where_}),
+    )
+}
+
+/// The cells of `column` of a `table_rows` answer's listed matching rows.
+pub fn listed_cells(out: &Value, column: &str) -> Vec<String> {
+    out["matching_rows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no matching_rows: {out}"))
+        .iter()
+        .map(|r| r[column].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
 /// The refusal message of a desk tool that must refuse.
 pub fn refusal(ws: &Workspace, tool: &str, args: Value) -> String {
     match desk(ws, tool, args) {
