@@ -297,6 +297,12 @@ pub enum Lever {
     /// guessed two of report-gradebook's three fail counts after counting all the fails at once,
     /// and listed report-stock-warehouses' SKUs to reorder by eye.
     RowQuery,
+    /// A `read_file` call for a line range of a short text file (one whose whole text fits a
+    /// shown result) reads the whole file, and the result says so (see
+    /// [`super::whole_reads`]). The 1.5B read summarize-release's ten-line commit list a line
+    /// at a time, then lines past its end, into the no-progress cap, and one line of each of
+    /// search-payment-timeout's logs into the turn cap.
+    WholeReads,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -304,7 +310,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 44] = [
+    pub const ALL: [Lever; 45] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -349,6 +355,7 @@ impl Lever {
         Lever::SiblingLines,
         Lever::NoEcho,
         Lever::RowQuery,
+        Lever::WholeReads,
     ];
 
     pub fn name(self) -> &'static str {
@@ -397,6 +404,7 @@ impl Lever {
             Lever::SiblingLines => "sibling-lines",
             Lever::NoEcho => "no-echo",
             Lever::RowQuery => "row-query",
+            Lever::WholeReads => "whole-reads",
         }
     }
 
@@ -466,6 +474,7 @@ pub struct Levers {
     pub sibling_lines: bool,
     pub no_echo: bool,
     pub row_query: bool,
+    pub whole_reads: bool,
 }
 
 impl Default for Levers {
@@ -531,6 +540,7 @@ impl Levers {
         sibling_lines: false,
         no_echo: false,
         row_query: false,
+        whole_reads: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -578,6 +588,7 @@ impl Levers {
         sibling_lines: true,
         no_echo: true,
         row_query: true,
+        whole_reads: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -626,6 +637,7 @@ impl Levers {
             Lever::SiblingLines => self.sibling_lines,
             Lever::NoEcho => self.no_echo,
             Lever::RowQuery => self.row_query,
+            Lever::WholeReads => self.whole_reads,
         }
     }
 
@@ -675,6 +687,7 @@ impl Levers {
             Lever::SiblingLines => self.sibling_lines = on,
             Lever::NoEcho => self.no_echo = on,
             Lever::RowQuery => self.row_query = on,
+            Lever::WholeReads => self.whole_reads = on,
         }
     }
 

@@ -74,6 +74,7 @@ mod stats_first;
 mod step;
 mod task_search;
 mod trim;
+mod whole_reads;
 mod whole_rewrite;
 mod wider_search;
 mod world;

@@ -55,6 +55,7 @@ use super::stats_first::{
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
+use super::whole_reads::widened_read;
 use super::whole_rewrite::{text_bytes, without_edit_advice, writes_whole, WHOLE_RETRY_NOTE};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message_of, same_path, schema_violations,

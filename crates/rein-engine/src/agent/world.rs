@@ -40,6 +40,28 @@ impl World for WorkspaceWorld<'_> {
         }
     }
 
+    fn read_small(&self, path: &str, max: u64) -> Result<Option<Vec<u8>>, WorldError> {
+        let rel = self
+            .workspace
+            .resolve(path)
+            .map_err(|e: ConfinementError| WorldError::InvalidPath {
+                path: path.to_string(),
+                reason: e.to_string(),
+            })?;
+        match self.workspace.read_bytes_capped(&rel, max) {
+            Ok(b) => Ok(b),
+            Err(WorkspaceError::NotFound { .. } | WorkspaceError::TooLarge { .. }) => Ok(None),
+            Err(e @ WorkspaceError::Confinement(_)) => Err(WorldError::InvalidPath {
+                path: path.to_string(),
+                reason: e.to_string(),
+            }),
+            Err(e) => Err(WorldError::Io {
+                path: path.to_string(),
+                source: std::io::Error::other(e.to_string()),
+            }),
+        }
+    }
+
     /// A desk workspace has no sandbox variables.
     fn variable(&self, _name: &str) -> Option<serde_json::Value> {
         None

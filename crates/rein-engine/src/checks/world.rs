@@ -25,6 +25,11 @@ pub enum WorldError {
 pub trait World {
     /// The bytes of a workspace-relative file, `Ok(None)` when it does not exist.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, WorldError>;
+    /// The bytes of a file of at most `max` bytes: `Ok(None)` when it does not exist or is
+    /// larger. A world over a real folder looks at the size before it reads anything.
+    fn read_small(&self, path: &str, max: u64) -> Result<Option<Vec<u8>>, WorldError> {
+        Ok(self.read(path)?.filter(|b| b.len() as u64 <= max))
+    }
     /// A variable of the bench sandbox, if set.
     fn variable(&self, name: &str) -> Option<serde_json::Value>;
     /// Every file of the world, workspace-relative in normal form (a link counts as a file
