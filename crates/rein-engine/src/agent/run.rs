@@ -55,7 +55,7 @@ use super::stats_first::{
 };
 use super::step::{ask_action, AskWith, Asked, Reply};
 use super::trim::{estimate_tokens, prompt_budget, Transcript};
-use super::whole_reads::widened_read;
+use super::whole_reads::{whole_read_note, widened_read, WidenedRead};
 use super::whole_rewrite::{text_bytes, without_edit_advice, writes_whole, WHOLE_RETRY_NOTE};
 use crate::checks::{
     evaluate, is_variable_tool, requirement, requirements_message_of, same_path, schema_violations,
@@ -76,6 +76,7 @@ mod steps;
 mod stops;
 mod task_search;
 mod tools;
+mod whole_reads;
 mod wider;
 
 /// Most writes one input holds (lever `read-cited`): the 1.5B, held once, wrote the same
@@ -291,6 +292,9 @@ struct State {
     auto_finish_refused_in: Option<u32>,
     /// How many writes each input held (lever `read-cited`), up to [`CITED_HOLDS_MAX`].
     cited_held: Vec<(String, u32)>,
+    /// Files whose widened read (lever `whole-reads`) was not shown whole: their ranges are
+    /// left as asked from then on, so a cut that names where to read on is never widened back.
+    cut_whole_reads: Vec<String>,
     /// The attempt and how many writes in it were held for repeating Rein's words (lever
     /// `no-echo`), up to [`crate::agent::no_echo::ECHO_HOLDS_MAX`].
     echo_held: (u32, u32),
@@ -900,6 +904,7 @@ impl<'a> Agent<'a> {
             no_paste_shown: Default::default(),
             auto_finish_refused_in: None,
             cited_held: Vec::new(),
+            cut_whole_reads: Vec::new(),
             echo_held: (0, 0),
             rein_notes: String::new(),
             deliverable_at_start: self

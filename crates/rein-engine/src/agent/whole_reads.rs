@@ -11,6 +11,7 @@
 //! call and the one that ran, and the judge counts the file read whole only because the result
 //! shows it whole.
 
+use rein_workspace::desk::is_text;
 use serde_json::{json, Value};
 
 use super::prompt::MAX_RESULT_CHARS;
@@ -21,18 +22,39 @@ use crate::checks::World;
 pub const WHOLE_READ_MAX_BYTES: u64 = 4_000;
 
 /// Characters a `read_file` result holds besides its content and path: the keys, the line
-/// numbers, `truncated`, and a note such as the one that says Rein read the file whole.
+/// numbers and `truncated`.
 const RESULT_FRAME_CHARS: usize = 600;
 
-/// The arguments of the whole-file read that replaces `params`, a `read_file` call with
-/// `start_line` or `end_line`, and the sentence that tells the model so; `None` when the call
-/// is left as it is: no range, a range that is not two whole numbers, a range that already
-/// covers the file, or a file that is missing, unreadable, not UTF-8 text, larger than
-/// [`WHOLE_READ_MAX_BYTES`] or too long to be shown whole.
-pub fn widened_read(world: &dyn World, params: &Value) -> Option<(Value, String)> {
-    let path = params.get("path")?.as_str()?;
+/// The keys a `read_file` call may have to be widened: any other is the schema's to refuse.
+const READ_KEYS: [&str; 3] = ["path", "start_line", "end_line"];
+
+/// A `read_file` call widened to its whole file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WidenedRead {
+    /// The file, as the call names it.
+    pub path: String,
+    /// The call that runs instead of the model's: `{"path": ...}`.
+    pub args: Value,
+    /// The lines the model asked for, in words (`line 7`, `lines 20 to 26`).
+    pub asked: String,
+}
+
+/// The whole-file read that replaces `params`, a `read_file` call with `start_line` or
+/// `end_line`; `None` when the call is left as it is: no range, a range that is not two whole
+/// numbers, a key `read_file` does not take, a range that already covers the file, or a file
+/// that is missing, unreadable, not text as the tools take it (UTF-8 without NUL bytes), larger
+/// than [`WHOLE_READ_MAX_BYTES`] or too long to be shown whole.
+///
+/// Rein reads the file here, before the gate, to decide: at most [`WHOLE_READ_MAX_BYTES`], as
+/// the judge reads every input; nothing of it reaches the model but through the gate.
+pub fn widened_read(world: &dyn World, params: &Value) -> Option<WidenedRead> {
+    let fields = params.as_object()?;
+    if fields.keys().any(|k| !READ_KEYS.contains(&k.as_str())) {
+        return None;
+    }
+    let path = fields.get("path")?.as_str()?;
     let bound = |key: &str| -> Option<Option<u64>> {
-        match params.get(key) {
+        match fields.get(key) {
             None | Some(Value::Null) => Some(None),
             Some(v) => v.as_u64().map(Some),
         }
@@ -42,6 +64,9 @@ pub fn widened_read(world: &dyn World, params: &Value) -> Option<(Value, String)
         return None;
     }
     let bytes = world.read_small(path, WHOLE_READ_MAX_BYTES).ok()??;
+    if !is_text(&bytes) {
+        return None;
+    }
     let text = std::str::from_utf8(&bytes).ok()?;
     let shown = serde_json::to_string(text).ok()?.chars().count()
         + serde_json::to_string(path).ok()?.chars().count()
@@ -61,11 +86,34 @@ pub fn widened_read(world: &dyn World, params: &Value) -> Option<(Value, String)
         (None, Some(b)) => format!("up to line {b}"),
         (None, None) => String::new(),
     };
+    Some(WidenedRead {
+        path: path.to_string(),
+        args: json!({ "path": path }),
+        asked,
+    })
+}
+
+/// What the model is told of a widened read whose `result`, as the prompt shows it, holds the
+/// whole file (from line 1 to its last, nothing cut, text); `None` otherwise (the file changed
+/// since Rein looked, grew past a shown result, or is no longer text), and then the result
+/// speaks for itself.
+pub fn whole_read_note(read: &WidenedRead, result: &Value) -> Option<String> {
+    let number = |key: &str| result.get(key).and_then(Value::as_u64);
+    let flag = |key: &str| result.get(key).and_then(Value::as_bool);
+    let total = number("total_lines")?;
+    let whole = number("start_line") == Some(1)
+        && number("end_line") == Some(total)
+        && flag("truncated") == Some(false)
+        && flag("file_truncated") != Some(true)
+        && flag("cut_inside_line") != Some(true)
+        && result.get("content").is_some_and(Value::is_string);
     let lines = if total == 1 { "line" } else { "lines" };
-    let note = format!(
-        "Rein read all {total} {lines} of {path}, not only {asked}: the file is short enough to read whole, so read_file on it needs no start_line or end_line"
-    );
-    Some((json!({ "path": path }), note))
+    whole.then(|| {
+        format!(
+            "Rein read all {total} {lines} of {}, not only {}: the file is short enough to read whole, so read_file on it needs no start_line or end_line",
+            read.path, read.asked
+        )
+    })
 }
 
 #[cfg(test)]
@@ -89,9 +137,12 @@ mod tests {
             // Past the end: refused by the tool as it stands, shown whole here.
             json!({"path": "release/commits.txt", "start_line": 20, "end_line": 20}),
         ] {
-            let (args, note) = widened_read(&w, &params).unwrap();
-            assert_eq!(args, json!({"path": "release/commits.txt"}), "{params}");
-            assert!(note.contains("all 10 lines"), "{note}");
+            let read = widened_read(&w, &params).unwrap();
+            assert_eq!(
+                read.args,
+                json!({"path": "release/commits.txt"}),
+                "{params}"
+            );
         }
     }
 
@@ -99,6 +150,7 @@ mod tests {
     fn a_call_that_reads_whole_or_cannot_be_read_is_left_as_it_is() {
         let w = ten_lines()
             .with_file("bin.dat", vec![0xff, 0xfe, 0x00])
+            .with_file("nul.md", "a\n\0b\nc\n")
             .with_file("big.txt", "x\n".repeat(2_100));
         for params in [
             json!({"path": "release/commits.txt"}),
@@ -108,8 +160,10 @@ mod tests {
             json!({"path": "release/commits.txt", "start_line": -2}),
             json!({"path": "missing.txt", "start_line": 2}),
             json!({"path": "bin.dat", "start_line": 2}),
+            json!({"path": "nul.md", "start_line": 2}),
             json!({"path": "big.txt", "start_line": 2}),
             json!({"start_line": 2}),
+            json!({"path": "release/commits.txt", "start_line": 2, "limit": 3}),
         ] {
             assert_eq!(widened_read(&w, &params), None, "{params}");
         }
@@ -123,5 +177,27 @@ mod tests {
             widened_read(&w, &json!({"path": "q.txt", "start_line": 2})),
             None
         );
+    }
+
+    #[test]
+    fn the_note_is_given_only_for_a_result_that_shows_the_file_whole() {
+        let read = widened_read(
+            &ten_lines(),
+            &json!({"path": "release/commits.txt", "start_line": 7, "end_line": 7}),
+        )
+        .unwrap();
+        let whole = json!({"path": "release/commits.txt", "start_line": 1, "end_line": 10,
+                           "total_lines": 10, "content": "…", "truncated": false});
+        let note = whole_read_note(&read, &whole).unwrap();
+        assert!(note.starts_with("Rein read all 10 lines of release/commits.txt, not only line 7"));
+        let mut cut = whole.clone();
+        cut["end_line"] = json!(4);
+        cut["truncated"] = json!(true);
+        let mut grown = whole.clone();
+        grown["total_lines"] = json!(310);
+        let binary = json!({"path": "release/commits.txt", "binary": true, "size": 3});
+        for shown in [cut, grown, binary] {
+            assert_eq!(whole_read_note(&read, &shown), None, "{shown}");
+        }
     }
 }

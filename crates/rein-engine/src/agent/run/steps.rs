@@ -299,6 +299,11 @@ impl<'a> Agent<'a> {
             Some(Ok(args)) => (None, Some(args)),
             None => (None, None),
         };
+        // Lever `whole-reads`: a line range of a short file runs as a read of the whole file.
+        let widened = known
+            .then(|| self.widened_read(st, &tool, &params))
+            .flatten();
+        let gate_args = gate_args.or_else(|| widened.as_ref().map(|w| (w.args.clone(), None)));
         let mut report = if !known {
             st.figures.unknown_tools += 1;
             kind = StepKind::Refusal;
@@ -457,6 +462,9 @@ impl<'a> Agent<'a> {
             report.reason = with_line_advice(&report.reason);
         }
         self.prepare_read_result(st, &tool, &mut report);
+        if let Some(read) = &widened {
+            self.settle_widened_read(st, read, &mut report);
+        }
         let writes = self.call_writes(&tool);
         if self.options.levers.document_facts && !self.options.memory && writes {
             add_document_facts(
@@ -483,11 +491,18 @@ impl<'a> Agent<'a> {
         let repeated = st
             .calls
             .iter()
-            .find(|(t, p, _)| *t == tool && *p == params)
+            .find(|(t, p, _)| {
+                *t == tool && (*p == params || widened.as_ref().is_some_and(|w| *p == w.args))
+            })
             .map(|(_, _, step)| *step)
             .filter(|_| !(tool == "finish" && st.finish_is_new()));
         if !held_for_read {
             st.calls.push((tool.clone(), params.clone(), n));
+        }
+        // A widened read is the whole-file read that ran: another range of the same file, or
+        // the whole-file call itself, repeats it.
+        if let Some(read) = widened.as_ref().filter(|_| report.outcome.ran()) {
+            st.calls.push((tool.clone(), read.args.clone(), n));
         }
         if report.outcome == GateOutcome::Executed && mutates {
             if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {

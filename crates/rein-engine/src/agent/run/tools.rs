@@ -256,10 +256,9 @@ impl<'a> Agent<'a> {
 
     /// What the gate gets for a call of a typed tool: `write_json`'s document checked against
     /// the deliverable's schema, `write_sections`'s fields composed into sections (with a note
-    /// for the model when a body line was written as text), and with `whole-reads` a line
-    /// range of a short file widened to the whole file (with a note saying so). `Err` says why
-    /// the call is refused before the gate, nothing written; `None` for any other call, whose
-    /// parameters go as they are.
+    /// for the model when a body line was written as text). `Err` says why the call is refused
+    /// before the gate, nothing written; `None` for any other tool, whose parameters go as
+    /// they are.
     pub(super) fn typed_arguments(
         &self,
         tool: &str,
@@ -273,9 +272,6 @@ impl<'a> Agent<'a> {
         }
         if tool == WRITE_SECTIONS {
             return self.typed_sections().map(|o| o.gate_arguments(params));
-        }
-        if tool == "read_file" && self.options.levers.whole_reads {
-            return widened_read(self.env.world, params).map(|(args, note)| Ok((args, Some(note))));
         }
         if tool == REWRITE_SECTION {
             let outline = self.rewrite_outline()?;
