@@ -5,7 +5,7 @@
 //! judge to credit a read the model was not shown, to get past a policy or the workspace's
 //! confinement through the pre-check, to make the lever loop, panic or hang, or to make the
 //! note, the journal or the repeat accounting say something untrue. Every attack is kept;
-//! the six that found a hole are marked `// Was a hole, mended:`.
+//  the six that found a hole are marked `// Was a hole, mended:`.
 
 #[path = "agent_support/mod.rs"]
 mod support;
@@ -181,9 +181,9 @@ fn a_file_grown_between_the_check_and_the_read_is_not_credited_as_read_whole() {
 
 #[test]
 fn the_read_all_note_matches_the_result_that_was_shown() {
-    // Was a hole, mended: the note is worded from Rein's pre-check, not from the read that ran. A file that
-    // changes between the two (grows past what is shown, shrinks, turns binary) gets a note
-    // saying "Rein read all 10 lines ... needs no start_line" beside a result that is cut and
+    // Was a hole, mended: the note is worded from Rein's pre-check, not from the read that ran. A
+    // file that changes between the two (grows past what is shown, shrinks, turns binary) gets a
+    // note saying "Rein read all 10 lines ... needs no start_line" beside a result that is cut and
     // says "Call read_file with start_line=N to read on", or that has 3 lines, or none.
     let cases: [(&str, Vec<u8>); 3] = [
         ("grown", grown_notes()),
@@ -219,8 +219,8 @@ fn the_read_all_note_matches_the_result_that_was_shown() {
 
 #[test]
 fn a_file_with_a_nul_byte_is_not_said_to_be_read_whole() {
-    // Was a hole, mended: `widened_read` takes any UTF-8 as text, the tools take text without NUL bytes
-    // (`rein_workspace::desk::is_text`). A short UTF-8 file with a NUL is widened, read_file
+    // Was a hole, mended: `widened_read` takes any UTF-8 as text, the tools take text without NUL
+    // bytes (`rein_workspace::desk::is_text`). A short UTF-8 file with a NUL is widened, read_file
     // answers "binary, content not shown", and the note says "Rein read all 3 lines".
     let h = || with_files(&[("notes/odd.md", b"first\nsec\x00ond\nthird\n")]);
     let (off, on) = on_and_off(h, json!({"path": "notes/odd.md", "start_line": 2}), "");
@@ -413,11 +413,11 @@ const WIDE: &str = "data/wide.csv";
 
 #[test]
 fn a_widened_read_cut_by_the_table_totals_does_not_loop() {
-    // Was a hole, mended: `widened_read` measures the file alone against the 6,000 shown characters, but
-    // lever `table-facts` puts `column_totals` ahead of the content, `fit_read_result` then
-    // cuts the read at line K and says "Call read_file with start_line=K+1 to read on"; that
-    // call is widened again into the very same cut, for ever: no read_file call can show the
-    // rest of the file.
+    // Was a hole, mended: `widened_read` measures the file alone against the 6,000 shown
+    // characters, but lever `table-facts` puts `column_totals` ahead of the content,
+    // `fit_read_result` then cuts the read at line K and says "Call read_file with start_line=K+1
+    // to read on"; that call is widened again into the very same cut, for ever: no read_file call
+    // can show the rest of the file.
     let csv = wide_csv();
     assert!(csv.len() <= 4_000, "{}", csv.len());
     let escaped = serde_json::to_string(&csv).unwrap().chars().count();
@@ -717,8 +717,8 @@ fn out_of_range_whole_numbers_are_widened_without_panic() {
 
 #[test]
 fn a_call_the_schema_refuses_for_another_reason_is_not_widened_into_one_that_runs() {
-    // Was a hole, mended: the widened call is built from `path` alone, so everything else the model sent is
-    // dropped before the gate validates it: a key read_file does not have (the schema says
+    // Was a hole, mended: the widened call is built from `path` alone, so everything else the model
+    // sent is dropped before the gate validates it: a key read_file does not have (the schema says
     // additionalProperties: false) is refused without the lever and silently runs with it.
     let second = json!({"path": NOTES, "start_line": 7, "end_line": 7, "encoding": "latin-1"});
     let (off, on) = on_and_off(|| Harness::new("desk_task"), second, "");
@@ -737,10 +737,10 @@ fn a_call_the_schema_refuses_for_another_reason_is_not_widened_into_one_that_run
 
 #[test]
 fn ranges_that_all_run_the_same_whole_read_count_as_no_progress() {
-    // Was a hole, mended: the repeat check and the no-progress count look at the model's parameters, not at
-    // the call that ran. Without the lever, reading a short file past its end one range at a
-    // time (the 1.5B's habit the lever was made for) hits the no-progress cap after eight
-    // calls; with it, every range runs the identical whole read, each counts as progress, and
+    // Was a hole, mended: the repeat check and the no-progress count look at the model's
+    // parameters, not at the call that ran. Without the lever, reading a short file past its end
+    // one range at a time (the 1.5B's habit the lever was made for) hits the no-progress cap after
+    // eight calls; with it, every range runs the identical whole read, each counts as progress, and
     // the run goes on to the turn cap.
     let mut s = line("read_file", json!({"path": OVERVIEW}));
     for i in 0..20u64 {
@@ -769,9 +769,9 @@ fn ranges_that_all_run_the_same_whole_read_count_as_no_progress() {
 
 #[test]
 fn a_memory_run_is_left_as_it_is_by_the_lever() {
-    // Was a hole, mended: the memory sandbox's read_file takes no range at all (its schema is `path` only),
-    // so a call with start_line is refused there; the lever widens it anyway, into a call that
-    // runs, with a note about line ranges, and only for files under 4,000 bytes.
+    // Was a hole, mended: the memory sandbox's read_file takes no range at all (its schema is
+    // `path` only), so a call with start_line is refused there; the lever widens it anyway, into a
+    // call that runs, with a note about line ranges, and only for files under 4,000 bytes.
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(dir.path().join("journal.db")).unwrap();
     let mdir = dir.path().join("m");
