@@ -19,8 +19,14 @@ impl<'a> WorkspaceWorld<'a> {
     }
 }
 
-impl World for WorkspaceWorld<'_> {
-    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, WorldError> {
+impl WorkspaceWorld<'_> {
+    /// `read` of the confined workspace applied to `path`: a missing file is `Ok(None)`, and
+    /// so is one that `read` refuses as too large.
+    fn read_with(
+        &self,
+        path: &str,
+        read: impl FnOnce(&Workspace, &RelPath) -> Result<Option<Vec<u8>>, WorkspaceError>,
+    ) -> Result<Option<Vec<u8>>, WorldError> {
         let invalid = |reason: String| WorldError::InvalidPath {
             path: path.to_string(),
             reason,
@@ -29,9 +35,9 @@ impl World for WorkspaceWorld<'_> {
             .workspace
             .resolve(path)
             .map_err(|e: ConfinementError| invalid(e.to_string()))?;
-        match self.workspace.read_bytes(&rel) {
+        match read(self.workspace, &rel) {
             Ok(b) => Ok(b),
-            Err(WorkspaceError::NotFound { .. }) => Ok(None),
+            Err(WorkspaceError::NotFound { .. } | WorkspaceError::TooLarge { .. }) => Ok(None),
             Err(e @ WorkspaceError::Confinement(_)) => Err(invalid(e.to_string())),
             Err(e) => Err(WorldError::Io {
                 path: path.to_string(),
@@ -39,27 +45,16 @@ impl World for WorkspaceWorld<'_> {
             }),
         }
     }
+}
 
+impl World for WorkspaceWorld<'_> {
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, WorldError> {
+        self.read_with(path, |ws, rel| ws.read_bytes(rel))
+    }
+
+    /// Refuses a file over `max` by its size, before reading any of it.
     fn read_small(&self, path: &str, max: u64) -> Result<Option<Vec<u8>>, WorldError> {
-        let rel = self
-            .workspace
-            .resolve(path)
-            .map_err(|e: ConfinementError| WorldError::InvalidPath {
-                path: path.to_string(),
-                reason: e.to_string(),
-            })?;
-        match self.workspace.read_bytes_capped(&rel, max) {
-            Ok(b) => Ok(b),
-            Err(WorkspaceError::NotFound { .. } | WorkspaceError::TooLarge { .. }) => Ok(None),
-            Err(e @ WorkspaceError::Confinement(_)) => Err(WorldError::InvalidPath {
-                path: path.to_string(),
-                reason: e.to_string(),
-            }),
-            Err(e) => Err(WorldError::Io {
-                path: path.to_string(),
-                source: std::io::Error::other(e.to_string()),
-            }),
-        }
+        self.read_with(path, |ws, rel| ws.read_bytes_capped(rel, max))
     }
 
     /// A desk workspace has no sandbox variables.
