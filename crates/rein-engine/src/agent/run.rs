@@ -1190,7 +1190,7 @@ fn add_tokens(f: &mut RunFigures, c: &rein_protocol::Completion) {
 }
 
 /// Whether a `read_file` result shows its file whole: from line 1 to the last, nothing cut.
-fn shows_whole_file(r: &Value) -> bool {
+pub(super) fn shows_whole_file(r: &Value) -> bool {
     r.get("start_line").and_then(Value::as_u64) == Some(1)
         && r.get("truncated").and_then(Value::as_bool) == Some(false)
         && r.get("file_truncated").and_then(Value::as_bool) != Some(true)

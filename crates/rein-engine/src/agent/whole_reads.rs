@@ -15,6 +15,7 @@ use rein_workspace::desk::is_text;
 use serde_json::{json, Value};
 
 use super::prompt::MAX_RESULT_CHARS;
+use super::run::shows_whole_file;
 use crate::checks::World;
 
 /// Largest file, in bytes, whose line range is widened to the whole file (a file of this size
@@ -98,17 +99,9 @@ pub fn widened_read(world: &dyn World, params: &Value) -> Option<WidenedRead> {
 /// since Rein looked, grew past a shown result, or is no longer text), and then the result
 /// speaks for itself.
 pub fn whole_read_note(read: &WidenedRead, result: &Value) -> Option<String> {
-    let number = |key: &str| result.get(key).and_then(Value::as_u64);
-    let flag = |key: &str| result.get(key).and_then(Value::as_bool);
-    let total = number("total_lines")?;
-    let whole = number("start_line") == Some(1)
-        && number("end_line") == Some(total)
-        && flag("truncated") == Some(false)
-        && flag("file_truncated") != Some(true)
-        && flag("cut_inside_line") != Some(true)
-        && result.get("content").is_some_and(Value::is_string);
+    let total = result.get("total_lines").and_then(Value::as_u64)?;
     let lines = if total == 1 { "line" } else { "lines" };
-    whole.then(|| {
+    shows_whole_file(result).then(|| {
         format!(
             "Rein read all {total} {lines} of {}, not only {}: the file is short enough to read whole, so read_file on it needs no start_line or end_line",
             read.path, read.asked
