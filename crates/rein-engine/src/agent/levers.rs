@@ -303,6 +303,13 @@ pub enum Lever {
     /// at a time, then lines past its end, into the no-progress cap, and one line of each of
     /// search-payment-timeout's logs into the turn cap.
     WholeReads,
+    /// A `read_file` call whose `path` is a glob (`hiring/*.md`) or a folder (`hiring`) runs
+    /// as `find_files` with that glob, and Rein then reads the files it lists, whole, each
+    /// through the gate, up to a cap (see [`super::glob_reads`]). The 1.5B read
+    /// summarize-interviews' three interview notes one at a time, rewriting the whole summary
+    /// after each, until the no-progress cap, and explore-archive-years' one letter of twenty
+    /// before writing counts for all of them.
+    GlobReads,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -310,7 +317,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 45] = [
+    pub const ALL: [Lever; 46] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -356,6 +363,7 @@ impl Lever {
         Lever::NoEcho,
         Lever::RowQuery,
         Lever::WholeReads,
+        Lever::GlobReads,
     ];
 
     pub fn name(self) -> &'static str {
@@ -405,6 +413,7 @@ impl Lever {
             Lever::NoEcho => "no-echo",
             Lever::RowQuery => "row-query",
             Lever::WholeReads => "whole-reads",
+            Lever::GlobReads => "glob-reads",
         }
     }
 
@@ -475,6 +484,7 @@ pub struct Levers {
     pub no_echo: bool,
     pub row_query: bool,
     pub whole_reads: bool,
+    pub glob_reads: bool,
 }
 
 impl Default for Levers {
@@ -541,6 +551,7 @@ impl Levers {
         no_echo: false,
         row_query: false,
         whole_reads: false,
+        glob_reads: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -589,6 +600,7 @@ impl Levers {
         no_echo: true,
         row_query: true,
         whole_reads: true,
+        glob_reads: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -638,6 +650,7 @@ impl Levers {
             Lever::NoEcho => self.no_echo,
             Lever::RowQuery => self.row_query,
             Lever::WholeReads => self.whole_reads,
+            Lever::GlobReads => self.glob_reads,
         }
     }
 
@@ -688,6 +701,7 @@ impl Levers {
             Lever::NoEcho => self.no_echo = on,
             Lever::RowQuery => self.row_query = on,
             Lever::WholeReads => self.whole_reads = on,
+            Lever::GlobReads => self.glob_reads = on,
         }
     }
 

@@ -50,6 +50,7 @@ mod error;
 mod event;
 mod facts;
 mod folder_facts;
+mod glob_reads;
 mod inputs_first;
 mod label_lines;
 mod levers;

@@ -72,6 +72,7 @@ mod draws;
 mod echo;
 mod first_calls;
 mod folder_facts;
+mod glob_reads;
 mod steps;
 mod stops;
 mod task_search;
@@ -702,6 +703,9 @@ impl<'a> Agent<'a> {
         }
         if let Some(outline) = rewrite {
             s.push_str(&outline.rewrite_tool_line());
+        }
+        if self.reads_globs() {
+            s.push_str(glob_reads::GLOB_READS_TOOL_NOTE);
         }
         s
     }

@@ -80,8 +80,16 @@ fn inputs_read_facts(
                         w + 1
                     ));
                 }
+                // Rein reads before the model's first call (inputs-first, stats-first), or
+                // after it only for the model's own glob (glob-reads).
+                _ if cx.trace[i].by_rein && cx.trace[..i].iter().all(|e| e.by_rein) => {
+                    facts.push(format!(
+                        "{p}: read in full at call {} (by Rein before the first step, lever inputs-first or stats-first)",
+                        i + 1
+                    ))
+                }
                 _ if cx.trace[i].by_rein => facts.push(format!(
-                    "{p}: read in full at call {} (by Rein before the first step, lever inputs-first or stats-first)",
+                    "{p}: read in full at call {} (by Rein for the model's read_file of a glob or a folder, lever glob-reads)",
                     i + 1
                 )),
                 _ if parts > 1 => facts.push(format!(

@@ -74,6 +74,15 @@ pub trait CallExecutor {
             call.tool
         ))
     }
+
+    /// Whether policy lets `read_file` show the file at `path` without asking a person
+    /// (nothing run, asked, journaled or counted): a lever that looks at a file before its
+    /// read goes through the gate (its size, whether it is text) looks only where this holds,
+    /// so it never reads what policy keeps or asks about. An executor that cannot say answers
+    /// no, and such a lever leaves the call as the model made it.
+    fn reads_freely(&self, _path: &str) -> bool {
+        false
+    }
 }
 
 /// What the tools act on.
@@ -462,6 +471,12 @@ impl CallExecutor for Gate<'_> {
             reason: decision.reason,
             result: decision.result,
         }
+    }
+
+    fn reads_freely(&self, path: &str) -> bool {
+        matches!(self.target, GateTarget::Desk(_))
+            && rein_workspace::RelPath::parse(path).is_ok()
+            && self.policy.decide("read_file", false, Some(path)).action == PolicyAction::Allow
     }
 
     fn preview(&self, call: &ToolCall) -> Result<Proposal, String> {

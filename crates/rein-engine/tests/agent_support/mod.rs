@@ -53,6 +53,11 @@ pub struct DirectExecutor {
 }
 
 impl CallExecutor for DirectExecutor {
+    /// No policy here: every file may be read.
+    fn reads_freely(&self, _path: &str) -> bool {
+        true
+    }
+
     fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
         let report = |outcome, reason: String, result| GateReport {
             outcome,

@@ -304,6 +304,14 @@ impl<'a> Agent<'a> {
             .then(|| self.widened_read(st, &tool, &params))
             .flatten();
         let gate_args = gate_args.or_else(|| widened.as_ref().map(|w| (w.args.clone(), None)));
+        // Lever `glob-reads`: a glob or a folder to read runs as find_files, then Rein's reads.
+        let globbed = known.then(|| self.glob_read(&tool, &params)).flatten();
+        // The tool that ran for the model's call, as the trace and the model's result name it.
+        let ran_tool = if globbed.is_some() {
+            "find_files"
+        } else {
+            tool.as_str()
+        };
         let mut report = if !known {
             st.figures.unknown_tools += 1;
             kind = StepKind::Refusal;
@@ -442,6 +450,8 @@ impl<'a> Agent<'a> {
                 on_event(&AgentEvent::FinishAccepted { step: n });
             }
             report
+        } else if let Some(glob) = &globbed {
+            self.submit(&call_id, "find_files", &glob.find_args)
         } else if let Some((args, note)) = gate_args {
             let mut report = self.submit(&call_id, self.gate_tool(&tool), &args);
             if let Some(note) = note.filter(|_| report.outcome == GateOutcome::Executed) {
@@ -461,10 +471,13 @@ impl<'a> Agent<'a> {
         } else if self.edits_lines() {
             report.reason = with_line_advice(&report.reason);
         }
-        self.prepare_read_result(st, &tool, &mut report);
+        self.prepare_read_result(st, ran_tool, &mut report);
         if let Some(read) = &widened {
             self.settle_widened_read(st, read, &mut report);
         }
+        let glob_plan = globbed
+            .as_ref()
+            .map(|glob| self.plan_glob_reads(glob, &mut report));
         let writes = self.call_writes(&tool);
         if self.options.levers.document_facts && !self.options.memory && writes {
             add_document_facts(
@@ -520,7 +533,10 @@ impl<'a> Agent<'a> {
         } else {
             0
         };
-        let mut entry = self.trace_entry(&tool, path, &report, mutates);
+        let ran_path = globbed
+            .as_ref()
+            .map_or(path, |glob| glob.find_args["path"].as_str());
+        let mut entry = self.trace_entry(ran_tool, ran_path, &report, mutates);
         let shown_back = self.show_back(&entry);
         entry.shown_back = shown_back.is_some();
         let pinned = self.pinned_input(&entry);
@@ -547,13 +563,16 @@ impl<'a> Agent<'a> {
         detail["cached_tokens"] = json!(asked.completion.cached_tokens);
         self.record(st, kind, &ev, Some(&asked.raw), detail)?;
         on_event(&AgentEvent::Step(ev));
-        let mut feedback = result_message(n, &tool, &report);
+        let mut feedback = result_message(n, ran_tool, &report);
         if let Some(shown) = shown_back {
             feedback.push('\n');
             feedback.push_str(&shown);
         }
         if tool == "search_text" {
             feedback.push_str(&self.search_wider(st, &params, &report, on_event)?);
+        }
+        if let Some(plan) = &glob_plan {
+            feedback.push_str(&self.glob_reads(st, plan, on_event)?);
         }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).

@@ -5,7 +5,8 @@ use super::*;
 
 impl<'a> Agent<'a> {
     /// The whole-file read that runs instead of the model's `read_file` call, with the lever,
-    /// outside a memory sandbox (whose `read_file` takes no range), for a file whose widened read
+    /// outside a memory sandbox (whose `read_file` takes no range), for a file policy lets
+    /// `read_file` show without asking (Rein looks at it before the gate) and whose widened read
     /// has not been cut before in this run.
     pub(super) fn widened_read(
         &self,
@@ -14,6 +15,10 @@ impl<'a> Agent<'a> {
         params: &Value,
     ) -> Option<WidenedRead> {
         if tool != "read_file" || !self.options.levers.whole_reads || self.options.memory {
+            return None;
+        }
+        let path = params.get("path").and_then(Value::as_str)?;
+        if !self.executor.reads_freely(path) {
             return None;
         }
         widened_read(self.env.world, params)
