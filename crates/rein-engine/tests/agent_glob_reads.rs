@@ -197,3 +197,28 @@ fn a_glob_that_matches_nothing_says_so_and_a_repeat_is_a_repeat() {
         "{second}"
     );
 }
+
+#[test]
+fn the_progress_note_suggests_one_glob_for_unread_inputs_sharing_a_folder() {
+    let s = line("read_file", json!({"path": "data/tasks.csv"}))
+        + &line("read_file", json!({"path": "notes/*.md"}))
+        + &write_summary(&gold_text())
+        + &read_summary()
+        + &finish_line();
+    let on = run(Harness::new("desk_task"), &s, true, Policy::safe_default());
+    assert!(on.out.passed(), "{}", on.out.reason());
+    let note = support::last_progress_note(&on, 1);
+    assert!(
+        note.contains(
+            // The prompt is Debug text: its quotes are escaped.
+            r#"read notes/overview.md, notes/meeting-notes.md at once with read_file {\"path\":\"notes/*.md\"}"#
+        ),
+        "{note}"
+    );
+    let off = run(Harness::new("desk_task"), &s, false, Policy::safe_default());
+    let note = support::last_progress_note(&off, 1);
+    assert!(
+        note.contains("read the whole of notes/overview.md with read_file"),
+        "{note}"
+    );
+}

@@ -162,6 +162,52 @@ pub fn glob_note(read: &GlobRead, listed: usize, plan: &Plan, truncated: bool) -
     s
 }
 
+/// Most unread files the suggested glob read names one by one; past it they are counted.
+const SUGGESTED_NAMED_MAX: usize = 4;
+
+/// The progress note's suggested step with the lever, when two or more unread inputs sit in the
+/// folder of the first one (`unread` in the note's order): one `read_file` call with that
+/// folder's glob (`hiring/*.md` when they share an extension, else `hiring/*`). `None` for a
+/// first input at the workspace's root (a glob without a folder matches at any depth) or alone
+/// in its folder among the unread.
+pub fn glob_suggestion(unread: &[&str]) -> Option<String> {
+    let folder_of = |p: &str| p.rsplit_once('/').map(|(folder, _)| folder.to_string());
+    let folder = folder_of(unread.first()?)?;
+    let siblings: Vec<&str> = unread
+        .iter()
+        .copied()
+        .filter(|u| folder_of(u).as_deref() == Some(folder.as_str()))
+        .collect();
+    if siblings.len() < 2 || folder.contains(['*', '?', '[', '{']) {
+        return None;
+    }
+    let extension = |p: &str| {
+        p.rsplit_once('/')
+            .map_or(p, |(_, name)| name)
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_string())
+            .filter(|e| !e.is_empty() && !e.contains(['*', '?', '[', '{']))
+    };
+    let shared = extension(siblings[0]).filter(|e| {
+        siblings
+            .iter()
+            .all(|s| extension(s).as_deref() == Some(e.as_str()))
+    });
+    let glob = match shared {
+        Some(e) => format!("{folder}/*.{e}"),
+        None => format!("{folder}/*"),
+    };
+    let named = if siblings.len() > SUGGESTED_NAMED_MAX {
+        format!("the {} unread files of {folder}/", siblings.len())
+    } else {
+        siblings.join(", ")
+    };
+    Some(format!(
+        "read {named} at once with read_file {}",
+        json!({ "path": glob })
+    ))
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -248,6 +294,31 @@ mod tests {
                 "over the characters read for one call"
             )]
         );
+    }
+
+    #[test]
+    fn the_suggestion_reads_the_first_unread_input_s_folder_at_once() {
+        assert_eq!(
+            glob_suggestion(&["hiring/a.md", "data/x.csv", "hiring/b.md"]).unwrap(),
+            r#"read hiring/a.md, hiring/b.md at once with read_file {"path":"hiring/*.md"}"#
+        );
+        let mixed = glob_suggestion(&["h/scores.csv", "h/irene.md"]).unwrap();
+        assert!(mixed.ends_with(r#"{"path":"h/*"}"#), "{mixed}");
+        let many: Vec<String> = (0..6).map(|i| format!("logs/d{i}.log")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let s = glob_suggestion(&many).unwrap();
+        assert!(
+            s.starts_with("read the 6 unread files of logs/ at once"),
+            "{s}"
+        );
+        for alone in [
+            &["a.md", "b.md"][..],
+            &["hiring/a.md", "data/b.md"][..],
+            &["h*/a.md", "h*/b.md"][..],
+            &[][..],
+        ] {
+            assert!(glob_suggestion(alone).is_none(), "{alone:?}");
+        }
     }
 
     #[test]

@@ -297,6 +297,7 @@ pub fn progress_note(
     tools: &[String],
     find_inputs: bool,
     held_for_review: bool,
+    globs: bool,
 ) -> String {
     let m = &contract.mission;
     let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
@@ -399,7 +400,11 @@ pub fn progress_note(
             if partly_read(first) {
                 format!("read the rest of {first} with read_file, from the start_line its cut read names")
             } else {
-                format!("read the whole of {first} with read_file")
+                // Lever `glob-reads`: the first input's unread neighbours in one call.
+                globs
+                    .then(|| super::glob_reads::glob_suggestion(&unread))
+                    .flatten()
+                    .unwrap_or_else(|| format!("read the whole of {first} with read_file"))
             },
         ),
     };

@@ -63,6 +63,7 @@ impl<'a> Agent<'a> {
                 &self.tools(),
                 self.find_inputs_note(),
                 false,
+                self.reads_globs(),
             );
             last.content.push('\n');
             last.content.push_str(&progress);

@@ -591,6 +591,7 @@ impl<'a> Agent<'a> {
                 &tools,
                 self.find_inputs_note(),
                 held_for_review,
+                self.reads_globs(),
             ));
         }
         if let Some(figures) = &st.folder_figures {
