@@ -118,14 +118,11 @@ fn rein_glob_reads(r: &Ran) -> Vec<String> {
         .collect()
 }
 
-/// The number N of "Rein read N of them whole" in a glob's note.
+/// The number N of "N shown whole" in a glob's note (the note's wording since the mend; it
+/// said "Rein read N of them whole" before the reads ran).
 fn claimed_whole(message: &str) -> Option<usize> {
-    let at = message.find("Rein read ")?;
-    message[at + "Rein read ".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    let at = message.find(" shown whole.")?;
+    message[..at].split_whitespace().last()?.parse().ok()
 }
 
 /// Each of Rein's reads in a glob step's message: (path, outcome, the result shown, if any).
@@ -164,11 +161,13 @@ fn shown_whole(outcome: &str, result: &Value) -> bool {
         && result["content"].is_string()
 }
 
-/// The characters Rein's reads take in a glob step's message, labels included.
+/// The characters Rein's reads take in a glob step's message, labels included (up to the note
+/// that follows them).
 fn reads_chars(message: &str) -> usize {
-    message
+    let end = message.find("\nYour glob listed").unwrap_or(message.len());
+    message[..end]
         .find(&format!("\n{REIN_READ}"))
-        .map_or(0, |at| message[at..].trim_end().chars().count())
+        .map_or(0, |at| message[at..end].trim_end().chars().count())
 }
 
 /// An approver that allows everything and keeps every request.
@@ -303,6 +302,13 @@ fn a_kept_file_never_reaches_the_prompt_whatever_the_rule_or_glob_spelling() {
                 !prompts.contains(NOTES_LINE),
                 "{policy} / {asked}: the kept notes reached the prompt"
             );
+            if !policy.contains("Notes/") {
+                // The lever ran: the overview, which no rule keeps, was read for the glob.
+                assert!(
+                    prompts.contains(OVERVIEW_LINE),
+                    "{policy} / {asked}: the overview was not read"
+                );
+            }
             assert!(
                 !rein_glob_reads(&r).iter().any(|p| p == NOTES),
                 "{policy} / {asked}: Rein read the kept notes: {:?}",
@@ -324,11 +330,48 @@ fn a_kept_file_never_reaches_the_prompt_whatever_the_rule_or_glob_spelling() {
 }
 
 #[test]
+fn an_allow_list_policy_lets_rein_read_only_what_it_allows() {
+    // Everything denied but listing and reading the overview: a glob over the whole workspace
+    // lists every file, and Rein reads the overview alone, asking nobody.
+    let policy = "[[rule]]\ntool = \"*\"\naction = \"deny\"\n\n\
+                  [[rule]]\ntool = \"find_files\"\naction = \"allow\"\n\n\
+                  [[rule]]\ntool = \"read_file\"\npaths = [\"notes/overview.md\"]\naction = \"allow\"\n";
+    for asked in ["**/*", "*", "notes", "data/*.csv"] {
+        let mut approver = Recording::default();
+        let r = Ran::of(
+            Harness::new("desk_task"),
+            &(line("read_file", json!({ "path": asked })) + &finish_line()),
+            &mut approver,
+            desk_policy(policy),
+            glob_reads(true),
+        );
+        let read = rein_glob_reads(&r);
+        let expect: Vec<String> = if asked == "data/*.csv" {
+            Vec::new()
+        } else {
+            vec![OVERVIEW.to_string()]
+        };
+        assert_eq!(read, expect, "{asked}");
+        let prompts = all_prompts(&r);
+        assert!(!prompts.contains(NOTES_LINE), "{asked}");
+        assert!(!prompts.contains("Release checklist,Maya"), "{asked}");
+        assert!(approver.asked.is_empty(), "{asked}: {:?}", approver.asked);
+    }
+}
+
+#[test]
 fn a_denied_find_files_reads_nothing() {
-    for policy in [
-        "[[rule]]\ntool = \"find_files\"\naction = \"deny\"\n",
-        "[[rule]]\ntool = \"find_files\"\npaths = [\"notes\"]\naction = \"deny\"\n",
-        "[[rule]]\ntool = \"list_dir\"\npaths = [\"notes/**\"]\naction = \"deny\"\n",
+    for (policy, denied) in [
+        ("[[rule]]\ntool = \"find_files\"\naction = \"deny\"\n", true),
+        (
+            "[[rule]]\ntool = \"find_files\"\npaths = [\"notes\"]\naction = \"deny\"\n",
+            true,
+        ),
+        // The listing runs and hides every name under notes/.
+        (
+            "[[rule]]\ntool = \"list_dir\"\npaths = [\"notes/**\"]\naction = \"deny\"\n",
+            false,
+        ),
     ] {
         for asked in ["notes/*.md", "notes"] {
             let r = run(
@@ -337,11 +380,13 @@ fn a_denied_find_files_reads_nothing() {
                 true,
                 desk_policy(policy),
             );
-            assert_eq!(
-                support::outcomes(&r.events)[0].1,
-                "denied",
-                "{policy} / {asked}"
-            );
+            if denied {
+                assert_eq!(
+                    support::outcomes(&r.events)[0].1,
+                    "denied",
+                    "{policy} / {asked}"
+                );
+            }
             assert!(rein_glob_reads(&r).is_empty(), "{policy} / {asked}");
             assert!(!all_prompts(&r).contains(NOTES_LINE), "{policy} / {asked}");
             assert!(
@@ -354,6 +399,7 @@ fn a_denied_find_files_reads_nothing() {
 
 #[test]
 fn a_refused_glob_tells_the_model_its_read_file_ran_as_find_files() {
+    // Was a hole, mended: the step's reason says what the call ran as, whether or not the listing ran.
     // The model called read_file; a policy that keeps find_files refuses the call it became.
     // The note that says so is added only when the listing ran, so the model reads "Result of
     // step 1 (find_files): denied - policy denies find_files" for a tool it never called, with
@@ -406,6 +452,7 @@ fn a_gitignored_file_in_the_folder_is_neither_listed_nor_read() {
 
 #[test]
 fn a_hidden_dotfile_is_not_read_for_a_folder_or_a_plain_star() {
+    // Was a hole, mended: a dot file is read only when the glob names a dot; it is named as left otherwise.
     // A folder read or a `*` reads `.env` as well: globset's `*` matches a leading dot, where a
     // shell's (and `ls`) leaves dotfiles out. A secret the model never named goes into the
     // prompt and, as Rein's read's recorded result, into the journal.
@@ -475,6 +522,7 @@ fn links_in_the_folder_are_never_followed() {
 
 #[test]
 fn a_folder_read_works_in_a_workspace_that_holds_a_link() {
+    // Was a hole, mended: a folder is told by its own metadata, not by a walk of the workspace.
     // The folder spelling is confirmed with `World::files`, which refuses a workspace holding
     // any link at all ("the workspace holds 1 link(s)"). One link anywhere and `read_file
     // notes` is answered "is a folder, not a file", though the system prompt says read_file
@@ -570,6 +618,7 @@ fn classes_and_double_stars_read_what_they_match() {
 
 #[test]
 fn a_brace_glob_over_folders_reads_their_files() {
+    // Was a hole, mended: the folder walked stops at the first part holding any wildcard, `{` and `[` too.
     // `glob_path` takes the parts before the first `*` or `?` as the folder to walk, so
     // `{notes,data}/*` walks a folder named "{notes,data}", which does not exist: find_files is
     // refused ("not found") although its own glob (globset) matches both folders' files.
@@ -680,12 +729,19 @@ fn the_whole_read_note_holds_when_table_facts_come_first() {
         },
     );
     let message = glob_step(&r, 1);
-    assert_eq!(rein_glob_reads(&r), vec![path.to_string()], "{message}");
+    // Was a hole, mended: the look now counts the totals, so the table is left and named,
+    // and the note counts what was shown whole.
+    assert!(rein_glob_reads(&r).is_empty(), "{message}");
+    assert!(
+        message.contains(&format!("{path} (over the characters read for one call)")),
+        "{message}"
+    );
     note_matches_reads("table facts", &message).unwrap();
 }
 
 #[test]
 fn the_whole_read_note_holds_when_a_file_changes_after_the_look() {
+    // Was a hole, mended: the note is now written after the reads and counts the reads shown whole.
     // The note is worded from Rein's look before the reads, not from the reads that ran: a file
     // that grows, turns binary or goes between the look and its read gets "Rein read 2 of them
     // whole" beside a result that is cut, binary, or a refusal.
@@ -796,9 +852,10 @@ fn an_input_grown_before_reins_read_is_not_credited_as_read_whole() {
 
 #[test]
 fn a_file_exactly_at_the_character_cap_is_read_whole_and_one_more_is_left() {
-    // Cost = escaped text + path + 200; "a" * k escapes to k + 2.
+    // Cost = escaped text + the path twice + 250 (since the mend of the long-names hole);
+    // "a" * k escapes to k + 2.
     let path_len = "edge/a/exact.md".len();
-    let k = GLOB_CHARS - 200 - path_len - 2;
+    let k = GLOB_CHARS - 250 - 2 * path_len - 2;
     let exact = "a".repeat(k);
     let over = "a".repeat(k + 1);
     let h = with_files(&[
@@ -826,6 +883,7 @@ fn a_file_exactly_at_the_character_cap_is_read_whole_and_one_more_is_left() {
 
 #[test]
 fn long_file_names_keep_the_reads_within_the_character_cap() {
+    // Was a hole, mended: the look counts the path twice and a 250-character frame, and the characters of each read as shown count before the next.
     // The plan counts each file's path once and 200 characters for "its label, keys and line
     // numbers"; the model reads the path twice (in the label and in the result) and the frame
     // is near 145 characters. With 108-character paths the reads of one glob take more than
@@ -857,6 +915,7 @@ fn long_file_names_keep_the_reads_within_the_character_cap() {
 
 #[test]
 fn table_facts_keep_the_reads_within_the_character_cap() {
+    // Was a hole, mended: the look counts the column totals `table-facts` adds.
     // Lever `table-facts` puts column totals (and a 230-character note) ahead of every CSV
     // read; the plan never counts them, so 24 small tables read for one glob take over twice
     // the 6,000 characters.
@@ -904,10 +963,12 @@ fn a_listing_cut_at_the_find_files_cap_says_so() {
 }
 
 #[test]
-fn every_file_left_is_named_where_the_model_can_see_it() {
-    // "Each file left named": the note names twelve and says "and N more"; the rest are named
-    // only by the listing, which the prompt clips at 6,000 characters. With 150 files of
-    // 45-character paths, the last ones are named nowhere the model can read.
+fn every_file_left_is_counted_and_those_not_named_are_said_to_be() {
+    // Was a hole ("each file left named" was promised): the note names twelve and says "and N
+    // more"; the rest are named only by the listing, which the prompt clips at 6,000
+    // characters, so with 150 files of 45-character paths the last ones are named nowhere the
+    // model can read. Mended by the promise: every file left is counted, the first twelve are
+    // named, and the note says where the others are listed.
     let names: Vec<String> = (0..150)
         .map(|i| format!("many/{i:03}-{}.md", "x".repeat(36)))
         .collect();
@@ -923,15 +984,18 @@ fn every_file_left_is_named_where_the_model_can_see_it() {
     );
     let message = glob_step(&r, 1);
     let read: HashSet<String> = rein_glob_reads(&r).into_iter().collect();
-    let unnamed: Vec<&String> = names
+    let left = names.iter().filter(|n| !read.contains(*n)).count();
+    let unnamed = names
         .iter()
         .filter(|n| !read.contains(*n) && !message.contains(n.as_str()))
-        .collect();
+        .count();
+    assert!(message.contains(&format!("Not read ({left})")), "{message}");
     assert!(
-        unnamed.is_empty(),
-        "{} files left unread are named nowhere in the step's message, e.g. {:?}",
-        unnamed.len(),
-        unnamed.iter().take(3).collect::<Vec<_>>()
+        unnamed == 0
+            || message.contains(
+                "more, named in the listing above or by find_files with a narrower pattern"
+            ),
+        "{unnamed} files left unread are named nowhere and not said to be: {message}"
     );
 }
 
@@ -968,6 +1032,7 @@ fn spellings() -> Vec<&'static str> {
 
 #[test]
 fn spellings_of_one_glob_count_as_no_progress() {
+    // Was a hole, mended: another spelling of a glob already read (the same find_files call) is now a repeat.
     // The repeat check and the no-progress count look at the model's parameters, not at the
     // find_files call that ran. Without the lever these calls are refused and the run stops at
     // the no-progress cap after eight; with it each new spelling runs the identical listing and
@@ -982,11 +1047,16 @@ fn spellings_of_one_glob_count_as_no_progress() {
     assert_eq!(off.out.end, no_progress(), "{:?}", off.out.end);
     let on = run(Harness::new("desk_task"), &s, true, Policy::safe_default());
     let second = glob_step(&on, 2);
+    let listings = support::outcomes(&on.events)
+        .iter()
+        .filter(|(a, o)| a == "read_file" && o == "executed")
+        .count();
     assert!(
-        second.contains("You made exactly this call already"),
-        "a second spelling of the same listing is not called a repeat: {second}"
+        on.out.end == no_progress() && second.contains("You made exactly this call already"),
+        "the run ended {:?} after {listings} executed reads (the model's listings and Rein's \
+         reads), no spelling called a repeat; step 2 showed: {second}",
+        on.out.end
     );
-    assert_eq!(on.out.end, no_progress(), "{:?}", on.out.end);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1165,7 +1235,7 @@ fn call_ids_stay_unique_with_every_lever_that_calls_for_the_model() {
 // ---------------------------------------------------------------------------------------------
 
 /// The last prompt of a desk_task run with keep-inputs and glob-reads in a 2,600-token window,
-/// whose model reads the notes with `reads`, then lists folders until the run stops.
+/// whose model reads the meeting notes with `reads`, then lists folders until the run stops.
 fn last_prompt_after_trimming(reads: &[Value]) -> String {
     let mut s: String = reads.iter().map(|p| line("read_file", p.clone())).collect();
     for i in 0..30 {
@@ -1197,18 +1267,19 @@ fn last_prompt_after_trimming(reads: &[Value]) -> String {
 
 #[test]
 fn keep_inputs_keeps_the_inputs_rein_read_for_a_glob() {
+    // Was a hole, mended: a glob's step is pinned for every input Rein read whole in it.
     // Lever keep-inputs pins a step that read an input whole, so trimming drops it last. Rein's
     // reads for a glob read inputs whole, but the step is the model's find_files, which reads
     // nothing (`pinned_input` looks at that entry alone): the inputs go with the first trim,
     // while the same inputs read one call at a time are kept.
-    let own = last_prompt_after_trimming(&[json!({"path": OVERVIEW}), json!({"path": NOTES})]);
+    let own = last_prompt_after_trimming(&[json!({ "path": NOTES })]);
     assert!(
-        own.contains(NOTES_LINE) && own.contains(OVERVIEW_LINE),
-        "test set-up is off: the inputs read by the model are gone"
+        own.contains(NOTES_LINE),
+        "test set-up is off: the input read by the model is gone"
     );
-    let globbed = last_prompt_after_trimming(&[json!({"path": "notes/*.md"})]);
+    let globbed = last_prompt_after_trimming(&[json!({"path": "notes/meeting-*.md"})]);
     assert!(
-        globbed.contains(NOTES_LINE) && globbed.contains(OVERVIEW_LINE),
-        "the inputs Rein read whole for the model's glob were trimmed first"
+        globbed.contains(NOTES_LINE),
+        "the input Rein read whole for the model's glob was trimmed first"
     );
 }

@@ -25,8 +25,7 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     let Some(path) = report.result.get("path").and_then(|p| p.as_str()) else {
         return;
     };
-    let lower = path.to_lowercase();
-    if !TABLE_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
+    if !is_table_file(path) {
         return;
     }
     let Ok(Some(bytes)) = world.read(path) else {
@@ -41,12 +40,9 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     if !shows_this_text(&report.result, text) {
         return;
     }
-    let Some(mut totals) = column_totals(path, text) else {
+    let Some(totals) = table_facts_of(path, text) else {
         return;
     };
-    totals["note"] = json!(
-        "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
-    );
     // First in the result: what the model is shown is clipped at MAX_RESULT_CHARS, and the
     // totals matter most for a table too long to be shown whole (after the content they were
     // cut off, or cut inside a figure).
@@ -55,6 +51,25 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
         fields.insert("column_totals".to_string(), totals);
         fields.extend(rest);
     }
+}
+
+fn is_table_file(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    TABLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
+}
+
+/// The `column_totals` the lever puts first in a whole read of the table `path` holding `text`
+/// (with the note that says to copy them), or `None`: not a table file, over the table cap,
+/// or no numeric column.
+pub fn table_facts_of(path: &str, text: &str) -> Option<Value> {
+    if !is_table_file(path) || text.len() as u64 > TABLE_MAX_BYTES {
+        return None;
+    }
+    let mut totals = column_totals(path, text)?;
+    totals["note"] = json!(
+        "Computed by Rein over every row of the file (not only the lines shown; a row labelled Total, Subtotal or Sum is left out and named): copy these figures rather than adding the column up yourself."
+    );
+    Some(totals)
 }
 
 /// Whether a read_file result is a view of `text` as it is now: the same line count and, at its

@@ -20,11 +20,13 @@ pub const GLOB_READS_MAX_FILES: usize = 24;
 /// Most characters the results of one glob's reads take in the prompt together: as much as
 /// one read's shown result.
 pub const GLOB_READS_MAX_CHARS: usize = super::prompt::MAX_RESULT_CHARS;
-/// Characters one read's result takes besides its escaped text and path: its label, keys and
-/// line numbers.
-const READ_FRAME_CHARS: usize = 200;
-/// Most files the note names among those not read.
+/// Characters one read's result takes besides its escaped text, its column totals and its
+/// path (shown twice, in the label and in the result): the label's words, keys and numbers.
+const READ_FRAME_CHARS: usize = 250;
+/// Most files the note names among those not read (all are counted).
 const NAMED_LEFT_MAX: usize = 12;
+/// The wildcards of a glob; a path part holding one is no folder to walk.
+const WILDCARDS: [char; 4] = ['*', '?', '[', '{'];
 
 /// A `read_file` call that stands for a `find_files` call.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +40,8 @@ pub struct GlobRead {
 /// The `find_files` call a `read_file` call stands for, or `None` (left as it is): a call
 /// with any key but `path`; a path without `*` or `?` that `is_folder` does not confirm; the
 /// workspace's root; an absolute path or one with `..` (left for `read_file` to refuse).
+/// The folder walked is the path's parts before the first that holds a wildcard (`[`, `{`
+/// too, once `*` or `?` makes it a glob: `{notes,data}/*` walks the whole workspace).
 pub fn glob_read(params: &Value, is_folder: impl FnOnce(&str) -> bool) -> Option<GlobRead> {
     let fields = params.as_object()?;
     if fields.len() != 1 {
@@ -55,7 +59,15 @@ pub fn glob_read(params: &Value, is_folder: impl FnOnce(&str) -> bool) -> Option
         return None;
     }
     let find_args = match glob_path(asked) {
-        Some(g) => json!({"pattern": g.glob, "path": g.folder}),
+        Some(g) => {
+            let plain = parts.iter().take_while(|p| !p.contains(WILDCARDS)).count();
+            let folder = if plain == 0 {
+                ".".to_string()
+            } else {
+                parts[..plain].join("/")
+            };
+            json!({"pattern": g.glob, "path": folder})
+        }
         None => {
             let folder = parts.join("/");
             if !is_folder(&folder) {
@@ -70,39 +82,73 @@ pub fn glob_read(params: &Value, is_folder: impl FnOnce(&str) -> bool) -> Option
     })
 }
 
+/// Whether `path` is a dot file (or lies under a dot folder) that the model's glob `asked`
+/// does not name with a dot: as a shell's `*` and `ls` do, `config/*` and `config` leave out
+/// `config/.env`; `config/.*` names it.
+pub fn unnamed_dot_file(asked: &str, path: &str) -> bool {
+    let named = asked
+        .split('/')
+        .any(|part| part.starts_with('.') && part != "." && part != "..");
+    !named && path.split('/').any(|part| part.starts_with('.'))
+}
+
 /// What Rein could tell of a listed file before reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
-    /// Text of this many characters, as a read's result escapes it.
+    /// Text whose read would show this many characters of it (JSON-escaped), with what other
+    /// levers add to that read (`table-facts`' column totals).
     Text { shown_chars: usize },
-    /// Not text as the tools take it (binary, not UTF-8), or gone.
+    /// Not text as the tools take it (binary, not UTF-8).
     NotText,
-    /// Larger than one glob's share of the prompt.
+    /// Larger than one glob's share of the prompt, or gone since the listing.
     TooLong,
     /// Policy does not let `read_file` show it without asking, so Rein did not look.
     Kept,
 }
 
-/// Which listed files Rein reads, in the listing's order, and which it leaves, with why.
+/// What Rein did with a glob's listing: the files read and shown whole, the files read but
+/// not shown whole (changed since the look, or cut), and the files left, with why.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
-    pub read: Vec<String>,
+    pub whole: Vec<String>,
+    pub cut: Vec<String>,
     pub left: Vec<(String, &'static str)>,
 }
 
-/// The files of `listed` Rein reads for one glob: each that `look` finds text, while the
-/// files and characters stay under the caps; later smaller files are still read when one is
-/// over the characters left.
-pub fn plan_reads(listed: &[String], mut look: impl FnMut(&str) -> Look) -> Plan {
+impl Plan {
+    pub fn reads(&self) -> usize {
+        self.whole.len() + self.cut.len()
+    }
+}
+
+/// What reads a glob's files: a look before each read, and the read itself.
+pub trait ListedReader {
+    /// What can be told of the file before reading it.
+    fn look(&mut self, path: &str) -> Look;
+    /// Reads the file: the characters the model is shown, and whether they show it whole.
+    fn read(&mut self, path: &str) -> (usize, bool);
+}
+
+/// Reads the files of `listed` for the glob `asked`, in the listing's order: each that the
+/// reader's look finds text, while the files and the characters shown so far stay under the
+/// caps. A file over the characters left is left and smaller ones after it are still read.
+pub fn read_listed(asked: &str, listed: &[String], reader: &mut dyn ListedReader) -> Plan {
     let mut plan = Plan::default();
     let mut used = 0;
     for path in listed {
-        if plan.read.len() == GLOB_READS_MAX_FILES {
+        if plan.reads() == GLOB_READS_MAX_FILES {
             plan.left
                 .push((path.clone(), "over the cap on files read for one call"));
             continue;
         }
-        match look(path) {
+        if unnamed_dot_file(asked, path) {
+            plan.left.push((
+                path.clone(),
+                "a dot file, read only when the glob names it with its dot",
+            ));
+            continue;
+        }
+        match reader.look(path) {
             Look::Kept => plan
                 .left
                 .push((path.clone(), "policy asks before it is read, or keeps it")),
@@ -111,13 +157,18 @@ pub fn plan_reads(listed: &[String], mut look: impl FnMut(&str) -> Look) -> Plan
                 .left
                 .push((path.clone(), "too long to be read with the others")),
             Look::Text { shown_chars } => {
-                let cost = shown_chars + path.chars().count() + READ_FRAME_CHARS;
-                if used + cost > GLOB_READS_MAX_CHARS {
+                let estimate = shown_chars + 2 * path.chars().count() + READ_FRAME_CHARS;
+                if used + estimate > GLOB_READS_MAX_CHARS {
                     plan.left
                         .push((path.clone(), "over the characters read for one call"));
+                    continue;
+                }
+                let (shown, whole) = reader.read(path);
+                used += shown;
+                if whole {
+                    plan.whole.push(path.clone());
                 } else {
-                    used += cost;
-                    plan.read.push(path.clone());
+                    plan.cut.push(path.clone());
                 }
             }
         }
@@ -130,32 +181,44 @@ pub fn shown_chars(text: &str) -> usize {
     serde_json::to_string(text).map_or(usize::MAX, |s| s.chars().count())
 }
 
-/// What the model reads before the results: what its call became, how many files the glob
-/// listed, which Rein read and which it left (and why), and how to read the rest.
-pub fn glob_note(read: &GlobRead, listed: usize, plan: &Plan, truncated: bool) -> String {
-    let mut s = format!(
-        "Your read_file path \"{}\" names several files, so it ran as find_files {}",
+/// The reason the model's call gets, before the gate's: what it ran as.
+pub fn ran_as_note(read: &GlobRead) -> String {
+    format!(
+        "your read_file path \"{}\" names several files, so it ran as find_files {} (lever glob-reads)",
         read.asked, read.find_args
-    );
+    )
+}
+
+/// What the model reads after Rein's reads: how many files the glob listed, which were read
+/// and shown whole, which were not shown whole, which were left (and why), and how to go on.
+pub fn glob_note(listed: usize, plan: &Plan, truncated: bool) -> String {
     if listed == 0 {
-        s.push_str(
-            " and matched no file; nothing was read. Use list_dir or find_files to see the names.",
-        );
-        return s;
+        return "Your glob matched no file; nothing was read. Use list_dir or find_files to see the names."
+            .to_string();
     }
-    s.push_str(&format!(
-        ", which listed {listed} file{}{}; Rein read {} of them whole for you (lever glob-reads), each a read_file call of its own, shown below.",
+    let mut s = format!(
+        "Your glob listed {listed} file{}{}; Rein read {} of them for you (lever glob-reads), each a read_file call of its own, shown above: {} shown whole.",
         plural(listed),
         if truncated { " (its list was cut)" } else { "" },
-        plan.read.len()
-    ));
+        plan.reads(),
+        plan.whole.len(),
+    );
+    if !plan.cut.is_empty() {
+        s.push_str(&format!(
+            " Not shown whole (read the rest with read_file): {}.",
+            plan.cut.join(", ")
+        ));
+    }
     if !plan.left.is_empty() {
         s.push_str(&format!(" Not read ({}):", plan.left.len()));
         for (path, why) in plan.left.iter().take(NAMED_LEFT_MAX) {
             s.push_str(&format!(" {path} ({why});"));
         }
         if plan.left.len() > NAMED_LEFT_MAX {
-            s.push_str(&format!(" and {} more;", plan.left.len() - NAMED_LEFT_MAX));
+            s.push_str(&format!(
+                " and {} more, named in the listing above or by find_files with a narrower pattern;",
+                plan.left.len() - NAMED_LEFT_MAX
+            ));
         }
         s.push_str(" read those with read_file, one path or a narrower glob at a time.");
     }
@@ -224,6 +287,28 @@ mod tests {
         false
     }
 
+    struct Fake<L, R> {
+        look: L,
+        read: R,
+    }
+
+    impl<L: FnMut(&str) -> Look, R: FnMut(&str) -> (usize, bool)> ListedReader for Fake<L, R> {
+        fn look(&mut self, path: &str) -> Look {
+            (self.look)(path)
+        }
+        fn read(&mut self, path: &str) -> (usize, bool) {
+            (self.read)(path)
+        }
+    }
+
+    fn read_with(
+        listed: &[String],
+        look: impl FnMut(&str) -> Look,
+        read: impl FnMut(&str) -> (usize, bool),
+    ) -> Plan {
+        read_listed("d/*", listed, &mut Fake { look, read })
+    }
+
     #[test]
     fn a_glob_becomes_find_files_in_the_folder_before_its_first_wildcard() {
         let g = glob_read(&json!({"path": "./hiring//*.md"}), no_folder).unwrap();
@@ -233,6 +318,13 @@ mod tests {
         );
         let g = glob_read(&json!({"path": "*.csv"}), no_folder).unwrap();
         assert_eq!(g.find_args, json!({"pattern": "*.csv", "path": "."}));
+        let g = glob_read(&json!({"path": "{notes,data}/*"}), no_folder).unwrap();
+        assert_eq!(
+            g.find_args,
+            json!({"pattern": "{notes,data}/*", "path": "."})
+        );
+        let g = glob_read(&json!({"path": "a/[xy]/*.md"}), no_folder).unwrap();
+        assert_eq!(g.find_args["path"], "a");
     }
 
     #[test]
@@ -243,6 +335,8 @@ mod tests {
             json!({"pattern": "hiring/*", "path": "hiring"})
         );
         assert!(glob_read(&json!({"path": "notes.md"}), no_folder).is_none());
+        // A name with brackets and no `*` or `?` is a file's name, not a glob.
+        assert!(glob_read(&json!({"path": "report[1].md"}), no_folder).is_none());
     }
 
     #[test]
@@ -263,37 +357,98 @@ mod tests {
     }
 
     #[test]
-    fn the_plan_keeps_to_both_caps_and_says_why_each_file_was_left() {
-        let listed: Vec<String> = (0..30).map(|i| format!("d/{i:02}.txt")).collect();
-        let plan = plan_reads(&listed, |p| match p {
-            "d/00.txt" => Look::Kept,
-            "d/01.txt" => Look::NotText,
-            "d/02.txt" => Look::TooLong,
-            _ => Look::Text { shown_chars: 10 },
-        });
-        assert_eq!(plan.read.len(), GLOB_READS_MAX_FILES);
-        assert_eq!(plan.read.len() + plan.left.len(), 30);
+    fn dot_files_are_read_only_when_the_glob_names_the_dot() {
+        assert!(unnamed_dot_file("config/*", "config/.env"));
+        assert!(unnamed_dot_file("config", "config/.git/HEAD"));
+        assert!(unnamed_dot_file("./config/*", "config/.env"));
+        assert!(!unnamed_dot_file("config/.*", "config/.env"));
+        assert!(!unnamed_dot_file("config/*", "config/app.env"));
+    }
+
+    #[test]
+    fn reading_keeps_to_both_caps_and_says_why_each_file_was_left() {
+        let mut listed: Vec<String> = (0..30).map(|i| format!("d/{i:02}.txt")).collect();
+        listed.insert(3, "d/.secret".into());
+        let mut asked = Vec::new();
+        let plan = read_with(
+            &listed,
+            |p| match p {
+                "d/00.txt" => Look::Kept,
+                "d/01.txt" => Look::NotText,
+                "d/02.txt" => Look::TooLong,
+                _ => Look::Text { shown_chars: 10 },
+            },
+            |p| {
+                asked.push(p.to_string());
+                (100, p != "d/05.txt")
+            },
+        );
+        assert_eq!(plan.reads(), GLOB_READS_MAX_FILES);
+        assert_eq!(plan.cut, vec!["d/05.txt"]);
+        assert_eq!(asked.len(), GLOB_READS_MAX_FILES);
+        assert_eq!(plan.reads() + plan.left.len(), 31);
         assert_eq!(plan.left[0].0, "d/00.txt");
         assert!(plan
             .left
             .iter()
             .any(|(p, why)| p == "d/29.txt" && why.contains("cap on files")));
+        assert!(plan
+            .left
+            .iter()
+            .any(|(p, why)| p == "d/.secret" && why.contains("dot file")));
+    }
 
-        let big = plan_reads(&listed[..3], |p| Look::Text {
-            shown_chars: if p == "d/01.txt" {
-                GLOB_READS_MAX_CHARS
-            } else {
-                100
+    #[test]
+    fn the_characters_counted_are_those_shown_and_a_big_file_is_skipped() {
+        let listed: Vec<String> = ["d/a.txt", "d/b.txt", "d/c.txt"].map(String::from).to_vec();
+        let plan = read_with(
+            &listed,
+            |p| Look::Text {
+                shown_chars: if p == "d/b.txt" {
+                    GLOB_READS_MAX_CHARS
+                } else {
+                    100
+                },
             },
-        });
-        assert_eq!(big.read, vec!["d/00.txt", "d/02.txt"]);
+            |_| (400, true),
+        );
+        assert_eq!(plan.whole, vec!["d/a.txt", "d/c.txt"]);
         assert_eq!(
-            big.left,
+            plan.left,
             vec![(
-                "d/01.txt".to_string(),
+                "d/b.txt".to_string(),
                 "over the characters read for one call"
             )]
         );
+        // What a read showed counts, not the look's estimate: a read shown longer than
+        // expected leaves less room for the next.
+        let plan = read_with(
+            &listed,
+            |_| Look::Text { shown_chars: 100 },
+            |_| (GLOB_READS_MAX_CHARS - 300, true),
+        );
+        assert_eq!(plan.whole, vec!["d/a.txt"]);
+        assert_eq!(plan.left.len(), 2);
+    }
+
+    #[test]
+    fn the_note_counts_whole_reads_and_names_what_was_left() {
+        let none = glob_note(0, &Plan::default(), false);
+        assert!(none.contains("matched no file"), "{none}");
+        let plan = Plan {
+            whole: vec!["h/a.md".into()],
+            cut: vec!["h/c.md".into()],
+            left: vec![("h/b.md".into(), "not a text file")],
+        };
+        let note = glob_note(3, &plan, false);
+        assert!(note.contains("listed 3 files"), "{note}");
+        assert!(note.contains("Rein read 2 of them"), "{note}");
+        assert!(note.contains("1 shown whole"), "{note}");
+        assert!(
+            note.contains("Not shown whole (read the rest with read_file): h/c.md"),
+            "{note}"
+        );
+        assert!(note.contains("h/b.md (not a text file)"), "{note}");
     }
 
     #[test]
@@ -319,20 +474,5 @@ mod tests {
         ] {
             assert!(glob_suggestion(alone).is_none(), "{alone:?}");
         }
-    }
-
-    #[test]
-    fn the_note_names_what_was_left_and_says_when_nothing_matched() {
-        let g = glob_read(&json!({"path": "h/*.md"}), no_folder).unwrap();
-        let none = glob_note(&g, 0, &Plan::default(), false);
-        assert!(none.contains("matched no file"), "{none}");
-        let plan = Plan {
-            read: vec!["h/a.md".into()],
-            left: vec![("h/b.md".into(), "not a text file")],
-        };
-        let note = glob_note(&g, 2, &plan, false);
-        assert!(note.contains("listed 2 files"), "{note}");
-        assert!(note.contains("Rein read 1 of them"), "{note}");
-        assert!(note.contains("h/b.md (not a text file)"), "{note}");
     }
 }

@@ -52,7 +52,7 @@ struct Entry {
     record: String,
     /// The input file this step read whole (lever `keep-inputs`): trimmed only after every
     /// other step, since a small model that loses an input's text writes from its memory of it.
-    pinned: Option<String>,
+    pinned: Vec<String>,
     /// Harness feedback (a retry's failed checks) that [`Transcript::clip_last`] may cut; a
     /// step's call and result are never cut, since the trace would still say the model saw
     /// them whole (a read the judge counts as read in full).
@@ -107,36 +107,35 @@ impl Transcript {
 
     /// Appends one step: its messages and a one-line record kept if the step is trimmed.
     pub fn push(&mut self, messages: Vec<ChatMessage>, record: impl Into<String>) {
-        self.push_entry(messages, record.into(), None);
+        self.push_entry(messages, record.into(), Vec::new());
     }
 
     /// Appends the harness's feedback at the start of an attempt: a step that
     /// [`Transcript::clip_last`] may cut when nothing else is left to trim.
     pub fn push_feedback(&mut self, message: ChatMessage, record: impl Into<String>) {
-        self.push_entry(vec![message], record.into(), None);
+        self.push_entry(vec![message], record.into(), Vec::new());
         if let Some(e) = self.entries.last_mut() {
             e.clippable = true;
         }
     }
 
-    /// Appends a step that read the input file `path` whole (lever `keep-inputs`): trimming
-    /// drops every other step but the last before it, and an older read of the same file is
-    /// no longer pinned, since this one holds the same text.
-    pub fn push_pinned(
+    /// Appends a step that read the input files `paths` whole (lever `keep-inputs`; several
+    /// for a glob's reads): trimming drops every other step but the last before it, and an
+    /// older read of the same file no longer pins its step, since this one holds the same text.
+    pub fn push_pinned<S: AsRef<str>>(
         &mut self,
         messages: Vec<ChatMessage>,
         record: impl Into<String>,
-        path: &str,
+        paths: &[S],
     ) {
+        let paths: Vec<String> = paths.iter().map(|p| p.as_ref().to_string()).collect();
         for e in &mut self.entries {
-            if e.pinned.as_deref() == Some(path) {
-                e.pinned = None;
-            }
+            e.pinned.retain(|p| !paths.contains(p));
         }
-        self.push_entry(messages, record.into(), Some(path.to_string()));
+        self.push_entry(messages, record.into(), paths);
     }
 
-    fn push_entry(&mut self, messages: Vec<ChatMessage>, record: String, pinned: Option<String>) {
+    fn push_entry(&mut self, messages: Vec<ChatMessage>, record: String, pinned: Vec<String>) {
         self.entries.push(Entry {
             messages,
             record,
@@ -151,7 +150,7 @@ impl Transcript {
     /// the prompt: a new attempt that starts from the current deliverable, not from the
     /// steps that led to it, with the inputs it is written from.
     pub fn restart(&mut self) {
-        self.entries.retain(|e| e.pinned.is_some() && !e.trimmed);
+        self.entries.retain(|e| !e.pinned.is_empty() && !e.trimmed);
     }
 
     /// The messages every prompt starts with: the system message and the task.
@@ -232,7 +231,7 @@ impl Transcript {
                     break;
                 }
                 let e = &mut self.entries[i];
-                if !e.trimmed && e.pinned.is_some() == pinned_pass {
+                if !e.trimmed && !e.pinned.is_empty() == pinned_pass {
                     e.trimmed = true;
                     count += 1;
                 }
@@ -592,8 +591,8 @@ mod tests {
     #[test]
     fn pinned_reads_outlast_every_other_step_and_the_note_follows_them() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
-        t.push_pinned(read("notes/a.md", 700), "step 1: read a", "notes/a.md");
-        t.push_pinned(read("data/b.csv", 700), "step 2: read b", "data/b.csv");
+        t.push_pinned(read("notes/a.md", 700), "step 1: read a", &["notes/a.md"]);
+        t.push_pinned(read("data/b.csv", 700), "step 2: read b", &["data/b.csv"]);
         for i in 3..9 {
             t.push(step(i, 700), format!("step {i}: write"));
         }
@@ -634,13 +633,13 @@ mod tests {
         t.push_pinned(
             read("notes/a.md", 700),
             "step 1: read a (old)",
-            "notes/a.md",
+            &["notes/a.md"],
         );
         t.push(step(2, 700), "step 2: write");
         t.push_pinned(
             read("notes/a.md", 700),
             "step 3: read a (new)",
-            "notes/a.md",
+            &["notes/a.md"],
         );
         t.push(step(4, 700), "step 4: write");
         t.push(step(5, 700), "step 5: write");
@@ -656,7 +655,7 @@ mod tests {
     fn pinned_reads_go_last_oldest_first_when_nothing_else_is_left() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
         for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
-            t.push_pinned(read(p, 1_400), format!("step {}: read {p}", i + 1), p);
+            t.push_pinned(read(p, 1_400), format!("step {}: read {p}", i + 1), &[p]);
         }
         t.push(step(5, 100), "step 5: write");
         let budget = estimate_tokens(&t.messages()) / 2;
@@ -686,7 +685,7 @@ mod tests {
     #[test]
     fn a_fresh_attempt_keeps_the_pinned_reads_still_shown() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
-        t.push_pinned(read("notes/a.md", 70), "step 1: read a", "notes/a.md");
+        t.push_pinned(read("notes/a.md", 70), "step 1: read a", &["notes/a.md"]);
         t.push(step(2, 70), "step 2: write");
         t.restart();
         t.push(vec![ChatMessage::user("attempt 2")], "attempt 2 began");

@@ -57,6 +57,17 @@ impl World for WorkspaceWorld<'_> {
         self.read_with(path, |ws, rel| ws.read_bytes_capped(rel, max))
     }
 
+    /// From the folder's own metadata (links not followed), not a walk of the workspace: a
+    /// link anywhere in it fails [`World::files`].
+    fn is_folder(&self, path: &str) -> bool {
+        self.workspace.resolve(path).is_ok_and(|rel| {
+            matches!(
+                self.workspace.info(&rel),
+                Ok(Some(info)) if info.kind == rein_workspace::EntryKind::Dir
+            )
+        })
+    }
+
     /// A desk workspace has no sandbox variables.
     fn variable(&self, _name: &str) -> Option<serde_json::Value> {
         None

@@ -38,6 +38,17 @@ pub trait World {
     fn files(&self) -> Result<Option<Vec<String>>, WorldError> {
         Ok(None)
     }
+    /// Whether `path` (workspace-relative, normal form) is a folder holding a file, as far as
+    /// this world can tell: by default, whether its listing has a file beneath it.
+    fn is_folder(&self, path: &str) -> bool {
+        let path = path.trim_end_matches('/');
+        self.files().ok().flatten().is_some_and(|files| {
+            files.iter().any(|f| {
+                f.strip_prefix(path)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+        })
+    }
 }
 
 /// An in-memory world: a map of paths to bytes and of variables to values.

@@ -2,8 +2,10 @@
 //! reads the files listed (see [`crate::agent::glob_reads`]).
 
 use super::*;
+use crate::agent::facts::table_facts_of;
 use crate::agent::glob_reads::{
-    glob_note, glob_read, plan_reads, shown_chars, GlobRead, Look, Plan, GLOB_READS_MAX_CHARS,
+    glob_note, glob_read, ran_as_note, read_listed, shown_chars, GlobRead, ListedReader, Look,
+    GLOB_READS_MAX_CHARS,
 };
 use crate::agent::prompt::labelled_result;
 use rein_workspace::desk::is_text;
@@ -12,8 +14,54 @@ use rein_workspace::desk::is_text;
 const GLOB_READ_THOUGHT: &str =
     "Rein read this file for the model's read_file call with a glob or a folder (lever glob-reads)";
 
+/// How the calls a step made are remembered for a glob's `find_files` call: a later glob that
+/// runs the same call repeats it.
+pub(super) const GLOB_CALL: &str = "read_file glob";
+
 /// What the system prompt says of `read_file` with the lever.
 pub(super) const GLOB_READS_TOOL_NOTE: &str = "- read_file also takes a glob or a folder as its path (\"notes/*.md\", \"notes\"): the matching files are listed and each is read whole for you, up to 24 files and 6,000 characters in all.\n";
+
+/// Rein's reads of a glob's files, one at a time, collected into `out`; the first error of
+/// the journal stops the rest.
+struct GlobReader<'r, 'a> {
+    agent: &'r mut Agent<'a>,
+    st: &'r mut State,
+    on_event: &'r mut dyn FnMut(&AgentEvent),
+    out: &'r mut GlobReads,
+    error: Option<AgentError>,
+}
+
+impl ListedReader for GlobReader<'_, '_> {
+    fn look(&mut self, path: &str) -> Look {
+        self.agent.look_before_reading(path)
+    }
+
+    fn read(&mut self, path: &str) -> (usize, bool) {
+        if self.error.is_some() {
+            return (0, false);
+        }
+        match self.agent.glob_file_read(self.st, path, self.on_event) {
+            Ok((text, pinned)) => {
+                let whole = self.st.trace.last().is_some_and(|e| e.full_read);
+                self.out.pinned.extend(pinned);
+                self.out.shown.push('\n');
+                self.out.shown.push_str(&text);
+                (text.chars().count(), whole)
+            }
+            Err(e) => {
+                self.error = Some(e);
+                (0, false)
+            }
+        }
+    }
+}
+
+/// What Rein's reads for one glob gave: the text that shows them and the note after them, and
+/// the inputs they showed whole (pinned with lever `keep-inputs`).
+pub(super) struct GlobReads {
+    pub shown: String,
+    pub pinned: Vec<String>,
+}
 
 impl<'a> Agent<'a> {
     /// Whether a `read_file` call may stand for a `find_files` call in this run: the lever is
@@ -28,30 +76,32 @@ impl<'a> Agent<'a> {
     }
 
     /// The `find_files` call the model's `read_file` call stands for, if it names a glob or a
-    /// folder. A folder is confirmed by the world's listing, asked only for a path that cannot
-    /// be read as a file.
+    /// folder (a folder as the world's metadata says, links not followed).
     pub(super) fn glob_read(&self, tool: &str, params: &Value) -> Option<GlobRead> {
         if tool != "read_file" || !self.reads_globs() {
             return None;
         }
         let world = self.env.world;
-        glob_read(params, |folder| {
-            world.read_small(folder, 0).is_err()
-                && world.files().ok().flatten().is_some_and(|files| {
-                    files.iter().any(|f| {
-                        f.strip_prefix(folder)
-                            .is_some_and(|rest| rest.starts_with('/'))
-                    })
-                })
-        })
+        glob_read(params, |folder| world.is_folder(folder))
     }
 
-    /// After the glob's `find_files` call: which listed files Rein reads (looking only at files
-    /// policy lets `read_file` show without asking), and the note that says what ran, put before
-    /// the gate's own reason. Nothing is read when the listing did not run.
-    pub(super) fn plan_glob_reads(&self, read: &GlobRead, report: &mut GateReport) -> Plan {
+    /// Rein's reads of the files the glob's `find_files` call listed (`report`, its reason now
+    /// saying what the model's call ran as), each through the gate as a call of its own, on the
+    /// trace as Rein's so the judge sees who asked; nothing is read when the listing did not
+    /// run. The note after them counts what was shown whole and names what was left.
+    pub(super) fn glob_reads(
+        &mut self,
+        st: &mut State,
+        read: &GlobRead,
+        report: &GateReport,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<GlobReads, AgentError> {
+        let mut out = GlobReads {
+            shown: String::new(),
+            pinned: Vec::new(),
+        };
         if report.outcome != GateOutcome::Executed {
-            return Plan::default();
+            return Ok(out);
         }
         let listed: Vec<String> = report.result["files"]
             .as_array()
@@ -64,57 +114,76 @@ impl<'a> Agent<'a> {
             })
             .unwrap_or_default();
         let truncated = report.result["truncated"].as_bool().unwrap_or(false);
-        let plan = plan_reads(&listed, |path| self.look_before_reading(path));
-        let note = glob_note(read, listed.len(), &plan, truncated);
-        report.reason = [note.as_str(), report.reason.as_str()]
-            .iter()
-            .filter(|s| !s.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join("; ");
-        plan
+        let mut reader = GlobReader {
+            agent: self,
+            st,
+            on_event,
+            out: &mut out,
+            error: None,
+        };
+        let plan = read_listed(&read.asked, &listed, &mut reader);
+        if let Some(e) = reader.error.take() {
+            return Err(e);
+        }
+        out.shown.push('\n');
+        out.shown
+            .push_str(&glob_note(listed.len(), &plan, truncated));
+        Ok(out)
     }
 
+    /// One of Rein's reads for a glob: the text that shows it, and the input it showed whole
+    /// (for lever `keep-inputs`).
+    fn glob_file_read(
+        &mut self,
+        st: &mut State,
+        path: &str,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<(String, Option<String>), AgentError> {
+        let made = st.trace.iter().filter(|e| e.by_rein).count();
+        let id = self.rein_call_id("glob", made);
+        let params = json!({ "path": path });
+        let origin = (GLOB_READ_THOUGHT, Lever::GlobReads);
+        let report = self.call_for_model(st, on_event, &id, "read_file", &params, origin)?;
+        let pinned = st.trace.last().and_then(|e| self.pinned_input(e));
+        let text = labelled_result(
+            &format!("Result of Rein's read of {path} (read_file, for your glob)"),
+            &report,
+        );
+        Ok((text, pinned))
+    }
+
+    /// What Rein tells of a listed file before reading it: only where policy lets `read_file`
+    /// show it without asking, at most [`GLOB_READS_MAX_CHARS`] bytes of it.
     fn look_before_reading(&self, path: &str) -> Look {
         if !self.executor.reads_freely(path) {
             return Look::Kept;
         }
         match self.env.world.read_small(path, GLOB_READS_MAX_CHARS as u64) {
             Ok(Some(bytes)) if is_text(&bytes) => match std::str::from_utf8(&bytes) {
-                Ok(text) => Look::Text {
-                    shown_chars: shown_chars(text),
-                },
+                Ok(text) => {
+                    let totals = if self.options.levers.table_facts {
+                        table_facts_of(path, text).map_or(0, |t| t.to_string().chars().count() + 20)
+                    } else {
+                        0
+                    };
+                    Look::Text {
+                        shown_chars: shown_chars(text) + totals,
+                    }
+                }
                 Err(_) => Look::NotText,
             },
-            Ok(Some(_)) => Look::NotText,
-            // Over the size looked at (or gone since the listing: then its own read says so).
+            Ok(Some(_)) | Err(_) => Look::NotText,
             Ok(None) => Look::TooLong,
-            Err(_) => Look::NotText,
         }
     }
 
-    /// Rein's reads of the planned files, each through the gate as a call of its own (on the
-    /// trace as Rein's, so the judge sees who asked), and the text that shows them to the
-    /// model after the listing.
-    pub(super) fn glob_reads(
-        &mut self,
-        st: &mut State,
-        plan: &Plan,
-        on_event: &mut dyn FnMut(&AgentEvent),
-    ) -> Result<String, AgentError> {
-        let mut shown = String::new();
-        for path in &plan.read {
-            let made = st.trace.iter().filter(|e| e.by_rein).count();
-            let id = self.rein_call_id("glob", made);
-            let params = json!({ "path": path });
-            let origin = (GLOB_READ_THOUGHT, Lever::GlobReads);
-            let report = self.call_for_model(st, on_event, &id, "read_file", &params, origin)?;
-            shown.push('\n');
-            shown.push_str(&labelled_result(
-                &format!("Result of Rein's read of {path} (read_file, for your glob)"),
-                &report,
-            ));
-        }
-        Ok(shown)
+    /// The reason of the glob's `find_files` step, put before the gate's own.
+    pub(super) fn say_glob_ran(&self, read: &GlobRead, report: &mut GateReport) {
+        report.reason = [ran_as_note(read).as_str(), report.reason.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("; ");
     }
 }

@@ -475,9 +475,9 @@ impl<'a> Agent<'a> {
         if let Some(read) = &widened {
             self.settle_widened_read(st, read, &mut report);
         }
-        let glob_plan = globbed
-            .as_ref()
-            .map(|glob| self.plan_glob_reads(glob, &mut report));
+        if let Some(glob) = &globbed {
+            self.say_glob_ran(glob, &mut report);
+        }
         let writes = self.call_writes(&tool);
         if self.options.levers.document_facts && !self.options.memory && writes {
             add_document_facts(
@@ -506,6 +506,9 @@ impl<'a> Agent<'a> {
             .iter()
             .find(|(t, p, _)| {
                 *t == tool && (*p == params || widened.as_ref().is_some_and(|w| *p == w.args))
+                    // Another spelling of a glob already read (`notes`, `./notes/`) lists
+                    // and reads the same files.
+                    || *t == glob_reads::GLOB_CALL && globbed.as_ref().is_some_and(|g| *p == g.find_args)
             })
             .map(|(_, _, step)| *step)
             .filter(|_| !(tool == "finish" && st.finish_is_new()));
@@ -516,6 +519,10 @@ impl<'a> Agent<'a> {
         // the whole-file call itself, repeats it.
         if let Some(read) = widened.as_ref().filter(|_| report.outcome.ran()) {
             st.calls.push((tool.clone(), read.args.clone(), n));
+        }
+        if let Some(glob) = globbed.as_ref().filter(|_| report.outcome.ran()) {
+            st.calls
+                .push((glob_reads::GLOB_CALL.to_string(), glob.find_args.clone(), n));
         }
         if report.outcome == GateOutcome::Executed && mutates {
             if let Some(change) = report.result.get("change_id").and_then(Value::as_i64) {
@@ -571,8 +578,11 @@ impl<'a> Agent<'a> {
         if tool == "search_text" {
             feedback.push_str(&self.search_wider(st, &params, &report, on_event)?);
         }
-        if let Some(plan) = &glob_plan {
-            feedback.push_str(&self.glob_reads(st, plan, on_event)?);
+        let mut pins: Vec<String> = pinned.into_iter().collect();
+        if let Some(glob) = &globbed {
+            let reads = self.glob_reads(st, glob, &report, on_event)?;
+            feedback.push_str(&reads.shown);
+            pins.extend(reads.pinned);
         }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).
@@ -622,9 +632,10 @@ impl<'a> Agent<'a> {
             ChatMessage::user(feedback),
         ];
         let record = format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary);
-        match pinned {
-            Some(input) => st.transcript.push_pinned(messages, record, &input),
-            None => st.transcript.push(messages, record),
+        if pins.is_empty() {
+            st.transcript.push(messages, record);
+        } else {
+            st.transcript.push_pinned(messages, record, &pins);
         }
         Ok(match (stop, accepted) {
             (Some(end), _) => StepEnd::Stop(end),
