@@ -119,10 +119,21 @@ impl Transcript {
         }
     }
 
-    /// Appends a step that read the input files `paths` whole (lever `keep-inputs`; several
-    /// for a glob's reads): trimming drops every other step but the last before it, and an
-    /// older read of the same file no longer pins its step, since this one holds the same text.
-    pub fn push_pinned<S: AsRef<str>>(
+    /// Appends a step that read the input file `path` whole (lever `keep-inputs`): trimming
+    /// drops every other step but the last before it, and an older read of the same file no
+    /// longer pins its step, since this one holds the same text.
+    pub fn push_pinned(
+        &mut self,
+        messages: Vec<ChatMessage>,
+        record: impl Into<String>,
+        path: &str,
+    ) {
+        self.push_pinned_all(messages, record, &[path]);
+    }
+
+    /// [`Transcript::push_pinned`] for a step that read several input files whole (a glob's
+    /// reads, lever `glob-reads`): it stays pinned while any of them is read nowhere later.
+    pub fn push_pinned_all<S: AsRef<str>>(
         &mut self,
         messages: Vec<ChatMessage>,
         record: impl Into<String>,
@@ -231,7 +242,7 @@ impl Transcript {
                     break;
                 }
                 let e = &mut self.entries[i];
-                if !e.trimmed && !e.pinned.is_empty() == pinned_pass {
+                if !e.trimmed && e.pinned.is_empty() != pinned_pass {
                     e.trimmed = true;
                     count += 1;
                 }
@@ -591,8 +602,8 @@ mod tests {
     #[test]
     fn pinned_reads_outlast_every_other_step_and_the_note_follows_them() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
-        t.push_pinned(read("notes/a.md", 700), "step 1: read a", &["notes/a.md"]);
-        t.push_pinned(read("data/b.csv", 700), "step 2: read b", &["data/b.csv"]);
+        t.push_pinned(read("notes/a.md", 700), "step 1: read a", "notes/a.md");
+        t.push_pinned(read("data/b.csv", 700), "step 2: read b", "data/b.csv");
         for i in 3..9 {
             t.push(step(i, 700), format!("step {i}: write"));
         }
@@ -633,13 +644,13 @@ mod tests {
         t.push_pinned(
             read("notes/a.md", 700),
             "step 1: read a (old)",
-            &["notes/a.md"],
+            "notes/a.md",
         );
         t.push(step(2, 700), "step 2: write");
         t.push_pinned(
             read("notes/a.md", 700),
             "step 3: read a (new)",
-            &["notes/a.md"],
+            "notes/a.md",
         );
         t.push(step(4, 700), "step 4: write");
         t.push(step(5, 700), "step 5: write");
@@ -655,7 +666,7 @@ mod tests {
     fn pinned_reads_go_last_oldest_first_when_nothing_else_is_left() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
         for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
-            t.push_pinned(read(p, 1_400), format!("step {}: read {p}", i + 1), &[p]);
+            t.push_pinned(read(p, 1_400), format!("step {}: read {p}", i + 1), p);
         }
         t.push(step(5, 100), "step 5: write");
         let budget = estimate_tokens(&t.messages()) / 2;
@@ -685,7 +696,7 @@ mod tests {
     #[test]
     fn a_fresh_attempt_keeps_the_pinned_reads_still_shown() {
         let mut t = Transcript::new(vec![ChatMessage::system("rules")]);
-        t.push_pinned(read("notes/a.md", 70), "step 1: read a", &["notes/a.md"]);
+        t.push_pinned(read("notes/a.md", 70), "step 1: read a", "notes/a.md");
         t.push(step(2, 70), "step 2: write");
         t.restart();
         t.push(vec![ChatMessage::user("attempt 2")], "attempt 2 began");

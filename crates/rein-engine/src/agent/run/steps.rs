@@ -635,7 +635,7 @@ impl<'a> Agent<'a> {
         if pins.is_empty() {
             st.transcript.push(messages, record);
         } else {
-            st.transcript.push_pinned(messages, record, &pins);
+            st.transcript.push_pinned_all(messages, record, &pins);
         }
         Ok(match (stop, accepted) {
             (Some(end), _) => StepEnd::Stop(end),
