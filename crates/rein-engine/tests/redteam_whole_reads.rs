@@ -168,9 +168,12 @@ fn grown_notes() -> Vec<u8> {
 fn a_file_grown_between_the_check_and_the_read_is_not_credited_as_read_whole() {
     // The notes grow past 16,000 bytes after Rein found them short and before the tool reads
     // them: the result is cut, and the judge must not count them read.
+    // Since the fourteenth session a read policy asks about is not widened at all (Rein does
+    // not look at a file before the gate unless policy lets read_file show it freely): the
+    // model's one line runs as asked, and the judge still does not count the file read.
     let r = meddled(grown_notes());
     let result = shown_json(&r, 2, 2);
-    assert_eq!(result["truncated"], json!(true), "{result}");
+    assert_eq!(result["end_line"], json!(7), "{result}");
     let (passed, facts) = check_facts(&r.out, "inputs-read");
     assert!(!passed, "{facts}");
     assert!(
