@@ -176,9 +176,9 @@ pub fn read_listed(asked: &str, listed: &[String], reader: &mut dyn ListedReader
     plan
 }
 
-/// The characters a file's text takes as a read's result shows it (JSON-escaped).
+/// The characters a text takes as a read's result shows it: JSON-escaped, with its quotes.
 pub fn shown_chars(text: &str) -> usize {
-    serde_json::to_string(text).map_or(usize::MAX, |s| s.chars().count())
+    super::read_fit::escaped_len(text).saturating_add(2)
 }
 
 /// The reason the model's call gets, before the gate's: what it ran as.

@@ -164,7 +164,7 @@ fn note(last: u64, total: u64, inside: bool, result: &Value) -> String {
 }
 
 /// Characters `text` takes inside a JSON string.
-fn escaped_len(text: &str) -> usize {
+pub(super) fn escaped_len(text: &str) -> usize {
     serde_json::to_string(text)
         .map(|s| s.chars().count().saturating_sub(2))
         .unwrap_or(usize::MAX)

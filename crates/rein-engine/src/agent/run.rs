@@ -1269,6 +1269,16 @@ fn over_long_summary(tool: &str, params: &Value) -> Option<String> {
     })
 }
 
+/// Two parts of a call's reason, joined with "; ", an empty one left out.
+pub(super) fn joined_reasons(first: &str, second: &str) -> String {
+    [first, second]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -14,6 +14,7 @@
 use rein_workspace::desk::is_text;
 use serde_json::{json, Value};
 
+use super::glob_reads::shown_chars;
 use super::prompt::MAX_RESULT_CHARS;
 use super::run::shows_whole_file;
 use crate::checks::World;
@@ -69,9 +70,7 @@ pub fn widened_read(world: &dyn World, params: &Value) -> Option<WidenedRead> {
         return None;
     }
     let text = std::str::from_utf8(&bytes).ok()?;
-    let shown = serde_json::to_string(text).ok()?.chars().count()
-        + serde_json::to_string(path).ok()?.chars().count()
-        + RESULT_FRAME_CHARS;
+    let shown = shown_chars(text) + shown_chars(path) + RESULT_FRAME_CHARS;
     if shown > MAX_RESULT_CHARS {
         return None;
     }

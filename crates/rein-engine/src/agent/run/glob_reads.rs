@@ -18,6 +18,10 @@ const GLOB_READ_THOUGHT: &str =
 /// runs the same call repeats it.
 pub(super) const GLOB_CALL: &str = "read_file glob";
 
+/// Characters the totals' key takes in a read's result besides their value:
+/// `"column_totals":` and a comma.
+const TOTALS_KEY_CHARS: usize = "\"column_totals\":,".len();
+
 /// What the system prompt says of `read_file` with the lever.
 pub(super) const GLOB_READS_TOOL_NOTE: &str = "- read_file also takes a glob or a folder as its path (\"notes/*.md\", \"notes\"): the matching files are listed and each is read whole for you, up to 24 files and 6,000 characters in all.\n";
 
@@ -162,7 +166,8 @@ impl<'a> Agent<'a> {
             Ok(Some(bytes)) if is_text(&bytes) => match std::str::from_utf8(&bytes) {
                 Ok(text) => {
                     let totals = if self.options.levers.table_facts {
-                        table_facts_of(path, text).map_or(0, |t| t.to_string().chars().count() + 20)
+                        table_facts_of(path, text)
+                            .map_or(0, |t| t.to_string().chars().count() + TOTALS_KEY_CHARS)
                     } else {
                         0
                     };
@@ -179,11 +184,6 @@ impl<'a> Agent<'a> {
 
     /// The reason of the glob's `find_files` step, put before the gate's own.
     pub(super) fn say_glob_ran(&self, read: &GlobRead, report: &mut GateReport) {
-        report.reason = [ran_as_note(read).as_str(), report.reason.as_str()]
-            .iter()
-            .filter(|s| !s.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join("; ");
+        report.reason = joined_reasons(&ran_as_note(read), &report.reason);
     }
 }

@@ -455,12 +455,7 @@ impl<'a> Agent<'a> {
         } else if let Some((args, note)) = gate_args {
             let mut report = self.submit(&call_id, self.gate_tool(&tool), &args);
             if let Some(note) = note.filter(|_| report.outcome == GateOutcome::Executed) {
-                report.reason = [report.reason.as_str(), &note]
-                    .iter()
-                    .filter(|s| !s.is_empty())
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                report.reason = joined_reasons(&report.reason, &note);
             }
             report
         } else {
