@@ -398,6 +398,58 @@ fn a_denied_find_files_reads_nothing() {
 }
 
 #[test]
+fn a_glob_s_line_range_is_dropped_and_said_so() {
+    // Changed on purpose (fifteenth session): the 1.5B's first glob on explore-csv-rows came
+    // with start_line 1 and end_line 24 and was refused as a path. A valid range is now dropped
+    // from a glob or a folder, the step's reason says so, and each file is still read whole
+    // under the same caps, so the range cannot widen what the lever would read without it.
+    for params in [
+        json!({"path": "notes/*.md", "start_line": 1, "end_line": 2}),
+        json!({"path": "notes", "end_line": 1}),
+    ] {
+        let with_range = run(
+            Harness::new("desk_task"),
+            &script(params.clone()),
+            true,
+            Policy::safe_default(),
+        );
+        let plain = run(
+            Harness::new("desk_task"),
+            &script(json!({"path": params["path"]})),
+            true,
+            Policy::safe_default(),
+        );
+        let shown = glob_step(&with_range, 1);
+        assert!(
+            shown.contains(" dropped: Rein reads each listed file whole"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(NOTES_LINE) && shown.contains(OVERVIEW_LINE),
+            "{shown}"
+        );
+        assert_eq!(
+            rein_glob_reads(&with_range),
+            rein_glob_reads(&plain),
+            "{params}"
+        );
+        assert!(with_range.out.passed(), "{}", with_range.out.reason());
+        // The journal keeps the model's call as it was made, range and all.
+        let first = with_range
+            .h
+            .journal
+            .run_trace(with_range.out.run)
+            .unwrap()
+            .steps;
+        let asked = first
+            .iter()
+            .find(|t| t.step.detail["by"] != "rein" && t.step.action.is_some())
+            .unwrap();
+        assert_eq!(asked.step.detail["parameters"], params);
+    }
+}
+
+#[test]
 fn a_refused_glob_tells_the_model_its_read_file_ran_as_find_files() {
     // Was a hole, mended: the step's reason says what the call ran as, whether or not the listing ran.
     // The model called read_file; a policy that keeps find_files refuses the call it became.
@@ -570,10 +622,13 @@ fn escapes_absolute_and_odd_paths_are_answered_as_without_the_lever() {
         assert_eq!(off.shown_result(1, 1, "read_file"), shown, "{asked}");
         assert!(rein_glob_reads(&on).is_empty(), "{asked}");
     }
-    // Other keys, or a path that is no string: left as they are.
+    // Other keys, a line range that read_file would refuse, or a path that is no string: left
+    // as they are. (A valid line range is dropped since the fifteenth session: see
+    // `a_glob_s_line_range_is_dropped_and_said_so`.)
     for params in [
-        json!({"path": "notes/*.md", "start_line": 1}),
-        json!({"path": "notes", "end_line": 3}),
+        json!({"path": "notes/*.md", "start_line": 0}),
+        json!({"path": "notes", "end_line": "3"}),
+        json!({"path": "notes/*.md", "start_line": 1, "limit": 5}),
         json!({"path": ["notes/*.md"]}),
         json!({"paths": "notes/*.md"}),
     ] {

@@ -27,6 +27,9 @@ const READ_FRAME_CHARS: usize = 250;
 const NAMED_LEFT_MAX: usize = 12;
 /// The wildcards of a glob; a path part holding one is no folder to walk.
 const WILDCARDS: [char; 4] = ['*', '?', '[', '{'];
+/// `read_file`'s line range: dropped from a glob, whose files are each read whole. The 1.5B's
+/// first glob on explore-csv-rows came with `start_line` 1 and `end_line` 24 and was refused.
+const RANGE_KEYS: [&str; 2] = ["start_line", "end_line"];
 
 /// A `read_file` call that stands for a `find_files` call.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,18 +38,29 @@ pub struct GlobRead {
     pub asked: String,
     /// The `find_files` call that runs instead: `{"pattern": ..., "path": ...}`.
     pub find_args: Value,
+    /// The line-range keys the call gave, dropped (each listed file is read whole).
+    pub dropped: Vec<&'static str>,
 }
 
 /// The `find_files` call a `read_file` call stands for, or `None` (left as it is): a call
-/// with any key but `path`; a path without `*` or `?` that `is_folder` does not confirm; the
+/// with any key but `path` and a valid line range (`start_line`, `end_line`: whole numbers
+/// from 1, dropped); a path without `*` or `?` that `is_folder` does not confirm; the
 /// workspace's root; an absolute path or one with `..` (left for `read_file` to refuse).
 /// The folder walked is the path's parts before the first that holds a wildcard (`[`, `{`
 /// too, once `*` or `?` makes it a glob: `{notes,data}/*` walks the whole workspace).
 pub fn glob_read(params: &Value, is_folder: impl FnOnce(&str) -> bool) -> Option<GlobRead> {
     let fields = params.as_object()?;
-    if fields.len() != 1 {
+    let valid_line = |v: &Value| v.as_u64().is_some_and(|n| n >= 1);
+    let known = |(key, value): (&String, &Value)| {
+        key == "path" || (RANGE_KEYS.contains(&key.as_str()) && valid_line(value))
+    };
+    if !fields.iter().all(known) {
         return None;
     }
+    let dropped: Vec<&'static str> = RANGE_KEYS
+        .into_iter()
+        .filter(|k| fields.contains_key(*k))
+        .collect();
     let asked = fields.get("path")?.as_str()?;
     if asked.starts_with('/') || asked.contains('\\') {
         return None;
@@ -79,6 +93,7 @@ pub fn glob_read(params: &Value, is_folder: impl FnOnce(&str) -> bool) -> Option
     Some(GlobRead {
         asked: asked.to_string(),
         find_args,
+        dropped,
     })
 }
 
@@ -183,10 +198,22 @@ pub fn shown_chars(text: &str) -> usize {
 
 /// The reason the model's call gets, before the gate's: what it ran as.
 pub fn ran_as_note(read: &GlobRead) -> String {
-    format!(
+    let mut note = format!(
         "your read_file path \"{}\" names several files, so it ran as find_files {} (lever glob-reads)",
         read.asked, read.find_args
-    )
+    );
+    if !read.dropped.is_empty() {
+        note.push_str(&format!(
+            "; its {} {} dropped: Rein reads each listed file whole",
+            read.dropped.join(" and "),
+            if read.dropped.len() == 1 {
+                "was"
+            } else {
+                "were"
+            }
+        ));
+    }
+    note
 }
 
 /// What the model reads after Rein's reads: how many files the glob listed, which were read
@@ -335,6 +362,7 @@ mod tests {
             json!({"pattern": "hiring/*", "path": "hiring"})
         );
         assert!(glob_read(&json!({"path": "notes.md"}), no_folder).is_none());
+        assert!(glob_read(&json!({"path": "notes.md", "start_line": 2}), no_folder).is_none());
         // A name with brackets and no `*` or `?` is a file's name, not a glob.
         assert!(glob_read(&json!({"path": "report[1].md"}), no_folder).is_none());
     }
@@ -342,7 +370,11 @@ mod tests {
     #[test]
     fn other_calls_are_left_as_they_are() {
         for params in [
-            json!({"path": "a/*.md", "start_line": 2}),
+            json!({"path": "a/*.md", "start_line": 0}),
+            json!({"path": "a/*.md", "end_line": "24"}),
+            json!({"path": "a/*.md", "start_line": 1.5}),
+            json!({"path": "a/*.md", "start_line": 1, "max_lines": 9}),
+            json!({"path": "/etc/*", "end_line": 3}),
             json!({"path": "/etc/*"}),
             json!({"path": "../*.md"}),
             json!({"path": "a/../../*"}),
@@ -354,6 +386,33 @@ mod tests {
         ] {
             assert!(glob_read(&params, |_| true).is_none(), "{params}");
         }
+    }
+
+    #[test]
+    fn a_glob_s_line_range_is_dropped_and_the_note_says_so() {
+        let g = glob_read(
+            &json!({"path": "data/*.csv", "start_line": 1, "end_line": 24}),
+            no_folder,
+        )
+        .unwrap();
+        assert_eq!(
+            g.find_args,
+            json!({"pattern": "data/*.csv", "path": "data"})
+        );
+        assert_eq!(g.dropped, vec!["start_line", "end_line"]);
+        let note = ran_as_note(&g);
+        assert!(
+            note.ends_with(
+                "its start_line and end_line were dropped: Rein reads each listed file whole"
+            ),
+            "{note}"
+        );
+        let g = glob_read(&json!({"path": "hiring", "end_line": 3}), |f| f == "hiring").unwrap();
+        assert_eq!(g.dropped, vec!["end_line"]);
+        assert!(ran_as_note(&g).contains("its end_line was dropped"));
+        let plain = glob_read(&json!({"path": "hiring"}), |f| f == "hiring").unwrap();
+        assert!(plain.dropped.is_empty());
+        assert!(!ran_as_note(&plain).contains("dropped"));
     }
 
     #[test]
