@@ -310,6 +310,12 @@ pub enum Lever {
     /// after each, until the no-progress cap, and explore-archive-years' one letter of twenty
     /// before writing counts for all of them.
     GlobReads,
+    /// With `table-facts`: once the tables the model has read whole with the same columns are
+    /// two or more, the step's message ends with Rein's figures over all their rows as one
+    /// table, each numeric column's total and its sum per value of each short text column
+    /// (see [`super::combined_totals`]). The 1.5B read report-timesheets' three weekly CSVs
+    /// and wrote every person's and project's hours wrong.
+    CombinedTotals,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -317,7 +323,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 46] = [
+    pub const ALL: [Lever; 47] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -364,6 +370,7 @@ impl Lever {
         Lever::RowQuery,
         Lever::WholeReads,
         Lever::GlobReads,
+        Lever::CombinedTotals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -414,6 +421,7 @@ impl Lever {
             Lever::RowQuery => "row-query",
             Lever::WholeReads => "whole-reads",
             Lever::GlobReads => "glob-reads",
+            Lever::CombinedTotals => "combined-totals",
         }
     }
 
@@ -485,6 +493,7 @@ pub struct Levers {
     pub row_query: bool,
     pub whole_reads: bool,
     pub glob_reads: bool,
+    pub combined_totals: bool,
 }
 
 impl Default for Levers {
@@ -552,6 +561,7 @@ impl Levers {
         row_query: false,
         whole_reads: false,
         glob_reads: false,
+        combined_totals: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -601,6 +611,7 @@ impl Levers {
         row_query: true,
         whole_reads: true,
         glob_reads: true,
+        combined_totals: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -651,6 +662,7 @@ impl Levers {
             Lever::RowQuery => self.row_query,
             Lever::WholeReads => self.whole_reads,
             Lever::GlobReads => self.glob_reads,
+            Lever::CombinedTotals => self.combined_totals,
         }
     }
 
@@ -702,6 +714,7 @@ impl Levers {
             Lever::RowQuery => self.row_query = on,
             Lever::WholeReads => self.whole_reads = on,
             Lever::GlobReads => self.glob_reads = on,
+            Lever::CombinedTotals => self.combined_totals = on,
         }
     }
 

@@ -41,6 +41,7 @@ mod answer_lines;
 mod bodies;
 mod caps;
 mod checklist;
+mod combined_totals;
 mod copied;
 pub use checklist::checklist_note;
 mod decide;

@@ -20,6 +20,7 @@ use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::{checklist_note, shown_checks_met};
+use super::combined_totals::combined_note;
 use super::copied::{
     copied_text_pattern, hold_document, HeldStrings, NoPattern, COPIED_PATTERN_MAX_CHARS,
 };
@@ -268,6 +269,8 @@ struct State {
     /// The `column_totals` the model was given for each table it read (lever `table-facts`),
     /// latest per path: a monotone retry starts a fresh transcript and repeats them.
     table_facts: Vec<(String, Value)>,
+    /// The sets of tables already given combined figures (lever `combined-totals`).
+    combined_shown: Vec<Vec<String>>,
     /// The figures of Rein's `folder_stats` call, repeated after each step's result (lever
     /// `folder-stats`).
     folder_figures: Option<String>,
@@ -387,6 +390,13 @@ impl<'a> Agent<'a> {
 
     pub fn options(&self) -> &AgentOptions {
         &self.options
+    }
+
+    /// Whether a step's reads may end with Rein's figures over the tables of the same columns
+    /// read so far (lever `combined-totals`, which builds on `table-facts`' kept totals).
+    pub(super) fn combines_tables(&self) -> bool {
+        let levers = &self.options.levers;
+        levers.combined_totals && levers.table_facts && !self.options.memory
     }
 
     /// The tools of this run: the mission's, and with `facts-tools` the facts tools the
@@ -898,6 +908,7 @@ impl<'a> Agent<'a> {
             attempt_changes: Vec::new(),
             started: Instant::now(),
             table_facts: Vec::new(),
+            combined_shown: Vec::new(),
             folder_figures: None,
             folder_withheld: Default::default(),
             last_reply_cut: false,

@@ -3,6 +3,7 @@
 //! proposals through the journal).
 
 mod calc;
+mod combined;
 mod folder;
 mod lines;
 mod propose;
@@ -25,6 +26,9 @@ use crate::tool::{args, ToolContext, ToolError};
 use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
+pub use combined::{
+    combined_totals, COMBINED_MAX_FILES, COMBINED_MAX_GROUPINGS, COMBINED_MAX_GROUP_VALUES,
+};
 pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_NAMED, FOLDER_STATS_MAX_READ_BYTES};
 pub use lines::{
     apply_changes, LineChange, LinesError, EDIT_LINES_MAX_CHANGES, EDIT_LINES_MAX_NAMED,

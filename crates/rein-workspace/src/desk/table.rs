@@ -486,7 +486,7 @@ pub fn parse_number(cell: &str) -> Option<Decimal> {
 
 /// The exact sum of `numbers`, `None` when it overflows or when rust_decimal would round it
 /// (it drops fraction digits rather than fail once the integer part needs the room).
-fn exact_sum(numbers: &[Decimal]) -> Option<Decimal> {
+pub(super) fn exact_sum(numbers: &[Decimal]) -> Option<Decimal> {
     numbers.iter().try_fold(Decimal::ZERO, |acc, n| {
         let sum = acc.checked_add(*n)?;
         (sum.scale() >= acc.scale().max(n.scale())).then_some(sum)
@@ -523,40 +523,14 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
     let mut totals = Vec::new();
     let mut numeric_columns = 0usize;
     for (i, header) in table.header.iter().enumerate() {
-        // Two columns of one name would give two sums under one name.
-        if table.header.iter().filter(|h| *h == header).count() > 1
-            || header.chars().count() > TOTALS_MAX_NAME_CHARS
-        {
+        let Some(figures) = summable(&table, &rows, i) else {
             continue;
-        }
-        let figures = Figures::of(rows.iter().map(|r| cell(r, i)));
-        if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
-            continue;
-        }
-        // Dollars and euros, or a percentage and a plain number, add up to no one figure.
-        let mut units = rows
-            .iter()
-            .map(|r| cell(r, i))
-            .filter(|c| !c.trim().is_empty())
-            .map(unit_of);
-        let first = units.next();
-        if units.any(|u| Some(u) != first) {
-            continue;
-        }
+        };
         numeric_columns += 1;
         if totals.len() == TOTALS_MAX_COLUMNS {
             continue;
         }
-        let mut v = json!({ "column": header, "numbers": figures.numbers.len() });
-        match exact_sum(&figures.numbers) {
-            Some(sum) => v["sum"] = json!(sum.normalize().to_string()),
-            None => v["note"] = json!("the sum is too large to compute exactly"),
-        }
-        let min = figures.numbers.iter().min().copied().unwrap_or_default();
-        let max = figures.numbers.iter().max().copied().unwrap_or_default();
-        v["min"] = json!(min.normalize().to_string());
-        v["max"] = json!(max.normalize().to_string());
-        totals.push(v);
+        totals.push(figures.totals_of(header));
     }
     if totals.is_empty() {
         return None;
@@ -601,6 +575,41 @@ pub fn column_totals(name: &str, text: &str) -> Option<Value> {
         ));
     }
     Some(out)
+}
+
+/// The figures of column `i` over `rows` when they add up to one total: a column whose name
+/// no other column has and is at most [`TOTALS_MAX_NAME_CHARS`] long, whose non-empty cells are
+/// all numbers, of one unit (dollars and euros, or a percentage and a plain number, add up to
+/// no one figure).
+pub(super) fn summable(table: &Table, rows: &[&Vec<String>], i: usize) -> Option<Figures> {
+    let header = table.header.get(i)?;
+    // Two columns of one name would give two sums under one name.
+    if table.header.iter().filter(|h| *h == header).count() > 1
+        || header.chars().count() > TOTALS_MAX_NAME_CHARS
+    {
+        return None;
+    }
+    let figures = Figures::of(rows.iter().map(|r| cell(r, i)));
+    if figures.numbers.is_empty() || !figures.non_numeric.is_empty() {
+        return None;
+    }
+    let mut units = rows
+        .iter()
+        .map(|r| cell(r, i))
+        .filter(|c| !c.trim().is_empty())
+        .map(unit_of);
+    let first = units.next();
+    if units.any(|u| Some(u) != first) {
+        return None;
+    }
+    Some(figures)
+}
+
+/// The rows of a table that total others (labelled, and unlabelled ones that look like
+/// totals): both empty when it has none.
+pub(super) fn has_total_rows(table: &Table) -> bool {
+    let (labelled, like) = total_rows(&table.rows, table.header.len());
+    !labelled.is_empty() || !like.is_empty()
 }
 
 /// The rows of a table that total others, with their labels, and the unlabelled rows that look
@@ -711,7 +720,7 @@ fn is_total_label(cell: &str) -> bool {
 }
 
 /// The figures of a run of cells.
-struct Figures {
+pub(super) struct Figures {
     rows: usize,
     numbers: Vec<Decimal>,
     non_numeric: Vec<String>,
@@ -744,6 +753,21 @@ impl Figures {
             }
         }
         f
+    }
+
+    /// A summable column's entry in a list of totals: how many numbers, their exact sum, min
+    /// and max.
+    pub(super) fn totals_of(&self, header: &str) -> Value {
+        let mut v = json!({ "column": header, "numbers": self.numbers.len() });
+        match exact_sum(&self.numbers) {
+            Some(sum) => v["sum"] = json!(sum.normalize().to_string()),
+            None => v["note"] = json!("the sum is too large to compute exactly"),
+        }
+        let min = self.min().unwrap_or_default();
+        let max = self.max().unwrap_or_default();
+        v["min"] = json!(min.normalize().to_string());
+        v["max"] = json!(max.normalize().to_string());
+        v
     }
 
     fn write_into(&self, out: &mut Value) {

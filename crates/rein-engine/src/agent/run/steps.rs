@@ -466,6 +466,7 @@ impl<'a> Agent<'a> {
         } else if self.edits_lines() {
             report.reason = with_line_advice(&report.reason);
         }
+        let facts_before = self.combines_tables().then(|| st.table_facts.clone());
         self.prepare_read_result(st, ran_tool, &mut report);
         if let Some(read) = &widened {
             self.settle_widened_read(st, read, &mut report);
@@ -578,6 +579,14 @@ impl<'a> Agent<'a> {
             let reads = self.glob_reads(st, glob, &report, on_event)?;
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
+        }
+        if let Some(before) = facts_before {
+            feedback.push_str(&combined_note(
+                self.env.world,
+                &st.table_facts,
+                &before,
+                &mut st.combined_shown,
+            ));
         }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).
