@@ -1,0 +1,3 @@
+# held-out split of the desk suite, suite lever set B + whole-reads=off + glob-reads=on; binary built from ab374a3 (fifteenth session start)
+cd /work/main
+/work/bench-out/rein-s15 bench suites/desk --models qwen2.5-coder-1.5b --split heldout --repeats 1 --seed 0 --jobs 1 --context 8192 --lever all=on --lever repeat-penalty=off --lever task-reminder=off --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever review-edits=off --lever task-search=off --lever whole-rewrite=off --lever readable-figures=off --lever line-edits=off --lever no-echo=off --lever row-query=off --lever whole-reads=off --lever glob-reads=on --samples 3 --out /work/bench-out/ho15-on
