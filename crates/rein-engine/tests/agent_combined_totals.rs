@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 //! Lever `combined-totals` (with `table-facts`): once the model has read two or more tables of
-//! the same columns whole, the step's message ends with Rein's figures over all their rows as
-//! one table; report-timesheets' three weekly CSVs are the case it was built for.
+//! the same columns whole, and no table input of the task is left unread, the step's message
+//! ends with Rein's figures over all their rows as one table; report-timesheets' three weekly
+//! CSVs are the case it was built for.
 
 #[path = "agent_support/mod.rs"]
 mod support;
@@ -56,12 +57,10 @@ fn reads_of_same_column_tables_bring_figures_over_all_of_them() {
         !first.contains(COMBINED),
         "one table is nothing to combine: {first}"
     );
+    // Two weeks of three: figures over part of the set are withheld while a table input is
+    // unread (the 1.5B copied them as the whole set's).
     let second = on.shown_result(2, 2, "read_file");
-    assert!(
-        second.contains("Rein's figures over the 2 tables"),
-        "{second}"
-    );
-    assert!(second.contains(r#""Ines":"28""#), "{second}");
+    assert!(!second.contains(COMBINED), "{second}");
     let third = on.shown_result(3, 3, "read_file");
     assert!(
         third.contains("Rein's figures over the 3 tables"),

@@ -19,16 +19,22 @@ use crate::checks::World;
 /// Most characters the combined figures take in a step's message: half of one shown result.
 const COMBINED_MAX_CHARS: usize = super::prompt::MAX_RESULT_CHARS / 2;
 
-/// Rein's combined figures for the tables of the same columns as one this step read, or an
-/// empty text: `kept` is each table's totals as the model was last given them (in the order
-/// read), `before` the same list before this step; `shown` the sets of files already given
-/// combined figures (a set is given once, and again only when it grows).
+/// Rein's combined figures for each set of two or more tables of the same columns among
+/// `kept` (each table's totals as the model was last given them, in the order read; only
+/// tables read whole), or an empty text. `shown` holds the sets already given figures: a set
+/// is given them once, and again only when it changes. Nothing is given while a table input
+/// of the task is unread (`waiting`): figures over part of a set were copied as the whole
+/// set's (the 1.5B wrote report-timesheets' Ines hours from the figures over two weeks of
+/// three).
 pub fn combined_note(
     world: &dyn World,
     kept: &[(String, Value)],
-    before: &[(String, Value)],
     shown: &mut Vec<Vec<String>>,
+    waiting: bool,
 ) -> String {
+    if waiting {
+        return String::new();
+    }
     // Each table as it is now, when that is what the model's read gave its totals for.
     let tables: Vec<(&str, String, Vec<String>)> = kept
         .iter()
@@ -40,15 +46,10 @@ pub fn combined_note(
             Some((path.as_str(), text, header))
         })
         .collect();
-    let read_now = |path: &str| {
-        kept.iter()
-            .find(|(p, _)| p == path)
-            .is_some_and(|entry| !before.contains(entry))
-    };
     let mut note = String::new();
     let mut headers_done: Vec<&Vec<String>> = Vec::new();
-    for (path, _, header) in &tables {
-        if !read_now(path) || headers_done.contains(&header) {
+    for (_, _, header) in &tables {
+        if headers_done.contains(&header) {
             continue;
         }
         headers_done.push(header);
@@ -116,19 +117,17 @@ mod tests {
             .with_file("stock.csv", OTHER);
         let mut shown = Vec::new();
         let one = kept(&world, &["w10.csv", "stock.csv"]);
-        assert_eq!(combined_note(&world, &one, &[], &mut shown), "");
+        assert_eq!(combined_note(&world, &one, &mut shown, false), "");
         let two = kept(&world, &["w10.csv", "stock.csv", "w11.csv"]);
-        let note = combined_note(&world, &two, &one, &mut shown);
+        // Not while a table input is unread.
+        assert_eq!(combined_note(&world, &two, &mut shown, true), "");
+        let note = combined_note(&world, &two, &mut shown, false);
         assert!(note.contains("the 2 tables you have read whole"), "{note}");
         assert!(note.contains("(w10.csv, w11.csv)"), "{note}");
         assert!(note.contains(r#""Ines":"14.5""#), "{note}");
         assert!(!note.contains("stock.csv"), "{note}");
-        // Read again: nothing new to say.
-        assert_eq!(combined_note(&world, &two, &one, &mut shown), "");
-        // A step that read only another table says nothing of these.
-        let mut fresh = Vec::new();
-        let stock_again = kept(&world, &["w10.csv", "w11.csv", "stock.csv"]);
-        assert_eq!(combined_note(&world, &stock_again, &two, &mut fresh), "");
+        // Nothing new to say after another read.
+        assert_eq!(combined_note(&world, &two, &mut shown, false), "");
     }
 
     #[test]
@@ -142,7 +141,7 @@ mod tests {
             .with_file("a.csv", text.as_str())
             .with_file("b.csv", text.as_str());
         let both = kept(&world, &["a.csv", "b.csv"]);
-        let note = combined_note(&world, &both, &[], &mut Vec::new());
+        let note = combined_note(&world, &both, &mut Vec::new(), false);
         assert!(note.contains("groups_left_out"), "{note}");
         assert!(note.contains(r#""sum":"2532""#), "{note}");
         assert!(!note.contains(&long(3)), "{note}");
@@ -157,6 +156,6 @@ mod tests {
         // The model was given totals of another text of w10.csv.
         let before_change = "person,project,hours\nInes,intranet,80\n";
         read[0].1 = table_facts_of("w10.csv", before_change).unwrap();
-        assert_eq!(combined_note(&world, &read, &[], &mut Vec::new()), "");
+        assert_eq!(combined_note(&world, &read, &mut Vec::new(), false), "");
     }
 }

@@ -53,7 +53,8 @@ pub fn add_table_facts(world: &dyn World, tool: &str, report: &mut GateReport) {
     }
 }
 
-fn is_table_file(path: &str) -> bool {
+/// Whether `path` names a table file (CSV, TSV, JSON lines), as `table-facts` tells them.
+pub fn is_table_file(path: &str) -> bool {
     let lower = path.to_lowercase();
     TABLE_SUFFIXES.iter().any(|s| lower.ends_with(s))
 }

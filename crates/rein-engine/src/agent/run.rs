@@ -27,7 +27,7 @@ use super::copied::{
 use super::document_facts::add_document_facts;
 use super::error::AgentError;
 use super::event::{AgentEvent, StepEvent, UndoneChange};
-use super::facts::{add_table_facts, earlier_table_facts, remember_table_facts};
+use super::facts::{add_table_facts, earlier_table_facts, is_table_file, remember_table_facts};
 use super::folder_facts::FOLDER_STATS;
 use super::inputs_first::{action_text, files_to_read, read_turns};
 use super::label_lines::add_label_lines;
@@ -397,6 +397,25 @@ impl<'a> Agent<'a> {
     pub(super) fn combines_tables(&self) -> bool {
         let levers = &self.options.levers;
         levers.combined_totals && levers.table_facts && !self.options.memory
+    }
+
+    /// Lever `combined-totals`' figures over the tables of the same columns the model has
+    /// read whole, once no table input of the task is left unread (see [`combined_note`]).
+    fn combined_figures(&self, st: &mut State) -> String {
+        let unread_table = self
+            .env
+            .contract
+            .mission
+            .inputs
+            .iter()
+            .any(|i| is_table_file(i) && crate::checks::read_whole_at(&st.trace, i).is_none());
+        let whole: Vec<(String, Value)> = st
+            .table_facts
+            .iter()
+            .filter(|(path, _)| crate::checks::read_whole_at(&st.trace, path).is_some())
+            .cloned()
+            .collect();
+        combined_note(self.env.world, &whole, &mut st.combined_shown, unread_table)
     }
 
     /// The tools of this run: the mission's, and with `facts-tools` the facts tools the

@@ -580,13 +580,10 @@ impl<'a> Agent<'a> {
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
         }
-        if let Some(before) = facts_before {
-            feedback.push_str(&combined_note(
-                self.env.world,
-                &st.table_facts,
-                &before,
-                &mut st.combined_shown,
-            ));
+        // Lever `combined-totals`: only after a step whose reads gave a table's totals.
+        if facts_before.is_some_and(|before| before != st.table_facts) {
+            let note = self.combined_figures(st);
+            feedback.push_str(&note);
         }
         if let Some(earlier) = repeated {
             // Small models loop on one call; say so plainly (a hint: the call still ran).
