@@ -147,7 +147,7 @@ fn a_week_changed_after_its_read_is_left_out_of_the_figures() {
         .unwrap();
     assert!(
         after_w12.contains("Rein's figures over the 2 tables")
-            && after_w12.contains("timesheets/2024-W11.csv, timesheets/2024-W12.csv"),
+            && after_w12.contains(r#"[\"timesheets/2024-W11.csv\",\"timesheets/2024-W12.csv\"]"#),
         "{after_w12}"
     );
     assert!(!after_w12.contains("99"), "{after_w12}");

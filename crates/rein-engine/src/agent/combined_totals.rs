@@ -6,88 +6,148 @@
 //! adding across the files by hand; `table-facts` gives each file's totals, never the sum
 //! over files.
 //!
-//! The tables are those whose reads carried `table-facts`' totals, each as it is now only if
-//! its totals are still the ones the model was given (a file changed since is left out).
-//! Which line each figure goes on stays the model's.
+//! The tables are those the model's reads (its own or Rein's for its glob) showed whole, each
+//! as that read showed it and only while the file still holds that text: a table changed since,
+//! or read again only in part, is left out. Which line each figure goes on stays the model's.
 
 use rein_workspace::desk::{combined_totals, Table};
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::facts::table_facts_of;
 use crate::checks::World;
 
-/// Most characters the combined figures take in a step's message: half of one shown result.
+/// Most characters the combined figures of one set of tables take in a step's message, the
+/// sentence that names them included: half of one shown result.
 const COMBINED_MAX_CHARS: usize = super::prompt::MAX_RESULT_CHARS / 2;
 
+/// Longest list of column names the figures' opening sentence gives.
+const COLUMNS_NAMED_MAX_CHARS: usize = 600;
+
+/// A table as a read showed it whole: its path and its text.
+pub type ShownTable = (String, String);
+
+/// Keeps the table a `read_file` result showed (`result`), latest per path: its text when the
+/// read showed the whole file (`whole`), else nothing of it (the model's last view of it was
+/// partial).
+pub fn remember_shown_table(kept: &mut Vec<ShownTable>, result: &Value, whole: bool) {
+    let Some(path) = result.get("path").and_then(Value::as_str) else {
+        return;
+    };
+    if !super::facts::is_table_file(path) {
+        return;
+    }
+    kept.retain(|(p, _)| p != path);
+    if let (true, Some(content)) = (whole, result.get("content").and_then(Value::as_str)) {
+        kept.push((path.to_string(), content.to_string()));
+    }
+}
+
+/// The tables of `kept` whose files still hold the text they were shown with (a leading
+/// byte-order mark aside, which a read does not show).
+pub fn still_as_shown(world: &dyn World, kept: &[ShownTable]) -> Vec<ShownTable> {
+    kept.iter()
+        .filter(|(path, shown)| {
+            world.read(path).ok().flatten().is_some_and(|bytes| {
+                let now = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+                now == shown.as_bytes()
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// Rein's combined figures for each set of two or more tables of the same columns among
-/// `kept` (each table's totals as the model was last given them, in the order read; only
-/// tables read whole), or an empty text. `shown` holds the sets already given figures: a set
-/// is given them once, and again only when it changes. Nothing is given while a table input
-/// of the task is unread (`waiting`): figures over part of a set were copied as the whole
-/// set's (the 1.5B wrote report-timesheets' Ines hours from the figures over two weeks of
-/// three).
+/// `tables` (each as the model was shown it whole, in the order read), or an empty text.
+/// `given` holds the sets already given figures, texts and all: a set is given them once, and
+/// again when it changes. Nothing is given while a table input of the task is unread
+/// (`waiting`): figures over part of a set were copied as the whole set's (the 1.5B wrote
+/// report-timesheets' Ines hours from the figures over two weeks of three). A set whose figures
+/// cannot be given for a cap or a row that totals others is named with why.
 pub fn combined_note(
-    world: &dyn World,
-    kept: &[(String, Value)],
-    shown: &mut Vec<Vec<String>>,
+    tables: &[ShownTable],
+    given: &mut Vec<Vec<ShownTable>>,
     waiting: bool,
 ) -> String {
     if waiting {
         return String::new();
     }
-    // Each table as it is now, when that is what the model's read gave its totals for.
-    let tables: Vec<(&str, String, Vec<String>)> = kept
+    let headers: Vec<Option<Vec<String>>> = tables
         .iter()
-        .filter_map(|(path, totals)| {
-            let bytes = world.read(path).ok()??;
-            let text = String::from_utf8(bytes).ok()?;
-            (table_facts_of(path, &text).as_ref() == Some(totals)).then_some(())?;
-            let header = Table::parse(path, &text).ok()?.header;
-            Some((path.as_str(), text, header))
-        })
+        .map(|(path, text)| Table::parse(path, text).ok().map(|t| t.header))
         .collect();
     let mut note = String::new();
     let mut headers_done: Vec<&Vec<String>> = Vec::new();
-    for (_, _, header) in &tables {
+    for header in headers.iter().flatten() {
         if headers_done.contains(&header) {
             continue;
         }
         headers_done.push(header);
-        let same: Vec<(&str, &str)> = tables
+        let set: Vec<ShownTable> = tables
             .iter()
-            .filter(|(_, _, h)| h == header)
-            .map(|(p, t, _)| (*p, t.as_str()))
+            .zip(&headers)
+            .filter(|(_, h)| h.as_ref() == Some(header))
+            .map(|(t, _)| t.clone())
             .collect();
-        let names: Vec<String> = same.iter().map(|(p, _)| p.to_string()).collect();
-        if same.len() < 2 || shown.contains(&names) {
+        if set.len() < 2 || given.contains(&set) {
             continue;
         }
-        let Ok(mut figures) = combined_totals(&same) else {
-            continue;
+        let names: Vec<&str> = set.iter().map(|(p, _)| p.as_str()).collect();
+        let columns = json!(header).to_string();
+        let columns = if columns.chars().count() <= COLUMNS_NAMED_MAX_CHARS {
+            columns
+        } else {
+            format!("of {} names, too long to list here", header.len())
         };
-        // Long values or many columns: the groups go first, and the totals say so.
-        if figures.to_string().chars().count() > COMBINED_MAX_CHARS {
-            if let Some(fields) = figures.as_object_mut() {
-                fields.shift_remove("groups");
-                fields.shift_remove("groups_truncated");
-                fields.insert(
-                    "groups_left_out".into(),
-                    format!("the sums per value take more than {COMBINED_MAX_CHARS} characters; ask table_stats with group_by for each file").into(),
-                );
-            }
-        }
-        if figures.to_string().chars().count() > COMBINED_MAX_CHARS {
-            continue;
-        }
-        note.push_str(&format!(
-            "\nRein's figures over the {} tables you have read whole that have the columns {} ({}), computed over every row of all of them as one table (lever combined-totals); copy these rather than adding across the files yourself: {figures}",
-            names.len(),
-            header.join(", "),
-            names.join(", "),
-        ));
-        shown.push(names);
+        let opening = format!(
+            "\nRein's figures over the {} tables you have read whole that have the columns {columns} ({})",
+            set.len(),
+            json!(names),
+        );
+        let files: Vec<(&str, &str)> = set.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let short = |why: &str| {
+            format!(
+                "\nRein's figures over the {} tables you have read whole with the same columns are not given (lever combined-totals): {why}; use table_stats on each file.",
+                set.len()
+            )
+        };
+        let too_long = format!("they take more than {COMBINED_MAX_CHARS} characters");
+        let paragraph = match combined_totals(&files) {
+            Ok(figures) => within_cap(&opening, figures).unwrap_or_else(|| short(&too_long)),
+            Err("no numeric column" | "fewer than two tables") => String::new(),
+            Err(why) => Some(format!(
+                "{opening} are not given (lever combined-totals): {why}."
+            ))
+            .filter(|p| p.chars().count() <= COMBINED_MAX_CHARS)
+            .unwrap_or_else(|| short(why)),
+        };
+        note.push_str(&paragraph);
+        given.push(set);
     }
     note
+}
+
+/// The paragraph that gives `figures` after `opening`, within [`COMBINED_MAX_CHARS`]: the
+/// sums per value are left out (and the figures say so) when they would pass it; `None` when
+/// even the totals would.
+fn within_cap(opening: &str, mut figures: Value) -> Option<String> {
+    let paragraph = |figures: &Value| {
+        format!(
+            "{opening}, computed over every row of all of them as one table (lever combined-totals); copy these rather than adding across the files yourself: {figures}"
+        )
+    };
+    let fits = |text: &str| text.chars().count() <= COMBINED_MAX_CHARS;
+    let whole = paragraph(&figures);
+    if fits(&whole) {
+        return Some(whole);
+    }
+    if let Some(fields) = figures.as_object_mut() {
+        fields.shift_remove("groups");
+        fields.shift_remove("groups_truncated");
+        fields.insert(
+            "groups_left_out".into(),
+            format!("the sums per value take more than {COMBINED_MAX_CHARS} characters; ask table_stats with group_by for each file").into(),
+        );
+    }
+    Some(paragraph(&figures)).filter(|p| fits(p))
 }
 
 #[cfg(test)]
@@ -99,35 +159,60 @@ mod tests {
     const W11: &str = "person,project,hours\nInes,support,6.5\n";
     const OTHER: &str = "sku,units\nA,3\n";
 
-    fn kept(world: &MemWorld, paths: &[&str]) -> Vec<(String, Value)> {
-        paths
+    fn shown(tables: &[(&str, &str)]) -> Vec<ShownTable> {
+        tables
             .iter()
-            .map(|p| {
-                let text = String::from_utf8(world.read(p).unwrap().unwrap()).unwrap();
-                (p.to_string(), table_facts_of(p, &text).unwrap())
-            })
+            .map(|(p, t)| (p.to_string(), t.to_string()))
             .collect()
     }
 
     #[test]
-    fn the_second_table_of_the_same_columns_brings_the_figures_once() {
-        let world = MemWorld::new()
-            .with_file("w10.csv", W10)
-            .with_file("w11.csv", W11)
-            .with_file("stock.csv", OTHER);
-        let mut shown = Vec::new();
-        let one = kept(&world, &["w10.csv", "stock.csv"]);
-        assert_eq!(combined_note(&world, &one, &mut shown, false), "");
-        let two = kept(&world, &["w10.csv", "stock.csv", "w11.csv"]);
+    fn a_set_of_two_tables_of_the_same_columns_gets_its_figures_once() {
+        let mut given = Vec::new();
+        let one = shown(&[("w10.csv", W10), ("stock.csv", OTHER)]);
+        assert_eq!(combined_note(&one, &mut given, false), "");
+        let two = shown(&[("w10.csv", W10), ("stock.csv", OTHER), ("w11.csv", W11)]);
         // Not while a table input is unread.
-        assert_eq!(combined_note(&world, &two, &mut shown, true), "");
-        let note = combined_note(&world, &two, &mut shown, false);
+        assert_eq!(combined_note(&two, &mut given, true), "");
+        let note = combined_note(&two, &mut given, false);
         assert!(note.contains("the 2 tables you have read whole"), "{note}");
-        assert!(note.contains("(w10.csv, w11.csv)"), "{note}");
+        assert!(note.contains(r#"(["w10.csv","w11.csv"])"#), "{note}");
         assert!(note.contains(r#""Ines":"14.5""#), "{note}");
         assert!(!note.contains("stock.csv"), "{note}");
-        // Nothing new to say after another read.
-        assert_eq!(combined_note(&world, &two, &mut shown, false), "");
+        assert_eq!(combined_note(&two, &mut given, false), "");
+        // The same files with another text are another set.
+        let changed = shown(&[
+            ("w10.csv", W10),
+            ("w11.csv", "person,project,hours\nInes,support,7\n"),
+        ]);
+        assert!(combined_note(&changed, &mut given, false).contains(r#""Ines":"15""#));
+    }
+
+    #[test]
+    fn only_tables_still_as_shown_and_last_read_whole_are_kept() {
+        let world = MemWorld::new()
+            .with_file("w10.csv", W10)
+            .with_file("w11.csv", format!("\u{feff}{W11}"));
+        let mut kept = Vec::new();
+        let whole = |path: &str, text: &str| json!({"path": path, "content": text});
+        remember_shown_table(&mut kept, &whole("w10.csv", W10), true);
+        remember_shown_table(&mut kept, &whole("w11.csv", W11), true);
+        remember_shown_table(&mut kept, &whole("notes.md", "x"), true);
+        assert_eq!(still_as_shown(&world, &kept).len(), 2);
+        // Read again in part: the model's last view of it is partial.
+        remember_shown_table(
+            &mut kept,
+            &whole("w10.csv", "person,project,hours\n"),
+            false,
+        );
+        assert_eq!(still_as_shown(&world, &kept), shown(&[("w11.csv", W11)]));
+        // Shown with another text than the file holds now.
+        remember_shown_table(
+            &mut kept,
+            &whole("w10.csv", "person,project,hours\nInes,x,1\n"),
+            true,
+        );
+        assert_eq!(still_as_shown(&world, &kept), shown(&[("w11.csv", W11)]));
     }
 
     #[test]
@@ -137,25 +222,42 @@ mod tests {
             .map(|i| format!("{},{n},{n},{n}\n", long(i), n = 100 + i))
             .collect();
         let text = format!("name,n1,n2,n3\n{rows}");
-        let world = MemWorld::new()
-            .with_file("a.csv", text.as_str())
-            .with_file("b.csv", text.as_str());
-        let both = kept(&world, &["a.csv", "b.csv"]);
-        let note = combined_note(&world, &both, &mut Vec::new(), false);
+        let note = combined_note(
+            &shown(&[("a.csv", &text), ("b.csv", &text)]),
+            &mut Vec::new(),
+            false,
+        );
         assert!(note.contains("groups_left_out"), "{note}");
         assert!(note.contains(r#""sum":"2532""#), "{note}");
         assert!(!note.contains(&long(3)), "{note}");
+        assert!(note.chars().count() <= COMBINED_MAX_CHARS, "{}", note.len());
     }
 
     #[test]
-    fn a_table_changed_since_its_read_is_left_out() {
-        let world = MemWorld::new()
-            .with_file("w10.csv", W10)
-            .with_file("w11.csv", W11);
-        let mut read = kept(&world, &["w10.csv", "w11.csv"]);
-        // The model was given totals of another text of w10.csv.
-        let before_change = "person,project,hours\nInes,intranet,80\n";
-        read[0].1 = table_facts_of("w10.csv", before_change).unwrap();
-        assert_eq!(combined_note(&world, &read, &mut Vec::new(), false), "");
+    fn a_set_past_a_cap_is_named_with_why() {
+        let many: Vec<(String, &str)> = (0..=rein_workspace::desk::COMBINED_MAX_FILES)
+            .map(|i| (format!("w{i}.csv"), W10))
+            .collect();
+        let refs: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        let note = combined_note(&shown(&refs), &mut Vec::new(), false);
+        assert!(
+            note.contains(
+                "are not given (lever combined-totals): more tables than combined at once"
+            ),
+            "{note}"
+        );
+        let wide: Vec<String> = (0..45).map(|i| format!("{}{i}", "c".repeat(98))).collect();
+        let text = format!("{}\n{}\n", wide.join(","), vec!["1"; 45].join(","));
+        let note = combined_note(
+            &shown(&[("a.csv", &text), ("b.csv", &text)]),
+            &mut Vec::new(),
+            false,
+        );
+        assert!(
+            note.contains("of 45 names, too long to list here"),
+            "{note}"
+        );
+        assert!(note.contains("only the first 10 are listed"), "{note}");
+        assert!(note.chars().count() <= COMBINED_MAX_CHARS, "{}", note.len());
     }
 }

@@ -20,7 +20,7 @@ use super::bodies::constrain_bodies;
 use super::caps::{input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_INPUT_CHARS};
 use super::caps::{MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS};
 use super::checklist::{checklist_note, shown_checks_met};
-use super::combined_totals::combined_note;
+use super::combined_totals::{combined_note, remember_shown_table, still_as_shown, ShownTable};
 use super::copied::{
     copied_text_pattern, hold_document, HeldStrings, NoPattern, COPIED_PATTERN_MAX_CHARS,
 };
@@ -269,8 +269,10 @@ struct State {
     /// The `column_totals` the model was given for each table it read (lever `table-facts`),
     /// latest per path: a monotone retry starts a fresh transcript and repeats them.
     table_facts: Vec<(String, Value)>,
-    /// The sets of tables already given combined figures (lever `combined-totals`).
-    combined_shown: Vec<Vec<String>>,
+    /// The tables the model's reads last showed whole, with the text shown (lever
+    /// `combined-totals`), and the sets of them already given combined figures.
+    shown_tables: Vec<ShownTable>,
+    combined_given: Vec<Vec<ShownTable>>,
     /// The figures of Rein's `folder_stats` call, repeated after each step's result (lever
     /// `folder-stats`).
     folder_figures: Option<String>,
@@ -400,22 +402,22 @@ impl<'a> Agent<'a> {
     }
 
     /// Lever `combined-totals`' figures over the tables of the same columns the model has
-    /// read whole, once no table input of the task is left unread (see [`combined_note`]).
+    /// been shown whole, once no table input of the task is left unread (see
+    /// [`combined_note`]).
     fn combined_figures(&self, st: &mut State) -> String {
-        let unread_table = self
+        let waiting = self
             .env
             .contract
             .mission
             .inputs
             .iter()
             .any(|i| is_table_file(i) && crate::checks::read_whole_at(&st.trace, i).is_none());
-        let whole: Vec<(String, Value)> = st
-            .table_facts
-            .iter()
-            .filter(|(path, _)| crate::checks::read_whole_at(&st.trace, path).is_some())
-            .cloned()
-            .collect();
-        combined_note(self.env.world, &whole, &mut st.combined_shown, unread_table)
+        let tables = if waiting {
+            Vec::new()
+        } else {
+            still_as_shown(self.env.world, &st.shown_tables)
+        };
+        combined_note(&tables, &mut st.combined_given, waiting)
     }
 
     /// The tools of this run: the mission's, and with `facts-tools` the facts tools the
@@ -927,7 +929,8 @@ impl<'a> Agent<'a> {
             attempt_changes: Vec::new(),
             started: Instant::now(),
             table_facts: Vec::new(),
-            combined_shown: Vec::new(),
+            shown_tables: Vec::new(),
+            combined_given: Vec::new(),
             folder_figures: None,
             folder_withheld: Default::default(),
             last_reply_cut: false,

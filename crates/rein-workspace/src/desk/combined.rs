@@ -54,6 +54,10 @@ pub fn combined_totals(files: &[(&str, &str)]) -> Result<Value, &'static str> {
         header: header.clone(),
         rows: tables.into_iter().flat_map(|t| t.rows).collect(),
     };
+    // A file may total the rows of another (a summary beside the weeks).
+    if has_total_rows(&all) {
+        return Err("a table with a row that totals others");
+    }
     let rows: Vec<&Vec<String>> = all.rows.iter().collect();
     let numeric: Vec<usize> = (0..header.len())
         .filter(|i| summable(&all, &rows, *i).is_some())

@@ -466,7 +466,7 @@ impl<'a> Agent<'a> {
         } else if self.edits_lines() {
             report.reason = with_line_advice(&report.reason);
         }
-        let facts_before = self.combines_tables().then(|| st.table_facts.clone());
+        let tables_before = self.combines_tables().then(|| st.shown_tables.clone());
         self.prepare_read_result(st, ran_tool, &mut report);
         if let Some(read) = &widened {
             self.settle_widened_read(st, read, &mut report);
@@ -580,8 +580,8 @@ impl<'a> Agent<'a> {
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
         }
-        // Lever `combined-totals`: only after a step whose reads gave a table's totals.
-        if facts_before.is_some_and(|before| before != st.table_facts) {
+        // Lever `combined-totals`: only after a step whose reads showed a table.
+        if tables_before.is_some_and(|before| before != st.shown_tables) {
             let note = self.combined_figures(st);
             feedback.push_str(&note);
         }
@@ -709,6 +709,11 @@ impl<'a> Agent<'a> {
         }
         if self.options.levers.table_facts {
             remember_table_facts(&mut st.table_facts, report);
+        }
+        if self.combines_tables() && tool == "read_file" && report.outcome == GateOutcome::Executed
+        {
+            let whole = shows_whole_file(&report.result);
+            remember_shown_table(&mut st.shown_tables, &report.result, whole);
         }
     }
 
