@@ -152,3 +152,44 @@ fn a_week_changed_after_its_read_is_left_out_of_the_figures() {
     );
     assert!(!after_w12.contains("99"), "{after_w12}");
 }
+
+#[test]
+fn a_retry_after_a_failed_verdict_is_given_the_figures_again() {
+    let wrong = REPORT.replace("Ines: 40", "Ines: 41");
+    let script = WEEKS
+        .iter()
+        .map(|w| line("read_file", json!({ "path": w })))
+        .collect::<String>()
+        + &line(
+            "create_file",
+            json!({"path": "out/hours.md", "content": wrong}),
+        )
+        + &line("read_file", json!({"path": "out/hours.md"}))
+        + &finish_line()
+        + &line(
+            "replace_file",
+            json!({"path": "out/hours.md", "content": REPORT}),
+        )
+        + &line("read_file", json!({"path": "out/hours.md"}))
+        + &finish_line();
+    let r = Ran::of(
+        Harness::new(TIMESHEETS),
+        &script,
+        &mut AllowAll,
+        Policy::safe_default(),
+        |o| {
+            o.levers.table_facts = true;
+            o.levers.combined_totals = true;
+            o.levers.monotone_attempts = true;
+            o.limits.attempts = 2;
+        },
+    );
+    assert!(r.out.passed(), "{}", r.out.reason());
+    // The first prompt of attempt 2 (after six replies) starts a fresh transcript.
+    let retry = r.model.prompt(6);
+    assert!(
+        retry.contains("Rein's figures over the 3 tables"),
+        "{retry}"
+    );
+    assert!(retry.contains(r#"\"Ines\":\"40\""#), "{retry}");
+}

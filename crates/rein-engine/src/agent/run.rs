@@ -395,29 +395,34 @@ impl<'a> Agent<'a> {
     }
 
     /// Whether a step's reads may end with Rein's figures over the tables of the same columns
-    /// read so far (lever `combined-totals`, which builds on `table-facts`' kept totals).
+    /// read so far (lever `combined-totals`, with `table-facts`).
     pub(super) fn combines_tables(&self) -> bool {
         let levers = &self.options.levers;
         levers.combined_totals && levers.table_facts && !self.options.memory
     }
 
     /// Lever `combined-totals`' figures over the tables of the same columns the model has
-    /// been shown whole, once no table input of the task is left unread (see
-    /// [`combined_note`]).
-    fn combined_figures(&self, st: &mut State) -> String {
+    /// been shown whole (`shown`), once no table input of the task is left unread (see
+    /// [`combined_note`]); `given` holds the sets given figures already.
+    fn combined_figures(
+        &self,
+        trace: &[crate::checks::TraceEntry],
+        shown: &[ShownTable],
+        given: &mut Vec<Vec<ShownTable>>,
+    ) -> String {
         let waiting = self
             .env
             .contract
             .mission
             .inputs
             .iter()
-            .any(|i| is_table_file(i) && crate::checks::read_whole_at(&st.trace, i).is_none());
+            .any(|i| is_table_file(i) && crate::checks::read_whole_at(trace, i).is_none());
         let tables = if waiting {
             Vec::new()
         } else {
-            still_as_shown(self.env.world, &st.shown_tables)
+            still_as_shown(self.env.world, shown)
         };
-        combined_note(&tables, &mut st.combined_given, waiting)
+        combined_note(&tables, given, waiting)
     }
 
     /// The tools of this run: the mission's, and with `facts-tools` the facts tools the

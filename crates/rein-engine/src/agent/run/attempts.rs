@@ -309,6 +309,11 @@ impl<'a> Agent<'a> {
             _ => s.push_str(&format!("The deliverable {path} does not exist yet.\n")),
         }
         s.push_str(&earlier_table_facts(table_facts));
+        // Lever `combined-totals`: the fresh transcript gets the figures over each set again.
+        if self.combines_tables() {
+            s.push_str(&self.combined_figures(&st.trace, &st.shown_tables, &mut Vec::new()));
+            s.push('\n');
+        }
         // Lever `folder-stats`: the counts the failed lines are to be written from.
         if let Some(figures) = &st.folder_figures {
             s.push_str(figures);

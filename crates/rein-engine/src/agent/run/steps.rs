@@ -582,7 +582,7 @@ impl<'a> Agent<'a> {
         }
         // Lever `combined-totals`: only after a step whose reads showed a table.
         if tables_before.is_some_and(|before| before != st.shown_tables) {
-            let note = self.combined_figures(st);
+            let note = self.combined_figures(&st.trace, &st.shown_tables, &mut st.combined_given);
             feedback.push_str(&note);
         }
         if let Some(earlier) = repeated {
