@@ -10,7 +10,7 @@ mod support;
 use rein_engine::agent::Levers;
 use rein_engine::gate::{AllowAll, Approver, DenyAll};
 use rein_engine::policy::Policy;
-use rein_workspace::desk::{combined_totals, COMBINED_MAX_FILES};
+use rein_workspace::desk::{combined_totals, NotCombined, COMBINED_MAX_FILES};
 use serde_json::{json, Value};
 use support::{
     desk_policy, finish_line, line, outcomes, user_messages, Harness, PromptRecorder, Ran,
@@ -153,7 +153,7 @@ fn headers_that_differ_by_case_order_or_a_column_are_not_combined() {
     ] {
         assert_eq!(
             combined_totals(&[("a.csv", a), ("b.csv", b)]),
-            Err("tables whose columns differ"),
+            Err(NotCombined::ColumnsDiffer),
             "{b}"
         );
     }
@@ -719,7 +719,7 @@ fn control_characters_in_a_header_do_not_reach_the_message_raw() {
 }
 
 // Was a hole, mended: the files cap fires silently: after 25 tables of the same columns are read, the 25th
-// read's message says nothing (combined_totals' "more tables than combined at once" is dropped
+// read's message says nothing (combined_totals' "more tables than combined at once", now `NotCombined::TooMany`, was dropped
 // by `continue`), so the model takes the 24-table figures given a step before as the whole.
 // Fix: combined_totals.rs `combined_note`, say when a set is over COMBINED_MAX_FILES (or over
 // TABLE_MAX_BYTES) instead of `continue`.

@@ -1,5 +1,6 @@
 //! Lever `combined-totals` (with `table-facts`): when a step's reads bring the tables the model
-//! has read whole, with the same columns, to two or more, the step's message ends with Rein's
+//! has read whole, with the same columns, to two or more, and no table input of the task is
+//! left unread, the step's message ends with Rein's
 //! figures over all their rows as one table: each numeric column's total and, for each short
 //! text column, each numeric column's sum per value (see [`combined_totals`]). The 1.5B read
 //! report-timesheets' three weekly CSVs and wrote every person's and project's hours wrong,
@@ -10,7 +11,7 @@
 //! as that read showed it and only while the file still holds that text: a table changed since,
 //! or read again only in part, is left out. Which line each figure goes on stays the model's.
 
-use rein_workspace::desk::{combined_totals, Table};
+use rein_workspace::desk::{combined_totals, NotCombined, Table};
 use serde_json::{json, Value};
 
 use crate::checks::World;
@@ -103,7 +104,7 @@ pub fn combined_note(
             json!(names),
         );
         let files: Vec<(&str, &str)> = set.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        let short = |why: &str| {
+        let short = |why: &dyn std::fmt::Display| {
             format!(
                 "\nRein's figures over the {} tables you have read whole with the same columns are not given (lever combined-totals): {why}; use table_stats on each file.",
                 set.len()
@@ -112,12 +113,13 @@ pub fn combined_note(
         let too_long = format!("they take more than {COMBINED_MAX_CHARS} characters");
         let paragraph = match combined_totals(&files) {
             Ok(figures) => within_cap(&opening, figures).unwrap_or_else(|| short(&too_long)),
-            Err("no numeric column" | "fewer than two tables") => String::new(),
+            // Nothing to combine: no figure is missing.
+            Err(NotCombined::NoNumbers | NotCombined::TooFew) => String::new(),
             Err(why) => Some(format!(
                 "{opening} are not given (lever combined-totals): {why}."
             ))
             .filter(|p| p.chars().count() <= COMBINED_MAX_CHARS)
-            .unwrap_or_else(|| short(why)),
+            .unwrap_or_else(|| short(&why)),
         };
         note.push_str(&paragraph);
         given.push(set);
@@ -242,7 +244,7 @@ mod tests {
         let note = combined_note(&shown(&refs), &mut Vec::new(), false);
         assert!(
             note.contains(
-                "are not given (lever combined-totals): more tables than combined at once"
+                "are not given (lever combined-totals): more than 24 tables, the most combined at once"
             ),
             "{note}"
         );

@@ -19,6 +19,25 @@ pub const COMBINED_MAX_GROUPINGS: usize = 6;
 /// Most numeric columns whose totals are listed.
 const COMBINED_MAX_COLUMNS: usize = 10;
 
+/// Why tables get no combined figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotCombined {
+    #[error("fewer than two tables")]
+    TooFew,
+    #[error("more than {COMBINED_MAX_FILES} tables, the most combined at once")]
+    TooMany,
+    #[error("more bytes than one table may hold")]
+    TooLarge,
+    #[error("a file that is no table")]
+    NotATable,
+    #[error("a table with a row that totals others")]
+    TotalRows,
+    #[error("tables whose columns differ")]
+    ColumnsDiffer,
+    #[error("no numeric column")]
+    NoNumbers,
+}
+
 /// The totals of every numeric column over all rows of `files` (name, text), and for each short
 /// text column the sum of each numeric column per value of it, or why there are none: fewer
 /// than two files or more than [`COMBINED_MAX_FILES`], more than [`TABLE_MAX_BYTES`] in all, a
@@ -28,27 +47,27 @@ const COMBINED_MAX_COLUMNS: usize = 10;
 /// A column is grouped by when every row has a value in it, it has 2 to
 /// [`COMBINED_MAX_GROUP_VALUES`] distinct values (trimmed, exact case), each at most
 /// [`TOTALS_MAX_NAME_CHARS`] characters; values are listed in order of first appearance.
-pub fn combined_totals(files: &[(&str, &str)]) -> Result<Value, &'static str> {
+pub fn combined_totals(files: &[(&str, &str)]) -> Result<Value, NotCombined> {
     if files.len() < 2 {
-        return Err("fewer than two tables");
+        return Err(NotCombined::TooFew);
     }
     if files.len() > COMBINED_MAX_FILES {
-        return Err("more tables than combined at once");
+        return Err(NotCombined::TooMany);
     }
     if files.iter().map(|(_, t)| t.len() as u64).sum::<u64>() > TABLE_MAX_BYTES {
-        return Err("more bytes than one table may hold");
+        return Err(NotCombined::TooLarge);
     }
     let mut tables = Vec::new();
     for (name, text) in files {
-        let table = Table::parse(name, text).map_err(|_| "a file that is no table")?;
+        let table = Table::parse(name, text).map_err(|_| NotCombined::NotATable)?;
         if has_total_rows(&table) {
-            return Err("a table with a row that totals others");
+            return Err(NotCombined::TotalRows);
         }
         tables.push(table);
     }
     let header = tables[0].header.clone();
     if tables.iter().any(|t| t.header != header) {
-        return Err("tables whose columns differ");
+        return Err(NotCombined::ColumnsDiffer);
     }
     let all = Table {
         header: header.clone(),
@@ -56,14 +75,14 @@ pub fn combined_totals(files: &[(&str, &str)]) -> Result<Value, &'static str> {
     };
     // A file may total the rows of another (a summary beside the weeks).
     if has_total_rows(&all) {
-        return Err("a table with a row that totals others");
+        return Err(NotCombined::TotalRows);
     }
     let rows: Vec<&Vec<String>> = all.rows.iter().collect();
     let numeric: Vec<usize> = (0..header.len())
         .filter(|i| summable(&all, &rows, *i).is_some())
         .collect();
     if numeric.is_empty() {
-        return Err("no numeric column");
+        return Err(NotCombined::NoNumbers);
     }
     let columns: Vec<Value> = numeric
         .iter()
@@ -185,28 +204,28 @@ mod tests {
         let ragged = "person,project,hours\nInes,intranet,8,9\n";
         let words = "person,project,hours\nInes,intranet,eight\n";
         for (files, why) in [
-            (vec![("a.csv", W10)], "fewer than two tables"),
+            (vec![("a.csv", W10)], NotCombined::TooFew),
             (
                 vec![("a.csv", W10), ("b.csv", other)],
-                "tables whose columns differ",
+                NotCombined::ColumnsDiffer,
             ),
             (
                 vec![("a.csv", W10), ("b.csv", total)],
-                "a table with a row that totals others",
+                NotCombined::TotalRows,
             ),
             (
                 vec![("a.csv", W10), ("b.csv", ragged)],
-                "a file that is no table",
+                NotCombined::NotATable,
             ),
             (
                 vec![("a.csv", words), ("b.csv", words)],
-                "no numeric column",
+                NotCombined::NoNumbers,
             ),
         ] {
             assert_eq!(combined_totals(&files), Err(why));
         }
         let many: Vec<(&str, &str)> = (0..=COMBINED_MAX_FILES).map(|_| ("a.csv", W10)).collect();
-        assert!(combined_totals(&many).is_err());
+        assert_eq!(combined_totals(&many), Err(NotCombined::TooMany));
     }
 
     #[test]

@@ -27,7 +27,8 @@ use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
 pub use combined::{
-    combined_totals, COMBINED_MAX_FILES, COMBINED_MAX_GROUPINGS, COMBINED_MAX_GROUP_VALUES,
+    combined_totals, NotCombined, COMBINED_MAX_FILES, COMBINED_MAX_GROUPINGS,
+    COMBINED_MAX_GROUP_VALUES,
 };
 pub use folder::{FOLDER_STATS_MAX_LISTED, FOLDER_STATS_MAX_NAMED, FOLDER_STATS_MAX_READ_BYTES};
 pub use lines::{
