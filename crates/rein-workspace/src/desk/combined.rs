@@ -78,16 +78,17 @@ pub fn combined_totals(files: &[(&str, &str)]) -> Result<Value, NotCombined> {
         return Err(NotCombined::TotalRows);
     }
     let rows: Vec<&Vec<String>> = all.rows.iter().collect();
-    let numeric: Vec<usize> = (0..header.len())
-        .filter(|i| summable(&all, &rows, *i).is_some())
+    let summed: Vec<(usize, Value)> = (0..header.len())
+        .filter_map(|i| summable(&all, &rows, i).map(|f| (i, f.totals_of(&header[i]))))
         .collect();
-    if numeric.is_empty() {
+    if summed.is_empty() {
         return Err(NotCombined::NoNumbers);
     }
-    let columns: Vec<Value> = numeric
-        .iter()
+    let numeric: Vec<usize> = summed.iter().map(|(i, _)| *i).collect();
+    let columns: Vec<Value> = summed
+        .into_iter()
         .take(COMBINED_MAX_COLUMNS)
-        .filter_map(|i| summable(&all, &rows, *i).map(|f| f.totals_of(&header[*i])))
+        .map(|(_, totals)| totals)
         .collect();
     let mut groupings = Vec::new();
     let mut grouping_count = 0usize;
@@ -228,18 +229,20 @@ mod tests {
         assert_eq!(combined_totals(&many), Err(NotCombined::TooMany));
     }
 
+    /// The columns the figures group the rows by, in order.
+    fn grouped_by(t: &Value) -> Vec<&str> {
+        t["groups"]
+            .as_array()
+            .map(|groups| groups.iter().filter_map(|g| g["by"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn a_column_is_grouped_by_only_when_every_row_has_one_of_few_values() {
         let blank = "person,project,hours\n,intranet,3\n";
         let t = combined_totals(&[("a.csv", W10), ("b.csv", blank)]).unwrap();
         // A row without a person would fall in no group: no person grouping, projects still.
-        let by: Vec<&Value> = t["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| &g["by"])
-            .collect();
-        assert_eq!(by, [&json!("project")]);
+        assert_eq!(grouped_by(&t), ["project"]);
         let wide: String = (0..=COMBINED_MAX_GROUP_VALUES)
             .map(|i| format!("p{i},x,1\n"))
             .collect();
@@ -249,13 +252,7 @@ mod tests {
             ("b.csv", "person,project,hours\np0,y,2\n"),
         ])
         .unwrap();
-        let by: Vec<&Value> = t["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| &g["by"])
-            .collect();
-        assert_eq!(by, [&json!("project")], "{t}");
+        assert_eq!(grouped_by(&t), ["project"], "{t}");
         assert_eq!(t["groups"][0]["sums"], json!({"x": "13", "y": "2"}));
         // One value only is no grouping.
         let one = "person,project,hours\nInes,x,1\n";
