@@ -34,6 +34,8 @@ pub use error::{ConfinementError, Result, WorkspaceError};
 pub use registry::{RegistryError, ToolRegistry, MAX_INPUT_CHARS, MAX_THOUGHT_CHARS};
 pub use sandbox::{sandbox_registry, ActionRecord, Sandbox};
 pub use schema_error::{describe_schema_error, kind_of, printable, schema_error_place};
-pub use tool::{unified_diff, Proposal, ProposalKind, Tool, ToolContext, ToolError, ToolOutput};
+pub use tool::{
+    changed_places, unified_diff, Proposal, ProposalKind, Tool, ToolContext, ToolError, ToolOutput,
+};
 pub use walk::{WalkOptions, WalkResult, Walker, MAX_WALK_ENTRIES};
 pub use workspace::{DirEntry, FileInfo, Listing, Workspace};

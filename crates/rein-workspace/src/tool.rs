@@ -139,6 +139,21 @@ pub use rein_protocol::canonical::sha256_hex;
 /// How long a diff looks for the shortest form before it settles for a longer exact one.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// In how many separate places `after` differs from `before`, by lines: a run of changed,
+/// added or removed lines with no unchanged line inside it counts once, and equal texts count
+/// none. Bounded by the same timeout as [`unified_diff`] (past it, the count is of an exact diff
+/// that may not be the shortest). Where either side is not UTF-8, a change anywhere is one place.
+pub fn changed_places(before: &[u8], after: &[u8]) -> usize {
+    match (std::str::from_utf8(before), std::str::from_utf8(after)) {
+        (Ok(old), Ok(new)) => similar::TextDiff::configure()
+            .timeout(DIFF_TIMEOUT)
+            .diff_lines(old, new)
+            .grouped_ops(0)
+            .len(),
+        _ => usize::from(before != after),
+    }
+}
+
 /// A unified diff with three lines of context. Every side that is UTF-8 is shown as text, a
 /// NUL byte or two included (the display escapes them): a model writes only text, and before,
 /// one NUL made its whole file "Binary file run.sh changed (absent -> 48 bytes ...)", so the
@@ -269,5 +284,26 @@ pub(crate) mod args {
 
     pub fn opt_bool(args: &Value, key: &str) -> Option<bool> {
         args.get(key).and_then(Value::as_bool)
+    }
+}
+
+#[cfg(test)]
+mod changed_places_tests {
+    use super::changed_places;
+
+    #[test]
+    fn places_are_runs_of_changed_lines() {
+        let start = "a\nb\nc\nd\ne\n";
+        assert_eq!(changed_places(start.as_bytes(), start.as_bytes()), 0);
+        // Two lines apart: two places; two lines side by side: one.
+        assert_eq!(changed_places(start.as_bytes(), b"a\nB\nc\nD\ne\n"), 2);
+        assert_eq!(changed_places(start.as_bytes(), b"a\nB\nC\nd\ne\n"), 1);
+        // An added last line and a removed first one are places too.
+        assert_eq!(changed_places(start.as_bytes(), b"b\nc\nd\ne\nf\n"), 2);
+        // A change made and then made back leaves nothing.
+        assert_eq!(changed_places(b"", b""), 0);
+        assert_eq!(changed_places(b"x", b"y"), 1);
+        assert_eq!(changed_places(b"\xff\n", b"\xfe\n"), 1);
+        assert_eq!(changed_places(b"\xff\n", b"\xff\n"), 0);
     }
 }

@@ -316,6 +316,13 @@ pub enum Lever {
     /// (see [`super::combined_totals`]). The 1.5B read report-timesheets' three weekly CSVs
     /// and wrote every person's and project's hours wrong.
     CombinedTotals,
+    /// For a deliverable edited in place: once the model has read it whole and before its
+    /// first edit, it lists the changes the task asks for; Rein counts the places where the
+    /// file now differs from the file as the run found it against the list, names the next
+    /// change after each step and holds a finish once per attempt while changes are left (see
+    /// [`super::change_list`]). The 1.5B made the first of
+    /// two or more changes and called finish on six of the eight desk edit tasks.
+    ChangeList,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -323,7 +330,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 47] = [
+    pub const ALL: [Lever; 48] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -371,6 +378,7 @@ impl Lever {
         Lever::WholeReads,
         Lever::GlobReads,
         Lever::CombinedTotals,
+        Lever::ChangeList,
     ];
 
     pub fn name(self) -> &'static str {
@@ -422,6 +430,7 @@ impl Lever {
             Lever::WholeReads => "whole-reads",
             Lever::GlobReads => "glob-reads",
             Lever::CombinedTotals => "combined-totals",
+            Lever::ChangeList => "change-list",
         }
     }
 
@@ -494,6 +503,7 @@ pub struct Levers {
     pub whole_reads: bool,
     pub glob_reads: bool,
     pub combined_totals: bool,
+    pub change_list: bool,
 }
 
 impl Default for Levers {
@@ -562,6 +572,7 @@ impl Levers {
         whole_reads: false,
         glob_reads: false,
         combined_totals: false,
+        change_list: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -612,6 +623,7 @@ impl Levers {
         whole_reads: true,
         glob_reads: true,
         combined_totals: true,
+        change_list: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -663,6 +675,7 @@ impl Levers {
             Lever::WholeReads => self.whole_reads,
             Lever::GlobReads => self.glob_reads,
             Lever::CombinedTotals => self.combined_totals,
+            Lever::ChangeList => self.change_list,
         }
     }
 
@@ -715,6 +728,7 @@ impl Levers {
             Lever::WholeReads => self.whole_reads = on,
             Lever::GlobReads => self.glob_reads = on,
             Lever::CombinedTotals => self.combined_totals = on,
+            Lever::ChangeList => self.change_list = on,
         }
     }
 

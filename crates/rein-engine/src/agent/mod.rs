@@ -31,6 +31,7 @@
 //! | `decide` | a model as the judge's decider |
 //! | `inputs_first` | the `inputs-first` lever: which inputs Rein reads before the first step |
 //! | `edit_review` | the `review-edits` lever: a held finish shows the run's own edits |
+//! | `change_list` | the `change-list` lever: the model's list of changes to a file edited in place, counted off |
 //! | `stats_first` | the `stats-first` lever: which table figures Rein computes before the first step |
 //! | `answer_lines` | the `answer-lines` lever: the lines a task quotes for its deliverable |
 //! | `read_cited` | the `read-cited` lever: a first write held while it names an unread input |
@@ -40,6 +41,7 @@
 mod answer_lines;
 mod bodies;
 mod caps;
+mod change_list;
 mod checklist;
 mod combined_totals;
 mod copied;
@@ -84,6 +86,9 @@ mod world;
 pub use caps::{
     input_over_cap, CapHit, Clock, Limits, SystemClock, MAX_ATTEMPTS_PER_STRATEGY, MAX_INPUT_CHARS,
     MAX_PLAN_STEPS, MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, MAX_TURNS_PER_JOB, RUN_TIMEOUT,
+};
+pub use change_list::{
+    ChangeList, CHANGE_LIST_MAX_FILE_BYTES, CHANGE_LIST_MAX_ITEMS, CHANGE_MAX_CHARS,
 };
 pub use decide::ModelDecider;
 pub use error::AgentError;

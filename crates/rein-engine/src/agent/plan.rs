@@ -67,8 +67,18 @@ pub fn make_plan(
     })
 }
 
-/// The steps of `{"plan": [...]}` (or a bare array) in the reply; empty when none can be read.
+/// The steps of `{"plan": [...]}` (or a bare array) in the reply, each cut to
+/// [`MAX_PLAN_STEP_CHARS`]; empty when none can be read.
 pub fn read_plan(raw: &str) -> Vec<String> {
+    read_list(raw, "plan")
+        .into_iter()
+        .map(|s| s.chars().take(MAX_PLAN_STEP_CHARS).collect())
+        .collect()
+}
+
+/// The non-blank strings of `{"<key>": [...]}` (or a bare array) in a reply read leniently
+/// (the first JSON value in it), whole; empty when none can be read.
+pub fn read_list(raw: &str, key: &str) -> Vec<String> {
     let start = raw.find(['{', '[']);
     let value = start.and_then(|s| {
         serde_json::Deserializer::from_str(&raw[s..])
@@ -77,7 +87,7 @@ pub fn read_plan(raw: &str) -> Vec<String> {
             .and_then(Result::ok)
     });
     let list = match value {
-        Some(Value::Object(mut m)) => m.remove("plan"),
+        Some(Value::Object(mut m)) => m.remove(key),
         Some(v @ Value::Array(_)) => Some(v),
         _ => None,
     };
@@ -85,11 +95,8 @@ pub fn read_plan(raw: &str) -> Vec<String> {
         Value::Array(items) => Some(
             items
                 .into_iter()
-                .filter_map(|i| {
-                    i.as_str()
-                        .map(|s| s.chars().take(MAX_PLAN_STEP_CHARS).collect())
-                })
-                .filter(|s: &String| !s.trim().is_empty())
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .filter(|s| !s.trim().is_empty())
                 .collect(),
         ),
         _ => None,

@@ -383,7 +383,7 @@ pub fn progress_note(
     };
     if find_inputs && task_picks_inputs(contract) {
         let (inputs, next) = picked_inputs_progress(contract, trace, tools, last_write, next);
-        return format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.");
+        return format!("Progress: {inputs}; {deliverable}{NEXT_STEP_MARK}{next}.");
     }
     let (inputs, next) = match unread.first() {
         None => ("every input was read".to_string(), next),
@@ -408,7 +408,18 @@ pub fn progress_note(
             },
         ),
     };
-    format!("Progress: {inputs}; {deliverable}. Suggested next step: {next}.")
+    format!("Progress: {inputs}; {deliverable}{NEXT_STEP_MARK}{next}.")
+}
+
+/// Where a progress note's suggested step begins.
+pub const NEXT_STEP_MARK: &str = ". Suggested next step: ";
+
+/// A progress note with its suggested step replaced by `next` (lever `change-list`).
+pub fn with_next_step(note: &str, next: &str) -> String {
+    match note.rfind(NEXT_STEP_MARK) {
+        Some(at) => format!("{}{NEXT_STEP_MARK}{next}.", &note[..at]),
+        None => note.to_string(),
+    }
 }
 
 /// Fewest inputs for which lever `find-inputs` applies: below it, reading each input costs a

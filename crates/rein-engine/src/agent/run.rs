@@ -39,7 +39,7 @@ use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
     progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
-    task_message, task_reminder, type_document,
+    task_message, task_reminder, type_document, with_next_step,
 };
 use super::read_cited::{cited_unread, held_reason};
 use super::read_fit::fit_read_result;
@@ -68,6 +68,7 @@ use crate::mission::{sha256_hex, FrozenContract, InputHash, Mode};
 
 mod attempts;
 mod auto_finish;
+mod change_list;
 mod cited;
 mod draws;
 mod echo;
@@ -313,6 +314,11 @@ struct State {
     deliverable_at_start: Option<Vec<u8>>,
     /// The attempt in which a finish was held for a review (lever `review-edits`).
     reviewed_in: Option<u32>,
+    /// The model's list of the changes to a deliverable edited in place, counted off (lever
+    /// `change-list`); whether it was asked; the attempt in which a finish was held for it.
+    change_list: Option<super::change_list::ChangeList>,
+    change_list_asked: bool,
+    change_held_in: Option<u32>,
 }
 
 impl State {
@@ -329,7 +335,9 @@ impl State {
             .rev()
             .take_while(|e| e.tool != "finish")
             .any(|e| e.mutated && e.executed());
-        changed_since || self.reviewed_in == Some(self.attempt)
+        changed_since
+            || self.reviewed_in == Some(self.attempt)
+            || self.change_held_in == Some(self.attempt)
     }
 }
 
@@ -635,6 +643,8 @@ impl<'a> Agent<'a> {
         if !self.options.levers.review_edits
             || self.options.memory
             || st.reviewed_in == Some(st.attempt)
+            // One hold per attempt: after `change-list`'s, the next finish is judged.
+            || st.change_held_in == Some(st.attempt)
             || st.figures.steps >= self.options.limits.max_turns
         {
             return None;
@@ -956,6 +966,9 @@ impl<'a> Agent<'a> {
                 .ok()
                 .flatten(),
             reviewed_in: None,
+            change_list: None,
+            change_list_asked: false,
+            change_held_in: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

@@ -79,6 +79,14 @@ impl<'a> Agent<'a> {
             if let Some(end) = self.stop_for_caps(st, on_event)? {
                 return Ok(Some(end));
             }
+            // Lever `change-list`: the list is a step of its own, then the caps are looked at
+            // again.
+            if self.lists_changes_now(st) {
+                st.figures.trimmed_steps += st.transcript.fit(budget) as u32;
+                self.clip_to_fit(st, budget)?;
+                self.ask_change_list(st, on_event)?;
+                continue;
+            }
             // Per step: what decoding offers follows the workspace (see `offered_tools`), and
             // is `finish` alone once the work is done (`finish-when-met`).
             // ... and never offers `finish` on the very bytes a failed verdict judged
@@ -290,6 +298,9 @@ impl<'a> Agent<'a> {
         // A write held until an input it names is read (lever `read-cited`) is asked again
         // once the read is made: it is no repeat then, and no step without progress now.
         let mut held_for_read = false;
+        // A finish held while the model's list of changes has some left (lever `change-list`):
+        // like a review, no step without progress.
+        let mut held_for_change = false;
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
             .then(|| self.typed_arguments(&tool, &params))
@@ -401,17 +412,28 @@ impl<'a> Agent<'a> {
                             .or_else(|| offered("edit_lines")),
                     ))
                 }
-                Ok(()) => match self.edit_review(st) {
-                    Some(review) => {
-                        held_for_review = true;
+                Ok(()) => match self.change_hold(st) {
+                    Some(hold) => {
+                        held_for_change = true;
                         self.env.journal.append_event(
                             Some(self.env.run),
-                            "edit_review",
+                            "change_list_hold",
                             &json!({"step": n, "attempt": st.attempt}),
                         )?;
-                        Err(review)
+                        Err(hold)
                     }
-                    None => Ok(()),
+                    None => match self.edit_review(st) {
+                        Some(review) => {
+                            held_for_review = true;
+                            self.env.journal.append_event(
+                                Some(self.env.run),
+                                "edit_review",
+                                &json!({"step": n, "attempt": st.attempt}),
+                            )?;
+                            Err(review)
+                        }
+                        None => Ok(()),
+                    },
                 },
             };
             match refused {
@@ -527,7 +549,7 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
-        st.stalled = if held_for_review || held_for_read {
+        st.stalled = if held_for_review || held_for_read || held_for_change {
             st.stalled
         } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
             // A call that did not run (refused, failed, invalid) moves nothing forward either:
@@ -595,7 +617,7 @@ impl<'a> Agent<'a> {
         if !self.options.memory {
             feedback.push('\n');
             let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
-            feedback.push_str(&progress_note(
+            let progress = progress_note(
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
@@ -603,7 +625,15 @@ impl<'a> Agent<'a> {
                 self.find_inputs_note(),
                 held_for_review,
                 self.reads_globs(),
-            ));
+            );
+            // A finish the finish rules refused keeps their advice.
+            let rules_refused =
+                tool == "finish" && refused_finish && !held_for_change && !held_for_review;
+            let progress = match self.next_change_step(st, rules_refused) {
+                Some(next) if !held_for_review => with_next_step(&progress, &next),
+                _ => progress,
+            };
+            feedback.push_str(&progress);
         }
         if let Some(figures) = &st.folder_figures {
             feedback.push('\n');
