@@ -232,7 +232,8 @@ mod tests {
         let many: Vec<String> = (1..=11).map(|i| format!("change {i}")).collect();
         let long = "x".repeat(CHANGE_MAX_CHARS + 5);
         let longer = "x".repeat(CHANGE_MAX_CHARS + 9);
-        let raw = json!({"changes": [&long, &longer].into_iter().chain(&many).collect::<Vec<_>>()});
+        let changes: Vec<&String> = [&long, &longer].into_iter().chain(&many).collect();
+        let raw = json!({ "changes": changes });
         let list = ChangeList::read(&raw.to_string()).unwrap();
         assert_eq!(list.items().len(), CHANGE_LIST_MAX_ITEMS);
         assert_eq!(list.proposed(), 12);
