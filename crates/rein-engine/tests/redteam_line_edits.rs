@@ -244,8 +244,10 @@ fn a_refused_create_file_on_the_deliverable_advises_edit_lines() {
     );
 }
 
-/// Every other lever on (review-edits aside, see its own test), in two attempts, with the plain
-/// retry and the monotone one: no request offers or names edit_file or replace_file.
+/// Every other lever on (review-edits aside, see its own test; change-list aside, whose list
+/// request is no action and takes a line of the script, see `redteam_change_list.rs`), in two
+/// attempts, with the plain retry and the monotone one: no request offers or names edit_file or
+/// replace_file.
 #[test]
 fn with_every_other_lever_on_no_prompt_names_edit_file_or_replace_file() {
     let wrong = json!([{"line": SYNC, "new_line": format!("# {SYNC}")}]);
@@ -255,6 +257,7 @@ fn with_every_other_lever_on_no_prompt_names_edit_file_or_replace_file() {
     for monotone in [true, false] {
         let levers = Levers {
             review_edits: false,
+            change_list: false,
             monotone_attempts: monotone,
             ..Levers::ALL_ON
         };

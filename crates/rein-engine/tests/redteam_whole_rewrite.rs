@@ -411,6 +411,9 @@ fn an_unconstrained_edit_file_draw_is_never_chosen() {
 fn with_every_other_lever_on_no_request_offers_edit_file() {
     let levers = Levers {
         review_edits: false,
+        // change-list's request is no action and takes a line of the script; its own sweep
+        // is in redteam_change_list.rs.
+        change_list: false,
         ..Levers::ALL_ON
     };
     let wrong = gold().replace("mia.sato@example.org", "MIA.SATO@EXAMPLE.ORG");
@@ -438,6 +441,9 @@ fn with_every_other_lever_on_no_request_offers_edit_file() {
 fn with_every_other_lever_on_no_prompt_names_edit_file() {
     let levers = Levers {
         review_edits: false,
+        // change-list's request is no action and takes a line of the script; its own sweep
+        // is in redteam_change_list.rs.
+        change_list: false,
         ..Levers::ALL_ON
     };
     let wrong = gold().replace("mia.sato@example.org", "MIA.SATO@EXAMPLE.ORG");
@@ -455,6 +461,7 @@ fn with_every_other_lever_on_no_prompt_names_edit_file() {
     // The plain retry (monotone off) too.
     let levers = Levers {
         review_edits: false,
+        change_list: false,
         monotone_attempts: false,
         ..Levers::ALL_ON
     };
