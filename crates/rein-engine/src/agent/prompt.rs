@@ -299,6 +299,44 @@ pub fn progress_note(
     held_for_review: bool,
     globs: bool,
 ) -> String {
+    progress_parts(
+        contract,
+        trace,
+        typed,
+        tools,
+        find_inputs,
+        held_for_review,
+        globs,
+    )
+    .text()
+}
+
+/// A progress note in its two parts: where the run stands, and the suggested next step (which
+/// lever `change-list` replaces with the next change on the model's list).
+pub struct ProgressNote {
+    pub standing: String,
+    pub next: String,
+}
+
+impl ProgressNote {
+    pub fn text(&self) -> String {
+        format!(
+            "Progress: {}. Suggested next step: {}.",
+            self.standing, self.next
+        )
+    }
+}
+
+/// [`progress_note`] before it is written out.
+pub fn progress_parts(
+    contract: &FrozenContract,
+    trace: &[crate::checks::TraceEntry],
+    typed: Option<&str>,
+    tools: &[String],
+    find_inputs: bool,
+    held_for_review: bool,
+    globs: bool,
+) -> ProgressNote {
     let m = &contract.mission;
     let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
     let with = |tool: Option<&str>| tool.map(|t| format!(" with {t}")).unwrap_or_default();
@@ -383,7 +421,10 @@ pub fn progress_note(
     };
     if find_inputs && task_picks_inputs(contract) {
         let (inputs, next) = picked_inputs_progress(contract, trace, tools, last_write, next);
-        return format!("Progress: {inputs}; {deliverable}{NEXT_STEP_MARK}{next}.");
+        return ProgressNote {
+            standing: format!("{inputs}; {deliverable}"),
+            next,
+        };
     }
     let (inputs, next) = match unread.first() {
         None => ("every input was read".to_string(), next),
@@ -408,17 +449,9 @@ pub fn progress_note(
             },
         ),
     };
-    format!("Progress: {inputs}; {deliverable}{NEXT_STEP_MARK}{next}.")
-}
-
-/// Where a progress note's suggested step begins.
-pub const NEXT_STEP_MARK: &str = ". Suggested next step: ";
-
-/// A progress note with its suggested step replaced by `next` (lever `change-list`).
-pub fn with_next_step(note: &str, next: &str) -> String {
-    match note.rfind(NEXT_STEP_MARK) {
-        Some(at) => format!("{}{NEXT_STEP_MARK}{next}.", &note[..at]),
-        None => note.to_string(),
+    ProgressNote {
+        standing: format!("{inputs}; {deliverable}"),
+        next,
     }
 }
 

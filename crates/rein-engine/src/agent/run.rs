@@ -38,8 +38,8 @@ use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
 use super::prompt::{
     memory_retry_feedback, memory_system_prompt, memory_task_message, mission_action_schema,
-    progress_note, result_message, result_shown_whole, source_lines_note, summarize, system_prompt,
-    task_message, task_reminder, type_document, with_next_step,
+    progress_note, progress_parts, result_message, result_shown_whole, source_lines_note,
+    summarize, system_prompt, task_message, task_reminder, type_document,
 };
 use super::read_cited::{cited_unread, held_reason};
 use super::read_fit::fit_read_result;

@@ -617,7 +617,7 @@ impl<'a> Agent<'a> {
         if !self.options.memory {
             feedback.push('\n');
             let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
-            let progress = progress_note(
+            let mut progress = progress_parts(
                 self.env.contract,
                 &st.trace,
                 self.deliverable_writer(),
@@ -629,11 +629,13 @@ impl<'a> Agent<'a> {
             // A finish the finish rules refused keeps their advice.
             let rules_refused =
                 tool == "finish" && refused_finish && !held_for_change && !held_for_review;
-            let progress = match self.next_change_step(st, rules_refused) {
-                Some(next) if !held_for_review => with_next_step(&progress, &next),
-                _ => progress,
-            };
-            feedback.push_str(&progress);
+            if let Some(next) = self
+                .next_change_step(st, rules_refused)
+                .filter(|_| !held_for_review)
+            {
+                progress.next = next;
+            }
+            feedback.push_str(&progress.text());
         }
         if let Some(figures) = &st.folder_figures {
             feedback.push('\n');
