@@ -279,3 +279,95 @@ fn sampled_write_json_candidates_are_held_to_the_schema_before_they_are_judged()
     assert_eq!(out.figures.first_draw_passed, Some(false));
     assert_eq!(out.figures.chosen_draw_passed, Some(true));
 }
+
+const SETTINGS: &str = "config/settings.json";
+
+/// A run of edit-json-settings (a JSON file edited in place, with a `json_schema` check) with
+/// its fixtures changed by `fixtures`, on `script`.
+fn settings_run(
+    fixtures: impl FnOnce(&std::path::Path),
+    script: &str,
+    constrained: bool,
+) -> (Harness, RunOutcome, Vec<AgentEvent>, Vec<CompletionRequest>) {
+    let h = Harness::desk_suite_with("edit-json-settings", fixtures);
+    let (out, events, requests) = run(&h, script, write_json(), constrained, &mut AllowAll);
+    (h, out, events, requests)
+}
+
+fn settings_gold() -> String {
+    std::fs::read_to_string(
+        missions_dir()
+            .join("../suites/desk/edit-json-settings/judge/gold/files/config/settings.json"),
+    )
+    .unwrap()
+}
+
+/// The task keeps the file's layout (`"languages": ["en"]` on one line), and `write_json`
+/// writes every list one item a line: it could never pass, and the 1.5B reached for it after an
+/// `edit_file` missed. It is not offered, and the task message does not name it.
+#[test]
+fn a_file_edited_in_place_in_another_layout_gets_no_write_json() {
+    let read = line("read_file", json!({"path": SETTINGS}));
+    let (_, _, _, requests) = settings_run(|_| {}, &read, true);
+    assert!(
+        !support::allowed_tools(&requests[0]).contains(&"write_json".to_string()),
+        "{:?}",
+        support::allowed_tools(&requests[0])
+    );
+    assert!(!format!("{:?}", requests[0].prompt).contains("write_json"));
+}
+
+/// A model that calls `write_json` anyway (unconstrained) changes nothing: the call is not one
+/// this run offers.
+#[test]
+fn write_json_called_anyway_on_a_file_in_another_layout_writes_nothing() {
+    let gold: Value = serde_json::from_str(&settings_gold()).unwrap();
+    let script = line("read_file", json!({"path": SETTINGS}))
+        + &line("write_json", json!({"path": SETTINGS, "document": gold}))
+        + &line("finish", json!({"summary": "done"}));
+    let (h, out, events, _) = settings_run(|_| {}, &script, false);
+    assert!(!out.passed());
+    let fixture = std::fs::read_to_string(
+        missions_dir().join("../suites/desk/edit-json-settings/fixtures/config/settings.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SETTINGS)).unwrap(),
+        fixture
+    );
+    assert!(steps(&events, "write_json")
+        .iter()
+        .all(|s| s.outcome != "executed"));
+}
+
+/// The same task with the file (and its gold) in the layout `write_json` writes: the tool keeps
+/// that layout, so it is offered and its write passes the whole-file check.
+#[test]
+fn a_file_edited_in_place_in_write_json_layout_keeps_write_json() {
+    let pretty = |text: &str| {
+        rein_workspace::desk::serialise_json(&serde_json::from_str(text).unwrap()).unwrap()
+    };
+    let gold = pretty(&settings_gold());
+    let gold_doc: Value = serde_json::from_str(&gold).unwrap();
+    let script = line("read_file", json!({"path": SETTINGS}))
+        + &line(
+            "write_json",
+            json!({"path": SETTINGS, "document": gold_doc}),
+        )
+        + &line("read_file", json!({"path": SETTINGS}))
+        + &line("finish", json!({"summary": "done"}));
+    let h = Harness::desk_suite_with("edit-json-settings", |dir| {
+        let file = dir.join(SETTINGS);
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, pretty(&text)).unwrap();
+        let gold_file = dir.join("../judge/gold/files").join(SETTINGS);
+        std::fs::write(&gold_file, &gold).unwrap();
+    });
+    let (out, _, requests) = run(&h, &script, write_json(), true, &mut AllowAll);
+    assert!(support::allowed_tools(&requests[0]).contains(&"write_json".to_string()));
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join(SETTINGS)).unwrap(),
+        gold
+    );
+}

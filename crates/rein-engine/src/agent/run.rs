@@ -250,6 +250,9 @@ pub struct Agent<'a> {
     small_editables: std::cell::OnceCell<bool>,
     /// Lever `line-edits`: whether the deliverable is edited by lines, decided once.
     line_editable: std::cell::OnceCell<bool>,
+    /// Lever `write-json`, for a deliverable edited in place: whether `write_json` would write
+    /// it back in the layout it had when the run began (measured as `small_editables` is).
+    json_layout_kept: std::cell::OnceCell<bool>,
 }
 
 /// Mutable state of a run.
@@ -372,6 +375,7 @@ impl<'a> Agent<'a> {
         Agent {
             small_editables: std::cell::OnceCell::new(),
             line_editable: std::cell::OnceCell::new(),
+            json_layout_kept: std::cell::OnceCell::new(),
             env,
             model,
             executor,

@@ -35,7 +35,7 @@ pub use lines::{
     apply_changes, LineChange, LinesError, EDIT_LINES_MAX_CHANGES, EDIT_LINES_MAX_NAMED,
     EDIT_LINES_MAX_NEW_CHARS, EDIT_LINES_MAX_REPEATS,
 };
-pub use propose::serialise_json;
+pub use propose::{json_layout_kept, serialise_json};
 pub use read::{
     FINISH_SUMMARY_MAX_CHARS, HASH_MAX_BYTES, LIST_DIR_MAX_ENTRIES, READ_FILE_MAX_BYTES,
     READ_FILE_MAX_CHARS,

@@ -287,6 +287,16 @@ pub fn serialise_json(document: &Value) -> Result<String, String> {
     Ok(text)
 }
 
+/// Whether `write_json` would write a file back in the layout it has: `bytes` are JSON, and
+/// serialising their document gives the same bytes. A file in another layout (an inline list,
+/// four-space indentation, no final newline) would be reformatted whole by any `write_json`.
+pub fn json_layout_kept(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|doc| serialise_json(&doc).ok())
+        .is_some_and(|text| text.as_bytes() == bytes)
+}
+
 pub struct DeleteFile;
 
 impl Tool for DeleteFile {
@@ -317,7 +327,7 @@ impl Tool for DeleteFile {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::occurrences;
+    use super::{json_layout_kept, occurrences};
     use crate::tool::{ToolContext, ToolOutput};
     use crate::Workspace;
     use serde_json::json;
@@ -355,6 +365,28 @@ mod tests {
         assert_eq!(p.before.as_deref(), Some(&b"{}\n"[..]));
         let e = write_json(dir.path(), json!({"path": "out/f.json", "document": {}})).unwrap_err();
         assert!(e.contains("identical"), "{e}");
+    }
+
+    #[test]
+    fn json_layout_is_kept_only_when_serialising_gives_the_same_bytes() {
+        let pretty = "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": \"x\"\n}\n";
+        assert!(json_layout_kept(pretty.as_bytes()));
+        // Key order is the file's own: not sorted on the way back.
+        assert!(json_layout_kept(b"{\n  \"z\": 1,\n  \"a\": 2\n}\n"));
+        for other in [
+            "{\n  \"a\": [1, 2],\n  \"b\": \"x\"\n}\n",
+            "{\n    \"a\": 1\n}\n",
+            "{\n  \"a\": 1\n}",
+            "{\r\n  \"a\": 1\r\n}\r\n",
+            "{\"a\":1}\n",
+            "{\n  \"a\": 1.50\n}\n",
+            "{\n  \"a\": \"\\u00e9\"\n}\n",
+            "not json",
+            "",
+        ] {
+            assert!(!json_layout_kept(other.as_bytes()), "{other:?}");
+        }
+        assert!(!json_layout_kept(&[0xff, 0xfe]));
     }
 
     #[test]

@@ -86,7 +86,10 @@ impl<'a> Agent<'a> {
     }
 
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
-    /// deliverable's path and that schema, which type `write_json`'s `document`.
+    /// deliverable's path and that schema, which type `write_json`'s `document`. Not for a
+    /// file the task edits in place unless `write_json` keeps its layout: a file found with an
+    /// inline list or another indentation would be reformatted whole, which no task that keeps
+    /// the rest of the file accepts (the 1.5B did so on edit-json-settings).
     pub(super) fn typed_json(&self) -> Option<(String, Value)> {
         if !self.options.levers.write_json
             || self.options.memory
@@ -95,12 +98,27 @@ impl<'a> Agent<'a> {
             return None;
         }
         let m = &self.env.contract.mission;
-        m.checks.iter().find_map(|c| match &c.spec {
+        let typed = m.checks.iter().find_map(|c| match &c.spec {
             CheckSpec::JsonSchema { path, schema } if same_path(path, &m.required_artifact) => {
                 Some((path.clone(), schema.clone()))
             }
             _ => None,
-        })
+        })?;
+        let in_place = m
+            .editable
+            .iter()
+            .any(|e| same_path(e, &m.required_artifact));
+        let kept = || {
+            *self.json_layout_kept.get_or_init(|| {
+                // A file not there yet has no layout to keep.
+                match self.env.world.read(&m.required_artifact) {
+                    Ok(None) => true,
+                    Ok(Some(bytes)) => rein_workspace::desk::json_layout_kept(&bytes),
+                    Err(_) => false,
+                }
+            })
+        };
+        (!in_place || kept()).then_some(typed)
     }
 
     /// With `copied-strings`, `write_json` and an embedded model: for each check that says
