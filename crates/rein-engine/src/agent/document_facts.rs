@@ -229,7 +229,7 @@ fn repeated_values(entries: &[Value]) -> Map<String, Value> {
 /// Whether `text` holds a number serde_json may read as another value: one with an exponent, or
 /// a fraction of more than 15 significant digits (an f64 holds any 15-digit decimal exactly).
 /// An integer is read exactly, or past i64/u64 as an f64 the table code refuses.
-fn has_inexact_number(text: &str) -> bool {
+pub(super) fn has_inexact_number(text: &str) -> bool {
     json_number_tokens(text).iter().any(|token| {
         token.contains(['e', 'E'])
             || (token.contains('.')

@@ -323,6 +323,11 @@ pub enum Lever {
     /// [`super::change_list`]). The 1.5B made the first of
     /// two or more changes and called finish on six of the eight desk edit tasks.
     ChangeList,
+    /// A finish is held once per attempt while the deliverable states a total (a `Total ...:`
+    /// line, a top-level `total` field) that disagrees with the sum of the figures the same
+    /// document lists for it, with both figures (see [`super::own_totals`]). The 1.5B listed
+    /// 4, 7, 5 and 3 letters and wrote `Total letters: 24`.
+    OwnTotals,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -330,7 +335,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 48] = [
+    pub const ALL: [Lever; 49] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -379,6 +384,7 @@ impl Lever {
         Lever::GlobReads,
         Lever::CombinedTotals,
         Lever::ChangeList,
+        Lever::OwnTotals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -431,6 +437,7 @@ impl Lever {
             Lever::GlobReads => "glob-reads",
             Lever::CombinedTotals => "combined-totals",
             Lever::ChangeList => "change-list",
+            Lever::OwnTotals => "own-totals",
         }
     }
 
@@ -504,6 +511,7 @@ pub struct Levers {
     pub glob_reads: bool,
     pub combined_totals: bool,
     pub change_list: bool,
+    pub own_totals: bool,
 }
 
 impl Default for Levers {
@@ -573,6 +581,7 @@ impl Levers {
         glob_reads: false,
         combined_totals: false,
         change_list: false,
+        own_totals: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -624,6 +633,7 @@ impl Levers {
         glob_reads: true,
         combined_totals: true,
         change_list: true,
+        own_totals: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -676,6 +686,7 @@ impl Levers {
             Lever::GlobReads => self.glob_reads,
             Lever::CombinedTotals => self.combined_totals,
             Lever::ChangeList => self.change_list,
+            Lever::OwnTotals => self.own_totals,
         }
     }
 
@@ -729,6 +740,7 @@ impl Levers {
             Lever::GlobReads => self.glob_reads = on,
             Lever::CombinedTotals => self.combined_totals = on,
             Lever::ChangeList => self.change_list = on,
+            Lever::OwnTotals => self.own_totals = on,
         }
     }
 

@@ -63,6 +63,7 @@ mod named_rows;
 mod no_echo;
 mod no_paste;
 mod outcome;
+mod own_totals;
 mod plan;
 mod prompt;
 mod read_cited;

@@ -75,6 +75,7 @@ mod echo;
 mod first_calls;
 mod folder_facts;
 mod glob_reads;
+mod own_totals;
 mod steps;
 mod stops;
 mod task_search;
@@ -322,6 +323,9 @@ struct State {
     change_list: Option<super::change_list::ChangeList>,
     change_list_asked: bool,
     change_held_in: Option<u32>,
+    /// The attempt in which a finish was held for a total that disagrees with what the
+    /// deliverable lists (lever `own-totals`).
+    total_held_in: Option<u32>,
 }
 
 impl State {
@@ -338,9 +342,13 @@ impl State {
             .rev()
             .take_while(|e| e.tool != "finish")
             .any(|e| e.mutated && e.executed());
-        changed_since
-            || self.reviewed_in == Some(self.attempt)
-            || self.change_held_in == Some(self.attempt)
+        changed_since || self.held_in_attempt()
+    }
+
+    /// Whether a finish was held in this attempt, for a review, the list of changes or a
+    /// total: one hold an attempt, then the next finish is judged.
+    fn held_in_attempt(&self) -> bool {
+        [self.reviewed_in, self.change_held_in, self.total_held_in].contains(&Some(self.attempt))
     }
 }
 
@@ -484,6 +492,9 @@ impl<'a> Agent<'a> {
                 tools.push(EDIT_LINES.to_string());
             }
         }
+        if self.json_layout_lost() {
+            tools.retain(|t| t != WRITE_JSON);
+        }
         tools
     }
 
@@ -576,6 +587,9 @@ impl<'a> Agent<'a> {
                 .any(|(_, p)| same_path(p, artifact))
             && check_finish(c, self.env.world, &st.trace, self.env.input_hashes).is_ok()
             && shown_checks_met(c, self.env.world, &st.trace)
+            // A total that disagrees with what the deliverable lists is the model's to fix or
+            // to finish on (lever `own-totals`).
+            && !self.total_disagrees()
     }
 
     /// Lever `change-before-finish`: what a failed verdict judged, when every deciding check it
@@ -646,9 +660,8 @@ impl<'a> Agent<'a> {
     fn edit_review(&self, st: &mut State) -> Option<String> {
         if !self.options.levers.review_edits
             || self.options.memory
-            || st.reviewed_in == Some(st.attempt)
-            // One hold per attempt: after `change-list`'s, the next finish is judged.
-            || st.change_held_in == Some(st.attempt)
+            // One hold per attempt: after another lever's, the next finish is judged.
+            || st.held_in_attempt()
             || st.figures.steps >= self.options.limits.max_turns
         {
             return None;
@@ -973,6 +986,7 @@ impl<'a> Agent<'a> {
             change_list: None,
             change_list_asked: false,
             change_held_in: None,
+            total_held_in: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

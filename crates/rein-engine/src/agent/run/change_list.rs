@@ -135,9 +135,7 @@ impl<'a> Agent<'a> {
     /// The finish held once per attempt while the list has changes left (not on the run's last
     /// turn, where a hold would leave the file unjudged). Records the hold.
     pub(super) fn change_hold(&self, st: &mut State) -> Option<String> {
-        if st.change_held_in == Some(st.attempt)
-            || st.figures.steps >= self.options.limits.max_turns
-        {
+        if st.held_in_attempt() || st.figures.steps >= self.options.limits.max_turns {
             return None;
         }
         let reason = st.change_list.as_ref()?.hold_reason(

@@ -301,6 +301,10 @@ impl<'a> Agent<'a> {
         // A finish held while the model's list of changes has some left (lever `change-list`):
         // like a review, no step without progress.
         let mut held_for_change = false;
+        // A finish held for a total that disagrees with what the deliverable lists (lever
+        // `own-totals`): the same.
+        let mut held_for_total = false;
+        let mut total_next: Option<String> = None;
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
             .then(|| self.typed_arguments(&tool, &params))
@@ -422,17 +426,24 @@ impl<'a> Agent<'a> {
                         )?;
                         Err(hold)
                     }
-                    None => match self.edit_review(st) {
-                        Some(review) => {
-                            held_for_review = true;
-                            self.env.journal.append_event(
-                                Some(self.env.run),
-                                "edit_review",
-                                &json!({"step": n, "attempt": st.attempt}),
-                            )?;
-                            Err(review)
+                    None => match self.total_hold(st, n)? {
+                        Some((hold, next)) => {
+                            held_for_total = true;
+                            total_next = Some(next);
+                            Err(hold)
                         }
-                        None => Ok(()),
+                        None => match self.edit_review(st) {
+                            Some(review) => {
+                                held_for_review = true;
+                                self.env.journal.append_event(
+                                    Some(self.env.run),
+                                    "edit_review",
+                                    &json!({"step": n, "attempt": st.attempt}),
+                                )?;
+                                Err(review)
+                            }
+                            None => Ok(()),
+                        },
                     },
                 },
             };
@@ -549,7 +560,7 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
-        st.stalled = if held_for_review || held_for_read || held_for_change {
+        st.stalled = if held_for_review || held_for_read || held_for_change || held_for_total {
             st.stalled
         } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
             // A call that did not run (refused, failed, invalid) moves nothing forward either:
@@ -627,12 +638,18 @@ impl<'a> Agent<'a> {
                 self.reads_globs(),
             );
             // A finish the finish rules refused keeps their advice.
-            let rules_refused =
-                tool == "finish" && refused_finish && !held_for_change && !held_for_review;
+            let rules_refused = tool == "finish"
+                && refused_finish
+                && !held_for_change
+                && !held_for_review
+                && !held_for_total;
             if let Some(next) = self
                 .next_change_step(st, rules_refused)
                 .filter(|_| !held_for_review)
             {
+                progress.next = next;
+            }
+            if let Some(next) = total_next {
                 progress.next = next;
             }
             feedback.push_str(&progress.text());

@@ -87,29 +87,24 @@ impl<'a> Agent<'a> {
 
     /// With `write-json`, for a desk mission whose deliverable has a `json_schema` check: the
     /// deliverable's path and that schema, which type `write_json`'s `document`. Not for a
-    /// file the task edits in place unless `write_json` keeps its layout: a file found with an
-    /// inline list or another indentation would be reformatted whole, which no task that keeps
-    /// the rest of the file accepts (the 1.5B did so on edit-json-settings).
+    /// file the task edits in place unless `write_json` keeps its layout (see
+    /// [`Self::json_layout_lost`]).
     pub(super) fn typed_json(&self) -> Option<(String, Value)> {
-        if !self.options.levers.write_json
-            || self.options.memory
-            || self.env.registry.get(WRITE_JSON).is_none()
-        {
-            return None;
-        }
+        self.json_deliverable().filter(|_| !self.json_layout_lost())
+    }
+
+    /// With `write-json`, whether the deliverable is a JSON file with a schema that the task
+    /// edits in place, in a layout `write_json` would not keep: then `write_json` is not
+    /// offered, even where the mission lists it. A file found with an inline list or another
+    /// indentation would be reformatted whole, which no task that keeps the rest of the file
+    /// accepts (the 1.5B did so on edit-json-settings).
+    pub(super) fn json_layout_lost(&self) -> bool {
         let m = &self.env.contract.mission;
-        let typed = m.checks.iter().find_map(|c| match &c.spec {
-            CheckSpec::JsonSchema { path, schema } if same_path(path, &m.required_artifact) => {
-                Some((path.clone(), schema.clone()))
-            }
-            _ => None,
-        })?;
-        let in_place = m
-            .editable
-            .iter()
-            .any(|e| same_path(e, &m.required_artifact));
-        let kept = || {
-            *self.json_layout_kept.get_or_init(|| {
+        self.json_deliverable().is_some()
+            && m.editable
+                .iter()
+                .any(|e| same_path(e, &m.required_artifact))
+            && !*self.json_layout_kept.get_or_init(|| {
                 // A file not there yet has no layout to keep.
                 match self.env.world.read(&m.required_artifact) {
                     Ok(None) => true,
@@ -117,8 +112,24 @@ impl<'a> Agent<'a> {
                     Err(_) => false,
                 }
             })
-        };
-        (!in_place || kept()).then_some(typed)
+    }
+
+    /// The deliverable's path and schema for `write_json` (lever `write-json`), whatever its
+    /// layout.
+    fn json_deliverable(&self) -> Option<(String, Value)> {
+        if !self.options.levers.write_json
+            || self.options.memory
+            || self.env.registry.get(WRITE_JSON).is_none()
+        {
+            return None;
+        }
+        let m = &self.env.contract.mission;
+        m.checks.iter().find_map(|c| match &c.spec {
+            CheckSpec::JsonSchema { path, schema } if same_path(path, &m.required_artifact) => {
+                Some((path.clone(), schema.clone()))
+            }
+            _ => None,
+        })
     }
 
     /// With `copied-strings`, `write_json` and an embedded model: for each check that says
