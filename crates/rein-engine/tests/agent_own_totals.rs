@@ -177,38 +177,60 @@ fn no_hold_on_the_last_turn() {
     assert!(support::failed(&r.out).contains(&"total-letters".to_string()));
 }
 
-/// With `finish-when-met` and `auto-finish`, Rein does not finish for the model while a
-/// total it would hold disagrees: the model gets the step, its finish is held, and once the
-/// line is fixed Rein finishes.
+/// With `finish-when-met` and `auto-finish`, Rein holds its own finish as it would the
+/// model's: the model is told in the transcript, gets its step, and once the line is fixed Rein
+/// finishes.
 #[test]
-fn auto_finish_waits_for_a_disagreeing_total() {
+fn auto_finish_is_held_for_a_disagreeing_total_and_finishes_once_it_is_fixed() {
+    let script = create(ARCHIVE, &archive([4, 7, 5, 3], 24))
+        + &read(ARCHIVE)
+        + &edit(ARCHIVE, "Total letters: 24", "Total letters: 19")
+        + &read(ARCHIVE);
+    let r = auto_run(&script);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    let held = journal_events(&r.h.journal, r.out.run, "own_total_hold");
+    assert_eq!(held.len(), 1, "{held:?}");
+    let told = support::user_messages(&r.model.requests[2]).join("\n");
+    assert!(
+        told.contains("Result of Rein's finish: Not finished yet: in out/archive.md, the line \"Total letters: 24\" states 24")
+            && told.contains("Suggested next step: if the line"),
+        "{told}"
+    );
+    let auto = journal_events(&r.h.journal, r.out.run, "auto_finish");
+    assert_eq!(auto.len(), 1, "{auto:?}");
+    assert_eq!(auto[0]["accepted"], true);
+}
+
+/// The model gets one step after Rein's hold: a step that leaves the total as it is (a read)
+/// is followed by Rein's finish, and the judge fails the total. Nothing loops.
+#[test]
+fn after_reins_hold_one_step_that_fixes_nothing_is_followed_by_reins_finish() {
+    let script = create(ARCHIVE, &archive([4, 7, 5, 3], 24))
+        + &read(ARCHIVE)
+        + &read(ARCHIVE)
+        + &read(ARCHIVE);
+    let r = auto_run(&script);
+    assert!(!r.out.passed());
+    assert!(support::failed(&r.out).contains(&"total-letters".to_string()));
+    assert_eq!(r.out.figures.steps, 3, "{}", r.out.reason());
+    assert_eq!(
+        journal_events(&r.h.journal, r.out.run, "own_total_hold").len(),
+        1
+    );
+}
+
+fn auto_run(script: &str) -> Ran {
     let levers = Levers {
         finish_when_met: true,
         auto_finish: true,
         ..levers(true)
     };
-    let script = create(ARCHIVE, &archive([4, 7, 5, 3], 24))
-        + &read(ARCHIVE)
-        + &finish_line()
-        + &edit(ARCHIVE, "Total letters: 24", "Total letters: 19")
-        + &read(ARCHIVE);
     let h = support::Harness::desk_suite("explore-archive-years");
-    let r = Ran::of(h, &script, &mut AllowAll, Policy::safe_default(), |o| {
+    Ran::of(h, script, &mut AllowAll, Policy::safe_default(), |o| {
         o.levers = levers;
         o.limits.attempts = 1;
         o.constrained = true;
-    });
-    assert!(
-        r.out.passed(),
-        "{} {:?} {:?}",
-        r.out.reason(),
-        finish_refusals(&r.events),
-        support::step_outcomes(&r.h, &r.out, "edit_file")
-    );
-    assert_eq!(finish_refusals(&r.events).len(), 1);
-    let auto = journal_events(&r.h.journal, r.out.run, "auto_finish");
-    assert_eq!(auto.len(), 1, "{auto:?}");
-    assert_eq!(auto[0]["accepted"], true);
+    })
 }
 
 /// The 1.5B's extract-receipts run (`dev16-s1/`): four right totals and a grand total of

@@ -27,6 +27,13 @@ use serde_json::Value;
 /// Characters of a quoted line, at most, in the hold's message.
 const QUOTED_MAX_CHARS: usize = 120;
 
+/// Figures summed, at most: a longer list is no plain case (and each total line reads back no
+/// further than this many lines, so a file of many total lines is read in linear time).
+const MAX_SUMMED: usize = 100;
+
+/// Terms of a sum the hold's message spells out, at most; past it, it gives their count.
+const MAX_TERMS_SHOWN: usize = 12;
+
 /// A labelled figure line: label, colon, a number, an optional unit of letters, an optional
 /// full stop. Emphasis marks are taken out before it is matched.
 static FIGURE_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -96,6 +103,7 @@ pub fn disagreement(path: &str, text: &str) -> Option<Disagreement> {
 }
 
 /// A labelled figure: label, value, unit (lowercase, empty when there is none).
+#[derive(Clone)]
 struct Figure {
     label: String,
     value: Decimal,
@@ -125,21 +133,24 @@ fn list_item(line: &str) -> Option<&str> {
 }
 
 fn text_disagreement(text: &str) -> Option<Disagreement> {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<Line> = text.lines().map(Line::read).collect();
     let mut section_start = 0;
     for (i, line) in lines.iter().enumerate() {
-        if line.trim_start().starts_with('#') {
+        if line.heading {
             section_start = i + 1;
             continue;
         }
-        if list_item(line).is_some() {
+        if line.item {
             continue;
         }
-        let Some(total) = figure(line).filter(|f| is_total_label(&f.label)) else {
+        let Some(total) = line.figure.as_ref().filter(|f| is_total_label(&f.label)) else {
             continue;
         };
-        let before = &lines[section_start..i];
-        let Some((figures, summed)) = listed_figures(before) else {
+        // Past MAX_SUMMED lines back the block is no plain case: not read at all.
+        if i - section_start > 2 * MAX_SUMMED {
+            continue;
+        }
+        let Some((figures, summed)) = listed_figures(&lines[section_start..i]) else {
             continue;
         };
         let unit = &figures[0].unit;
@@ -149,7 +160,7 @@ fn text_disagreement(text: &str) -> Option<Disagreement> {
         let values: Vec<Decimal> = figures.iter().map(|f| f.value).collect();
         if let Some(sum) = differs(total.value, &values) {
             return Some(Disagreement {
-                stated_at: format!("the line {}", quoted(line.trim())),
+                stated_at: format!("the line {}", quoted(line.text.trim())),
                 stated: total.value,
                 sum,
                 items: values.len(),
@@ -160,27 +171,50 @@ fn text_disagreement(text: &str) -> Option<Disagreement> {
     None
 }
 
+/// A line of a Markdown or text deliverable as the reader sees it, read once.
+struct Line<'t> {
+    text: &'t str,
+    heading: bool,
+    item: bool,
+    /// The line's figure; a list item's is the figure of its text after the marker.
+    figure: Option<Figure>,
+}
+
+impl<'t> Line<'t> {
+    fn read(text: &'t str) -> Line<'t> {
+        let item = list_item(text);
+        Line {
+            text,
+            heading: text.trim_start().starts_with('#'),
+            item: item.is_some(),
+            figure: figure(item.unwrap_or(text)),
+        }
+    }
+}
+
 /// The figures listed before a total line in its section, and what they are in words: its list
 /// items when there are two or more, else its lines; `None` unless every one is a figure, with
-/// one unit, and none is itself a total.
-fn listed_figures(before: &[&str]) -> Option<(Vec<Figure>, String)> {
-    let items: Vec<&str> = before.iter().filter_map(|l| list_item(l)).collect();
-    let (lines, what): (Vec<&str>, &str) = match items.len() {
+/// one unit, none is itself a total, and there are at most [`MAX_SUMMED`].
+fn listed_figures(before: &[Line<'_>]) -> Option<(Vec<Figure>, String)> {
+    let items: Vec<&Line> = before.iter().filter(|l| l.item).collect();
+    let (lines, what): (Vec<&Line>, &str) = match items.len() {
         0 => (
             before
                 .iter()
-                .copied()
-                .filter(|l| !l.trim().is_empty())
+                .filter(|l| !l.text.trim().is_empty())
                 .collect(),
             "lines",
         ),
         1 => return None,
         _ => (items, "list items"),
     };
-    if lines.len() < 2 {
+    if !(2..=MAX_SUMMED).contains(&lines.len()) {
         return None;
     }
-    let figures: Vec<Figure> = lines.iter().map(|l| figure(l)).collect::<Option<_>>()?;
+    let figures: Vec<Figure> = lines
+        .iter()
+        .map(|l| l.figure.clone())
+        .collect::<Option<_>>()?;
     let unit = &figures[0].unit;
     if figures
         .iter()
@@ -188,16 +222,23 @@ fn listed_figures(before: &[&str]) -> Option<(Vec<Figure>, String)> {
     {
         return None;
     }
+    let values: Vec<Decimal> = figures.iter().map(|f| f.value).collect();
     let summed = format!(
-        "the {} {what} before it in its section ({})",
+        "the {} {what} before it in its section{}",
         figures.len(),
-        figures
-            .iter()
-            .map(|f| f.value.normalize().to_string())
-            .collect::<Vec<_>>()
-            .join(" + ")
+        terms(&values)
     );
     Some((figures, summed))
+}
+
+/// The terms of a sum as the hold spells them out: ` (4 + 7 + 5 + 3)`, or nothing past
+/// [`MAX_TERMS_SHOWN`].
+fn terms(values: &[Decimal]) -> String {
+    if values.len() > MAX_TERMS_SHOWN {
+        return String::new();
+    }
+    let shown: Vec<String> = values.iter().map(|v| v.normalize().to_string()).collect();
+    format!(" ({})", shown.join(" + "))
 }
 
 fn json_disagreement(text: &str) -> Option<Disagreement> {
@@ -214,6 +255,9 @@ fn json_disagreement(text: &str) -> Option<Disagreement> {
     let [(array_key, entries)] = arrays.as_slice() else {
         return None;
     };
+    if entries.len() > MAX_SUMMED {
+        return None;
+    }
     for (key, value) in top {
         let Some(stated) = value.as_number().and_then(|n| parse_number(&n.to_string())) else {
             continue;
@@ -250,13 +294,9 @@ fn json_disagreement(text: &str) -> Option<Disagreement> {
                 sum,
                 items: values.len(),
                 summed: format!(
-                    "the \"{field}\" of the {} entries of \"{array_key}\" ({})",
+                    "the \"{field}\" of the {} entries of \"{array_key}\"{}",
                     values.len(),
-                    values
-                        .iter()
-                        .map(|v| v.normalize().to_string())
-                        .collect::<Vec<_>>()
-                        .join(" + ")
+                    terms(&values)
                 ),
             });
         }
@@ -302,15 +342,22 @@ fn key_words(key: &str) -> Vec<String> {
 /// The sum of `values` when `stated` is not it: exactly for whole numbers; with figures of
 /// decimals, past what rounding each to its own decimals could explain (half a unit of its
 /// last place each).
+///
+/// Figures past what a decimal of 28 digits holds (a sum that overflows, a figure of 28
+/// decimals) are no plain case: `None`.
 fn differs(stated: Decimal, values: &[Decimal]) -> Option<Decimal> {
-    let sum: Decimal = values.iter().copied().sum();
-    let slack: Decimal = values
+    let sum = values
+        .iter()
+        .try_fold(Decimal::ZERO, |acc, v| acc.checked_add(*v))?;
+    let slack = values
         .iter()
         .chain(std::iter::once(&stated))
-        .filter(|v| v.normalize().scale() > 0)
-        .map(|v| Decimal::new(5, v.normalize().scale() + 1))
-        .sum();
-    ((stated - sum).abs() > slack).then_some(sum)
+        .map(|v| v.normalize().scale())
+        .filter(|scale| *scale > 0)
+        .try_fold(Decimal::ZERO, |acc, scale| {
+            acc.checked_add(Decimal::try_new(5, scale + 1).ok()?)
+        })?;
+    (stated.checked_sub(sum)?.abs() > slack).then_some(sum)
 }
 
 fn quoted(line: &str) -> String {

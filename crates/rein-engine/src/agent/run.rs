@@ -324,8 +324,9 @@ struct State {
     change_list_asked: bool,
     change_held_in: Option<u32>,
     /// The attempt in which a finish was held for a total that disagrees with what the
-    /// deliverable lists (lever `own-totals`).
+    /// deliverable lists (lever `own-totals`), and the step count then.
     total_held_in: Option<u32>,
+    total_held_at: Option<u32>,
 }
 
 impl State {
@@ -575,6 +576,13 @@ impl<'a> Agent<'a> {
     /// when the last one is done (the 1.5B had auto-finish end four desk edit tasks after the
     /// first of their two or three edits).
     fn finish_ready(&self, st: &State) -> bool {
+        // A total that disagrees with what the deliverable lists is held first, and the model
+        // gets one step after the hold (lever `own-totals`).
+        self.finish_rules_ready(st) && !self.total_pending(st)
+    }
+
+    /// [`Self::finish_ready`] whatever the deliverable's totals say.
+    fn finish_rules_ready(&self, st: &State) -> bool {
         let c = self.env.contract;
         let artifact = &c.mission.required_artifact;
         self.options.levers.finish_when_met
@@ -587,9 +595,6 @@ impl<'a> Agent<'a> {
                 .any(|(_, p)| same_path(p, artifact))
             && check_finish(c, self.env.world, &st.trace, self.env.input_hashes).is_ok()
             && shown_checks_met(c, self.env.world, &st.trace)
-            // A total that disagrees with what the deliverable lists is the model's to fix or
-            // to finish on (lever `own-totals`).
-            && !self.total_disagrees()
     }
 
     /// Lever `change-before-finish`: what a failed verdict judged, when every deciding check it
@@ -987,6 +992,7 @@ impl<'a> Agent<'a> {
             change_list_asked: false,
             change_held_in: None,
             total_held_in: None,
+            total_held_at: None,
         };
         self.env.journal.append_event(
             Some(self.env.run),

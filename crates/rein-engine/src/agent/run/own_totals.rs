@@ -4,6 +4,10 @@
 use super::*;
 use crate::agent::own_totals::{disagreement, Disagreement};
 
+/// The thought and summary of Rein's own finish, held for a total.
+const REIN_FINISH_THOUGHT: &str = "Rein would finish for the model: the finish rules are met";
+const REIN_FINISH_SUMMARY: &str = "Finished by Rein: the finish rules accept the deliverable.";
+
 /// Largest deliverable (bytes) read for its totals: far above any report or extract a task
 /// asks for, and the reading is line by line.
 const OWN_TOTALS_MAX_FILE_BYTES: usize = 256 * 1024;
@@ -20,12 +24,41 @@ impl<'a> Agent<'a> {
         self.total_disagreement()
     }
 
-    /// Whether the deliverable now states a total that disagrees with what it lists, held or
-    /// not: Rein does not finish for the model (`auto-finish`) nor offer finish alone
-    /// (`finish-when-met`) while it does, so a hold is never followed by Rein's own finish on
-    /// the same bytes. The model's own finish is judged after the one hold.
-    pub(super) fn total_disagrees(&self) -> bool {
-        self.total_disagreement().is_some()
+    /// Whether a finish Rein would make or offer alone (`auto-finish`, `finish-when-met`)
+    /// waits for a total that disagrees with what the deliverable lists: its hold can still
+    /// fire, or it fired and the model has not had its step since.
+    pub(super) fn total_pending(&self, st: &State) -> bool {
+        let just_held =
+            st.total_held_in == Some(st.attempt) && st.total_held_at == Some(st.figures.steps);
+        (just_held && self.total_disagreement().is_some()) || self.own_total(st).is_some()
+    }
+
+    /// With `finish-when-met`: when the finish rules are met but the deliverable states a total
+    /// that disagrees with what it lists, Rein holds its own finish as it would the model's,
+    /// and tells the model in the transcript. Without this, a model that never calls finish
+    /// itself would never be finished for.
+    pub(super) fn hold_total_before_finish(&self, st: &mut State) -> Result<(), AgentError> {
+        if !self.options.levers.own_totals || !self.finish_rules_ready(st) {
+            return Ok(());
+        }
+        let Some((hold, next)) = self.total_hold(st, st.figures.steps)? else {
+            return Ok(());
+        };
+        let params = json!({ "summary": REIN_FINISH_SUMMARY });
+        st.transcript.push(
+            vec![
+                ChatMessage::assistant(action_text(
+                    REIN_FINISH_THOUGHT,
+                    "finish",
+                    &params.to_string(),
+                )),
+                ChatMessage::user(format!(
+                    "Result of Rein's finish: {hold}\nSuggested next step: {next}."
+                )),
+            ],
+            format!("Rein's finish held after step {}", st.figures.steps),
+        );
+        Ok(())
     }
 
     fn total_disagreement(&self) -> Option<Disagreement> {
@@ -51,6 +84,7 @@ impl<'a> Agent<'a> {
             return Ok(None);
         };
         st.total_held_in = Some(st.attempt);
+        st.total_held_at = Some(st.figures.steps);
         self.env.journal.append_event(
             Some(self.env.run),
             "own_total_hold",

@@ -92,6 +92,9 @@ impl<'a> Agent<'a> {
             // ... and never offers `finish` on the very bytes a failed verdict judged
             // (`change-before-finish`).
             let withheld = self.unchanged_failure(st).is_some();
+            if !withheld {
+                self.hold_total_before_finish(st)?;
+            }
             let ready = !withheld && self.finish_ready(st);
             if self.auto_finish(st, ready, on_event)? {
                 return Ok(None);
