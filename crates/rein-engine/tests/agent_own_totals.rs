@@ -192,7 +192,7 @@ fn auto_finish_is_held_for_a_disagreeing_total_and_finishes_once_it_is_fixed() {
     assert_eq!(held.len(), 1, "{held:?}");
     let told = support::user_messages(&r.model.requests[2]).join("\n");
     assert!(
-        told.contains("Result of Rein's finish: Not finished yet: in out/archive.md, the line \"Total letters: 24\" states 24")
+        told.contains("Rein did not finish for you. Not finished yet: in out/archive.md, the line \"Total letters: 24\" states 24")
             && told.contains("Suggested next step: if the line"),
         "{told}"
     );

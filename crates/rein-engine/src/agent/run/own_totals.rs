@@ -4,10 +4,6 @@
 use super::*;
 use crate::agent::own_totals::{disagreement, Disagreement};
 
-/// The thought and summary of Rein's own finish, held for a total.
-const REIN_FINISH_THOUGHT: &str = "Rein would finish for the model: the finish rules are met";
-const REIN_FINISH_SUMMARY: &str = "Finished by Rein: the finish rules accept the deliverable.";
-
 /// Largest deliverable (bytes) read for its totals: far above any report or extract a task
 /// asks for, and the reading is line by line.
 const OWN_TOTALS_MAX_FILE_BYTES: usize = 256 * 1024;
@@ -44,18 +40,13 @@ impl<'a> Agent<'a> {
         let Some((hold, next)) = self.total_hold(st, st.figures.steps)? else {
             return Ok(());
         };
-        let params = json!({ "summary": REIN_FINISH_SUMMARY });
+        // A note, not a finish call in the transcript: shown Rein's finish as an assistant
+        // turn, the 1.5B copied it as its own next call in all three runs it came up in
+        // (`ot17b-on/`: explore-archive-years, extract-receipts, extract-service-ports).
         st.transcript.push(
-            vec![
-                ChatMessage::assistant(action_text(
-                    REIN_FINISH_THOUGHT,
-                    "finish",
-                    &params.to_string(),
-                )),
-                ChatMessage::user(format!(
-                    "Result of Rein's finish: {hold}\nSuggested next step: {next}."
-                )),
-            ],
+            vec![ChatMessage::user(format!(
+                "Rein did not finish for you. {hold}\nSuggested next step: {next}."
+            ))],
             format!("Rein's finish held after step {}", st.figures.steps),
         );
         Ok(())
