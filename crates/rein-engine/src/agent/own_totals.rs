@@ -27,8 +27,9 @@ use serde_json::Value;
 /// Characters of a quoted line, at most, in the hold's message.
 const QUOTED_MAX_CHARS: usize = 120;
 
-/// Figures summed, at most: a longer list is no plain case (and each total line reads back no
-/// further than this many lines, so a file of many total lines is read in linear time).
+/// Figures summed, at most: a longer list is no plain case (and a total line more than twice
+/// this many lines into its section is not read, so a file of many total lines is read in
+/// linear time).
 const MAX_SUMMED: usize = 100;
 
 /// Terms of a sum the hold's message spells out, at most; past it, it gives their count.
@@ -78,9 +79,7 @@ impl Disagreement {
             self.sum.normalize()
         )
     }
-}
 
-impl Disagreement {
     /// The progress note's suggested step after the hold.
     pub fn next_step(&self, path: &str, fixer: &str) -> String {
         format!(
