@@ -29,12 +29,13 @@ impl<'a> Agent<'a> {
         (just_held && self.total_disagreement().is_some()) || self.own_total(st).is_some()
     }
 
-    /// With `finish-when-met`: when the finish rules are met but the deliverable states a total
+    /// With `finish-when-met`, called once the finish rules are met
+    /// (`finish_rules_ready`): when the deliverable states a total
     /// that disagrees with what it lists, Rein holds its own finish as it would the model's,
     /// and tells the model in the transcript. Without this, a model that never calls finish
     /// itself would never be finished for.
     pub(super) fn hold_total_before_finish(&self, st: &mut State) -> Result<(), AgentError> {
-        if !self.options.levers.own_totals || !self.finish_rules_ready(st) {
+        if !self.options.levers.own_totals {
             return Ok(());
         }
         let Some((hold, next)) = self.total_hold(st, st.figures.steps)? else {

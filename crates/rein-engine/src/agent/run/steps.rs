@@ -92,10 +92,11 @@ impl<'a> Agent<'a> {
             // ... and never offers `finish` on the very bytes a failed verdict judged
             // (`change-before-finish`).
             let withheld = self.unchanged_failure(st).is_some();
-            if !withheld {
+            let rules_ready = !withheld && self.finish_rules_ready(st);
+            if rules_ready {
                 self.hold_total_before_finish(st)?;
             }
-            let ready = !withheld && self.finish_ready(st);
+            let ready = rules_ready && !self.total_pending(st);
             if self.auto_finish(st, ready, on_event)? {
                 return Ok(None);
             }
@@ -305,8 +306,7 @@ impl<'a> Agent<'a> {
         // like a review, no step without progress.
         let mut held_for_change = false;
         // A finish held for a total that disagrees with what the deliverable lists (lever
-        // `own-totals`): the same.
-        let mut held_for_total = false;
+        // `own-totals`): the same. Holds the progress note's next step after such a hold.
         let mut total_next: Option<String> = None;
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
@@ -431,7 +431,6 @@ impl<'a> Agent<'a> {
                     }
                     None => match self.total_hold(st, n)? {
                         Some((hold, next)) => {
-                            held_for_total = true;
                             total_next = Some(next);
                             Err(hold)
                         }
@@ -563,6 +562,7 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
+        let held_for_total = total_next.is_some();
         st.stalled = if held_for_review || held_for_read || held_for_change || held_for_total {
             st.stalled
         } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
