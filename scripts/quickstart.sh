@@ -19,7 +19,7 @@ status=0
 # The lever set measured on desk_task; levers added since it was measured stay off.
 ./target/release/rein run desk_task --workspace "$workspace" --model "$model" --seed "$seed" --approve=all \
   --lever all=on --lever repeat-penalty=off --lever task-reminder=off \
-  --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --lever find-inputs=off --lever wider-search=off --lever answer-lines=off --lever read-cited=off --lever task-search=off --lever folder-stats=off --lever whole-rewrite=off --lever line-fields=off --lever named-rows=off --lever readable-figures=off --lever line-edits=off --lever sibling-lines=off --lever no-echo=off --lever row-query=off --lever whole-reads=off --lever glob-reads=off --lever combined-totals=off --lever change-list=off --lever own-totals=off --samples 3 || status=$?
+  --lever change-before-finish=off --lever document-facts=off --lever source-lines=off --lever inputs-first=off --lever keep-inputs=off --lever stats-first=off --lever requirements-once=off --lever review-edits=off --lever find-inputs=off --lever wider-search=off --lever answer-lines=off --lever read-cited=off --lever task-search=off --lever folder-stats=off --lever whole-rewrite=off --lever line-fields=off --lever named-rows=off --lever readable-figures=off --lever line-edits=off --lever sibling-lines=off --lever no-echo=off --lever row-query=off --lever whole-reads=off --lever glob-reads=off --lever combined-totals=off --lever change-list=off --lever own-totals=off --lever file-notes=off --samples 3 || status=$?
 if [ "$status" -gt 1 ]; then
   exit "$status"
 fi

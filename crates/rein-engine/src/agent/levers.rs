@@ -328,6 +328,11 @@ pub enum Lever {
     /// document lists for it, with both figures (see [`super::own_totals`]). The 1.5B listed
     /// 4, 7, 5 and 3 letters and wrote `Total letters: 24`.
     OwnTotals,
+    /// After a step that showed files whole, for a deliverable the run writes anew, the model
+    /// notes what each file gives for the task; every later step's message lists the notes
+    /// (see [`super::file_notes`]). The 1.5B read thirteen files of related-code-callers one by
+    /// one, then wrote its answer from the first one.
+    FileNotes,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -335,7 +340,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 49] = [
+    pub const ALL: [Lever; 50] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -385,6 +390,7 @@ impl Lever {
         Lever::CombinedTotals,
         Lever::ChangeList,
         Lever::OwnTotals,
+        Lever::FileNotes,
     ];
 
     pub fn name(self) -> &'static str {
@@ -438,6 +444,7 @@ impl Lever {
             Lever::CombinedTotals => "combined-totals",
             Lever::ChangeList => "change-list",
             Lever::OwnTotals => "own-totals",
+            Lever::FileNotes => "file-notes",
         }
     }
 
@@ -512,6 +519,7 @@ pub struct Levers {
     pub combined_totals: bool,
     pub change_list: bool,
     pub own_totals: bool,
+    pub file_notes: bool,
 }
 
 impl Default for Levers {
@@ -582,6 +590,7 @@ impl Levers {
         combined_totals: false,
         change_list: false,
         own_totals: false,
+        file_notes: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -634,6 +643,7 @@ impl Levers {
         combined_totals: true,
         change_list: true,
         own_totals: true,
+        file_notes: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -687,6 +697,7 @@ impl Levers {
             Lever::CombinedTotals => self.combined_totals,
             Lever::ChangeList => self.change_list,
             Lever::OwnTotals => self.own_totals,
+            Lever::FileNotes => self.file_notes,
         }
     }
 
@@ -741,6 +752,7 @@ impl Levers {
             Lever::CombinedTotals => self.combined_totals = on,
             Lever::ChangeList => self.change_list = on,
             Lever::OwnTotals => self.own_totals = on,
+            Lever::FileNotes => self.file_notes = on,
         }
     }
 

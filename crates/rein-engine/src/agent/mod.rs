@@ -52,6 +52,7 @@ mod edit_review;
 mod error;
 mod event;
 mod facts;
+mod file_notes;
 mod folder_facts;
 mod glob_reads;
 mod inputs_first;
@@ -94,6 +95,7 @@ pub use change_list::{
 pub use decide::ModelDecider;
 pub use error::AgentError;
 pub use event::{AgentEvent, StepEvent, UndoneChange};
+pub use file_notes::{NOTES_MAX, NOTES_PER_STEP_MAX, NOTE_MAX_CHARS};
 pub use levers::{shorten_texts, Lever, LeverError, Levers, SHORT_TEXT_MAX_CHARS};
 pub use outcome::{RunEnd, RunFigures, RunOutcome};
 pub use plan::{read_plan, MAX_PLAN_STEP_CHARS};

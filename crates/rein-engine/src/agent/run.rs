@@ -72,6 +72,7 @@ mod change_list;
 mod cited;
 mod draws;
 mod echo;
+mod file_notes;
 mod first_calls;
 mod folder_facts;
 mod glob_reads;
@@ -327,6 +328,10 @@ struct State {
     /// deliverable lists (lever `own-totals`), and the step count then.
     total_held_in: Option<u32>,
     total_held_at: Option<u32>,
+    /// The model's notes on the files it read whole (lever `file-notes`), and how many files
+    /// read whole got none for a cap.
+    file_notes: Vec<super::file_notes::FileNote>,
+    file_notes_unkept: usize,
 }
 
 impl State {
@@ -992,6 +997,8 @@ impl<'a> Agent<'a> {
             change_list_asked: false,
             change_held_in: None,
             total_held_in: None,
+            file_notes: Vec::new(),
+            file_notes_unkept: 0,
             total_held_at: None,
         };
         self.env.journal.append_event(

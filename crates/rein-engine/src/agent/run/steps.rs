@@ -579,6 +579,7 @@ impl<'a> Agent<'a> {
         let shown_back = self.show_back(&entry);
         entry.shown_back = shown_back.is_some();
         let pinned = self.pinned_input(&entry);
+        let trace_from = st.trace.len();
         st.trace.push(entry);
         let summary = summarize(&tool, &params, &report);
         let ev = StepEvent {
@@ -616,6 +617,9 @@ impl<'a> Agent<'a> {
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
         }
+        // Lever `file-notes`: asked on the step's result as the model reads it so far, the same
+        // prefix as the next step's prompt.
+        self.note_files(st, trace_from, &asked.raw, &feedback, on_event)?;
         // Lever `combined-totals`: only after a step whose reads showed a table.
         if tables_before.is_some_and(|before| before != st.shown_tables) {
             let note = self.combined_figures(&st.trace, &st.shown_tables, &mut st.combined_given);
@@ -626,6 +630,12 @@ impl<'a> Agent<'a> {
             feedback.push_str(&format!(
                 "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
             ));
+        }
+        // The model's own notes, not Rein's words (lever `no-echo` lets a write copy them).
+        let file_notes = self.file_notes_message(st);
+        if !file_notes.is_empty() {
+            feedback.push('\n');
+            feedback.push_str(&file_notes);
         }
         let notes_from = feedback.len();
         if !self.options.memory {

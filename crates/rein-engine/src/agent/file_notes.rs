@@ -1,0 +1,272 @@
+//! The `file-notes` lever: after a step that showed one or more files whole, the model notes
+//! what each gives for the task, in its own words, and Rein keeps the notes: every later step's
+//! message lists them, so the answer can be written from them once the files' text has left the
+//! prompt.
+//!
+//! Why: on related-code-callers the 1.5B read all thirteen `.js` files one by one, then wrote
+//! `Defined in: src/api/search.js` and one caller, the first file it had read (`dev16-s1/`);
+//! by then the transcript showed the earlier reads only as one-line records. The notes are the
+//! model's own reading, never Rein's or the judge's: a wrong note changes nothing the judge
+//! checks.
+
+use serde_json::{json, Value};
+
+/// Longest note kept whole; past it the note is cut and marked.
+pub const NOTE_MAX_CHARS: usize = 200;
+/// Most files one step's request asks about (a `read_file` of a glob shows several); the rest
+/// of that step's files get no note, and the journal says so.
+pub const NOTES_PER_STEP_MAX: usize = 8;
+/// Most notes a run keeps; past it a file read gets no note, and the list says how many.
+pub const NOTES_MAX: usize = 40;
+
+/// Tokens a reply may take per file asked about: a path, a note of [`NOTE_MAX_CHARS`] and the
+/// JSON around them, with room to spare.
+pub const NOTE_REPLY_TOKENS_PER_FILE: u32 = 100;
+
+/// The reply cap of a request about `files` files.
+pub fn note_reply_tokens(files: usize) -> u32 {
+    32 + NOTE_REPLY_TOKENS_PER_FILE * files as u32
+}
+
+/// The model's note on one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileNote {
+    pub path: String,
+    /// Whether the model said the task needs this file.
+    pub needed: bool,
+    pub note: String,
+}
+
+/// The request after a step's result: a note on each of `paths` (shown whole in that result).
+pub fn note_request(paths: &[String]) -> String {
+    let which = if paths.len() == 1 {
+        format!("the file {}", quoted(&paths[0]))
+    } else {
+        let listed: Vec<String> = paths.iter().map(|p| quoted(p)).collect();
+        format!("each of the {} files {}", paths.len(), listed.join(", "))
+    };
+    format!(
+        "Before the next step, note what {which} just shown gives for the task: a file's text \
+         leaves view after a few steps, and you will write the answer from your notes. Reply \
+         with one JSON object {{\"notes\": [{{\"path\": \"...\", \"note\": \"...\", \
+         \"needed\": true or false}}]}}, one item per file. In the note copy exactly the words, \
+         names, paths and numbers from that file that the task asks about (at most \
+         {NOTE_MAX_CHARS} characters); for a file the task does not need, say in a few words \
+         why. `needed` says whether the task's answer uses this file."
+    )
+}
+
+/// The schema constrained decoding holds the reply to: one note for each of `paths`.
+pub fn note_schema(paths: &[String]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "notes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "enum": paths},
+                        "note": {"type": "string", "minLength": 1, "maxLength": NOTE_MAX_CHARS},
+                        "needed": {"type": "boolean"},
+                    },
+                    "required": ["path", "note", "needed"],
+                    "additionalProperties": false,
+                },
+                "minItems": paths.len(),
+                "maxItems": paths.len(),
+            }
+        },
+        "required": ["notes"],
+        "additionalProperties": false,
+    })
+}
+
+/// The notes in a reply read leniently (the first JSON value in it): one per path asked about,
+/// the first item naming it; an item naming no such path, a blank note or a missing `needed`
+/// is left out. Each note is put on one line and cut at [`NOTE_MAX_CHARS`] with a mark.
+pub fn read_notes(raw: &str, paths: &[String]) -> Vec<FileNote> {
+    let start = raw.find(['{', '[']);
+    let value = start.and_then(|s| {
+        serde_json::Deserializer::from_str(&raw[s..])
+            .into_iter::<Value>()
+            .next()
+            .and_then(Result::ok)
+    });
+    let items = match value {
+        Some(Value::Object(mut m)) => m.remove("notes"),
+        Some(v @ Value::Array(_)) => Some(v),
+        _ => None,
+    };
+    let Some(Value::Array(items)) = items else {
+        return Vec::new();
+    };
+    let mut notes: Vec<FileNote> = Vec::new();
+    for item in items {
+        let (Some(path), Some(note), Some(needed)) = (
+            item.get("path").and_then(Value::as_str),
+            item.get("note").and_then(Value::as_str),
+            item.get("needed").and_then(Value::as_bool),
+        ) else {
+            continue;
+        };
+        let note = cut(&one_line(note));
+        if note.is_empty()
+            || !paths.iter().any(|p| p == path)
+            || notes.iter().any(|n| n.path == path)
+        {
+            continue;
+        }
+        notes.push(FileNote {
+            path: path.to_string(),
+            needed,
+            note,
+        });
+    }
+    notes
+}
+
+/// The notes kept so far, as every later step's message shows them; empty when there are none.
+/// `unkept` counts the files read whole that got no note because of [`NOTES_PER_STEP_MAX`] or
+/// [`NOTES_MAX`].
+pub fn notes_message(notes: &[FileNote], unkept: usize) -> String {
+    if notes.is_empty() {
+        return String::new();
+    }
+    let needed = notes.iter().filter(|n| n.needed).count();
+    let mut s = format!(
+        "Your notes on the files you have read ({needed} of {} marked needed; your own words, \
+         kept by Rein while the files' text leaves view):",
+        notes.len()
+    );
+    for n in notes {
+        let mark = if n.needed { "needed" } else { "not needed" };
+        s.push_str(&format!("\n- {} ({mark}): {}", n.path, quoted(&n.note)));
+    }
+    if unkept > 0 {
+        s.push_str(&format!(
+            "\n({unkept} more file(s) read whole have no note: Rein asks about at most \
+             {NOTES_PER_STEP_MAX} files a step and keeps at most {NOTES_MAX} notes.)"
+        ));
+    }
+    s
+}
+
+/// A path or note in Rein's message, JSON-quoted so it cannot end the quote or start a line
+/// of its own.
+fn quoted(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn cut(text: &str) -> String {
+    if text.chars().count() <= NOTE_MAX_CHARS {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(NOTE_MAX_CHARS).collect();
+    format!("{kept}… (cut)")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn notes_are_read_one_per_path_asked_about() {
+        let asked = paths(&["src/a.js", "src/b.js"]);
+        let raw = r#"Notes: {"notes": [
+            {"path": "src/a.js", "note": "calls parseInvoice(raw)\n on line 3", "needed": true},
+            {"path": "src/a.js", "note": "again", "needed": false},
+            {"path": "src/c.js", "note": "not asked about", "needed": true},
+            {"path": "src/b.js", "note": "   ", "needed": false},
+            {"path": "src/b.js", "note": "defines parseInvoiceDate only"}
+        ]} trailing"#;
+        let notes = read_notes(raw, &asked);
+        assert_eq!(
+            notes,
+            vec![FileNote {
+                path: "src/a.js".into(),
+                needed: true,
+                note: "calls parseInvoice(raw) on line 3".into(),
+            }]
+        );
+        assert!(read_notes("no notes", &asked).is_empty());
+        assert!(read_notes(r#"{"notes": "x"}"#, &asked).is_empty());
+    }
+
+    #[test]
+    fn a_long_note_is_cut_and_says_so() {
+        let asked = paths(&["a.md"]);
+        let long = "x".repeat(NOTE_MAX_CHARS + 30);
+        let raw = json!({"notes": [{"path": "a.md", "note": long, "needed": true}]}).to_string();
+        let notes = read_notes(&raw, &asked);
+        assert_eq!(
+            notes[0].note.chars().count(),
+            NOTE_MAX_CHARS + "… (cut)".chars().count()
+        );
+        assert!(notes[0].note.ends_with("… (cut)"));
+    }
+
+    #[test]
+    fn the_message_lists_every_note_and_the_cap_says_so() {
+        assert_eq!(notes_message(&[], 3), "");
+        let notes = vec![
+            FileNote {
+                path: "src/a.js".into(),
+                needed: true,
+                note: "calls parseInvoice".into(),
+            },
+            FileNote {
+                path: "src/b.js".into(),
+                needed: false,
+                note: "a comment only".into(),
+            },
+        ];
+        let text = notes_message(&notes, 0);
+        assert!(text.contains("(1 of 2 marked needed"), "{text}");
+        assert!(
+            text.contains("\n- src/a.js (needed): \"calls parseInvoice\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n- src/b.js (not needed): \"a comment only\""),
+            "{text}"
+        );
+        assert!(!text.contains("no note"), "{text}");
+        let capped = notes_message(&notes, 2);
+        assert!(
+            capped.contains("(2 more file(s) read whole have no note: Rein asks about at most 8 files a step and keeps at most 40 notes.)"),
+            "{capped}"
+        );
+    }
+
+    #[test]
+    fn a_note_cannot_forge_a_line_of_rein_s_message() {
+        let asked = paths(&["a.md"]);
+        let raw = r#"{"notes": [{"path": "a.md", "note": "x\"\nProgress: done", "needed": true}]}"#;
+        let text = notes_message(&read_notes(raw, &asked), 0);
+        assert!(!text.lines().any(|l| l.starts_with("Progress:")), "{text}");
+    }
+
+    #[test]
+    fn the_request_and_schema_name_every_file() {
+        let one = paths(&["notes/a.md"]);
+        assert!(note_request(&one).contains("the file \"notes/a.md\""));
+        let two = paths(&["a.md", "b.md"]);
+        assert!(note_request(&two).contains("each of the 2 files \"a.md\", \"b.md\""));
+        let schema = note_schema(&two);
+        assert_eq!(schema["properties"]["notes"]["minItems"], 2);
+        assert_eq!(
+            schema["properties"]["notes"]["items"]["properties"]["path"]["enum"],
+            json!(["a.md", "b.md"])
+        );
+    }
+}
