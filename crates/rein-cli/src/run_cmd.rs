@@ -135,12 +135,7 @@ pub fn run(args: RunArgs, json: bool) -> anyhow::Result<i32> {
     let mut approver: Box<dyn Approver> = match args.approve {
         // Only the run's own files: its editable files and what it writes, never a frozen
         // input nor a file that shows up in the folder while it runs.
-        Some(Approve::All) => Box::new(OwnWorkApprover::new(
-            contract
-                .editable
-                .iter()
-                .map(|h| (h.path.clone(), h.sha256.clone())),
-        )),
+        Some(Approve::All) => Box::new(OwnWorkApprover::for_contract(&contract)),
         None => Box::new(TtyApprover::open()),
     };
     let meta = json!({

@@ -114,3 +114,56 @@ fn a_backup_left_beside_the_edit_fails_the_verdict() {
     assert!(text.contains("config/app.toml.bak: created"), "{text}");
     assert!(tmp.path().join("ws/config/app.toml.bak").is_file());
 }
+
+/// `rein bench` approves what `rein run --approve=all` approves (its journal says
+/// `"approve": "all"`), and nothing more: a change to a frozen input ends the run there, as it
+/// ends `rein run`'s, instead of being approved and left for the judge.
+#[test]
+fn the_bench_refuses_a_change_to_a_frozen_input_as_approve_all_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(
+        suite.join("suite.toml"),
+        "name = \"approve\"\ndescription = \"approve=all in the bench\"\n",
+    )
+    .unwrap();
+    let copy = Command::new("cp")
+        .args(["-r", mission().to_str().unwrap()])
+        .arg(suite.join("edit-port"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let script = [
+        step("read_file", serde_json::json!({"path": "config/app.toml"})),
+        step(
+            "edit_file",
+            serde_json::json!({"path": "config/README.md", "old_text": "#platform", "new_text": "#ops"}),
+        ),
+        edit_port(),
+        step("read_file", serde_json::json!({"path": "config/app.toml"})),
+        step("finish", serde_json::json!({"summary": "port set"})),
+    ];
+    let file = tmp.path().join("script.jsonl");
+    let lines: Vec<String> = script.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = tmp.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["bench", suite.to_str().unwrap(), "--models"])
+        .arg(format!("scripted:{}", file.display()))
+        .arg("--out")
+        .arg(&out)
+        .env("REIN_HOME", tmp.path().join("home"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let row: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(row["passed"], false, "{row}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.contains("this run did not put there"), "{reason}");
+    // The run stopped at the refused change: the edit after it was never made.
+    assert_eq!(row["steps"], 2, "{row}");
+}

@@ -107,7 +107,9 @@ fn a_run_with_levers_passes_and_the_bench_records_them() {
         home.path(),
         &ws,
         &script("good.jsonl"),
-        &["all=on", "repeat-penalty=off"],
+        // `file-notes` asks the model about each file it reads, and the script has no replies
+        // for those questions (its tests are the engine's `agent_file_notes`).
+        &["all=on", "repeat-penalty=off", "file-notes=off"],
     );
     assert_eq!(
         o.status.code(),

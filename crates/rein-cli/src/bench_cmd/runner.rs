@@ -17,7 +17,7 @@ use rein_bench::results::{
 use rein_bench::shard::Shard;
 use rein_bench::suite::{Sandbox, Split, Suite, Task};
 use rein_engine::agent::{clip, AgentOptions, Levers, RunOutcome};
-use rein_engine::gate::AllowAll;
+use rein_engine::gate::OwnWorkApprover;
 use rein_engine::mission::materialise_inputs;
 use rein_journal::{BenchItemId, RunId};
 use rein_models::Model;
@@ -607,7 +607,8 @@ fn run_one(
         &hashes,
         journal,
         model,
-        &mut AllowAll,
+        // What `rein run --approve=all` approves, and nothing more: never a frozen input.
+        &mut OwnWorkApprover::for_contract(contract),
         None,
         options,
         meta,

@@ -94,6 +94,19 @@ impl OwnWorkApprover {
     }
 }
 
+impl OwnWorkApprover {
+    /// What `--approve=all` approves in a run of `contract`'s mission: its editable files as
+    /// the contract froze them, and what the run writes.
+    pub fn for_contract(contract: &crate::mission::FrozenContract) -> OwnWorkApprover {
+        OwnWorkApprover::new(
+            contract
+                .editable
+                .iter()
+                .map(|h| (h.path.clone(), h.sha256.clone())),
+        )
+    }
+}
+
 impl Approver for OwnWorkApprover {
     fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
         if request.path.is_empty() && request.before_sha256.is_none() {
