@@ -81,6 +81,10 @@ pub struct RunResult {
     /// a clean candidate). Absent when no write was sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_draws: Option<u32>,
+    /// Model requests for notes on the files read (lever `file-notes`), beside the turns.
+    /// Absent when none was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note_requests: Option<u32>,
     /// The context window, in tokens, asked of an embedded model with `--context` (absent:
     /// the model's default window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,6 +226,7 @@ impl RunResult {
             first_draw_passed: f.first_draw_passed,
             chosen_draw_passed: f.chosen_draw_passed,
             sample_draws: (f.sampled_writes > 0).then_some(f.sample_draws),
+            note_requests: (f.note_requests > 0).then_some(f.note_requests),
             // The bench runner fills these in from `--context` and its own executable.
             context: None,
             harness_sha256: None,

@@ -46,6 +46,7 @@ fn run(
         first_draw_passed: None,
         chosen_draw_passed: None,
         sample_draws: None,
+        note_requests: None,
         context: None,
         harness_sha256: None,
     }

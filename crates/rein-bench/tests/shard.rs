@@ -59,6 +59,7 @@ fn result(suite: &str, task: usize, model: &str, repeat: u32) -> RunResult {
         first_draw_passed: None,
         chosen_draw_passed: None,
         sample_draws: None,
+        note_requests: None,
         context: None,
         harness_sha256: None,
     }

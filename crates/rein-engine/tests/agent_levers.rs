@@ -33,7 +33,7 @@ fn events_of(h: &Harness, out: &RunOutcome, kind: &str) -> Vec<Value> {
 fn the_levers_are_journaled_with_the_run() {
     let h = Harness::new("desk_task");
     let mut model = PromptRecorder::fixture("good.jsonl");
-    let on = Levers::ALL_ON;
+    let on = support::ALL_ON_BUT_NOTES;
     let (out, _) = run(&h, &mut model, on);
     assert!(out.passed());
     let ev = events_of(&h, &out, "levers");

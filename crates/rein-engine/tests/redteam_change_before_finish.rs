@@ -594,7 +594,7 @@ fn regression_a_memory_sandbox_task_is_untouched_by_the_lever() {
     .join("\n");
     let mut model = ScriptedModel::from_str_named(&lines, Path::new("mem.jsonl")).unwrap();
     let mut options = AgentOptions::for_mission(&contract, model.identity());
-    options.levers = Levers::ALL_ON;
+    options.levers = support::ALL_ON_BUT_NOTES;
     options.limits.attempts = 3;
     let r = run_memory(
         MemoryRunEnv {

@@ -1022,7 +1022,7 @@ fn no_prompt_shows_a_gold_only_line_with_the_list_and_other_levers_on() {
     let levers = Levers {
         whole_rewrite: false,
         line_edits: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     assert!(levers.change_list);
     let actions = reads_first()

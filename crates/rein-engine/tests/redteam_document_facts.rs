@@ -358,7 +358,7 @@ fn a_memory_sandbox_task_gets_no_facts() {
         + &line("final_answer", json!({"answer": "done"}));
     let mut model = PromptRecorder::new(&script, "mem.jsonl");
     let mut options = AgentOptions::for_mission(&contract, rein_models::Model::identity(&model));
-    options.levers = Levers::ALL_ON;
+    options.levers = support::ALL_ON_BUT_NOTES;
     options.limits.attempts = 1;
     let r = run_memory(
         MemoryRunEnv {

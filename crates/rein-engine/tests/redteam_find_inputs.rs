@@ -157,7 +157,7 @@ fn with_every_lever_on_no_prompt_favours_the_secret_input() {
         Levers {
             task_search: false,
             folder_stats: false,
-            ..Levers::ALL_ON
+            ..support::ALL_ON_BUT_NOTES
         },
         2,
     );

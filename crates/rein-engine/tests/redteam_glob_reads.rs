@@ -1261,7 +1261,7 @@ fn call_ids_stay_unique_with_every_lever_that_calls_for_the_model() {
         &mut AllowAll,
         Policy::safe_default(),
         |o| {
-            o.levers = Levers::ALL_ON;
+            o.levers = support::ALL_ON_BUT_NOTES;
             o.limits.attempts = 2;
         },
     );

@@ -237,7 +237,7 @@ fn all_on_with_edit_file() -> Levers {
     Levers {
         whole_rewrite: false,
         line_edits: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     }
 }
 
@@ -391,7 +391,7 @@ fn later_attempts_never_get_write_json() {
 /// sampled draws and three attempts, constrained or not.
 #[test]
 fn every_lever_on_never_offers_or_runs_write_json() {
-    for levers in [all_on_with_edit_file(), Levers::ALL_ON] {
+    for levers in [all_on_with_edit_file(), support::ALL_ON_BUT_NOTES] {
         assert!(levers.change_list && levers.review_edits && levers.write_json);
         for constrained in [false, true] {
             for samples in [1, 3] {

@@ -259,7 +259,7 @@ fn with_every_other_lever_on_no_prompt_names_edit_file_or_replace_file() {
             review_edits: false,
             change_list: false,
             monotone_attempts: monotone,
-            ..Levers::ALL_ON
+            ..support::ALL_ON_BUT_NOTES
         };
         let r = run_with(Harness::desk_suite(TASK), &script, levers, |o| {
             o.limits.attempts = 2;
@@ -700,7 +700,7 @@ fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
     let levers = Levers {
         whole_rewrite: false,
         line_edits: true,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     let r = run_with(h, &script, levers, |o| o.limits.attempts = 2);
     assert!(!r.out.passed(), "the canary line was never written");

@@ -102,7 +102,7 @@ fn all_on() -> Levers {
         review_edits: false,
         whole_rewrite: false,
         line_edits: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     }
 }
 

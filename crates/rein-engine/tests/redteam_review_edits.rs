@@ -136,7 +136,7 @@ fn no_prompt_ever_shows_a_gold_only_line_with_every_lever_on() {
     let every_but_whole = Levers {
         whole_rewrite: false,
         line_edits: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     let r = run_h(canary_mission(), &script, every_but_whole, |o| {
         o.limits.attempts = 2;

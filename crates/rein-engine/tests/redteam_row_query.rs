@@ -176,7 +176,7 @@ fn table_rows_is_not_offered_in_memory_runs_or_without_table_stats() {
     let all_but_facts = run(Harness::new("desk_task"), &call, |o| {
         o.levers = Levers {
             facts_tools: false,
-            ..Levers::ALL_ON
+            ..support::ALL_ON_BUT_NOTES
         };
     });
     assert!(

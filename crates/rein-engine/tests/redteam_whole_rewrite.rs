@@ -414,7 +414,7 @@ fn with_every_other_lever_on_no_request_offers_edit_file() {
         // change-list's request is no action and takes a line of the script; its own sweep
         // is in redteam_change_list.rs.
         change_list: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     let wrong = gold().replace("mia.sato@example.org", "MIA.SATO@EXAMPLE.ORG");
     // A repeated read (repeat-escape draws again), a wrong rewrite, a finish, then a repeated
@@ -444,7 +444,7 @@ fn with_every_other_lever_on_no_prompt_names_edit_file() {
         // change-list's request is no action and takes a line of the script; its own sweep
         // is in redteam_change_list.rs.
         change_list: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     let wrong = gold().replace("mia.sato@example.org", "MIA.SATO@EXAMPLE.ORG");
     let script = reads()
@@ -463,7 +463,7 @@ fn with_every_other_lever_on_no_prompt_names_edit_file() {
         review_edits: false,
         change_list: false,
         monotone_attempts: false,
-        ..Levers::ALL_ON
+        ..support::ALL_ON_BUT_NOTES
     };
     let r = run_with(Harness::desk_suite(TASK), &script, levers, |o| {
         o.limits.attempts = 2;

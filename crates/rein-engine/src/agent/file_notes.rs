@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 /// Longest note kept whole; past it the note is cut and marked.
 pub const NOTE_MAX_CHARS: usize = 200;
 /// Most files one step's request asks about (a `read_file` of a glob shows several); the rest
-/// of that step's files get no note, and the journal says so.
+/// of that step's files get no note, and the list and the journal say so.
 pub const NOTES_PER_STEP_MAX: usize = 8;
 /// Most notes a run keeps; past it a file read gets no note, and the list says how many.
 pub const NOTES_MAX: usize = 40;
@@ -82,55 +82,88 @@ pub fn note_schema(paths: &[String]) -> Value {
     })
 }
 
-/// The notes in a reply read leniently (the first JSON value in it): one per path asked about,
-/// the first item naming it; an item naming no such path, a blank note or a missing `needed`
-/// is left out. Each note is put on one line and cut at [`NOTE_MAX_CHARS`] with a mark.
+/// Most of a reply that is searched for whole notes when it is not one JSON value as asked
+/// (cut off, or with prose around it): a reply is capped far below it
+/// ([`note_reply_tokens`]), and the search tries a JSON value at each `{`.
+const REPLY_READ_MAX_BYTES: usize = 16 * 1024;
+
+/// The notes in a reply read leniently: every whole JSON object in it with a `path` asked about,
+/// a non-blank `note` and a boolean `needed`, the first for each path. A reply cut off by its
+/// cap keeps the items it finished, and prose around the JSON (brackets included) is skipped.
+/// Each note is put on one line and cut at [`NOTE_MAX_CHARS`] with a mark.
 pub fn read_notes(raw: &str, paths: &[String]) -> Vec<FileNote> {
-    let start = raw.find(['{', '[']);
-    let value = start.and_then(|s| {
-        serde_json::Deserializer::from_str(&raw[s..])
-            .into_iter::<Value>()
-            .next()
-            .and_then(Result::ok)
-    });
-    let items = match value {
-        Some(Value::Object(mut m)) => m.remove("notes"),
-        Some(v @ Value::Array(_)) => Some(v),
-        _ => None,
-    };
-    let Some(Value::Array(items)) = items else {
-        return Vec::new();
-    };
     let mut notes: Vec<FileNote> = Vec::new();
-    for item in items {
-        let (Some(path), Some(note), Some(needed)) = (
-            item.get("path").and_then(Value::as_str),
-            item.get("note").and_then(Value::as_str),
-            item.get("needed").and_then(Value::as_bool),
-        ) else {
-            continue;
-        };
-        let note = cut(&one_line(note));
-        if note.is_empty()
-            || !paths.iter().any(|p| p == path)
-            || notes.iter().any(|n| n.path == path)
-        {
-            continue;
+    // The reply as asked, one `{"notes": [...]}` (or a bare list), is read in one pass.
+    if let Some(items) = whole_reply(raw) {
+        for item in &items {
+            keep_note(item, paths, &mut notes);
         }
-        notes.push(FileNote {
-            path: path.to_string(),
-            needed,
-            note,
-        });
+        return notes;
+    }
+    // Else each whole object in the first part of the reply that could hold one.
+    let mut end = raw.len().min(REPLY_READ_MAX_BYTES);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    let raw = &raw[..end];
+    let mut at = 0;
+    while let Some(found) = raw[at..].find('{') {
+        let start = at + found;
+        let mut stream = serde_json::Deserializer::from_str(&raw[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(item)) if item.get("path").is_some() => {
+                at = start + stream.byte_offset();
+                keep_note(&item, paths, &mut notes);
+            }
+            // An enclosing object (`{"notes": [...`) or a broken one: look inside it.
+            _ => at = start + 1,
+        }
     }
     notes
 }
 
-/// The notes kept so far, as every later step's message shows them; empty when there are none.
-/// `unkept` counts the files read whole that got no note because of [`NOTES_PER_STEP_MAX`] or
-/// [`NOTES_MAX`].
-pub fn notes_message(notes: &[FileNote], unkept: usize) -> String {
-    if notes.is_empty() {
+/// The items of a reply whose first JSON value is `{"notes": [...]}` or a list.
+fn whole_reply(raw: &str) -> Option<Vec<Value>> {
+    let start = raw.find(['{', '['])?;
+    let value = serde_json::Deserializer::from_str(&raw[start..])
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    match value {
+        Value::Object(mut m) => match m.remove("notes") {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        },
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// Keeps `item` as a note when it is one for a path asked about that has none yet.
+fn keep_note(item: &Value, paths: &[String], notes: &mut Vec<FileNote>) {
+    let (Some(path), Some(note), Some(needed)) = (
+        item.get("path").and_then(Value::as_str),
+        item.get("note").and_then(Value::as_str),
+        item.get("needed").and_then(Value::as_bool),
+    ) else {
+        return;
+    };
+    let note = cut(&one_line(note));
+    if note.is_empty() || !paths.iter().any(|p| p == path) || notes.iter().any(|n| n.path == path) {
+        return;
+    }
+    notes.push(FileNote {
+        path: path.to_string(),
+        needed,
+        note,
+    });
+}
+
+/// The notes kept so far, as a step's message shows them; empty when there are none and no
+/// file went without one. `unnoted` counts the files read whole that have no note because of
+/// [`NOTES_PER_STEP_MAX`] or [`NOTES_MAX`].
+pub fn notes_message(notes: &[FileNote], unnoted: usize) -> String {
+    if notes.is_empty() && unnoted == 0 {
         return String::new();
     }
     let needed = notes.iter().filter(|n| n.needed).count();
@@ -143,9 +176,9 @@ pub fn notes_message(notes: &[FileNote], unkept: usize) -> String {
         let mark = if n.needed { "needed" } else { "not needed" };
         s.push_str(&format!("\n- {} ({mark}): {}", n.path, quoted(&n.note)));
     }
-    if unkept > 0 {
+    if unnoted > 0 {
         s.push_str(&format!(
-            "\n({unkept} more file(s) read whole have no note: Rein asks about at most \
+            "\n({unnoted} more file(s) read whole have no note: Rein asks about at most \
              {NOTES_PER_STEP_MAX} files a step and keeps at most {NOTES_MAX} notes.)"
         ));
     }
@@ -203,6 +236,17 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_reply_keeps_its_finished_items_and_prose_brackets_are_skipped() {
+        let asked = paths(&["src/a.js", "src/b.js"]);
+        let cut_off = r#"[a note] {"notes": [{"path": "src/a.js", "note": "calls it", "needed": true}, {"path": "src/b.js", "note": "calls parseInv"#;
+        let notes = read_notes(cut_off, &asked);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].path, "src/a.js");
+        let nested = "{".repeat(100_000);
+        assert!(read_notes(&nested, &asked).is_empty());
+    }
+
+    #[test]
     fn a_long_note_is_cut_and_says_so() {
         let asked = paths(&["a.md"]);
         let long = "x".repeat(NOTE_MAX_CHARS + 30);
@@ -217,7 +261,8 @@ mod tests {
 
     #[test]
     fn the_message_lists_every_note_and_the_cap_says_so() {
-        assert_eq!(notes_message(&[], 3), "");
+        assert_eq!(notes_message(&[], 0), "");
+        assert!(notes_message(&[], 3).contains("(3 more file(s) read whole have no note"));
         let notes = vec![
             FileNote {
                 path: "src/a.js".into(),

@@ -85,6 +85,9 @@ pub struct RunFigures {
     /// did. The first is a pass@1 estimate, the second best-of-K; neither is the verdict.
     pub first_draw_passed: Option<bool>,
     pub chosen_draw_passed: Option<bool>,
+    /// Model requests for the model's notes on files it read (lever `file-notes`): requests
+    /// beside the turns, not counted in `steps`.
+    pub note_requests: u32,
 }
 
 /// Everything about how a run ended.

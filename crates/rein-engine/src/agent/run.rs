@@ -328,10 +328,12 @@ struct State {
     /// deliverable lists (lever `own-totals`), and the step count then.
     total_held_in: Option<u32>,
     total_held_at: Option<u32>,
-    /// The model's notes on the files it read whole (lever `file-notes`), and how many files
-    /// read whole got none for a cap.
+    /// The model's notes on the files it read whole (lever `file-notes`), and the files read
+    /// whole that have none because of a cap.
     file_notes: Vec<super::file_notes::FileNote>,
-    file_notes_unkept: usize,
+    file_notes_unnoted: Vec<String>,
+    /// The list of notes as a step's message last showed it.
+    file_notes_shown: String,
 }
 
 impl State {
@@ -998,7 +1000,8 @@ impl<'a> Agent<'a> {
             change_held_in: None,
             total_held_in: None,
             file_notes: Vec::new(),
-            file_notes_unkept: 0,
+            file_notes_unnoted: Vec::new(),
+            file_notes_shown: String::new(),
             total_held_at: None,
         };
         self.env.journal.append_event(

@@ -164,6 +164,30 @@ impl Transcript {
         self.entries.retain(|e| !e.pinned.is_empty() && !e.trimmed);
     }
 
+    /// Whether the next prompt shows `text` whole, in one message of a step not trimmed.
+    pub fn shows(&self, text: &str) -> bool {
+        self.entries
+            .iter()
+            .filter(|e| !e.trimmed)
+            .flat_map(|e| &e.messages)
+            .any(|m| m.content.contains(text))
+    }
+
+    /// Takes `text` out of every message of the steps not trimmed: a note that a later step
+    /// shows again in full (lever `file-notes`), so a prompt holds one copy of it.
+    pub fn remove_text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        for e in self.entries.iter_mut().filter(|e| !e.trimmed) {
+            for m in &mut e.messages {
+                if m.content.contains(text) {
+                    m.content = m.content.replacen(text, "", 1);
+                }
+            }
+        }
+    }
+
     /// The messages every prompt starts with: the system message and the task.
     pub fn head(&self) -> &[ChatMessage] {
         &self.head

@@ -19,6 +19,14 @@ use rein_protocol::{GateOutcome, GateReport, ToolCall};
 use rein_workspace::{desk_registry, ToolContext, ToolError, ToolOutput, ToolRegistry, Workspace};
 use serde_json::json;
 
+/// Every lever on but `file-notes`, which asks the model about each file a step read: a
+/// script written as a list of actions has no replies for those questions (the lever's own
+/// tests answer them).
+pub const ALL_ON_BUT_NOTES: rein_engine::agent::Levers = rein_engine::agent::Levers {
+    file_notes: false,
+    ..rein_engine::agent::Levers::ALL_ON
+};
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/agent")

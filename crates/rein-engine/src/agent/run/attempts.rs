@@ -39,9 +39,11 @@ impl<'a> Agent<'a> {
                 if monotone {
                     // A fresh start from the deliverable as it stands, not from the steps
                     // that led to it.
-                    let feedback = self.monotone_feedback(v, restored.take().as_ref(), st)
+                    let mut feedback = self.monotone_feedback(v, restored.take().as_ref(), st)
                         + &self.finish_withheld(st, n)?;
                     st.transcript.restart();
+                    // Lever `file-notes`: the fresh transcript has the notes, not the files.
+                    feedback.push_str(&self.file_notes_message(st));
                     st.transcript.push_feedback(
                         ChatMessage::user(feedback),
                         format!("attempt {n} began from the current deliverable"),

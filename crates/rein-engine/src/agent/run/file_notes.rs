@@ -1,6 +1,6 @@
 //! Lever `file-notes` in the run: which files a step showed whole, the model's notes on them
-//! (asked after the step's result, before Rein's own notes), and the list every later step's
-//! message ends its result with.
+//! (asked after the step's result, before Rein's own notes), and the list of notes a step's
+//! message shows when it changed or has left the prompt.
 
 use rein_protocol::{CompletionRequest, Prompt};
 
@@ -10,6 +10,10 @@ use crate::agent::file_notes::{
     NOTES_PER_STEP_MAX,
 };
 
+/// Share of the run's time after which no note is asked: the notes must not take the time
+/// the answer is written in.
+const NOTES_TIME_SHARE_PERCENT: u32 = 75;
+
 impl<'a> Agent<'a> {
     /// Whether this run notes the files it reads: the lever is on, outside a memory sandbox,
     /// and the deliverable is one the run writes anew (a file edited in place is read to be
@@ -18,14 +22,18 @@ impl<'a> Agent<'a> {
         self.options.levers.file_notes && !self.options.memory && st.deliverable_at_start.is_none()
     }
 
-    /// The files the trace entries from `from` on showed whole that have no note yet (the
-    /// deliverable never), at most [`NOTES_PER_STEP_MAX`]; and how many such files were left
-    /// over by that cap or by [`NOTES_MAX`].
-    fn files_to_note(&self, st: &State, from: usize) -> (Vec<String>, usize) {
+    /// The files (in normal form) the trace entries from `from` on showed whole that have no
+    /// note yet (the deliverable never), at most [`NOTES_PER_STEP_MAX`] and what is left of
+    /// [`NOTES_MAX`]; the others are kept in `file_notes_unnoted` until a note is taken.
+    fn files_to_note(&self, st: &mut State, from: usize) -> Vec<String> {
         let artifact = &self.env.contract.mission.required_artifact;
         let mut fresh: Vec<String> = Vec::new();
         for e in st.trace.get(from..).unwrap_or_default() {
-            let Some(path) = e.path.as_deref() else {
+            let Some(path) = e
+                .path
+                .as_deref()
+                .and_then(|p| crate::checks::normalize_rel(p).ok())
+            else {
                 continue;
             };
             let whole = e.full_read
@@ -34,28 +42,33 @@ impl<'a> Agent<'a> {
             if e.tool != "read_file"
                 || !e.executed()
                 || !whole
-                || crate::checks::same_path(path, artifact)
+                || crate::checks::same_path(&path, artifact)
                 || st.file_notes.iter().any(|n| n.path == path)
-                || fresh.iter().any(|p| p == path)
+                || fresh.contains(&path)
             {
                 continue;
             }
-            fresh.push(path.to_string());
+            fresh.push(path);
         }
         let room = NOTES_MAX
             .saturating_sub(st.file_notes.len())
             .min(NOTES_PER_STEP_MAX);
-        let left = fresh.len().saturating_sub(room);
+        for left in fresh.iter().skip(room) {
+            if !st.file_notes_unnoted.contains(left) {
+                st.file_notes_unnoted.push(left.clone());
+            }
+        }
         fresh.truncate(room);
-        (fresh, left)
+        fresh
     }
 
     /// Asks the model for its notes on the files the step's trace entries from `from` on showed
     /// whole, with `reply` (the step's call) and `shown` (its result as the model reads it so
     /// far) after the transcript: the same prefix the next step's prompt starts with. Keeps the
-    /// notes (a note step and a `file_notes` event in the journal). A model error, a prompt
-    /// that does not fit, or a reply with no note leaves the step as it would have been, and
-    /// the journal says why.
+    /// notes (a note step and a `file_notes` event in the journal). A file changed since its
+    /// note loses it. Not on the run's last turn, nor once [`NOTES_TIME_SHARE_PERCENT`] of its
+    /// time is spent. A model error, a prompt that does not fit, or a reply with no note keeps
+    /// nothing, and the journal says why.
     pub(super) fn note_files(
         &mut self,
         st: &mut State,
@@ -67,9 +80,33 @@ impl<'a> Agent<'a> {
         if !self.notes_files(st) {
             return Ok(());
         }
-        let (paths, left) = self.files_to_note(st, from);
-        st.file_notes_unkept += left;
+        let changed: Vec<String> = st
+            .file_notes
+            .iter()
+            .filter(|n| st.trace[from..].iter().any(|e| e.mutated_path(&n.path)))
+            .map(|n| n.path.clone())
+            .collect();
+        st.file_notes.retain(|n| !changed.contains(&n.path));
+        let paths = self.files_to_note(st, from);
         if paths.is_empty() {
+            return Ok(());
+        }
+        let unnoted: Vec<String> = st.file_notes_unnoted.clone();
+        let mut step = NewStep::new(StepKind::Note);
+        step.attempt = st.attempt_id;
+        let late =
+            self.clock.elapsed() >= self.options.limits.timeout / 100 * NOTES_TIME_SHARE_PERCENT;
+        let skipped = if st.figures.steps >= self.options.limits.max_turns {
+            Some("the run's last turn: no later step would show the notes")
+        } else if late {
+            Some("three quarters of the run's time are spent")
+        } else {
+            None
+        };
+        if let Some(why) = skipped {
+            st.file_notes_unnoted.extend(paths.iter().cloned());
+            step.detail = json!({"file_notes": null, "paths": paths, "skipped": why});
+            self.env.journal.append_step(self.env.run, &step)?;
             return Ok(());
         }
         let asking = note_request(&paths);
@@ -79,13 +116,12 @@ impl<'a> Agent<'a> {
         ];
         let reply_tokens = note_reply_tokens(paths.len());
         let budget = prompt_budget(self.context_tokens(), reply_tokens);
-        let tail_tokens = estimate_tokens(&tail);
-        st.figures.trimmed_steps += st.transcript.fit(budget.saturating_sub(tail_tokens)) as u32;
-        let mut messages = st.transcript.messages();
+        // Fitted on a copy: the run's own transcript is trimmed to the actions' budget only.
+        let mut view = st.transcript.clone();
+        view.fit(budget.saturating_sub(view.estimate_of(&tail)));
+        let mut messages = view.messages();
         messages.extend(tail);
-        let mut step = NewStep::new(StepKind::Note);
-        step.attempt = st.attempt_id;
-        if estimate_tokens(&messages) > budget {
+        if view.estimate_of(&messages) > budget {
             step.detail = json!({"file_notes": null, "paths": paths, "skipped": "the files' text does not fit the prompt with the transcript"});
             self.env.journal.append_step(self.env.run, &step)?;
             return Ok(());
@@ -110,6 +146,7 @@ impl<'a> Agent<'a> {
             }
         };
         add_tokens(&mut st.figures, &completion);
+        st.figures.note_requests += 1;
         let notes = read_notes(&completion.text, &paths);
         let kept: Vec<Value> = notes
             .iter()
@@ -120,20 +157,37 @@ impl<'a> Agent<'a> {
         step.prompt_tokens = Some(completion.prompt_tokens);
         step.completion_tokens = Some(completion.completion_tokens);
         self.env.journal.append_step(self.env.run, &step)?;
+        st.file_notes_unnoted
+            .retain(|p| !notes.iter().any(|n| &n.path == p));
         self.env.journal.append_event(
             Some(self.env.run),
             "file_notes",
-            &json!({"step": st.figures.steps, "notes": kept, "asked": paths}),
+            &json!({"step": st.figures.steps, "notes": kept, "asked": paths, "unnoted": unnoted}),
         )?;
         st.file_notes.extend(notes);
         Ok(())
     }
 
-    /// The notes kept so far, for the step's message (empty without any).
-    pub(super) fn file_notes_message(&self, st: &State) -> String {
+    /// What a step's message adds for the notes: the whole list when it changed since it was
+    /// last shown or that message has left the prompt (trimmed, or a new attempt's fresh
+    /// transcript), and the older copy is then taken out, so a prompt holds one; else nothing.
+    /// Starts with a line break.
+    pub(super) fn file_notes_message(&self, st: &mut State) -> String {
         if !self.notes_files(st) {
             return String::new();
         }
-        notes_message(&st.file_notes, st.file_notes_unkept)
+        let list = notes_message(&st.file_notes, st.file_notes_unnoted.len());
+        if list.is_empty() {
+            return String::new();
+        }
+        // With the line break before it: taking an older copy out leaves its message as it was.
+        let list = format!("\n{list}");
+        if list == st.file_notes_shown && st.transcript.shows(&list) {
+            return String::new();
+        }
+        let older = std::mem::take(&mut st.file_notes_shown);
+        st.transcript.remove_text(&older);
+        st.file_notes_shown = list.clone();
+        list
     }
 }

@@ -632,11 +632,7 @@ impl<'a> Agent<'a> {
             ));
         }
         // The model's own notes, not Rein's words (lever `no-echo` lets a write copy them).
-        let file_notes = self.file_notes_message(st);
-        if !file_notes.is_empty() {
-            feedback.push('\n');
-            feedback.push_str(&file_notes);
-        }
+        feedback.push_str(&self.file_notes_message(st));
         let notes_from = feedback.len();
         if !self.options.memory {
             feedback.push('\n');
@@ -690,6 +686,11 @@ impl<'a> Agent<'a> {
             ));
         }
         st.rein_notes = feedback[notes_from..].to_string();
+        // The words around the model's notes are Rein's (lever `file-notes`), the notes not.
+        if let Some(frame) = st.file_notes_shown.trim_start().lines().next() {
+            st.rein_notes.push('\n');
+            st.rein_notes.push_str(frame);
+        }
         let messages = vec![
             ChatMessage::assistant(asked.raw.clone()),
             ChatMessage::user(feedback),
