@@ -11,7 +11,7 @@
 
 use serde_json::{json, Value};
 
-use super::plan::read_list;
+use super::plan::{one_item, quoted, read_list};
 
 /// Most changes a list keeps (a schema bound under constrained decoding; past it the rest are
 /// dropped and the acknowledgement says so).
@@ -79,7 +79,7 @@ impl ChangeList {
     pub fn read(raw: &str) -> Option<ChangeList> {
         let mut distinct: Vec<String> = Vec::new();
         for item in read_list(raw, "changes") {
-            let item = cut(&one_line(item.trim()));
+            let item = one_item(&item, CHANGE_MAX_CHARS);
             if !distinct.contains(&item) {
                 distinct.push(item);
             }
@@ -178,25 +178,6 @@ impl ChangeList {
             .collect::<Vec<_>>()
             .join("\n")
     }
-}
-
-/// A change as the model's own words in Rein's message, JSON-quoted so it cannot end the quote
-/// or start a line of its own.
-fn quoted(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
-}
-
-/// Line breaks and tabs inside one change become spaces: a change is one item of a list.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn cut(text: &str) -> String {
-    if text.chars().count() <= CHANGE_MAX_CHARS {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(CHANGE_MAX_CHARS).collect();
-    format!("{kept}… (cut)")
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 
 use serde_json::{json, Value};
 
+use super::plan::{one_item, quoted};
+
 /// Longest note kept whole; past it the note is cut and marked.
 pub const NOTE_MAX_CHARS: usize = 200;
 /// Most files one step's request asks about (a `read_file` of a glob shows several); the rest
@@ -148,7 +150,7 @@ fn keep_note(item: &Value, paths: &[String], notes: &mut Vec<FileNote>) {
     ) else {
         return;
     };
-    let note = cut(&one_line(note));
+    let note = one_item(note, NOTE_MAX_CHARS);
     if note.is_empty() || !paths.iter().any(|p| p == path) || notes.iter().any(|n| n.path == path) {
         return;
     }
@@ -183,24 +185,6 @@ pub fn notes_message(notes: &[FileNote], unnoted: usize) -> String {
         ));
     }
     s
-}
-
-/// A path or note in Rein's message, JSON-quoted so it cannot end the quote or start a line
-/// of its own.
-fn quoted(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn cut(text: &str) -> String {
-    if text.chars().count() <= NOTE_MAX_CHARS {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(NOTE_MAX_CHARS).collect();
-    format!("{kept}… (cut)")
 }
 
 #[cfg(test)]

@@ -104,6 +104,23 @@ pub fn read_list(raw: &str, key: &str) -> Vec<String> {
     .unwrap_or_default()
 }
 
+/// One item of a list in the model's own words (a change, a note), as Rein keeps it: on one
+/// line (line breaks and tabs become spaces), trimmed, cut at `max` characters with a mark.
+pub fn one_item(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let kept: String = line.chars().take(max).collect();
+    format!("{kept}… (cut)")
+}
+
+/// The model's words (or a path) in Rein's message, JSON-quoted so they cannot end the quote or
+/// start a line of their own.
+pub fn quoted(text: &str) -> String {
+    Value::String(text.to_string()).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
