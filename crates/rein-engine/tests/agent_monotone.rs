@@ -257,3 +257,30 @@ fn a_fresh_retry_repeats_the_table_figures_the_model_was_given_and_only_with_tab
     assert!(retry.contains("These checks fail"), "{retry}");
     assert!(!retry.contains("sum 64"), "{retry}");
 }
+
+/// Under `--approve=all` (the approver `rein run --approve=all` and `rein bench` use), an attempt
+/// undone by Rein puts back a version the run wrote itself, and the next attempt's edit of it is
+/// the run's own work: approved, not refused as a file someone else changed (the bench ended
+/// related-contract-amendments so, `fn18c-on/`).
+#[test]
+fn after_an_undo_the_next_attempt_may_edit_under_approve_all() {
+    let h = Harness::new("desk_task");
+    let first = gold().replace("Total hours: 64", "Total hours: 60");
+    let worse = first.replace("## Risks\n", "");
+    let fix = line(
+        "Fix the total.",
+        "edit_file",
+        json!({"path": SUMMARY, "old_text": "Total hours: 60", "new_text": "Total hours: 64"}),
+    ) + &line("Check.", "read_file", json!({"path": SUMMARY}))
+        + &line("Done.", "finish", json!({"summary": "fixed the total"}));
+    let script = first_attempt(&first) + &rewrite(&worse) + &fix;
+    let mut model = PromptRecorder::new(&script, "monotone.jsonl");
+    let mut approver = rein_engine::gate::OwnWorkApprover::for_contract(&h.contract);
+    let (out, events) = h.run_gated(&mut model, &mut approver, |o| {
+        o.levers = monotone();
+        o.limits.attempts = 3;
+    });
+    assert_eq!(undone_events(&events).len(), 1);
+    assert!(out.passed(), "{}", out.reason());
+    assert_eq!(on_disk(&h), gold());
+}

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use rein_engine::agent::{
-    begin_mission_run, Agent, AgentOptions, CapHit, Levers, RunEnd, RunEnv, WorkspaceWorld,
+    begin_mission_run, Agent, AgentOptions, CapHit, RunEnd, RunEnv, WorkspaceWorld,
     MAX_RESULT_CHARS, MAX_STEPS_WITHOUT_PROGRESS,
 };
 use rein_engine::gate::{

@@ -64,7 +64,9 @@ impl Approver for AllowAll {
 
 /// What `rein run --approve=all` approves: creating a file that is absent, and a change to a
 /// file that holds what this run put there, by path: an editable file of its mission still
-/// holding its starting content, or what an earlier change it approved wrote there. Nothing
+/// holding its starting content, or what a change it approved wrote there, the latest or an
+/// earlier one (Rein's own undo of a worse attempt, lever `monotone-attempts`, puts an earlier
+/// version back without asking the approver, and the run then changes it again). Nothing
 /// else: not a frozen input (the mission says it must not change), not a file a person saved
 /// into the folder while the run was going, not the same content under another name (a link,
 /// or a path spelled with `..`). [`AllowAll`] approved any change, so a person's file could be
@@ -72,8 +74,9 @@ impl Approver for AllowAll {
 /// changes nobody can lose anything by.
 #[derive(Debug, Clone, Default)]
 pub struct OwnWorkApprover {
-    /// Per workspace path (normal form), the SHA-256 of the content this run may change there.
-    known: std::collections::BTreeMap<String, String>,
+    /// Per workspace path (normal form), the SHA-256 of every content this run put there (the
+    /// editable file's starting content first): what it may change there.
+    known: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl OwnWorkApprover {
@@ -87,7 +90,7 @@ impl OwnWorkApprover {
                 .filter_map(|(path, sha)| {
                     crate::checks::normalize_rel(&path)
                         .ok()
-                        .map(|p| (p, sha.to_ascii_lowercase()))
+                        .map(|p| (p, [sha.to_ascii_lowercase()].into()))
                 })
                 .collect(),
         }
@@ -127,7 +130,7 @@ impl Approver for OwnWorkApprover {
             Some(sha) => self
                 .known
                 .get(&path)
-                .is_some_and(|k| k.eq_ignore_ascii_case(sha)),
+                .is_some_and(|k| k.contains(&sha.to_ascii_lowercase())),
         };
         if !ours {
             return ApprovalDecision::Deny {
@@ -140,13 +143,12 @@ impl Approver for OwnWorkApprover {
                 ),
             };
         }
-        match &request.after_sha256 {
-            Some(after) => {
-                self.known.insert(path, after.to_ascii_lowercase());
-            }
-            None => {
-                self.known.remove(&path);
-            }
+        // A deleted file's versions stay the run's own: an undo may put one back.
+        if let Some(after) = &request.after_sha256 {
+            self.known
+                .entry(path)
+                .or_default()
+                .insert(after.to_ascii_lowercase());
         }
         ApprovalDecision::AllowOnce
     }
