@@ -95,9 +95,7 @@ impl OwnWorkApprover {
                 .collect(),
         }
     }
-}
 
-impl OwnWorkApprover {
     /// What `--approve=all` approves in a run of `contract`'s mission: its editable files as
     /// the contract froze them, and what the run writes.
     pub fn for_contract(contract: &crate::mission::FrozenContract) -> OwnWorkApprover {
