@@ -11,7 +11,7 @@
 
 use serde_json::{json, Value};
 
-use super::plan::{one_item, quoted};
+use super::plan::{one_item, quoted, reply_items};
 
 /// Longest note kept whole; past it the note is cut and marked.
 pub const NOTE_MAX_CHARS: usize = 200;
@@ -96,7 +96,7 @@ const REPLY_READ_MAX_BYTES: usize = 16 * 1024;
 pub fn read_notes(raw: &str, paths: &[String]) -> Vec<FileNote> {
     let mut notes: Vec<FileNote> = Vec::new();
     // The reply as asked, one `{"notes": [...]}` (or a bare list), is read in one pass.
-    if let Some(items) = whole_reply(raw) {
+    if let Some(items) = reply_items(raw, "notes") {
         for item in &items {
             keep_note(item, paths, &mut notes);
         }
@@ -122,23 +122,6 @@ pub fn read_notes(raw: &str, paths: &[String]) -> Vec<FileNote> {
         }
     }
     notes
-}
-
-/// The items of a reply whose first JSON value is `{"notes": [...]}` or a list.
-fn whole_reply(raw: &str) -> Option<Vec<Value>> {
-    let start = raw.find(['{', '['])?;
-    let value = serde_json::Deserializer::from_str(&raw[start..])
-        .into_iter::<Value>()
-        .next()?
-        .ok()?;
-    match value {
-        Value::Object(mut m) => match m.remove("notes") {
-            Some(Value::Array(items)) => Some(items),
-            _ => None,
-        },
-        Value::Array(items) => Some(items),
-        _ => None,
-    }
 }
 
 /// Keeps `item` as a note when it is one for a path asked about that has none yet.

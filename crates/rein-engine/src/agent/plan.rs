@@ -76,32 +76,32 @@ pub fn read_plan(raw: &str) -> Vec<String> {
         .collect()
 }
 
-/// The non-blank strings of `{"<key>": [...]}` (or a bare array) in a reply read leniently
-/// (the first JSON value in it), whole; empty when none can be read.
+/// The items of `{"<key>": [...]}` (or a bare array) in a reply read leniently: the first JSON
+/// value in it, from its first `{` or `[`, whole. `None` when there is no such list.
+pub fn reply_items(raw: &str, key: &str) -> Option<Vec<Value>> {
+    let start = raw.find(['{', '['])?;
+    let value = serde_json::Deserializer::from_str(&raw[start..])
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    match value {
+        Value::Object(mut m) => match m.remove(key) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        },
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// The non-blank strings of [`reply_items`]; empty when none can be read.
 pub fn read_list(raw: &str, key: &str) -> Vec<String> {
-    let start = raw.find(['{', '[']);
-    let value = start.and_then(|s| {
-        serde_json::Deserializer::from_str(&raw[s..])
-            .into_iter::<Value>()
-            .next()
-            .and_then(Result::ok)
-    });
-    let list = match value {
-        Some(Value::Object(mut m)) => m.remove(key),
-        Some(v @ Value::Array(_)) => Some(v),
-        _ => None,
-    };
-    list.and_then(|l| match l {
-        Value::Array(items) => Some(
-            items
-                .into_iter()
-                .filter_map(|i| i.as_str().map(str::to_string))
-                .filter(|s| !s.trim().is_empty())
-                .collect(),
-        ),
-        _ => None,
-    })
-    .unwrap_or_default()
+    reply_items(raw, key)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| i.as_str().map(str::to_string))
+        .filter(|s| !s.trim().is_empty())
+        .collect()
 }
 
 /// One item of a list in the model's own words (a change, a note), as Rein keeps it: on one

@@ -39,8 +39,7 @@ impl<'a> Agent<'a> {
             let whole = e.full_read
                 || e.lines_shown
                     .is_some_and(|[first, last, total]| first == 1 && last == total);
-            if e.tool != "read_file"
-                || !e.executed()
+            if !e.reads(&path)
                 || !whole
                 || crate::checks::same_path(&path, artifact)
                 || st.file_notes.iter().any(|n| n.path == path)
