@@ -410,3 +410,62 @@ fn each_figure_comes_with_the_task_s_own_line_where_the_check_reads_it() {
         "{first}"
     );
 }
+
+#[test]
+fn named_rows_takes_room_only_for_calls_that_show_rows() {
+    // The suite's lever set (dev16-s1) at 8,192 tokens on report-sales-regions: the five calls
+    // filter by a region the task names, so none shows groups or rows. Counting `named-rows`'
+    // extra room on each of them came to 5,422 tokens against a limit of 5,320, no call was
+    // made, and the 1.5B summed the regions itself (every region's sum and count wrong).
+    let suite = [
+        "all=on",
+        "repeat-penalty=off",
+        "task-reminder=off",
+        "change-before-finish=off",
+        "document-facts=off",
+        "source-lines=off",
+        "inputs-first=off",
+        "keep-inputs=off",
+        "review-edits=off",
+        "task-search=off",
+        "whole-rewrite=off",
+        "readable-figures=off",
+        "line-edits=off",
+        "no-echo=off",
+        "row-query=off",
+        "whole-reads=off",
+        "change-list=off",
+        "own-totals=off",
+        "file-notes=off",
+    ];
+    let levers = Levers::from_settings(&suite).unwrap();
+    assert!(levers.named_rows && levers.stats_first);
+    let h = Harness::desk_suite("report-sales-regions");
+    let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.limits.attempts = 1;
+        o.context_tokens = Some(8_192);
+    });
+    let e = the_event(&h, &outcome);
+    assert!(e.get("not_applied").is_none(), "{e}");
+    assert_eq!(e["calls"].as_array().unwrap().len(), 5, "{e}");
+    let first = model.prompt(0);
+    assert!(
+        first.contains(&esc("The task's line with it: Revenue: ")),
+        "{first}"
+    );
+    // The room is still counted: at 4,000 tokens nothing fits.
+    let h = Harness::desk_suite("report-sales-regions");
+    let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
+    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+        o.levers = levers;
+        o.limits.attempts = 1;
+        o.context_tokens = Some(4_000);
+    });
+    let e = the_event(&h, &outcome);
+    assert!(
+        e["not_applied"].as_str().unwrap().contains("no room"),
+        "{e}"
+    );
+}

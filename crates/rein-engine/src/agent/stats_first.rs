@@ -121,6 +121,16 @@ pub struct StatsCall {
     pub figures: Vec<Figure>,
 }
 
+impl StatsCall {
+    /// Whether its result shows groups or the rows that hold a figure (lever `named-rows`),
+    /// which makes its turn longer.
+    pub fn shows_rows(&self) -> bool {
+        self.figures
+            .iter()
+            .any(|f| f.group.is_some() || f.rows.is_some())
+    }
+}
+
 /// What Rein will do before the first step: the calls, and notes on the figures it leaves to
 /// the model (over the cap, or a count of every row that no call covers).
 #[derive(Debug, Clone, PartialEq)]

@@ -190,13 +190,22 @@ impl<'a> Agent<'a> {
     ) -> Result<(), String> {
         let mut prompt = st.transcript.messages();
         prompt.extend(before.iter().cloned());
-        let per_call = STATS_TURN_CHARS
-            + if self.options.levers.named_rows {
-                NAMED_ROWS_TURN_CHARS
-            } else {
-                0
-            };
-        let chars = planned.calls.len() * per_call + table_chars;
+        // Only a call that shows groups or rows takes `named-rows`' extra room: counted on
+        // every call, report-sales-regions' five filtered sums (no group, no rows) came to 5,422
+        // tokens against 5,320 at 8,192 tokens, and the 1.5B summed the regions itself.
+        let calls_chars: usize = planned
+            .calls
+            .iter()
+            .map(|c| {
+                STATS_TURN_CHARS
+                    + if c.shows_rows() {
+                        NAMED_ROWS_TURN_CHARS
+                    } else {
+                        0
+                    }
+            })
+            .sum();
+        let chars = calls_chars + table_chars;
         prompt.push(ChatMessage::user("x".repeat(chars)));
         let needed = st.transcript.estimate_of(&prompt);
         let limit =
