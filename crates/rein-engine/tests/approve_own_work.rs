@@ -7,7 +7,8 @@
 
 mod desk_support;
 
-use rein_engine::gate::{CallExecutor, OwnWorkApprover};
+use rein_engine::gate::{CallExecutor, Gate, GateConfig, OwnWorkApprover};
+use rein_engine::policy::{Policy, PolicyAction, Rule};
 use rein_protocol::{GateOutcome, ToolCall};
 use rein_workspace::desk_registry;
 use serde_json::{json, Value};
@@ -70,4 +71,88 @@ fn approving_up_front_covers_the_runs_editable_files_and_writes_but_not_a_file_t
     assert_eq!(env.read("thesis.md").unwrap(), "three years of work\n");
     assert_eq!(env.read("out/report.md").unwrap(), "the person's version\n");
     assert_eq!(env.read("a.txt").unwrap(), "edited\n");
+}
+
+/// A gate over `env`'s folder with the safe defaults plus `rules`.
+fn gate_with<'a>(
+    env: &'a desk_support::Env,
+    registry: &'a rein_workspace::ToolRegistry,
+    rules: Vec<Rule>,
+) -> Gate<'a> {
+    Gate::new(GateConfig::desk(
+        registry,
+        &env.ws,
+        &env.journal,
+        Policy::from_rules(rules),
+        None,
+    ))
+}
+
+#[test]
+fn approving_up_front_is_no_answer_to_a_read_that_policy_asks_about() {
+    // Approving the run's own writes up front used to approve every request with no content
+    // before it, and a read that policy asks about is one: the secret was read and shown.
+    let env = desk_support::env("input\n");
+    std::fs::create_dir(env.root.join("secrets")).unwrap();
+    std::fs::write(env.root.join("secrets/key.txt"), "hunter2\n").unwrap();
+    let registry = desk_registry();
+    let rules = vec![
+        Rule::new("read_file", &["secrets/**"], PolicyAction::Ask).unwrap(),
+        Rule::new("search_text", &[], PolicyAction::Ask).unwrap(),
+    ];
+    let mut gate = gate_with(&env, &registry, rules);
+    let a_sha = rein_protocol::canonical::sha256_hex(b"input\n");
+    let mut approver = OwnWorkApprover::new([("a.txt".to_string(), a_sha)]);
+    for (id, tool, args) in [
+        ("r1", "read_file", json!({"path": "secrets/key.txt"})),
+        ("r2", "read_file", json!({"path": "./secrets//key.txt"})),
+        ("r3", "search_text", json!({"pattern": "hunter"})),
+    ] {
+        let r = gate.submit(&call(id, tool, args), &mut approver);
+        assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{id}: {r:?}");
+        assert!(r.reason.contains("policy asks about"), "{id}: {r:?}");
+        assert!(!r.result.to_string().contains("hunter2"), "{id}: {r:?}");
+    }
+    // A read policy allows still needs no one, and the run's own edit is still approved.
+    let r = gate.submit(
+        &call("r4", "read_file", json!({"path": "a.txt"})),
+        &mut approver,
+    );
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+    let r = gate.submit(
+        &call(
+            "r5",
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "input", "new_text": "edited"}),
+        ),
+        &mut approver,
+    );
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
+}
+
+#[test]
+fn an_edit_of_the_runs_own_file_whose_reading_policy_asks_is_not_approved_up_front() {
+    // The edit's tool must read the file to work out its change; the person's policy asks
+    // before that read, so approving up front does not cover it, even for an editable file.
+    let env = desk_support::env("input\n");
+    let registry = desk_registry();
+    let rules = vec![Rule::new("read_file", &["a.txt"], PolicyAction::Ask).unwrap()];
+    let mut gate = gate_with(&env, &registry, rules);
+    let a_sha = rein_protocol::canonical::sha256_hex(b"input\n");
+    let mut approver = OwnWorkApprover::new([("a.txt".to_string(), a_sha)]);
+    for (id, old) in [("e1", "input"), ("e2", "a guess")] {
+        let r = gate.submit(
+            &call(
+                id,
+                "edit_file",
+                json!({"path": "a.txt", "old_text": old, "new_text": "edited"}),
+            ),
+            &mut approver,
+        );
+        // A right guess and a wrong one end the same way, so the answer says nothing of
+        // the file.
+        assert_eq!(r.outcome, GateOutcome::ApprovalRequired, "{id}: {r:?}");
+        assert!(r.reason.contains("policy asks about"), "{id}: {r:?}");
+    }
+    assert_eq!(env.read("a.txt").unwrap(), "input\n");
 }

@@ -69,7 +69,8 @@ impl Approver for AllowAll {
 /// version back without asking the approver, and the run then changes it again). Nothing
 /// else: not a frozen input (the mission says it must not change), not a file a person saved
 /// into the folder while the run was going, not the same content under another name (a link,
-/// or a path spelled with `..`). [`AllowAll`] approved any change, so a person's file could be
+/// or a path spelled with `..`), nor a read that a policy asks about (it changes nothing of
+/// the run's; the person asked to be asked). [`AllowAll`] approved any change, so a person's file could be
 /// overwritten or deleted without anyone being asked; approving up front is meant only for
 /// changes nobody can lose anything by.
 #[derive(Debug, Clone, Default)]
@@ -110,9 +111,22 @@ impl OwnWorkApprover {
 
 impl Approver for OwnWorkApprover {
     fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
-        if request.path.is_empty() && request.before_sha256.is_none() {
-            // A call that names no file (a search of the whole folder) changes none.
-            return ApprovalDecision::AllowOnce;
+        if request.reads_protected_content || is_read(request) {
+            // Nothing of the run's is changed: a person's policy asks before this read, and
+            // approving the run's writes up front is no answer to that question.
+            return ApprovalDecision::Deny {
+                reason: format!(
+                    "{} would read {}, which policy asks about, and approving up front covers \
+                     only changes to the files the run creates and the mission's editable \
+                     files; run without --approve=all to be asked",
+                    request.tool,
+                    if request.path.is_empty() {
+                        "the folder".to_string()
+                    } else {
+                        format!("\"{}\"", request.path)
+                    }
+                ),
+            };
         }
         let Ok(path) = crate::checks::normalize_rel(&request.path) else {
             return ApprovalDecision::Deny {
@@ -150,6 +164,12 @@ impl Approver for OwnWorkApprover {
         }
         ApprovalDecision::AllowOnce
     }
+}
+
+/// Whether `request` asks about a read (a call that changes nothing: no diff, no content
+/// before or after), not a change.
+fn is_read(request: &ApprovalRequest) -> bool {
+    request.diff.is_empty() && request.before_sha256.is_none() && request.after_sha256.is_none()
 }
 
 /// Refuses everything.
