@@ -1,6 +1,7 @@
 //! One step: the plan, the model's action through the gate, and what the transcript keeps.
 
 use super::*;
+use crate::repair::FormatError;
 
 impl<'a> Agent<'a> {
     /// The plan phase: one reply, a list of at most `max_plan_steps` steps.
@@ -218,71 +219,7 @@ impl<'a> Agent<'a> {
     ) -> Result<StepEnd, AgentError> {
         let (action, repairs) = match &asked.reply {
             Reply::FormatError(e) => {
-                st.figures.format_errors += 1;
-                // The generic advice (write a long file in parts with create_file) sent the
-                // 1.5B from a cut write_sections call to a pasted create_file.
-                let shorter = |writer: &str| match writer {
-                    WRITE_SECTIONS => "a few short sentences in your own words under each heading",
-                    _ => "only the values the document needs",
-                };
-                let message = match (self.cut_writer(asked), e.cut_at) {
-                    (Some(writer), Some(cap)) => format!(
-                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
-                         before it was complete, so nothing was done. Make the {writer} call \
-                         shorter: one short sentence of thought, and {}; it writes the whole \
-                         file in one call.",
-                        shorter(writer)
-                    ),
-                    // Edited by lines (lever `line-edits`): neither create_file nor edit_file
-                    // is offered, and a cut reply is most often one line repeated.
-                    (None, Some(cap)) if self.edits_lines() => format!(
-                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
-                         before it was complete, so nothing was done. Make the edit_lines call \
-                         shorter: one short sentence of thought, one change for each line the \
-                         task asks to change, each `line` copied whole from the file and \
-                         `new_line` holding only the text that takes its place."
-                    ),
-                    // Written whole (lever `whole-rewrite`): no later edit can add a rest.
-                    (None, Some(cap)) if self.rewrites_whole() => format!(
-                        "Your reply was cut off at {cap} tokens, the most one reply may have, \
-                         before it was complete, so nothing was done. Write the file with \
-                         replace_file in one call: one short sentence of thought, then the \
-                         file's whole text."
-                    ),
-                    _ => e.to_string(),
-                };
-                let ev = StepEvent {
-                    step: n,
-                    attempt: st.attempt,
-                    kind: "format_error".into(),
-                    thought: None,
-                    action: None,
-                    parameters: None,
-                    call_id: None,
-                    outcome: "format-error".into(),
-                    summary: format!("no action could be read: {}", e.detail),
-                    repaired: false,
-                    prompt_tokens: asked.completion.prompt_tokens,
-                    cached_tokens: asked.completion.cached_tokens,
-                    completion_tokens: asked.completion.completion_tokens,
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                };
-                self.record(
-                    st,
-                    StepKind::FormatError,
-                    &ev,
-                    Some(&asked.raw),
-                    json!({"message": message}),
-                )?;
-                on_event(&AgentEvent::Step(ev));
-                st.transcript.push(
-                    vec![
-                        ChatMessage::assistant(asked.raw.clone()),
-                        ChatMessage::user(message),
-                    ],
-                    format!("step {n}: unreadable reply (format error)"),
-                );
-                return Ok(StepEnd::Continue);
+                return self.format_error_step(st, n, asked, e, started, on_event)
             }
             Reply::Action { action, repairs } => (action, repairs),
         };
@@ -296,18 +233,7 @@ impl<'a> Agent<'a> {
         let known = tools.contains(&tool) && self.env.registry.get(self.gate_tool(&tool)).is_some();
         let mut kind = StepKind::Action;
         let mut accepted = false;
-        // A finish held for a review (lever `review-edits`) asks for a look, not a change of
-        // course: it is no step without progress, and the progress note defers to it.
-        let mut held_for_review = false;
-        // A write held until an input it names is read (lever `read-cited`) is asked again
-        // once the read is made: it is no repeat then, and no step without progress now.
-        let mut held_for_read = false;
-        // A finish held while the model's list of changes has some left (lever `change-list`):
-        // like a review, no step without progress.
-        let mut held_for_change = false;
-        // A finish held for a total that disagrees with what the deliverable lists (lever
-        // `own-totals`): the same. Holds the progress note's next step after such a hold.
-        let mut total_next: Option<String> = None;
+        let mut holds = Holds::default();
         let mut stop: Option<RunEnd> = None;
         let (typed_refusal, gate_args) = match known
             .then(|| self.typed_arguments(&tool, &params))
@@ -376,7 +302,7 @@ impl<'a> Agent<'a> {
             }
         } else if let Some(reason) = self.read_cited_hold(st, &tool, &params, n)? {
             kind = StepKind::Refusal;
-            held_for_read = true;
+            holds.read = true;
             GateReport {
                 outcome: GateOutcome::Invalid,
                 reason,
@@ -395,95 +321,21 @@ impl<'a> Agent<'a> {
                 result: Value::Null,
             }
         } else if tool == "finish" {
-            let refused = match self.unchanged_failure(st) {
-                Some(failed) => Err(FinishRefusal::FailedUnchanged {
-                    path: self.env.contract.mission.required_artifact.clone(),
-                    checks: failed.checks.join(", "),
-                }),
-                None => check_finish(
-                    self.env.contract,
-                    self.env.world,
-                    &st.trace,
-                    self.env.input_hashes,
-                ),
-            };
-            let refused = match refused {
-                Err(refusal) => {
-                    let tools = self.tools();
-                    let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
-                    let typed = self.deliverable_writer();
-                    Err(refusal.reason_with(
-                        typed.or_else(|| offered("create_file")),
-                        typed
-                            .or_else(|| offered("replace_file"))
-                            .or_else(|| offered("edit_lines")),
-                    ))
-                }
-                Ok(()) => match self.change_hold(st) {
-                    Some(hold) => {
-                        held_for_change = true;
-                        self.env.journal.append_event(
-                            Some(self.env.run),
-                            "change_list_hold",
-                            &json!({"step": n, "attempt": st.attempt}),
-                        )?;
-                        Err(hold)
-                    }
-                    None => match self.total_hold(st, n)? {
-                        Some((hold, next)) => {
-                            total_next = Some(next);
-                            Err(hold)
-                        }
-                        None => match self.edit_review(st) {
-                            Some(review) => {
-                                held_for_review = true;
-                                self.env.journal.append_event(
-                                    Some(self.env.run),
-                                    "edit_review",
-                                    &json!({"step": n, "attempt": st.attempt}),
-                                )?;
-                                Err(review)
-                            }
-                            None => Ok(()),
-                        },
-                    },
-                },
-            };
-            match refused {
-                Err(reason) => {
-                    st.figures.finish_refusals += 1;
+            match self.finish_refusal(st, n, &mut holds)? {
+                Some(reason) => {
                     kind = StepKind::Refusal;
-                    self.env.journal.append_event(
-                        Some(self.env.run),
-                        "finish_refused",
-                        &json!({"step": n, "reason": reason}),
-                    )?;
-                    on_event(&AgentEvent::FinishRefused {
-                        step: n,
-                        reason: reason.clone(),
-                    });
-                    GateReport {
-                        outcome: GateOutcome::Denied,
-                        reason,
-                        result: json!({"finished": false}),
-                    }
+                    self.refuse_finish(st, n, reason, on_event)?
                 }
-                Ok(()) => {
+                None => {
                     let report = self.submit(&call_id, &tool, &params);
-                    if report.outcome.ran() {
-                        accepted = true;
-                        on_event(&AgentEvent::FinishAccepted { step: n });
-                    }
+                    accepted = report.outcome.ran();
                     report
                 }
             }
         } else if self.options.memory && tool == "final_answer" {
             // No finish rules: the answer ends the attempt and proves nothing by itself.
             let report = self.submit(&call_id, &tool, &params);
-            if report.outcome.ran() {
-                accepted = true;
-                on_event(&AgentEvent::FinishAccepted { step: n });
-            }
+            accepted = report.outcome.ran();
             report
         } else if let Some(glob) = &globbed {
             self.submit(&call_id, "find_files", &glob.find_args)
@@ -496,6 +348,9 @@ impl<'a> Agent<'a> {
         } else {
             self.submit(&call_id, &tool, &params)
         };
+        if accepted {
+            on_event(&AgentEvent::FinishAccepted { step: n });
+        }
         if self.rewrites_whole() {
             report.reason = without_edit_advice(&report.reason);
         } else if self.edits_lines() {
@@ -543,7 +398,7 @@ impl<'a> Agent<'a> {
             })
             .map(|(_, _, step)| *step)
             .filter(|_| !(tool == "finish" && st.finish_is_new()));
-        if !held_for_read {
+        if !holds.read {
             st.calls.push((tool.clone(), params.clone(), n));
         }
         // A widened read is the whole-file read that ran: another range of the same file, or
@@ -562,8 +417,7 @@ impl<'a> Agent<'a> {
             }
         }
         let refused_finish = kind == StepKind::Refusal;
-        let held_for_total = total_next.is_some();
-        st.stalled = if held_for_review || held_for_read || held_for_change || held_for_total {
+        st.stalled = if holds.any() {
             st.stalled
         } else if repeated.is_some() || refused_finish || !report.outcome.ran() {
             // A call that did not run (refused, failed, invalid) moves nothing forward either:
@@ -636,33 +490,225 @@ impl<'a> Agent<'a> {
         let notes_from = feedback.len();
         if !self.options.memory {
             feedback.push('\n');
-            let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
-            let mut progress = progress_parts(
-                self.env.contract,
-                &st.trace,
-                self.deliverable_writer(),
-                &tools,
-                self.find_inputs_note(),
-                held_for_review,
-                self.reads_globs(),
-            );
-            // A finish the finish rules refused keeps their advice.
-            let rules_refused = tool == "finish"
-                && refused_finish
-                && !held_for_change
-                && !held_for_review
-                && !held_for_total;
-            if let Some(next) = self
-                .next_change_step(st, rules_refused)
-                .filter(|_| !held_for_review)
-            {
-                progress.next = next;
-            }
-            if let Some(next) = total_next {
-                progress.next = next;
-            }
-            feedback.push_str(&progress.text());
+            feedback.push_str(&self.progress_after(st, &tool, refused_finish, holds));
         }
+        feedback.push_str(&self.notes_after_progress(st));
+        st.rein_notes = feedback[notes_from..].to_string();
+        // The words around the model's notes are Rein's (lever `file-notes`), the notes not.
+        if let Some(frame) = st.file_notes_shown.trim_start().lines().next() {
+            st.rein_notes.push('\n');
+            st.rein_notes.push_str(frame);
+        }
+        let messages = vec![
+            ChatMessage::assistant(asked.raw.clone()),
+            ChatMessage::user(feedback),
+        ];
+        let record = format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary);
+        if pins.is_empty() {
+            st.transcript.push(messages, record);
+        } else {
+            st.transcript.push_pinned_all(messages, record, &pins);
+        }
+        Ok(match (stop, accepted) {
+            (Some(end), _) => StepEnd::Stop(end),
+            (None, true) => StepEnd::FinishAccepted,
+            (None, false) => StepEnd::Continue,
+        })
+    }
+
+    /// A reply no action could be read from: counted, journaled, and told back to the model
+    /// with what to do about it (a shorter call after a cut reply).
+    fn format_error_step(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        asked: &Asked,
+        e: &FormatError,
+        started: Instant,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<StepEnd, AgentError> {
+        st.figures.format_errors += 1;
+        // The generic advice (write a long file in parts with create_file) sent the
+        // 1.5B from a cut write_sections call to a pasted create_file.
+        let shorter = |writer: &str| match writer {
+            WRITE_SECTIONS => "a few short sentences in your own words under each heading",
+            _ => "only the values the document needs",
+        };
+        let message = match (self.cut_writer(asked), e.cut_at) {
+            (Some(writer), Some(cap)) => format!(
+                "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                 before it was complete, so nothing was done. Make the {writer} call \
+                 shorter: one short sentence of thought, and {}; it writes the whole \
+                 file in one call.",
+                shorter(writer)
+            ),
+            // Edited by lines (lever `line-edits`): neither create_file nor edit_file
+            // is offered, and a cut reply is most often one line repeated.
+            (None, Some(cap)) if self.edits_lines() => format!(
+                "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                 before it was complete, so nothing was done. Make the edit_lines call \
+                 shorter: one short sentence of thought, one change for each line the \
+                 task asks to change, each `line` copied whole from the file and \
+                 `new_line` holding only the text that takes its place."
+            ),
+            // Written whole (lever `whole-rewrite`): no later edit can add a rest.
+            (None, Some(cap)) if self.rewrites_whole() => format!(
+                "Your reply was cut off at {cap} tokens, the most one reply may have, \
+                 before it was complete, so nothing was done. Write the file with \
+                 replace_file in one call: one short sentence of thought, then the \
+                 file's whole text."
+            ),
+            _ => e.to_string(),
+        };
+        let ev = StepEvent {
+            step: n,
+            attempt: st.attempt,
+            kind: "format_error".into(),
+            thought: None,
+            action: None,
+            parameters: None,
+            call_id: None,
+            outcome: "format-error".into(),
+            summary: format!("no action could be read: {}", e.detail),
+            repaired: false,
+            prompt_tokens: asked.completion.prompt_tokens,
+            cached_tokens: asked.completion.cached_tokens,
+            completion_tokens: asked.completion.completion_tokens,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        self.record(
+            st,
+            StepKind::FormatError,
+            &ev,
+            Some(&asked.raw),
+            json!({"message": message}),
+        )?;
+        on_event(&AgentEvent::Step(ev));
+        st.transcript.push(
+            vec![
+                ChatMessage::assistant(asked.raw.clone()),
+                ChatMessage::user(message),
+            ],
+            format!("step {n}: unreadable reply (format error)"),
+        );
+        Ok(StepEnd::Continue)
+    }
+
+    /// Why the model's finish is refused (the finish rules) or held once by a lever (in order:
+    /// `change-list`, `own-totals`, `review-edits`), if it is; a hold is marked in `holds` and
+    /// journaled.
+    fn finish_refusal(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        holds: &mut Holds,
+    ) -> Result<Option<String>, AgentError> {
+        let ruled = match self.unchanged_failure(st) {
+            Some(failed) => Err(FinishRefusal::FailedUnchanged {
+                path: self.env.contract.mission.required_artifact.clone(),
+                checks: failed.checks.join(", "),
+            }),
+            None => check_finish(
+                self.env.contract,
+                self.env.world,
+                &st.trace,
+                self.env.input_hashes,
+            ),
+        };
+        if let Err(refusal) = ruled {
+            let tools = self.tools();
+            let offered = |t: &'static str| tools.iter().any(|have| have == t).then_some(t);
+            let typed = self.deliverable_writer();
+            return Ok(Some(
+                refusal.reason_with(
+                    typed.or_else(|| offered("create_file")),
+                    typed
+                        .or_else(|| offered("replace_file"))
+                        .or_else(|| offered("edit_lines")),
+                ),
+            ));
+        }
+        if let Some(hold) = self.change_hold(st) {
+            holds.change = true;
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "change_list_hold",
+                &json!({"step": n, "attempt": st.attempt}),
+            )?;
+            return Ok(Some(hold));
+        }
+        if let Some((hold, next)) = self.total_hold(st, n)? {
+            holds.total_next = Some(next);
+            return Ok(Some(hold));
+        }
+        if let Some(review) = self.edit_review(st) {
+            holds.review = true;
+            self.env.journal.append_event(
+                Some(self.env.run),
+                "edit_review",
+                &json!({"step": n, "attempt": st.attempt}),
+            )?;
+            return Ok(Some(review));
+        }
+        Ok(None)
+    }
+
+    /// A refused or held finish: counted, journaled, announced, and the report the model reads.
+    fn refuse_finish(
+        &mut self,
+        st: &mut State,
+        n: u32,
+        reason: String,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<GateReport, AgentError> {
+        st.figures.finish_refusals += 1;
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "finish_refused",
+            &json!({"step": n, "reason": reason}),
+        )?;
+        on_event(&AgentEvent::FinishRefused {
+            step: n,
+            reason: reason.clone(),
+        });
+        Ok(GateReport {
+            outcome: GateOutcome::Denied,
+            reason,
+            result: json!({"finished": false}),
+        })
+    }
+
+    /// The progress note after a step of `tool`: what is done and the next step, a lever's
+    /// next step in place of the default one.
+    fn progress_after(&self, st: &State, tool: &str, refused_finish: bool, holds: Holds) -> String {
+        let tools = without_finish_if(self.unchanged_failure(st).is_some(), self.tools());
+        let mut progress = progress_parts(
+            self.env.contract,
+            &st.trace,
+            self.deliverable_writer(),
+            &tools,
+            self.find_inputs_note(),
+            holds.review,
+            self.reads_globs(),
+        );
+        // A finish the finish rules refused keeps their advice.
+        let rules_refused = tool == "finish" && refused_finish && !holds.holds_finish();
+        if let Some(next) = self
+            .next_change_step(st, rules_refused)
+            .filter(|_| !holds.review)
+        {
+            progress.next = next;
+        }
+        if let Some(next) = holds.total_next {
+            progress.next = next;
+        }
+        progress.text()
+    }
+
+    /// Rein's notes after the progress note: the folder's figures (lever `folder-stats`), the
+    /// checklist, the task reminder, and that finish would now be accepted.
+    fn notes_after_progress(&self, st: &State) -> String {
+        let mut feedback = String::new();
         if let Some(figures) = &st.folder_figures {
             feedback.push('\n');
             feedback.push_str(figures);
@@ -685,27 +731,7 @@ impl<'a> Agent<'a> {
                 self.env.contract.mission.required_artifact
             ));
         }
-        st.rein_notes = feedback[notes_from..].to_string();
-        // The words around the model's notes are Rein's (lever `file-notes`), the notes not.
-        if let Some(frame) = st.file_notes_shown.trim_start().lines().next() {
-            st.rein_notes.push('\n');
-            st.rein_notes.push_str(frame);
-        }
-        let messages = vec![
-            ChatMessage::assistant(asked.raw.clone()),
-            ChatMessage::user(feedback),
-        ];
-        let record = format!("step {n}: {tool} {} -> {}", path.unwrap_or(""), summary);
-        if pins.is_empty() {
-            st.transcript.push(messages, record);
-        } else {
-            st.transcript.push_pinned_all(messages, record, &pins);
-        }
-        Ok(match (stop, accepted) {
-            (Some(end), _) => StepEnd::Stop(end),
-            (None, true) => StepEnd::FinishAccepted,
-            (None, false) => StepEnd::Continue,
-        })
+        feedback
     }
 
     /// A read's result as the model is shown it: Rein's facts added (the table facts of a
@@ -792,5 +818,32 @@ impl<'a> Agent<'a> {
             )?;
         }
         Ok(cut > 0)
+    }
+}
+
+/// What a lever's hold did this step. A held step is no step without progress: the model is
+/// asked for a look or a read, not a change of course.
+#[derive(Debug, Default)]
+struct Holds {
+    /// Lever `review-edits`: a finish held for a review; the progress note defers to it.
+    review: bool,
+    /// Lever `read-cited`: a write held until an input it names is read; asked again once the
+    /// read is made, it is no repeat then.
+    read: bool,
+    /// Lever `change-list`: a finish held while the model's list of changes has some left.
+    change: bool,
+    /// Lever `own-totals`: a finish held for a total that disagrees with what the deliverable
+    /// lists; the progress note's next step after it.
+    total_next: Option<String>,
+}
+
+impl Holds {
+    fn any(&self) -> bool {
+        self.holds_finish() || self.read
+    }
+
+    /// Whether a lever, not the finish rules, held the finish.
+    fn holds_finish(&self) -> bool {
+        self.review || self.change || self.total_next.is_some()
     }
 }
