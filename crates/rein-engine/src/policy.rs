@@ -404,6 +404,14 @@ impl Policy {
         visibility_under(self.winner(tool, Some(path)))
     }
 
+    /// Whether listings hide `path`'s name (a deny or ask rule with `hide_names`, for
+    /// `find_files` or `list_dir`).
+    pub fn hides_name(&self, path: &str) -> bool {
+        ["find_files", "list_dir"]
+            .iter()
+            .any(|tool| self.visibility(tool, path) == Visibility::Hidden)
+    }
+
     /// Whether a deny or ask rule with paths holds for `tool`, i.e. whether some file may be
     /// kept from it (named or not).
     pub fn narrows(&self, tool: &str) -> bool {

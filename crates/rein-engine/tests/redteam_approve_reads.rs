@@ -801,8 +801,11 @@ fn a_hard_link_to_a_protected_file_does_not_give_its_size() {
 
 // ------------------------------------------------------------------ names policy hides
 
+/// Was a hole (older than the approver change), mended: create_file answered "already
+/// exists" for a hidden name and created an absent one, which confirmed names that list_dir
+/// and find_files hide. Now a change naming a hidden name is asked about before its tool
+/// looks, and approving up front does not answer that.
 #[test]
-#[ignore = "HOLE (names, pre-existing, not in the approver): under an ask rule with hide_names, create_file answers \"already exists\" for a hidden name and creates (approved up front) an absent one, so it confirms names list_dir and find_files hide"]
 fn create_file_does_not_confirm_a_name_that_policy_hides() {
     let env = setup();
     let registry = desk_registry();
@@ -837,6 +840,19 @@ fn create_file_does_not_confirm_a_name_that_policy_hides() {
         hit.outcome, miss.outcome,
         "a hidden name is confirmed: {hit:?} / {miss:?}"
     );
+    assert_eq!(hit.outcome, GateOutcome::ApprovalRequired, "{hit:?}");
+    assert_eq!(hit.reason, miss.reason.replace("nokey.txt", "key.txt"));
+    assert!(!env.root.join("secrets/nokey.txt").exists());
+    // A name policy does not hide is created up front as before.
+    let r = gate.submit(
+        &call(
+            "n3",
+            "create_file",
+            json!({"path": "public/new.txt", "content": "x\n"}),
+        ),
+        &mut a,
+    );
+    assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
 }
 
 // ------------------------------------------------------------------ the run's own work

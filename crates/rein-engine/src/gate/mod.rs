@@ -326,6 +326,7 @@ impl<'a> Gate<'a> {
                     fp,
                     tool,
                     content,
+                    name_hidden: path.is_some_and(|p| self.policy.hides_name(p)),
                     // Every file the tool reads or lists beyond `path` is checked too.
                     filter: &self.policy.path_filter(&call.tool, path),
                 },
@@ -681,17 +682,21 @@ struct DeskCall<'c> {
     fp: &'c str,
     tool: &'c dyn Tool,
     content: ContentAccess,
+    /// Policy hides the name the call gives from listings (`hide_names`).
+    name_hidden: bool,
     filter: &'c dyn PathFilter,
 }
 
 /// A call on a real folder. A read under "ask" is asked before it runs; a change is computed
 /// as a proposal (nothing written), shown, and applied only when allowed. A change to a file
-/// whose content is protected is asked about before its tool reads the file, too.
+/// whose content is protected is asked about before its tool reads the file, too, and so is
+/// a change naming a file whose name policy hides: its tool's answer ("already exists") would
+/// confirm the name that listings keep back.
 fn desk(c: DeskCall<'_>, mut approved: bool, approver: &mut dyn Approver) -> Decision {
     let call = c.call;
     let reads_first = c.tool.mutates()
         && c.content == ContentAccess::Protected
-        && crate::policy::CONTENT_READERS.contains(&call.tool.as_str());
+        && (c.name_hidden || crate::policy::CONTENT_READERS.contains(&call.tool.as_str()));
     if (!c.tool.mutates() || reads_first) && !approved {
         let mut req = request(call, String::new(), None, None);
         req.reads_protected_content = reads_first;
