@@ -30,7 +30,8 @@ pub struct ApprovalRequest {
     /// can compute its change, so the person is asked before it reads (`diff` is empty and
     /// nothing is changed yet); the change itself is a second request, with its diff. Without
     /// this first request a model could learn the file's content from whether a guessed edit
-    /// fails.
+    /// fails. Also set for a change naming a file whose name policy hides from listings: the
+    /// tool's answer ("already exists") would confirm the name.
     pub reads_protected_content: bool,
 }
 
@@ -70,9 +71,9 @@ impl Approver for AllowAll {
 /// else: not a frozen input (the mission says it must not change), not a file a person saved
 /// into the folder while the run was going, not the same content under another name (a link,
 /// or a path spelled with `..`), nor a read that a policy asks about (it changes nothing of
-/// the run's; the person asked to be asked). [`AllowAll`] approved any change, so a person's file could be
-/// overwritten or deleted without anyone being asked; approving up front is meant only for
-/// changes nobody can lose anything by.
+/// the run's; the person asked to be asked). [`AllowAll`] approved any change, so a person's
+/// file could be overwritten or deleted without anyone being asked; approving up front is
+/// meant only for changes nobody can lose anything by.
 #[derive(Debug, Clone, Default)]
 pub struct OwnWorkApprover {
     /// Per workspace path (normal form), the SHA-256 of every content this run put there (the
