@@ -440,14 +440,17 @@ fn named_rows_takes_room_only_for_calls_that_show_rows() {
     ];
     let levers = Levers::from_settings(&suite).unwrap();
     assert!(levers.named_rows && levers.stats_first);
-    let h = Harness::desk_suite("report-sales-regions");
-    let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
-    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.limits.attempts = 1;
-        o.context_tokens = Some(8_192);
-    });
-    let e = the_event(&h, &outcome);
+    let sales_regions = |context: u32| {
+        let h = Harness::desk_suite("report-sales-regions");
+        let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
+        let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
+            o.levers = levers;
+            o.limits.attempts = 1;
+            o.context_tokens = Some(context);
+        });
+        (the_event(&h, &outcome), model)
+    };
+    let (e, model) = sales_regions(8_192);
     assert!(e.get("not_applied").is_none(), "{e}");
     assert_eq!(e["calls"].as_array().unwrap().len(), 5, "{e}");
     let first = model.prompt(0);
@@ -456,14 +459,7 @@ fn named_rows_takes_room_only_for_calls_that_show_rows() {
         "{first}"
     );
     // The room is still counted: at 4,000 tokens nothing fits.
-    let h = Harness::desk_suite("report-sales-regions");
-    let mut model = PromptRecorder::new(&finish_line(), "stats_first.jsonl");
-    let (outcome, _) = h.run_gated(&mut model, &mut AllowAll, |o| {
-        o.levers = levers;
-        o.limits.attempts = 1;
-        o.context_tokens = Some(4_000);
-    });
-    let e = the_event(&h, &outcome);
+    let (e, _) = sales_regions(4_000);
     assert!(
         e["not_applied"].as_str().unwrap().contains("no room"),
         "{e}"

@@ -7,19 +7,13 @@
 
 mod desk_support;
 
-use rein_engine::gate::{CallExecutor, Gate, GateConfig, OwnWorkApprover};
-use rein_engine::policy::{Policy, PolicyAction, Rule};
-use rein_protocol::{GateOutcome, ToolCall};
-use rein_workspace::desk_registry;
-use serde_json::{json, Value};
+use desk_support::call;
 
-fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        arguments,
-    }
-}
+use rein_engine::gate::{CallExecutor, OwnWorkApprover};
+use rein_engine::policy::{PolicyAction, Rule};
+use rein_protocol::GateOutcome;
+use rein_workspace::desk_registry;
+use serde_json::json;
 
 #[test]
 fn approving_up_front_covers_the_runs_editable_files_and_writes_but_not_a_file_that_appeared() {
@@ -73,21 +67,6 @@ fn approving_up_front_covers_the_runs_editable_files_and_writes_but_not_a_file_t
     assert_eq!(env.read("a.txt").unwrap(), "edited\n");
 }
 
-/// A gate over `env`'s folder with the safe defaults plus `rules`.
-fn gate_with<'a>(
-    env: &'a desk_support::Env,
-    registry: &'a rein_workspace::ToolRegistry,
-    rules: Vec<Rule>,
-) -> Gate<'a> {
-    Gate::new(GateConfig::desk(
-        registry,
-        &env.ws,
-        &env.journal,
-        Policy::from_rules(rules),
-        None,
-    ))
-}
-
 #[test]
 fn approving_up_front_is_no_answer_to_a_read_that_policy_asks_about() {
     // Approving the run's own writes up front used to approve every request with no content
@@ -100,7 +79,7 @@ fn approving_up_front_is_no_answer_to_a_read_that_policy_asks_about() {
         Rule::new("read_file", &["secrets/**"], PolicyAction::Ask).unwrap(),
         Rule::new("search_text", &[], PolicyAction::Ask).unwrap(),
     ];
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     let a_sha = rein_protocol::canonical::sha256_hex(b"input\n");
     let mut approver = OwnWorkApprover::new([("a.txt".to_string(), a_sha)]);
     for (id, tool, args) in [
@@ -137,7 +116,7 @@ fn an_edit_of_the_runs_own_file_whose_reading_policy_asks_is_not_approved_up_fro
     let env = desk_support::env("input\n");
     let registry = desk_registry();
     let rules = vec![Rule::new("read_file", &["a.txt"], PolicyAction::Ask).unwrap()];
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     let a_sha = rein_protocol::canonical::sha256_hex(b"input\n");
     let mut approver = OwnWorkApprover::new([("a.txt".to_string(), a_sha)]);
     for (id, old) in [("e1", "input"), ("e2", "a guess")] {

@@ -8,6 +8,8 @@
 
 mod desk_support;
 
+use desk_support::call;
+
 use std::path::Path;
 
 use rein_engine::checks::{evaluate, MemWorld, TraceEntry, World, WorldError};
@@ -15,7 +17,7 @@ use rein_engine::gate::{
     ApprovalDecision, ApprovalRequest, Approver, CallExecutor, OwnWorkApprover,
 };
 use rein_engine::mission::{materialise_inputs, sha256_hex, FrozenContract, Mission};
-use rein_protocol::{GateOutcome, ToolCall};
+use rein_protocol::GateOutcome;
 use rein_workspace::desk_registry;
 use serde_json::{json, Value};
 
@@ -477,14 +479,6 @@ fn the_approver_allows_the_editable_file_by_path_and_content_only() {
         ),
         "content the run never wrote"
     );
-}
-
-fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        arguments,
-    }
 }
 
 #[test]

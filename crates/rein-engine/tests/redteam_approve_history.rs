@@ -6,13 +6,15 @@
 
 mod desk_support;
 
+use desk_support::call;
+
 use rein_engine::gate::{
     ApprovalDecision, ApprovalRequest, Approver, CallExecutor, OwnWorkApprover,
 };
 use rein_protocol::canonical::sha256_hex;
-use rein_protocol::{GateOutcome, ToolCall};
+use rein_protocol::GateOutcome;
 use rein_workspace::desk_registry;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const README: &str = "Change requests go through #platform.\n";
 
@@ -34,14 +36,6 @@ fn req(path: &str, before: Option<&str>, after: Option<&str>) -> ApprovalRequest
 
 fn allows(a: &mut OwnWorkApprover, r: &ApprovalRequest) -> bool {
     a.decide(r) == ApprovalDecision::AllowOnce
-}
-
-fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        arguments,
-    }
 }
 
 // ---------------------------------------------------------------- the approver alone

@@ -9,6 +9,8 @@
 
 mod desk_support;
 
+use desk_support::call;
+
 use rein_engine::gate::{
     AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor, Gate, GateConfig,
     GateTarget, OwnWorkApprover,
@@ -16,9 +18,9 @@ use rein_engine::gate::{
 use rein_engine::policy::{Policy, PolicyAction, Rule};
 use rein_journal::{CallScope, ChangeId, Journal};
 use rein_protocol::canonical::sha256_hex;
-use rein_protocol::{GateOutcome, GateReport, ToolCall};
+use rein_protocol::{GateOutcome, GateReport};
 use rein_workspace::desk::{render_sections, serialise_json, Section};
-use rein_workspace::{desk_registry, sandbox_registry, Sandbox, ToolRegistry};
+use rein_workspace::{desk_registry, sandbox_registry, Sandbox};
 use serde_json::{json, Value};
 
 /// The protected file's content: a password and two rarer words a walk could match on.
@@ -31,14 +33,6 @@ const INPUT: &str = "input\n";
 
 fn sha(text: &str) -> String {
     sha256_hex(text.as_bytes())
-}
-
-fn call(id: &str, tool: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        tool: tool.into(),
-        arguments,
-    }
 }
 
 /// A workspace as a person's folder: the run's editable `a.txt`, a public folder and a
@@ -57,20 +51,6 @@ fn setup() -> desk_support::Env {
 
 fn ask_read(paths: &[&str]) -> Vec<Rule> {
     vec![Rule::new("read_file", paths, PolicyAction::Ask).unwrap()]
-}
-
-fn gate_with<'a>(
-    env: &'a desk_support::Env,
-    registry: &'a ToolRegistry,
-    rules: Vec<Rule>,
-) -> Gate<'a> {
-    Gate::new(GateConfig::desk(
-        registry,
-        &env.ws,
-        &env.journal,
-        Policy::from_rules(rules),
-        None,
-    ))
 }
 
 /// What `--approve=all` builds for a mission whose editable file is `a.txt`.
@@ -138,7 +118,7 @@ fn assert_read_refused(what: &str, r: &GateReport) {
 fn every_reading_tool_naming_a_protected_file_is_refused_whatever_it_asks() {
     let env = setup();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     // Pairs of calls whose answers would differ if the tool ran (a right and a wrong guess,
     // an existing and a missing column, a match and none): both must end the same way.
@@ -255,7 +235,7 @@ fn every_spelling_of_a_protected_path_under_every_spelling_of_the_rule_is_refuse
         "sEcReTs/sub/deep.txt",
     ];
     for rule in rules {
-        let mut gate = gate_with(&env, &registry, ask_read(rule));
+        let mut gate = env.gate_with(&registry, ask_read(rule));
         let mut a = own_work();
         for (i, path) in paths.iter().enumerate() {
             let what = format!("rule {rule:?}, path {path:?}");
@@ -324,7 +304,7 @@ fn facts_about_secrets(result: &Value) -> Vec<String> {
 fn walking_tools_over_a_folder_holding_a_protected_file_show_none_of_it() {
     let env = setup();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     let calls = [
         ("search_text", json!({"pattern": "hunt.r2"})),
@@ -400,7 +380,7 @@ fn walking_tools_over_a_folder_holding_a_protected_file_show_none_of_it() {
     }
     // Under a rule for every tool, listings withhold the protected files' sizes as well.
     let rules = vec![Rule::new("*", &["secrets/**"], PolicyAction::Ask).unwrap()];
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     for (i, (tool, args, list)) in [
         ("list_dir", json!({"path": "secrets"}), "entries"),
         ("folder_stats", json!({}), "list"),
@@ -433,7 +413,7 @@ fn folder_stats_does_not_say_a_protected_file_equals_a_public_one() {
     std::fs::write(env.root.join("secrets/key.txt"), "guess me\n").unwrap();
     std::fs::write(env.root.join("public/a.txt"), "guess me\n").unwrap();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets"]));
     let r = gate.submit(&call("fs", "folder_stats", json!({})), &mut own_work());
     assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
     assert!(
@@ -451,7 +431,7 @@ fn a_whole_folder_read_that_policy_asks_about_is_refused_naming_the_folder() {
         .iter()
         .map(|t| Rule::new(t, &[], PolicyAction::Ask).unwrap())
         .collect();
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     let mut a = own_work();
     for (i, (tool, args)) in [
         ("search_text", json!({"pattern": "hunter2"})),
@@ -485,7 +465,7 @@ fn a_change_that_reads_a_protected_file_first_ends_the_same_whatever_its_guess()
     let md = render_sections(None, &sections("hunter2")).unwrap().text;
     std::fs::write(env.root.join("secrets/notes.md"), &md).unwrap();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     let section_args = |path: &str, body: &str| json!({"path": path, "sections": [{"heading": "Key", "level": 2, "body": body}]});
     // (right guess: the tool would propose or say "unchanged"; wrong: it would refuse).
@@ -585,7 +565,7 @@ fn results_recorded_under_an_open_policy_are_not_replayed_under_one_that_asks() 
     );
     {
         // A session where the person's policy let everything be read.
-        let mut open = gate_with(&env, &registry, Vec::new());
+        let mut open = env.gate_with(&registry, Vec::new());
         for (id, tool, args) in &reads {
             let r = open.submit(&call(id, tool, args.clone()), &mut own_work());
             assert_eq!(r.outcome, GateOutcome::Executed, "{id}: {r:?}");
@@ -600,7 +580,7 @@ fn results_recorded_under_an_open_policy_are_not_replayed_under_one_that_asks() 
         assert_eq!(r.outcome, GateOutcome::Executed, "{r:?}");
         assert!(r.result["diff"].as_str().unwrap().contains("hunter2"));
     }
-    let mut asking = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut asking = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     for (id, tool, args) in &reads {
         let r = asking.submit(&call(id, tool, args.clone()), &mut a);
@@ -639,7 +619,7 @@ fn link_env() -> desk_support::Env {
 fn a_symbolic_link_to_a_protected_file_reads_nothing_and_tells_no_guess() {
     let env = link_env();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     for (i, (tool, args)) in [
         ("read_file", json!({"path": "public/alias.txt"})),
@@ -707,7 +687,7 @@ fn a_hard_link_to_a_protected_file_reads_nothing_and_tells_no_guess() {
     )
     .unwrap();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     for (i, (tool, args)) in [
         ("read_file", json!({"path": "public/hard.txt"})),
@@ -759,7 +739,7 @@ fn a_hard_link_to_a_protected_file_does_not_give_its_size() {
     let registry = desk_registry();
     // A rule for every tool: listings name the protected files but withhold their sizes.
     let rules = vec![Rule::new("*", &["secrets/**"], PolicyAction::Ask).unwrap()];
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     let mut a = own_work();
     let size = SECRET.len() as u64;
     // Through its own folder, the size is withheld ...
@@ -813,7 +793,7 @@ fn create_file_does_not_confirm_a_name_that_policy_hides() {
         .unwrap()
         .with_hide_names(true)
         .unwrap()];
-    let mut gate = gate_with(&env, &registry, rules);
+    let mut gate = env.gate_with(&registry, rules);
     let mut a = own_work();
     // The names are hidden from listings ...
     let r = gate.submit(&call("n0", "find_files", json!({"pattern": "*"})), &mut a);
@@ -862,7 +842,7 @@ fn the_runs_own_work_is_still_approved_up_front_including_after_undo() {
     let env = setup();
     let registry = desk_registry();
     // An unrelated ask rule, as a person's policy would have.
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     let mut step = 0;
     let mut run = |gate: &mut Gate<'_>, a: &mut OwnWorkApprover, tool: &str, args: Value| {
@@ -1095,7 +1075,7 @@ fn a_refused_edit_through_the_gate_writes_and_journals_nothing_and_keeps_the_run
     let mut a = own_work();
     {
         // The person asks before a.txt is read: the edit of the editable file is refused.
-        let mut gate = gate_with(&env, &registry, ask_read(&["a.txt"]));
+        let mut gate = env.gate_with(&registry, ask_read(&["a.txt"]));
         for (i, old) in ["input", "nope"].into_iter().enumerate() {
             let r = gate.submit(
                 &call(
@@ -1113,7 +1093,7 @@ fn a_refused_edit_through_the_gate_writes_and_journals_nothing_and_keeps_the_run
     }
     // The same approver, under a policy that lets a.txt be read: the editable file at its
     // starting content is still the run's own.
-    let mut gate = gate_with(&env, &registry, Vec::new());
+    let mut gate = env.gate_with(&registry, Vec::new());
     let r = gate.submit(
         &call(
             "x2",
@@ -1223,7 +1203,7 @@ fn the_sandbox_runs_own_changes_are_still_approved_up_front() {
 fn list_dir_does_not_give_the_size_of_a_file_whose_reading_policy_asks() {
     let env = setup();
     let registry = desk_registry();
-    let mut gate = gate_with(&env, &registry, ask_read(&["secrets/**"]));
+    let mut gate = env.gate_with(&registry, ask_read(&["secrets/**"]));
     let mut a = own_work();
     let r = gate.submit(
         &call("ld0", "folder_stats", json!({"path": "secrets"})),

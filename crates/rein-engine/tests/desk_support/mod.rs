@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use rein_engine::gate::{Gate, GateConfig};
-use rein_engine::policy::Policy;
+use rein_engine::policy::{Policy, Rule};
 use rein_journal::{CallScope, Journal};
+use rein_protocol::ToolCall;
 use rein_workspace::{ToolRegistry, Workspace};
 
 pub struct Env {
@@ -35,11 +36,16 @@ pub fn env(a_txt: &str) -> Env {
 impl Env {
     /// A new gate, as a new `rein tool` process would build it.
     pub fn gate<'a>(&'a self, registry: &'a ToolRegistry) -> Gate<'a> {
+        self.gate_with(registry, Vec::new())
+    }
+
+    /// A new gate whose policy is the safe defaults plus `rules`.
+    pub fn gate_with<'a>(&'a self, registry: &'a ToolRegistry, rules: Vec<Rule>) -> Gate<'a> {
         Gate::new(GateConfig::desk(
             registry,
             &self.ws,
             &self.journal,
-            Policy::safe_default(),
+            Policy::from_rules(rules),
             None,
         ))
     }
@@ -50,5 +56,14 @@ impl Env {
 
     pub fn read(&self, name: &str) -> Option<String> {
         std::fs::read_to_string(self.root.join(name)).ok()
+    }
+}
+
+/// A call of `tool` with `arguments`, under call id `id`.
+pub fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        tool: tool.into(),
+        arguments,
     }
 }
