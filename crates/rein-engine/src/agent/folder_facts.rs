@@ -17,6 +17,7 @@
 
 use serde_json::{json, Value};
 
+use super::plain_counts::{plain_counts, Detail};
 use super::task_search::{calls_stay_the_model_s, inputs_folder};
 use crate::checks::{judge_agrees, Aggregate, CheckSpec, Computed, World};
 use crate::mission::FrozenContract;
@@ -417,6 +418,16 @@ pub fn restated_figures(result: &Value) -> Option<String> {
     .map(|figures| {
         format!("Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}")
     })
+}
+
+/// [`restated_figures`] in plain lines (lever `plain-counts`, see [`super::plain_counts`]): each
+/// file, then each folder, dropped in that order until the lines fit [`RESTATED_MAX_CHARS`].
+pub fn restated_plain_counts(result: &Value) -> Option<String> {
+    [Detail::Files, Detail::Folders, Detail::Totals]
+        .into_iter()
+        .filter_map(|detail| plain_counts(result, detail))
+        .find(|text| text.chars().count() <= RESTATED_MAX_CHARS)
+        .map(|text| format!("Rein's counts from its folder_stats call before your first step (copy these numbers):\n{text}"))
 }
 
 /// Fields of a listed file [`restated_figures`] repeats, in this order (a table's rows before

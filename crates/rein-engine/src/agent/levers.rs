@@ -333,6 +333,11 @@ pub enum Lever {
     /// (see [`super::file_notes`]). The 1.5B read thirteen files of related-code-callers one by
     /// one, then wrote its answer from the first one.
     FileNotes,
+    /// With `folder-stats`: Rein's counts are shown as plain lines, each figure after the words
+    /// that say what it counts (`7 .js files`, `app/test: 2 files`), not as the tool's JSON (see
+    /// [`super::plain_counts`]). The 1.5B, given `"files":13,...,"extensions":{"js":7}`, wrote
+    /// `JavaScript files: 13` on explore-project-tree in all three attempts.
+    PlainCounts,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -340,7 +345,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 50] = [
+    pub const ALL: [Lever; 51] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -391,6 +396,7 @@ impl Lever {
         Lever::ChangeList,
         Lever::OwnTotals,
         Lever::FileNotes,
+        Lever::PlainCounts,
     ];
 
     pub fn name(self) -> &'static str {
@@ -445,6 +451,7 @@ impl Lever {
             Lever::ChangeList => "change-list",
             Lever::OwnTotals => "own-totals",
             Lever::FileNotes => "file-notes",
+            Lever::PlainCounts => "plain-counts",
         }
     }
 
@@ -520,6 +527,7 @@ pub struct Levers {
     pub change_list: bool,
     pub own_totals: bool,
     pub file_notes: bool,
+    pub plain_counts: bool,
 }
 
 impl Default for Levers {
@@ -591,6 +599,7 @@ impl Levers {
         change_list: false,
         own_totals: false,
         file_notes: false,
+        plain_counts: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -644,6 +653,7 @@ impl Levers {
         change_list: true,
         own_totals: true,
         file_notes: true,
+        plain_counts: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -698,6 +708,7 @@ impl Levers {
             Lever::ChangeList => self.change_list,
             Lever::OwnTotals => self.own_totals,
             Lever::FileNotes => self.file_notes,
+            Lever::PlainCounts => self.plain_counts,
         }
     }
 
@@ -753,6 +764,7 @@ impl Levers {
             Lever::ChangeList => self.change_list = on,
             Lever::OwnTotals => self.own_totals = on,
             Lever::FileNotes => self.file_notes = on,
+            Lever::PlainCounts => self.plain_counts = on,
         }
     }
 

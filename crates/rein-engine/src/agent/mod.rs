@@ -65,6 +65,7 @@ mod no_echo;
 mod no_paste;
 mod outcome;
 mod own_totals;
+mod plain_counts;
 mod plan;
 mod prompt;
 mod read_cited;

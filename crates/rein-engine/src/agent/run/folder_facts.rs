@@ -2,8 +2,11 @@
 //! [`crate::agent::folder_facts`]).
 
 use super::*;
-use crate::agent::folder_facts::{folder_facts_plan, restated_figures, FOLDER_STATS};
-use crate::agent::prompt::labelled_result;
+use crate::agent::folder_facts::{
+    folder_facts_plan, restated_figures, restated_plain_counts, FOLDER_STATS,
+};
+use crate::agent::plain_counts::{plain_counts, Detail};
+use crate::agent::prompt::{clip, labelled_result, MAX_RESULT_CHARS};
 
 /// The thought the journal shows for the call Rein made for the model.
 const FOLDER_STATS_THOUGHT: &str =
@@ -48,7 +51,11 @@ impl<'a> Agent<'a> {
         let origin = (FOLDER_STATS_THOUGHT, Lever::FolderStats);
         let report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
         let withheld = if report.outcome.ran() {
-            st.folder_figures = restated_figures(&report.result);
+            st.folder_figures = if self.options.levers.plain_counts {
+                restated_plain_counts(&report.result)
+            } else {
+                restated_figures(&report.result)
+            };
             std::mem::take(&mut st.folder_withheld)
         } else {
             Default::default()
@@ -69,9 +76,15 @@ impl<'a> Agent<'a> {
             &params.to_string(),
         ));
         let label = "Result of Rein's folder_stats call (made for you before your first step; copy its numbers, and which files the task means is yours to decide)";
-        Ok(vec![
-            call,
-            ChatMessage::user(labelled_result(label, &report)),
-        ])
+        let shown = match plain_counts(&report.result, Detail::Files) {
+            Some(text) if self.options.levers.plain_counts => format!(
+                "{label}: {} - {}\n{}",
+                report.outcome.as_str(),
+                report.reason,
+                clip(&text, MAX_RESULT_CHARS)
+            ),
+            _ => labelled_result(label, &report),
+        };
+        Ok(vec![call, ChatMessage::user(shown)])
     }
 }
