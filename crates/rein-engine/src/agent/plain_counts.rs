@@ -36,7 +36,6 @@ const WORDED: &[&str] = &[
     "deepest",
     "empty",
     "same_content",
-    "truncated",
 ];
 
 /// The `folder_stats` result `result` as plain lines, with as much as `detail` asks for; `None`
@@ -82,7 +81,11 @@ pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
             groups_of(groups)
         ));
     }
-    for (key, value) in o.iter().filter(|(k, _)| !WORDED.contains(&k.as_str())) {
+    // `truncated: false` says nothing; `true` stays, with the notes that say what was cut.
+    let unworded = o
+        .iter()
+        .filter(|(k, v)| !WORDED.contains(&k.as_str()) && !(*k == "truncated" && **v == false));
+    for (key, value) in unworded {
         lines.push(format!("- {}: {}", key.replace('_', " "), figure(value)));
     }
     if detail != Detail::Totals {
@@ -257,6 +260,9 @@ mod tests {
         let text = plain_counts(&result, Detail::Files).unwrap();
         assert!(text.contains("- withheld: total_lines: a check of the task counts"));
         assert!(text.contains("- listed of: 140"));
+        let cut = json!({"path": "big", "files": 140, "truncated": true});
+        let cut_text = plain_counts(&cut, Detail::Totals).unwrap();
+        assert!(cut_text.contains("- truncated: true"), "{cut_text}");
         assert!(text.contains(
             "- logs/a.log: 9 bytes, 1 folder above it, withheld: lines: this file is counted otherwise"
         ));
