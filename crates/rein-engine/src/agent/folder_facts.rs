@@ -26,7 +26,7 @@ use crate::mission::FrozenContract;
 pub const FOLDER_STATS: &str = "folder_stats";
 
 /// Match-count patterns that match once at the start of each file: such a check counts files.
-const FILE_START: &[&str] = &["\\A", "^", "\\A(?s:.)"];
+pub(super) const FILE_START: &[&str] = &["\\A", "^", "\\A(?s:.)"];
 
 /// Line-count patterns that match every line, so a check with one counts what `lines` says.
 const EVERY_LINE: &[&str] = &["^", "", "(?m)^", ".*", "^.*", "(?m)^.*"];

@@ -338,6 +338,11 @@ pub enum Lever {
     /// [`super::plain_counts`]). The 1.5B, given `"files":13,...,"extensions":{"js":7}`, wrote
     /// `JavaScript files: 13` on explore-project-tree in all three attempts.
     PlainCounts,
+    /// With `folder-stats`: of Rein's counts the model is shown only the kinds the contract's
+    /// checks count (files always; lines, data rows only where a check counts them; bytes
+    /// never), see [`super::asked_counts`]. The 1.5B listed 4, 7, 5 and 3 letters and wrote
+    /// `Total letters: 96`, the total of lines Rein had shown (explore-archive-years).
+    AskedCounts,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -345,7 +350,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 51] = [
+    pub const ALL: [Lever; 52] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -397,6 +402,7 @@ impl Lever {
         Lever::OwnTotals,
         Lever::FileNotes,
         Lever::PlainCounts,
+        Lever::AskedCounts,
     ];
 
     pub fn name(self) -> &'static str {
@@ -452,6 +458,7 @@ impl Lever {
             Lever::OwnTotals => "own-totals",
             Lever::FileNotes => "file-notes",
             Lever::PlainCounts => "plain-counts",
+            Lever::AskedCounts => "asked-counts",
         }
     }
 
@@ -528,6 +535,7 @@ pub struct Levers {
     pub own_totals: bool,
     pub file_notes: bool,
     pub plain_counts: bool,
+    pub asked_counts: bool,
 }
 
 impl Default for Levers {
@@ -600,6 +608,7 @@ impl Levers {
         own_totals: false,
         file_notes: false,
         plain_counts: false,
+        asked_counts: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -654,6 +663,7 @@ impl Levers {
         own_totals: true,
         file_notes: true,
         plain_counts: true,
+        asked_counts: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -709,6 +719,7 @@ impl Levers {
             Lever::OwnTotals => self.own_totals,
             Lever::FileNotes => self.file_notes,
             Lever::PlainCounts => self.plain_counts,
+            Lever::AskedCounts => self.asked_counts,
         }
     }
 
@@ -765,6 +776,7 @@ impl Levers {
             Lever::OwnTotals => self.own_totals = on,
             Lever::FileNotes => self.file_notes = on,
             Lever::PlainCounts => self.plain_counts = on,
+            Lever::AskedCounts => self.asked_counts = on,
         }
     }
 

@@ -39,6 +39,7 @@
 //! | `task_search` | the `task-search` lever: the search of the task's words Rein makes before the first step |
 
 mod answer_lines;
+mod asked_counts;
 mod bodies;
 mod caps;
 mod change_list;

@@ -2,6 +2,7 @@
 //! [`crate::agent::folder_facts`]).
 
 use super::*;
+use crate::agent::asked_counts::{asked_kinds, keep_asked};
 use crate::agent::folder_facts::{
     folder_facts_plan, restated_figures, restated_plain_counts, FOLDER_STATS,
 };
@@ -49,7 +50,11 @@ impl<'a> Agent<'a> {
         };
         let id = self.rein_call_id("folder-stats", 0);
         let origin = (FOLDER_STATS_THOUGHT, Lever::FolderStats);
-        let report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
+        let mut report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
+        // Lever `asked-counts`: the journal's step (above) keeps the whole result.
+        if self.options.levers.asked_counts && report.outcome.ran() {
+            report.result = keep_asked(&report.result, asked_kinds(self.env.contract));
+        }
         let withheld = if report.outcome.ran() {
             st.folder_figures = if self.options.levers.plain_counts {
                 restated_plain_counts(&report.result)
