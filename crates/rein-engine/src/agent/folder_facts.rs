@@ -85,6 +85,7 @@ pub fn withhold_disputed(
 ) -> Withheld {
     let mut withheld = Withheld::default();
     let mut fields_cut: Vec<&str> = Vec::new();
+    let mut cut: Vec<(String, &str)> = Vec::new();
     // Past the cap a file is counted in the totals but not listed with its figure.
     let capped = result.get("listed_of").is_some();
     let Some(list) = result.get_mut("list").and_then(Value::as_array_mut) else {
@@ -129,8 +130,10 @@ pub fn withhold_disputed(
             ));
             withheld.paths.push(wanted.to_string());
             fields_cut.push(field);
+            cut.push((wanted.to_string(), field));
         }
     }
+    withhold_copies(result, &cut, &mut withheld);
     for field in fields_cut {
         let (total, most) = if field == "rows" {
             ("total_rows", "most_rows")
@@ -141,6 +144,46 @@ pub fn withhold_disputed(
     }
     withheld.totals = withhold_totals(contract, world, result);
     withheld
+}
+
+/// Takes each withheld figure (`cut`: path and field) out of the files `same_content` names as
+/// identical to its file too: a copy has the same figure, and the group ties the two.
+fn withhold_copies(result: &mut Value, cut: &[(String, &str)], withheld: &mut Withheld) {
+    let groups: Vec<Vec<String>> = result["same_content"]
+        .as_array()
+        .map(|gs| {
+            gs.iter()
+                .filter_map(Value::as_array)
+                .map(|g| {
+                    g.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(list) = result.get_mut("list").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for (path, field) in cut {
+        let copies = groups.iter().filter(|g| g.contains(path)).flatten();
+        for copy in copies.filter(|c| *c != path) {
+            let Some(entry) = list.iter_mut().find(|f| f["path"] == copy.as_str()) else {
+                continue;
+            };
+            if entry
+                .as_object_mut()
+                .and_then(|o| o.remove(*field))
+                .is_some()
+            {
+                entry["withheld"] = json!(format!(
+                    "{field}: the same content as {path}, which the task's check counts otherwise; count it yourself"
+                ));
+                withheld.paths.push(copy.clone());
+            }
+        }
+    }
 }
 
 /// Takes out of a `table_stats` (or `table_rows`) result each row count a check of the contract
@@ -408,27 +451,62 @@ pub fn restated_figures(result: &Value) -> Option<String> {
         Value::Object(kept).to_string()
     };
     let skip = ["path", "truncated"];
-    [
-        line(&skip),
-        line(&[&skip[..], &["list"]].concat()),
-        line(&[&skip[..], &["list", "folders"]].concat()),
+    let figures = [
+        (line(&skip), ""),
+        (line(&[&skip[..], &["list"]].concat()), LEFT_OUT_FILES),
+        (
+            line(&[&skip[..], &["list", "folders"]].concat()),
+            LEFT_OUT_FOLDERS,
+        ),
     ]
     .into_iter()
-    .find(|l| l.chars().count() <= RESTATED_MAX_CHARS)
-    .map(|figures| {
-        format!("Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}")
+    .find(|(l, _)| l.chars().count() <= RESTATED_MAX_CHARS);
+    Some(match figures {
+        Some((figures, left_out)) => format!(
+            "Rein's counts of {path} (its folder_stats call before your first step; copy these numbers): {figures}{left_out}"
+        ),
+        None => format!("Rein's counts of {path} are too long to repeat here{FIRST_RESULT}"),
     })
 }
 
+/// Where the figures a repeat leaves out are.
+const FIRST_RESULT: &str =
+    "; they are in the result of its folder_stats call at the start of this conversation.";
+/// What a repeat without each file's figures says.
+const LEFT_OUT_FILES: &str = " (each file's figures are not repeated here; they are in the result of Rein's folder_stats call at the start of this conversation)";
+/// What a repeat without each folder's and file's figures says.
+const LEFT_OUT_FOLDERS: &str = " (each folder's and file's figures are not repeated here; they are in the result of Rein's folder_stats call at the start of this conversation)";
+
 /// [`restated_figures`] in plain lines (lever `plain-counts`, see [`super::plain_counts`]): each
-/// file, then each folder, dropped in that order until the lines fit [`RESTATED_MAX_CHARS`].
+/// file (its rows and lines only, as in the JSON), then each folder, dropped in that order until
+/// the lines fit [`RESTATED_PLAIN_MAX_CHARS`], each drop said; past that, a sentence that says
+/// where the figures are.
 pub fn restated_plain_counts(result: &Value) -> Option<String> {
-    [Detail::Files, Detail::Folders, Detail::Totals]
-        .into_iter()
-        .filter_map(|detail| plain_counts(result, detail))
-        .find(|text| text.chars().count() <= RESTATED_MAX_CHARS)
-        .map(|text| format!("Rein's counts from its folder_stats call before your first step (copy these numbers):\n{text}"))
+    let mut counts = result.clone();
+    if let Some(list) = counts.get_mut("list") {
+        *list = per_file_counts(list);
+    }
+    let path = counts.get("path")?.as_str()?.to_string();
+    let figures = [
+        (Detail::Files, ""),
+        (Detail::Folders, LEFT_OUT_FILES),
+        (Detail::Totals, LEFT_OUT_FOLDERS),
+    ]
+    .into_iter()
+    .filter_map(|(detail, left_out)| Some((plain_counts(&counts, detail)?, left_out)))
+    .find(|(text, left_out)| text.chars().count() + left_out.len() <= RESTATED_PLAIN_MAX_CHARS);
+    Some(match figures {
+        Some((text, left_out)) => format!(
+            "Rein's counts from its folder_stats call before your first step (copy these numbers):\n{text}{left_out}"
+        ),
+        None => format!(
+            "Rein's counts from its folder_stats call before your first step, of {path}, are too long to repeat here{FIRST_RESULT}"
+        ),
+    })
 }
+
+/// Most characters of [`restated_plain_counts`]: the words take more room than the JSON's keys.
+const RESTATED_PLAIN_MAX_CHARS: usize = 1_200;
 
 /// Fields of a listed file [`restated_figures`] repeats, in this order (a table's rows before
 /// its lines, as the tool lists them).
@@ -523,12 +601,15 @@ mod tests {
             .collect::<Vec<_>>());
         let without_list = restated_figures(&many_files).unwrap();
         assert!(without_list.contains("f/sub002"), "{without_list}");
+        assert!(without_list.ends_with(LEFT_OUT_FILES), "{without_list}");
         assert!(!without_list.contains("\"list\""), "{without_list}");
         let mut huge = result_with_folders(0);
         huge["extensions"] = json!((0..200)
             .map(|i| (format!("x{i}"), json!(1)))
             .collect::<serde_json::Map<_, _>>());
-        assert_eq!(restated_figures(&huge), None);
+        let too_long = restated_figures(&huge).unwrap();
+        assert!(too_long.contains("too long to repeat here"), "{too_long}");
+        assert!(!too_long.contains("x199"), "{too_long}");
         assert_eq!(restated_figures(&json!({"files": 1})), None);
     }
 }

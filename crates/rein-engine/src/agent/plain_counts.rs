@@ -43,7 +43,7 @@ const WORDED: &[&str] = &[
 pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
     let o = result.as_object()?;
     let path = o.get("path")?.as_str()?;
-    let mut lines = vec![format!("Counts of {path} and everything under it:")];
+    let mut lines = vec![format!("Counts of {} and everything under it:", name(path))];
     if let Some(n) = o.get("files") {
         lines.push(format!(
             "- Files in all: {} (every extension, every sub-folder)",
@@ -64,14 +64,35 @@ pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
             lines.push(format!("- {words}: {}", figure(n)));
         }
     }
-    for (key, words) in [
-        ("most_files", "Folder with the most files of its own"),
-        ("most_lines", "File with the most lines"),
-        ("most_rows", "File with the most data rows"),
-        ("deepest", "File with the most folders above it"),
-        ("empty", "Empty files (0 bytes)"),
+    for (key, one, tied) in [
+        (
+            "most_files",
+            "Folder with the most files of its own",
+            "Folders tied for the most files of their own",
+        ),
+        (
+            "most_lines",
+            "File with the most lines",
+            "Files tied for the most lines",
+        ),
+        (
+            "most_rows",
+            "File with the most data rows",
+            "Files tied for the most data rows",
+        ),
+        (
+            "deepest",
+            "File with the most folders above it",
+            "Files tied for the most folders above them",
+        ),
+        ("empty", "Empty files (0 bytes)", "Empty files (0 bytes)"),
     ] {
         if let Some(paths) = o.get(key) {
+            let words = if paths.as_array().is_some_and(|a| a.len() > 1) {
+                tied
+            } else {
+                one
+            };
             lines.push(format!("- {words}: {}", path_list(paths)));
         }
     }
@@ -84,7 +105,7 @@ pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
     // `truncated: false` says nothing; `true` stays, with the notes that say what was cut.
     let unworded = o
         .iter()
-        .filter(|(k, v)| !WORDED.contains(&k.as_str()) && !(*k == "truncated" && **v == false));
+        .filter(|(k, v)| !WORDED.contains(&k.as_str()) && (*k != "truncated" || **v != false));
     for (key, value) in unworded {
         lines.push(format!("- {}: {}", key.replace('_', " "), figure(value)));
     }
@@ -111,6 +132,31 @@ fn figure(v: &Value) -> String {
     }
 }
 
+/// A path or extension as it is when it holds only letters, digits, spaces and `._-/`, else
+/// JSON-quoted: a name cannot then pass for words of the line it is on (`a.log, b.log` as two
+/// files, a look-alike colon and a forged figure after it).
+fn name(text: &str) -> String {
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " ._-/".contains(c));
+    if plain && !text.is_empty() {
+        text.to_string()
+    } else {
+        Value::String(text.to_string()).to_string()
+    }
+}
+
+/// A named path of the result: [`name`] of a string, the JSON of anything else.
+fn named(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), name)
+}
+
+/// `1 line`, `2 lines`: `n` (a figure of the result) with the word that fits it.
+fn counted(n: &Value, one: &str, many: &str) -> String {
+    let word = if n.as_u64() == Some(1) { one } else { many };
+    format!("{} {word}", figure(n))
+}
+
 /// `7 .js files, 2 .yaml files`: most first, then by name (the tool's `(none)` is a file with
 /// no extension).
 fn by_extension(ext: &Map<String, Value>) -> String {
@@ -124,12 +170,12 @@ fn by_extension(ext: &Map<String, Value>) -> String {
     }
     pairs
         .iter()
-        .map(|(name, n)| {
+        .map(|(ext, n)| {
             let file = if *n == 1 { "file" } else { "files" };
-            if name.as_str() == "(none)" {
+            if ext.as_str() == "(none)" {
                 format!("{n} {file} with no extension")
             } else {
-                format!("{n} .{name} {file}")
+                format!("{n} {} {file}", name(&format!(".{ext}")))
             }
         })
         .collect::<Vec<_>>()
@@ -140,7 +186,7 @@ fn by_extension(ext: &Map<String, Value>) -> String {
 fn path_list(paths: &Value) -> String {
     match paths.as_array() {
         Some(a) if a.is_empty() => "none".into(),
-        Some(a) => a.iter().map(figure).collect::<Vec<_>>().join(", "),
+        Some(a) => a.iter().map(named).collect::<Vec<_>>().join(", "),
         None => figure(paths),
     }
 }
@@ -159,12 +205,12 @@ fn groups_of(groups: &Value) -> String {
 }
 
 /// `- app/test: 2 files (2 .js files)`.
-fn folder_line(name: &str, facts: &Value) -> String {
+fn folder_line(folder: &str, facts: &Value) -> String {
     let n = facts.get("files").map(figure).unwrap_or_else(|| "?".into());
     let file = if n == "1" { "file" } else { "files" };
     match facts.get("extensions").and_then(Value::as_object) {
-        Some(ext) => format!("- {name}: {n} {file} ({})", by_extension(ext)),
-        None => format!("- {name}: {n} {file}"),
+        Some(ext) => format!("- {}: {n} {file} ({})", name(folder), by_extension(ext)),
+        None => format!("- {}: {n} {file}", name(folder)),
     }
 }
 
@@ -173,24 +219,17 @@ fn file_line(file: &Value) -> String {
     let Some(o) = file.as_object() else {
         return format!("- {}", figure(file));
     };
-    let path = o.get("path").map(figure).unwrap_or_else(|| "?".into());
+    let path = o.get("path").map(named).unwrap_or_else(|| "?".into());
     let mut parts = Vec::new();
-    for (key, words) in [
-        ("rows", "data rows"),
-        ("lines", "lines"),
-        ("bytes", "bytes"),
+    for (key, one, many) in [
+        ("rows", "data row", "data rows"),
+        ("lines", "line", "lines"),
+        ("bytes", "byte", "bytes"),
+        ("depth", "folder above it", "folders above it"),
     ] {
         if let Some(n) = o.get(key) {
-            parts.push(format!("{} {words}", figure(n)));
+            parts.push(counted(n, one, many));
         }
-    }
-    if let Some(d) = o.get("depth") {
-        let folder = if d.as_u64() == Some(1) {
-            "folder"
-        } else {
-            "folders"
-        };
-        parts.push(format!("{} {folder} above it", figure(d)));
     }
     for (key, value) in o
         .iter()
@@ -198,7 +237,11 @@ fn file_line(file: &Value) -> String {
     {
         parts.push(format!("{}: {}", key.replace('_', " "), figure(value)));
     }
-    format!("- {path}: {}", parts.join(", "))
+    if parts.is_empty() {
+        format!("- {path}")
+    } else {
+        format!("- {path}: {}", parts.join(", "))
+    }
 }
 
 #[cfg(test)]
