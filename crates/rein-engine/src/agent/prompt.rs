@@ -262,14 +262,20 @@ pub fn result_message(step: u32, tool: &str, report: &GateReport) -> String {
 /// A call's result as the model reads it, after `label`: the gate's outcome, its reason and
 /// the result, clipped to [`MAX_RESULT_CHARS`].
 pub fn labelled_result(label: &str, report: &GateReport) -> String {
+    let body = (!report.result.is_null()).then(|| report.result.to_string());
+    labelled_text(label, report, body.as_deref())
+}
+
+/// [`labelled_result`] with `body` in place of the result's JSON (Rein's counts in words,
+/// lever `plain-counts`), clipped the same way.
+pub fn labelled_text(label: &str, report: &GateReport, body: Option<&str>) -> String {
     let mut s = format!("{label}: {}", report.outcome.as_str());
     if !report.reason.is_empty() {
         s.push_str(&format!(" - {}", report.reason));
     }
-    if !report.result.is_null() {
-        let body = report.result.to_string();
+    if let Some(body) = body {
         s.push('\n');
-        s.push_str(&clip(&body, MAX_RESULT_CHARS));
+        s.push_str(&clip(body, MAX_RESULT_CHARS));
     }
     s
 }

@@ -7,7 +7,7 @@ use crate::agent::folder_facts::{
     folder_facts_plan, restated_figures, restated_plain_counts, FOLDER_STATS,
 };
 use crate::agent::plain_counts::{plain_counts, Detail};
-use crate::agent::prompt::{clip, labelled_result, MAX_RESULT_CHARS};
+use crate::agent::prompt::{labelled_result, labelled_text};
 
 /// The thought the journal shows for the call Rein made for the model.
 const FOLDER_STATS_THOUGHT: &str =
@@ -51,11 +51,11 @@ impl<'a> Agent<'a> {
         let id = self.rein_call_id("folder-stats", 0);
         let origin = (FOLDER_STATS_THOUGHT, Lever::FolderStats);
         let mut report = self.call_for_model(st, on_event, &id, FOLDER_STATS, &params, origin)?;
-        // Lever `asked-counts`: the journal's step (above) keeps the whole result.
-        if self.options.levers.asked_counts && report.outcome.ran() {
-            report.result = keep_asked(&report.result, asked_kinds(self.env.contract));
-        }
         let withheld = if report.outcome.ran() {
+            // Lever `asked-counts`: the journal's step (above) keeps the whole result.
+            if self.options.levers.asked_counts {
+                report.result = keep_asked(&report.result, asked_kinds(self.env.contract));
+            }
             st.folder_figures = if self.options.levers.plain_counts {
                 restated_plain_counts(&report.result)
             } else {
@@ -81,14 +81,15 @@ impl<'a> Agent<'a> {
             &params.to_string(),
         ));
         let label = "Result of Rein's folder_stats call (made for you before your first step; copy its numbers, and which files the task means is yours to decide)";
-        let shown = match plain_counts(&report.result, Detail::Files) {
-            Some(text) if self.options.levers.plain_counts => format!(
-                "{label}: {} - {}\n{}",
-                report.outcome.as_str(),
-                report.reason,
-                clip(&text, MAX_RESULT_CHARS)
-            ),
-            _ => labelled_result(label, &report),
+        let words = self
+            .options
+            .levers
+            .plain_counts
+            .then(|| plain_counts(&report.result, Detail::Files))
+            .flatten();
+        let shown = match words {
+            Some(text) => labelled_text(label, &report, Some(&text)),
+            None => labelled_result(label, &report),
         };
         Ok(vec![call, ChatMessage::user(shown)])
     }

@@ -630,11 +630,7 @@ impl<'a> Agent<'a> {
         }
         if let Some(hold) = self.change_hold(st) {
             holds.change = true;
-            self.env.journal.append_event(
-                Some(self.env.run),
-                "change_list_hold",
-                &json!({"step": n, "attempt": st.attempt}),
-            )?;
+            self.journal_hold("change_list_hold", n, st.attempt)?;
             return Ok(Some(hold));
         }
         if let Some((hold, next)) = self.total_hold(st, n)? {
@@ -643,14 +639,20 @@ impl<'a> Agent<'a> {
         }
         if let Some(review) = self.edit_review(st) {
             holds.review = true;
-            self.env.journal.append_event(
-                Some(self.env.run),
-                "edit_review",
-                &json!({"step": n, "attempt": st.attempt}),
-            )?;
+            self.journal_hold("edit_review", n, st.attempt)?;
             return Ok(Some(review));
         }
         Ok(None)
+    }
+
+    /// The journal's event for a finish held at step `n` of `attempt` (`kind` names the hold).
+    fn journal_hold(&self, kind: &str, n: u32, attempt: u32) -> Result<(), AgentError> {
+        self.env.journal.append_event(
+            Some(self.env.run),
+            kind,
+            &json!({"step": n, "attempt": attempt}),
+        )?;
+        Ok(())
     }
 
     /// A refused or held finish: counted, journaled, announced, and the report the model reads.
