@@ -460,13 +460,7 @@ fn a_retry_after_a_failed_verdict_repeats_the_counts() {
         },
     );
     assert!(!r.out.passed());
-    let retry = r
-        .model
-        .requests
-        .iter()
-        .flat_map(user_messages)
-        .find(|m| m.contains("These checks fail"))
-        .expect("a retry");
+    let retry = r.retry_message();
     assert!(retry.contains("longest"), "{retry}");
     let figures = retry
         .lines()

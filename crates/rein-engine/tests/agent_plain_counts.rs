@@ -148,13 +148,7 @@ fn a_retry_repeats_the_counts_in_words() {
         },
     );
     assert!(!r.out.passed());
-    let retry = r
-        .model
-        .requests
-        .iter()
-        .flat_map(user_messages)
-        .find(|m| m.contains("These checks fail"))
-        .expect("a retry");
+    let retry = r.retry_message();
     assert!(retry.contains("js-files"), "{retry}");
     assert!(
         retry.contains("- Files by extension: 7 .js files"),

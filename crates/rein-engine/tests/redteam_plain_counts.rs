@@ -95,13 +95,7 @@ fn three_places(r: &Ran) -> Vec<(&'static str, String)> {
     let after = user_messages(&r.model.requests[1]).last().cloned().unwrap();
     let after = plain_block(&after, PLAIN_MARK)
         .unwrap_or_else(|| panic!("no counts repeated after the first step: {after}"));
-    let retry = r
-        .model
-        .requests
-        .iter()
-        .flat_map(user_messages)
-        .find(|m| m.contains("These checks fail"))
-        .expect("a retry");
+    let retry = r.retry_message();
     let retry = plain_block(&retry, PLAIN_MARK)
         .unwrap_or_else(|| panic!("no counts in the retry: {retry}"));
     vec![
@@ -898,13 +892,7 @@ fn with_the_lever_off_the_three_places_show_the_json() {
     let parsed: Value = serde_json::from_str(body).unwrap();
     assert_eq!(parsed.to_string(), body, "the tool's JSON as it is");
     let after = user_messages(&r.model.requests[1]).last().cloned().unwrap();
-    let retry = r
-        .model
-        .requests
-        .iter()
-        .flat_map(user_messages)
-        .find(|m| m.contains("These checks fail"))
-        .expect("a retry");
+    let retry = r.retry_message();
     for (place, text) in [("after a step", &after), ("retry", &retry)] {
         let repeated = text
             .lines()

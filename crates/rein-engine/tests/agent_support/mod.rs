@@ -780,6 +780,17 @@ impl Ran {
         m.split("Progress:").next().unwrap().to_string()
     }
 
+    /// The first message of a `monotone-attempts` retry (the failed checks and what they
+    /// found); panics when the run had no retry.
+    pub fn retry_message(&self) -> String {
+        self.model
+            .requests
+            .iter()
+            .flat_map(user_messages)
+            .find(|m| m.contains("These checks fail"))
+            .expect("a retry")
+    }
+
     /// The first prompt's user message that holds `label` (the result of a call Rein made
     /// before the first step).
     pub fn first_message_with(&self, label: &str) -> String {
