@@ -63,10 +63,14 @@ fn the_first_prompt_says_each_count_in_words_and_the_run_passes() {
         "- app/test: 2 files (2 .js files)",
         "- app/config: 2 files (2 .yaml files)",
         "- File with the most folders above it: app/src/db/migrations/001_init.sql",
-        "- app/src/db/pool.js: 2 lines, 107 bytes, 3 folders above it",
+        "- app/src/db/pool.js: 2 lines\n",
     ] {
         assert!(shown.contains(said), "{said:?} not in {shown}");
     }
+    // A file's line holds its lines (and rows) only: the 1.5B copied the whole line into the
+    // list item its task asked for.
+    assert!(!shown.contains("107 bytes"), "{shown}");
+    assert!(!shown.contains("3 folders above it"), "{shown}");
     assert!(!shown.contains("\"extensions\""), "{shown}");
     // Off, the same call's result is the tool's JSON.
     let off = run(

@@ -20,9 +20,9 @@ use crate::mission::FrozenContract;
 /// The kinds of figure beyond file counts that the contract's checks count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AskedKinds {
-    /// A check counts lines of a file, or matching lines over files.
+    /// A check counts lines of a file, or matching lines over files (but those it states in rows).
     pub lines: bool,
-    /// A check counts the data rows of a table.
+    /// A check counts the data rows of a table, or matching lines it states in rows.
     pub rows: bool,
 }
 
@@ -30,13 +30,23 @@ pub struct AskedKinds {
 pub fn asked_kinds(contract: &FrozenContract) -> AskedKinds {
     let mut kinds = AskedKinds::default();
     for check in &contract.mission.checks {
-        let CheckSpec::NumericConsistency { expected, .. } = &check.spec else {
+        let CheckSpec::NumericConsistency {
+            expected, units, ..
+        } = &check.spec
+        else {
             continue;
         };
         match expected {
             Computed::Lines { .. } => kinds.lines = true,
+            // Matching lines a check states in rows are a table's data rows picked by a pattern
+            // (explore-csv-rows' `Orders in total`), and the 1.5B given each file's lines beside
+            // its rows copied both into a list item that asked for rows.
             Computed::Matches { pattern, .. } if !FILE_START.contains(&pattern.as_str()) => {
-                kinds.lines = true
+                if units.iter().any(|u| is_rows(u)) {
+                    kinds.rows = true
+                } else {
+                    kinds.lines = true
+                }
             }
             Computed::Csv {
                 op: Aggregate::Count,
@@ -46,6 +56,14 @@ pub fn asked_kinds(contract: &FrozenContract) -> AskedKinds {
         }
     }
     kinds
+}
+
+/// Whether a check's unit names a table's rows.
+fn is_rows(unit: &str) -> bool {
+    matches!(
+        unit.trim().to_lowercase().as_str(),
+        "row" | "rows" | "data row" | "data rows"
+    )
 }
 
 /// The `folder_stats` result `result` with the figures of the kinds no check counts taken out:

@@ -477,15 +477,20 @@ const LEFT_OUT_FILES: &str = " (each file's figures are not repeated here; they 
 /// What a repeat without each folder's and file's figures says.
 const LEFT_OUT_FOLDERS: &str = " (each folder's and file's figures are not repeated here; they are in the result of Rein's folder_stats call at the start of this conversation)";
 
+/// Lever `plain-counts`: the words shown before the first step, each file with its rows and lines
+/// only, as in the repeat. With its bytes and depth too, the 1.5B copied a file's whole line
+/// (`- logs/cron.log: 9 lines, 1 folder above it`) into the list item its task asked for; the
+/// deepest and the empty files have lines of their own.
+pub fn first_plain_counts(result: &Value) -> Option<String> {
+    plain_counts(&with_per_file_counts(result), Detail::Files)
+}
+
 /// [`restated_figures`] in plain lines (lever `plain-counts`, see [`super::plain_counts`]): each
 /// file (its rows and lines only, as in the JSON), then each folder, dropped in that order until
 /// the lines fit [`RESTATED_PLAIN_MAX_CHARS`], each drop said; past that, a sentence that says
 /// where the figures are.
 pub fn restated_plain_counts(result: &Value) -> Option<String> {
-    let mut counts = result.clone();
-    if let Some(list) = counts.get_mut("list") {
-        *list = per_file_counts(list);
-    }
+    let counts = with_per_file_counts(result);
     let path = counts.get("path")?.as_str()?.to_string();
     let figures = [
         (Detail::Files, ""),
@@ -511,6 +516,15 @@ const RESTATED_PLAIN_MAX_CHARS: usize = 1_200;
 /// Fields of a listed file [`restated_figures`] repeats, in this order (a table's rows before
 /// its lines, as the tool lists them).
 const RESTATED_FILE_FIELDS: &[&str] = &["path", "rows", "lines", "withheld", "skipped_by_policy"];
+
+/// `result` with its per-file list cut to [`RESTATED_FILE_FIELDS`].
+fn with_per_file_counts(result: &Value) -> Value {
+    let mut counts = result.clone();
+    if let Some(list) = counts.get_mut("list") {
+        *list = per_file_counts(list);
+    }
+    counts
+}
 
 /// The per-file list with only [`RESTATED_FILE_FIELDS`].
 fn per_file_counts(list: &Value) -> Value {

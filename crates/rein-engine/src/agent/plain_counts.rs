@@ -26,6 +26,7 @@ const WORDED: &[&str] = &[
     "path",
     "files",
     "extensions",
+    "no_extension",
     "folders",
     "list",
     "total_lines",
@@ -50,8 +51,8 @@ pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
             figure(n)
         ));
     }
-    if let Some(ext) = o.get("extensions").and_then(Value::as_object) {
-        lines.push(format!("- Files by extension: {}", by_extension(ext)));
+    if let Some(ext) = by_extension(o) {
+        lines.push(format!("- Files by extension: {ext}"));
     }
     for (key, words) in [
         ("total_lines", "Lines of all the files together"),
@@ -157,29 +158,34 @@ fn counted(n: &Value, one: &str, many: &str) -> String {
     format!("{} {word}", figure(n))
 }
 
-/// `7 .js files, 2 .yaml files`: most first, then by name (the tool's `(none)` is a file with
-/// no extension).
-fn by_extension(ext: &Map<String, Value>) -> String {
+/// `7 .js files, 2 .yaml files, 1 file with no extension`: the `extensions` of `facts` most
+/// first, then by name, then its `no_extension`; `None` when `facts` has neither.
+fn by_extension(facts: &Map<String, Value>) -> Option<String> {
+    let ext = facts.get("extensions").and_then(Value::as_object);
+    let none = facts.get("no_extension");
+    if ext.is_none() && none.is_none() {
+        return None;
+    }
     let mut pairs: Vec<(&String, u64)> = ext
-        .iter()
+        .into_iter()
+        .flatten()
         .map(|(name, n)| (name, n.as_u64().unwrap_or(0)))
         .collect();
     pairs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    if pairs.is_empty() {
-        return "none".into();
-    }
-    pairs
+    let file = |n: u64| if n == 1 { "file" } else { "files" };
+    let mut said: Vec<String> = pairs
         .iter()
-        .map(|(ext, n)| {
-            let file = if *n == 1 { "file" } else { "files" };
-            if ext.as_str() == "(none)" {
-                format!("{n} {file} with no extension")
-            } else {
-                format!("{n} {} {file}", name(&format!(".{ext}")))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|(ext, n)| format!("{n} {} {}", name(&format!(".{ext}")), file(*n)))
+        .collect();
+    if let Some(n) = none {
+        let files = file(n.as_u64().unwrap_or(0));
+        said.push(format!("{} {files} with no extension", figure(n)));
+    }
+    Some(if said.is_empty() {
+        "none".into()
+    } else {
+        said.join(", ")
+    })
 }
 
 /// `a, b` or `none`.
@@ -208,8 +214,8 @@ fn groups_of(groups: &Value) -> String {
 fn folder_line(folder: &str, facts: &Value) -> String {
     let n = facts.get("files").map(figure).unwrap_or_else(|| "?".into());
     let file = if n == "1" { "file" } else { "files" };
-    match facts.get("extensions").and_then(Value::as_object) {
-        Some(ext) => format!("- {}: {n} {file} ({})", name(folder), by_extension(ext)),
+    match facts.as_object().and_then(by_extension) {
+        Some(ext) => format!("- {}: {n} {file} ({ext})", name(folder)),
         None => format!("- {}: {n} {file}", name(folder)),
     }
 }
@@ -315,11 +321,20 @@ mod tests {
     #[test]
     fn files_without_an_extension_and_same_content_groups_read_as_words() {
         let result = json!({
-            "path": "share", "files": 3, "extensions": {"(none)": 1, "csv": 2},
+            "path": "share", "files": 4, "extensions": {"csv": 2, "(none)": 1},
+            "no_extension": 1,
             "same_content": [["share/a.csv", "share/old/a.csv"]],
         });
         let text = plain_counts(&result, Detail::Totals).unwrap();
-        assert!(text.contains("2 .csv files, 1 file with no extension"));
+        // A real extension `(none)` is an extension like any other.
+        assert!(
+            text.contains("2 .csv files, 1 \".(none)\" file, 1 file with no extension\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("no extension:"),
+            "worded, not kept as a key: {text}"
+        );
         assert!(text.contains("exactly the same as each other: (share/a.csv, share/old/a.csv)"));
     }
 

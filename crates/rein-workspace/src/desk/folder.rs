@@ -179,7 +179,9 @@ fn counted(n: u64, one: &str, many: &str) -> String {
 struct FileFacts {
     path: String,
     folder: String,
-    extension: String,
+    /// `None` for a file with no extension, which the result counts apart so that no
+    /// sentinel in the extension map can collide with a real extension.
+    extension: Option<String>,
     depth: usize,
     bytes: Option<u64>,
     lines: Option<usize>,
@@ -193,8 +195,8 @@ impl FileFacts {
     fn named(path: &RelPath) -> FileFacts {
         let name = path.file_name().unwrap_or_default();
         let extension = match name.rsplit_once('.') {
-            Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => ext.to_lowercase(),
-            _ => "(none)".to_string(),
+            Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => Some(ext.to_lowercase()),
+            _ => None,
         };
         FileFacts {
             path: path.as_str().to_string(),
@@ -220,7 +222,11 @@ impl FileFacts {
             return;
         };
         self.lines = Some(text.split_inclusive('\n').count());
-        if TABLE_EXTENSIONS.contains(&self.extension.as_str()) {
+        if self
+            .extension
+            .as_deref()
+            .is_some_and(|ext| TABLE_EXTENSIONS.contains(&ext))
+        {
             self.rows = Table::parse(&self.path, text).ok().map(|t| t.rows.len());
         }
     }
@@ -247,19 +253,43 @@ impl FileFacts {
     }
 }
 
+/// Files counted by extension, with the files that have none counted apart (`no_extension`).
+#[derive(Debug, Default)]
+struct ByExtension<'a> {
+    named: BTreeMap<&'a str, usize>,
+    none: usize,
+}
+
+impl<'a> ByExtension<'a> {
+    fn add(&mut self, file: &'a FileFacts) {
+        match &file.extension {
+            Some(ext) => *self.named.entry(ext).or_default() += 1,
+            None => self.none += 1,
+        }
+    }
+
+    /// Sets `extensions` on `facts`, and `no_extension` when any file has none.
+    fn put_into(&self, facts: &mut Value) {
+        facts["extensions"] = json!(self.named);
+        if self.none > 0 {
+            facts["no_extension"] = json!(self.none);
+        }
+    }
+}
+
 /// The result over `files`, and the keys whose paths were cut at a cap.
 fn summary(
     files: &[FileFacts],
     start: &RelPath,
     pattern: Option<&str>,
 ) -> (Value, Vec<&'static str>) {
-    let mut folders: BTreeMap<&str, (usize, BTreeMap<&str, usize>)> = BTreeMap::new();
-    let mut extensions: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut folders: BTreeMap<&str, (usize, ByExtension)> = BTreeMap::new();
+    let mut extensions = ByExtension::default();
     for f in files {
         let folder = folders.entry(&f.folder).or_default();
         folder.0 += 1;
-        *folder.1.entry(&f.extension).or_default() += 1;
-        *extensions.entry(&f.extension).or_default() += 1;
+        folder.1.add(f);
+        extensions.add(f);
     }
     let top = folders.values().map(|(n, _)| *n).max().unwrap_or(0);
     let most_files: Vec<String> = folders
@@ -272,19 +302,18 @@ fn summary(
         .into_iter()
         .take(FOLDER_STATS_MAX_LISTED)
         .map(|(name, (n, by_ext))| {
-            (
-                name.to_string(),
-                json!({ "files": n, "extensions": by_ext }),
-            )
+            let mut facts = json!({ "files": n });
+            by_ext.put_into(&mut facts);
+            (name.to_string(), facts)
         })
         .collect();
     let mut out = json!({
         "path": start.to_string(),
         "files": files.len(),
         "folders": folders,
-        "extensions": extensions,
         "list": files.iter().take(FOLDER_STATS_MAX_LISTED).map(FileFacts::to_json).collect::<Vec<_>>(),
     });
+    extensions.put_into(&mut out);
     let mut capped = Vec::new();
     if folders_of > FOLDER_STATS_MAX_LISTED {
         out["folders_of"] = json!(folders_of);
@@ -441,6 +470,29 @@ mod tests {
         assert_eq!(v["total_lines"], 4, "the binary file has no lines: {v}");
         assert_eq!(v["deepest"].as_array().unwrap().len(), 4);
         assert_eq!(v["truncated"], false);
+    }
+
+    #[test]
+    fn files_without_an_extension_are_counted_apart_from_every_real_extension() {
+        // `notes.(none)` has a real extension that once collided with the tool's own
+        // spelling of "no extension".
+        let v = stats(
+            &[
+                ("share/Makefile", b"all:\n"),
+                ("share/.env", b"A=1\n"),
+                ("share/notes.(none)", b"x\n"),
+                ("share/sub/a.csv", b"h\n1\n"),
+            ],
+            json!({"path": "share"}),
+        );
+        assert_eq!(v["no_extension"], 2, "{v}");
+        assert_eq!(v["extensions"], json!({"(none)": 1, "csv": 1}), "{v}");
+        assert_eq!(v["folders"]["share"]["no_extension"], 2, "{v}");
+        assert_eq!(v["folders"]["share"]["extensions"]["(none)"], 1, "{v}");
+        assert!(
+            v["folders"]["share/sub"].get("no_extension").is_none(),
+            "{v}"
+        );
     }
 
     #[test]

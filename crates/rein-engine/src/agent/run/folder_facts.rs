@@ -4,9 +4,8 @@
 use super::*;
 use crate::agent::asked_counts::{asked_kinds, keep_asked};
 use crate::agent::folder_facts::{
-    folder_facts_plan, restated_figures, restated_plain_counts, FOLDER_STATS,
+    first_plain_counts, folder_facts_plan, restated_figures, restated_plain_counts, FOLDER_STATS,
 };
-use crate::agent::plain_counts::{plain_counts, Detail};
 use crate::agent::prompt::{labelled_result, labelled_text};
 
 /// The thought the journal shows for the call Rein made for the model.
@@ -85,7 +84,7 @@ impl<'a> Agent<'a> {
             .options
             .levers
             .plain_counts
-            .then(|| plain_counts(&report.result, Detail::Files))
+            .then(|| first_plain_counts(&report.result))
             .flatten();
         let shown = match words {
             Some(text) => labelled_text(label, &report, Some(&text)),
