@@ -473,6 +473,23 @@ pub struct PolicyPathFilter<'p> {
 
 impl PathFilter for PolicyPathFilter<'_> {
     fn visible(&self, path: &RelPath) -> Visibility {
+        let own = self.own_visibility(path);
+        // `list_dir` gives each file's size, a fact of its content: none of a file that a rule with
+        // paths keeps from `file_info` (a rule for reading holds for `file_info` and
+        // `folder_stats`, which withhold it, not for listings). The name stays listed.
+        let size_kept = self.tool == "list_dir"
+            && self.policy.visibility("file_info", path.as_str()) != Visibility::Shown;
+        if own == Visibility::Shown && size_kept {
+            Visibility::Skipped
+        } else {
+            own
+        }
+    }
+}
+
+impl PolicyPathFilter<'_> {
+    /// How `path` appears to a call of this filter's tool by the rules for that tool alone.
+    fn own_visibility(&self, path: &RelPath) -> Visibility {
         let rule = self.policy.winner(&self.tool, Some(path.as_str()));
         let outside_the_allow_list = self.allow_listed
             && rule.is_some_and(|r| r.paths.is_none() && r.action != PolicyAction::Allow);

@@ -121,9 +121,12 @@ fn a_withheld_row_count_is_not_said_in_words_either() {
         .lines()
         .find(|l| l.starts_with("- data/customers.csv:"))
         .unwrap_or_else(|| panic!("customers not listed: {shown}"));
-    assert!(!customers.contains("data rows"), "{customers}");
+    assert!(
+        !customers.contains("14 rows") && !customers.contains("15 rows"),
+        "{customers}"
+    );
     assert!(customers.contains("count it yourself"), "{customers}");
-    assert!(shown.contains("- data/orders.csv: 37 data rows"), "{shown}");
+    assert!(shown.contains("- data/orders.csv: 37 rows"), "{shown}");
     assert!(
         !shown.contains("Data rows of all the tables together"),
         "{shown}"

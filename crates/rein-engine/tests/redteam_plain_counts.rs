@@ -190,7 +190,7 @@ fn a_disputed_row_count_is_unsaid_after_a_step_and_in_a_retry() {
     for (place, text) in three_places(&r) {
         if let Some(customers) = line_starting(&text, "- data/customers.csv:") {
             assert!(
-                !states_figure(customers, "data rows"),
+                !states_figure(customers, "rows"),
                 "{place}: {customers}"
             );
         }
@@ -217,10 +217,10 @@ fn a_copy_of_a_disputed_table_does_not_say_the_withheld_count() {
         "{same}"
     );
     let own = line_starting(&shown, "- data/customers.csv:").unwrap();
-    assert!(!own.contains("data rows"), "{own}");
+    assert!(!states_figure(own, "rows"), "{own}");
     let copy = line_starting(&shown, "- data/backup/customers.csv:").unwrap();
     assert!(
-        !copy.contains("data rows"),
+        !states_figure(copy, "rows"),
         "the withheld count of data/customers.csv, said for its copy: {copy}\n{same}"
     );
 }
@@ -840,7 +840,7 @@ fn the_plain_repeat_keeps_each_file_s_count_where_the_json_repeat_did() {
             plain_block(&plain_said, PLAIN_MARK).unwrap_or_else(|| panic!("{task}: {plain_said}"));
         for f in files {
             let path = f["path"].as_str().unwrap();
-            for (key, words) in [("rows", "data rows"), ("lines", "lines")] {
+            for (key, words) in [("rows", "rows"), ("lines", "lines")] {
                 if let Some(n) = f.get(key) {
                     let said = line_starting(&block, &format!("- {path}: "))
                         .is_some_and(|l| l.contains(&format!("{n} {words}")));

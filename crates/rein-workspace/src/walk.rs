@@ -195,7 +195,7 @@ impl<'w> Walker<'w> {
                     name,
                     path,
                     kind: stat.kind,
-                    size: stat.size,
+                    size: crate::workspace::file_size(&stat),
                 }),
                 EntryKind::Dir => {
                     let child: OwnedFd = match beneath::openat_nofollow(

@@ -22,8 +22,8 @@ pub struct DirEntry {
     pub name: String,
     pub path: RelPath,
     pub kind: EntryKind,
-    /// Size in bytes (files only; 0 otherwise).
-    pub size: u64,
+    /// See [`file_size`].
+    pub size: Option<u64>,
 }
 
 /// A directory's entries, plus names that exist but cannot be addressed (not UTF-8, or
@@ -39,11 +39,19 @@ pub struct Listing {
 pub struct FileInfo {
     pub path: RelPath,
     pub kind: EntryKind,
-    pub size: u64,
+    /// See [`file_size`].
+    pub size: Option<u64>,
     /// Permission bits, e.g. 0o644.
     pub mode: u32,
     /// Last modification, seconds since the Unix epoch.
     pub modified: i64,
+}
+
+/// The size in bytes of a file with one name; `None` for a folder or link, and for a file with
+/// more than one name (a hard link): the workspace opens none, and its size may be that of a
+/// file policy protects under its other name.
+pub(crate) fn file_size(stat: &Stat) -> Option<u64> {
+    (stat.kind == EntryKind::File && stat.nlink == 1).then_some(stat.size)
 }
 
 /// A confined folder. Cheap to share by reference; all methods take `&self`.
@@ -411,11 +419,7 @@ impl Workspace {
         Ok(Some(FileInfo {
             path: rel.clone(),
             kind: stat.kind,
-            size: if stat.kind == EntryKind::File {
-                stat.size
-            } else {
-                0
-            },
+            size: file_size(&stat),
             mode: stat.mode,
             modified: stat.mtime,
         }))
@@ -566,16 +570,11 @@ pub(crate) fn list_fd(
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
             Err(e) => return Err(e),
         }
-        let size = if stat.kind == EntryKind::File {
-            stat.size
-        } else {
-            0
-        };
         listing.entries.push(DirEntry {
             name,
             path,
             kind: stat.kind,
-            size,
+            size: file_size(&stat),
         });
     }
     Ok(listing)

@@ -118,7 +118,9 @@ pub fn plain_counts(result: &Value, detail: Detail) -> Option<String> {
     }
     if detail == Detail::Files {
         if let Some(files) = o.get("list").and_then(Value::as_array) {
-            lines.push("Each file:".into());
+            // A file's line is copied whole into the list item a task asks for (`- <path>: <N>
+            // rows`): its rows are `rows`, as the task says, with what they count said here.
+            lines.push("Each file (rows are data rows, the header not counted):".into());
             lines.extend(files.iter().map(file_line));
         }
     }
@@ -220,7 +222,7 @@ fn folder_line(folder: &str, facts: &Value) -> String {
     }
 }
 
-/// `- data/orders.csv: 12 data rows, 13 lines, 410 bytes, depth 1`, with any other field kept.
+/// `- data/orders.csv: 12 rows, 13 lines, 410 bytes, depth 1`, with any other field kept.
 fn file_line(file: &Value) -> String {
     let Some(o) = file.as_object() else {
         return format!("- {}", figure(file));
@@ -228,7 +230,7 @@ fn file_line(file: &Value) -> String {
     let path = o.get("path").map(named).unwrap_or_else(|| "?".into());
     let mut parts = Vec::new();
     for (key, one, many) in [
-        ("rows", "data row", "data rows"),
+        ("rows", "row", "rows"),
         ("lines", "line", "lines"),
         ("bytes", "byte", "bytes"),
         ("depth", "folder above it", "folders above it"),
@@ -289,7 +291,7 @@ mod tests {
     fn less_detail_drops_the_files_then_the_folders() {
         let folders = plain_counts(&project_tree(), Detail::Folders).unwrap();
         assert!(folders.contains("- app/test: 2 files"));
-        assert!(!folders.contains("Each file:"));
+        assert!(!folders.contains("Each file"));
         let totals = plain_counts(&project_tree(), Detail::Totals).unwrap();
         assert!(!totals.contains("app/test: 2 files"));
         assert!(totals.contains("- Files in all: 4"));

@@ -82,11 +82,13 @@ impl Tool for FolderStats {
             if visibility == Visibility::Skipped {
                 file.skipped = true;
             } else {
-                file.bytes = Some(entry.size);
-                if entry.size > READ_FILE_MAX_BYTES || entry.size > budget {
+                file.bytes = entry.size;
+                // No size: a hard link, which the workspace does not open.
+                let size = entry.size.unwrap_or(u64::MAX);
+                if size > READ_FILE_MAX_BYTES || size > budget {
                     file.unread = true;
                 } else {
-                    budget -= entry.size;
+                    budget -= size;
                     match ws.read_bytes_capped(&entry.path, READ_FILE_MAX_BYTES) {
                         Ok(Some(bytes)) => file.read_from(&bytes),
                         // Gone or grown since the walk, a hard link the workspace will not

@@ -80,8 +80,8 @@ impl Tool for ListDir {
                 let mut v = json!({ "name": e.name, "kind": e.kind.as_str() });
                 if *skipped {
                     v["skipped_by_policy"] = json!(true);
-                } else if e.kind == EntryKind::File {
-                    v["size"] = json!(e.size);
+                } else if let Some(size) = e.size {
+                    v["size"] = json!(size);
                 }
                 v
             })
@@ -284,15 +284,18 @@ impl Tool for FileInfoTool {
             "mode": format!("{:04o}", info.mode),
             "modified_unix": info.modified,
         });
-        match info.kind {
-            EntryKind::File => {
-                out["size"] = json!(info.size);
+        match (info.kind, info.size) {
+            (EntryKind::File, None) => {
+                out["note"] = json!(HARD_LINK_NOTE);
+            }
+            (EntryKind::File, Some(size)) => {
+                out["size"] = json!(size);
                 let (sha256, not_hashed) = capped_sha256(ws, &rel)?;
                 out["sha256"] = sha256;
                 if let Some(why) = not_hashed {
                     out["note"] = json!(why);
                 }
-                if info.size <= READ_FILE_MAX_BYTES {
+                if size <= READ_FILE_MAX_BYTES {
                     // Capped on the open file too: it may have grown since `info`.
                     match ws.read_bytes_capped(&rel, READ_FILE_MAX_BYTES) {
                         Ok(Some(bytes)) => match text_of(&bytes) {
@@ -307,7 +310,7 @@ impl Tool for FileInfoTool {
                     }
                 }
             }
-            EntryKind::Dir => {
+            (EntryKind::Dir, _) => {
                 let listing = ws.list_dir(&rel)?;
                 let shown = super::visible_entries(ctx, &listing.entries);
                 out["entries"] = json!(shown.entries.len());
@@ -318,6 +321,9 @@ impl Tool for FileInfoTool {
         Ok(ToolOutput::Data(out))
     }
 }
+
+/// What `file_info` says of a file with more than one name, whose size it does not give.
+const HARD_LINK_NOTE: &str = "a file with more than one name (a hard link): Rein opens none, so its size and content are not given";
 
 /// Longest `finish` summary. The summary proves nothing (the harness checks the files), and
 /// the 1.5B spent 145 s on a summary that ran into the 384-token reply cap and was thrown away;

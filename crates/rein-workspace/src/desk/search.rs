@@ -141,7 +141,8 @@ impl Tool for SearchText {
         let deadline = Instant::now() + SEARCH_TIME_BUDGET;
         let mut out_of_time: Option<String> = None;
         'files: for entry in searchable {
-            if entry.size > SEARCH_MAX_FILE_BYTES {
+            // A hard link (no size) is refused where it is read, and counted there.
+            if entry.size.is_some_and(|size| size > SEARCH_MAX_FILE_BYTES) {
                 stats.too_large += 1;
                 continue;
             }

@@ -61,6 +61,12 @@ fn hard_links_are_refused() {
         .read_bytes(&RelPath::parse("hard.txt").unwrap())
         .unwrap_err();
     assert!(is_link_error(&err), "{err}");
+    // Nor is its size given: it may be that of a file policy protects under its other name.
+    let hard = RelPath::parse("hard.txt").unwrap();
+    assert_eq!(ws.info(&hard).unwrap().unwrap().size, None);
+    let listing = ws.list_dir(&RelPath::root()).unwrap();
+    let entry = listing.entries.iter().find(|e| e.name == "hard.txt").unwrap();
+    assert_eq!(entry.size, None, "{entry:?}");
 }
 
 #[test]
