@@ -415,9 +415,12 @@ impl Policy {
     /// Whether a deny or ask rule with paths holds for `tool`, i.e. whether some file may be
     /// kept from it (named or not).
     pub fn narrows(&self, tool: &str) -> bool {
-        self.rules
-            .iter()
-            .any(|r| r.paths.is_some() && r.action != PolicyAction::Allow && r.matches_tool(tool))
+        let narrows = |tool: &str| {
+            self.rules.iter().any(|r| {
+                r.paths.is_some() && r.action != PolicyAction::Allow && r.matches_tool(tool)
+            })
+        };
+        narrows(tool) || size_giver(tool).is_some_and(narrows)
     }
 
     /// The [`PathFilter`] a call of `tool` sees its files through.
@@ -477,8 +480,8 @@ impl PathFilter for PolicyPathFilter<'_> {
         // `list_dir` gives each file's size, a fact of its content: none of a file that a rule with
         // paths keeps from `file_info` (a rule for reading holds for `file_info` and
         // `folder_stats`, which withhold it, not for listings). The name stays listed.
-        let size_kept = self.tool == "list_dir"
-            && self.policy.visibility("file_info", path.as_str()) != Visibility::Shown;
+        let size_kept = size_giver(&self.tool)
+            .is_some_and(|giver| self.policy.visibility(giver, path.as_str()) != Visibility::Shown);
         if own == Visibility::Shown && size_kept {
             Visibility::Skipped
         } else {
@@ -499,6 +502,12 @@ impl PolicyPathFilter<'_> {
             visibility_under(rule)
         }
     }
+}
+
+/// The tool whose rules also decide whether a listing by `tool` gives a file's size: `file_info`
+/// for `list_dir`, the one listing that gives sizes.
+fn size_giver(tool: &str) -> Option<&'static str> {
+    (tool == "list_dir").then_some("file_info")
 }
 
 /// How a file a call did not name appears when `rule` is the one that would decide a call

@@ -58,6 +58,8 @@ pub struct WalkResult {
 pub struct Walker<'w> {
     ws: &'w Workspace,
     options: WalkOptions,
+    /// Whether an ignore file may be read for its rules ([`Walker::reading_ignore_files`]).
+    ignore_file_readable: Option<&'w dyn Fn(&RelPath) -> bool>,
 }
 
 /// An ignore file's rules and the folder they apply from.
@@ -68,7 +70,19 @@ struct Rules {
 
 impl<'w> Walker<'w> {
     pub fn new(ws: &'w Workspace, options: WalkOptions) -> Walker<'w> {
-        Walker { ws, options }
+        Walker {
+            ws,
+            options,
+            ignore_file_readable: None,
+        }
+    }
+
+    /// Reads only the ignore files `readable` lets through for their rules; the others apply
+    /// none. Which files an ignore file leaves out tells what it says, so one that policy keeps
+    /// from a tool must not shape that tool's walk.
+    pub fn reading_ignore_files(mut self, readable: &'w dyn Fn(&RelPath) -> bool) -> Walker<'w> {
+        self.ignore_file_readable = Some(readable);
+        self
     }
 
     /// Walks `start` (a folder, or a single file which is returned alone). Ignore files in the
@@ -113,7 +127,12 @@ impl<'w> Walker<'w> {
         }
         for dir in chain.into_iter().rev() {
             if let Some(fd) = self.ws.open_dir_opt(&dir)? {
-                if let Some(r) = load_rules(fd.as_fd(), &dir, self.ws.root_anchor()) {
+                if let Some(r) = load_rules(
+                    fd.as_fd(),
+                    &dir,
+                    self.ws.root_anchor(),
+                    self.ignore_file_readable,
+                ) {
                     rules.push(r);
                 }
             }
@@ -130,7 +149,7 @@ impl<'w> Walker<'w> {
         result: &mut WalkResult,
     ) -> Result<()> {
         let pushed = if self.options.respect_ignore_files {
-            match load_rules(dir, rel, self.ws.root_anchor()) {
+            match load_rules(dir, rel, self.ws.root_anchor(), self.ignore_file_readable) {
                 Some(r) => {
                     rules.push(r);
                     true
@@ -259,16 +278,29 @@ fn relative_to(path: &RelPath, base: &RelPath) -> Option<String> {
 
 /// Reads `.gitignore` and `.ignore` in one folder (through its descriptor, never via a link or
 /// from another mount).
-fn load_rules(dir: BorrowedFd<'_>, rel: &RelPath, anchor: &Anchor) -> Option<Rules> {
+fn load_rules(
+    dir: BorrowedFd<'_>,
+    rel: &RelPath,
+    anchor: &Anchor,
+    readable: Option<&dyn Fn(&RelPath) -> bool>,
+) -> Option<Rules> {
     let mut builder = GitignoreBuilder::new(".");
     let mut any = false;
     for file in IGNORE_FILES {
+        if let Some(readable) = readable {
+            match rel.join(file) {
+                Ok(path) if readable(&path) => {}
+                _ => continue,
+            }
+        }
         let Ok(fd) = beneath::openat_nofollow(dir, file, OFlags::RDONLY | OFlags::NONBLOCK, 0)
         else {
             continue;
         };
+        // A hard link is read by no tool: its rules would tell what its other name holds.
         match beneath::stat_fd(fd.as_fd()) {
-            Ok(s) if s.kind == EntryKind::File && s.size <= MAX_IGNORE_FILE_BYTES => {}
+            Ok(s)
+                if crate::workspace::file_size(&s).is_some_and(|n| n <= MAX_IGNORE_FILE_BYTES) => {}
             _ => continue,
         }
         if anchor.check(fd.as_fd()).is_err() {

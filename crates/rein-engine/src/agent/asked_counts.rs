@@ -42,11 +42,10 @@ pub fn asked_kinds(contract: &FrozenContract) -> AskedKinds {
             // (explore-csv-rows' `Orders in total`), and the 1.5B given each file's lines beside
             // its rows copied both into a list item that asked for rows.
             Computed::Matches { pattern, .. } if !FILE_START.contains(&pattern.as_str()) => {
-                if units.iter().any(|u| is_rows(u)) {
-                    kinds.rows = true
-                } else {
-                    kinds.lines = true
-                }
+                // Both where its units name both (`lines` or `rows`): nothing it counts is cut.
+                let rows = units.iter().any(|u| unit_is(u, ROW_UNITS));
+                kinds.rows |= rows;
+                kinds.lines |= !rows || units.iter().any(|u| unit_is(u, LINE_UNITS));
             }
             Computed::Csv {
                 op: Aggregate::Count,
@@ -58,12 +57,19 @@ pub fn asked_kinds(contract: &FrozenContract) -> AskedKinds {
     kinds
 }
 
-/// Whether a check's unit names a table's rows.
-fn is_rows(unit: &str) -> bool {
-    matches!(
-        unit.trim().to_lowercase().as_str(),
-        "row" | "rows" | "data row" | "data rows"
-    )
+/// Units that name a table's rows, and units that name lines, as [`unit_is`] compares them.
+const ROW_UNITS: &[&str] = &["row", "rows", "data row", "data rows"];
+const LINE_UNITS: &[&str] = &["line", "lines"];
+
+/// Whether a check's unit is one of `names`, however its words are cased, spaced or joined
+/// (`Data  rows`, `data-rows`, a no-break space).
+fn unit_is(unit: &str, names: &[&str]) -> bool {
+    let words: Vec<String> = unit
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    names.contains(&words.join(" ").as_str())
 }
 
 /// The `folder_stats` result `result` with the figures of the kinds no check counts taken out:

@@ -135,13 +135,13 @@ fn figure(v: &Value) -> String {
     }
 }
 
-/// A path or extension as it is when it holds only letters, digits, spaces and `._-/`, else
-/// JSON-quoted: a name cannot then pass for words of the line it is on (`a.log, b.log` as two
-/// files, a look-alike colon and a forged figure after it).
+/// A path or extension as it is when it holds only letters, digits and `._-/`, else JSON-quoted:
+/// a name cannot then pass for words of the line it is on (`a.log, b.log` as two files, a
+/// look-alike colon and a forged figure after it, `a.x 9 files with no extension`).
 fn name(text: &str) -> String {
     let plain = text
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || " ._-/".contains(c));
+        .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c));
     if plain && !text.is_empty() {
         text.to_string()
     } else {

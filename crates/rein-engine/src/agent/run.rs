@@ -282,6 +282,9 @@ struct State {
     /// The figures of Rein's `folder_stats` call, repeated after each step's result (lever
     /// `folder-stats`).
     folder_figures: Option<String>,
+    /// Rein's `folder_stats` figures in words as shown before the first step (lever
+    /// `plain-counts`): a tool's result, which a deliverable may repeat (lever `no-echo`).
+    folder_words: Option<String>,
     /// What the last `folder_stats` result took out before it was shown and journalled (lever
     /// `folder-stats`), for the journal's `folder_stats` event of Rein's own call.
     folder_withheld: crate::agent::folder_facts::Withheld,
@@ -976,6 +979,7 @@ impl<'a> Agent<'a> {
             shown_tables: Vec::new(),
             combined_given: Vec::new(),
             folder_figures: None,
+            folder_words: None,
             folder_withheld: Default::default(),
             last_reply_cut: false,
             failed_as_is: None,

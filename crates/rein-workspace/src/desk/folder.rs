@@ -21,7 +21,6 @@ use super::{
     Visibility, READ_FILE_MAX_BYTES,
 };
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
-use crate::walk::{WalkOptions, Walker};
 use crate::RelPath;
 
 /// Most files one `folder_stats` call lists one by one; the counts cover every file.
@@ -62,9 +61,7 @@ impl Tool for FolderStats {
         let start = path_arg(ws, self.name(), a, Some("."))?;
         let pattern = args::opt_str(a, "pattern");
         let matcher = pattern.map(|p| glob_matcher(self.name(), p)).transpose()?;
-        let walk = Walker::new(ws, WalkOptions::default())
-            .walk(&start)
-            .map_err(super::file_error)?;
+        let walk = super::policy_walk(ws, ctx, &start).map_err(super::file_error)?;
         let policy = path_filter(ctx);
         let mut hidden = 0usize;
         let mut files = Vec::new();

@@ -23,6 +23,7 @@ use crate::confine::{RelPath, MAX_PATH_BYTES};
 use crate::error::WorkspaceError;
 use crate::registry::{ToolRegistry, MAX_INPUT_CHARS};
 use crate::tool::{args, ToolContext, ToolError};
+use crate::walk::{WalkOptions, WalkResult, Walker};
 use crate::workspace::{DirEntry, Workspace};
 
 pub use calc::{evaluate as calculate, CALC_DECIMALS, CALC_MAX_CHARS};
@@ -148,6 +149,20 @@ pub(crate) fn path_filter<'a>(ctx: &'a ToolContext<'_>) -> &'a dyn PathFilter {
         ToolContext::FilteredDesk { filter, .. } => *filter,
         ToolContext::Desk(_) | ToolContext::Sandbox(_) => &ShowAll,
     }
+}
+
+/// Walks `start` for a desk tool: an ignore file that the context's policy does not show the tool
+/// applies no rules (see [`Walker::reading_ignore_files`]).
+pub(crate) fn policy_walk(
+    ws: &Workspace,
+    ctx: &ToolContext<'_>,
+    start: &RelPath,
+) -> crate::error::Result<WalkResult> {
+    let filter = path_filter(ctx);
+    let readable = |p: &RelPath| filter.visible(p) == Visibility::Shown;
+    Walker::new(ws, WalkOptions::default())
+        .reading_ignore_files(&readable)
+        .walk(start)
 }
 
 /// A folder's entries as a listing may show them: each shown one with whether policy keeps

@@ -16,7 +16,6 @@ use super::{
     thousands, workspace, Visibility,
 };
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
-use crate::walk::{WalkOptions, Walker};
 use crate::RelPath;
 
 /// Default (and maximum) number of results.
@@ -75,7 +74,7 @@ impl Tool for FindRelated {
             .ok_or_else(|| not_found(&target))?;
         let target_terms = text_of_lenient(&bytes).map(terms).unwrap_or_default();
 
-        let walk = Walker::new(ws, WalkOptions::default()).walk(&RelPath::root())?;
+        let walk = super::policy_walk(ws, ctx, &RelPath::root())?;
         let policy = path_filter(ctx);
         let mut skipped = 0usize;
         let mut candidates: Vec<&RelPath> = Vec::new();

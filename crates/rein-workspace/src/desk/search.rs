@@ -17,7 +17,6 @@ use super::{
     workspace, Visibility,
 };
 use crate::tool::{args, Tool, ToolContext, ToolError, ToolOutput};
-use crate::walk::{WalkOptions, Walker};
 use crate::workspace::Workspace;
 use crate::RelPath;
 
@@ -103,9 +102,7 @@ impl Tool for SearchText {
                 tool: tool.to_string(),
                 message: format!("the pattern is not a valid regular expression ({e}); set literal=true to search for plain text"),
             })?;
-        let walk = Walker::new(ws, WalkOptions::default())
-            .walk(&start)
-            .map_err(super::file_error)?;
+        let walk = super::policy_walk(ws, ctx, &start).map_err(super::file_error)?;
         let mut searcher = SearcherBuilder::new()
             .line_number(true)
             .binary_detection(BinaryDetection::quit(0))
@@ -431,9 +428,7 @@ impl Tool for FindFiles {
         let pattern = args::str(self.name(), a, "pattern")?;
         let start = path_arg(ws, self.name(), a, Some("."))?;
         let matcher = glob_matcher(self.name(), pattern)?;
-        let walk = Walker::new(ws, WalkOptions::default())
-            .walk(&start)
-            .map_err(super::file_error)?;
+        let walk = super::policy_walk(ws, ctx, &start).map_err(super::file_error)?;
         let policy = path_filter(ctx);
         // A hidden file counts whatever the pattern, so the count confirms no guessed name.
         let mut hidden = 0usize;

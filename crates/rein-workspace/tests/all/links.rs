@@ -65,7 +65,11 @@ fn hard_links_are_refused() {
     let hard = RelPath::parse("hard.txt").unwrap();
     assert_eq!(ws.info(&hard).unwrap().unwrap().size, None);
     let listing = ws.list_dir(&RelPath::root()).unwrap();
-    let entry = listing.entries.iter().find(|e| e.name == "hard.txt").unwrap();
+    let entry = listing
+        .entries
+        .iter()
+        .find(|e| e.name == "hard.txt")
+        .unwrap();
     assert_eq!(entry.size, None, "{entry:?}");
 }
 

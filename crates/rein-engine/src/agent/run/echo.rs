@@ -52,8 +52,12 @@ impl<'a> Agent<'a> {
         rein.extend(st.transcript.head().iter().map(|msg| msg.content.clone()));
         rein.push(st.rein_notes.clone());
         let world = self.env.world;
+        // Rein's `folder_stats` figures in words (lever `plain-counts`) are a tool's result: a
+        // file's line, `- data/orders.csv: 37 rows`, is what a list of the tables rightly says.
+        let facts = [&st.folder_words, &st.folder_figures];
         let allowed = || {
             let mut texts: Vec<String> = vec![m.prompt.clone()];
+            texts.extend(facts.into_iter().flatten().cloned());
             for path in m
                 .inputs
                 .iter()

@@ -86,6 +86,7 @@ impl<'a> Agent<'a> {
             .plain_counts
             .then(|| first_plain_counts(&report.result))
             .flatten();
+        st.folder_words.clone_from(&words);
         let shown = match words {
             Some(text) => labelled_text(label, &report, Some(&text)),
             None => labelled_result(label, &report),
