@@ -276,7 +276,7 @@ fn a_model_that_loops_is_stopped_for_no_progress() {
         caps(&events),
         vec![(
             "no_progress".into(),
-            "stopped: 8 steps in a row made no progress (each repeated an earlier call, was a call that did not run, or was a refused finish)".into()
+            "stopped: 8 steps in a row made no progress (each repeated an earlier call, was a call that did not run, was a reply cut off at the reply cap, or was a refused finish)".into()
         )]
     );
 }

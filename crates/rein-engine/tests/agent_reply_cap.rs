@@ -6,7 +6,9 @@
 #[path = "agent_support/mod.rs"]
 mod support;
 
-use rein_engine::agent::{AgentEvent, MAX_REPLY_TOKENS, SHORT_TEXT_MAX_CHARS};
+use rein_engine::agent::{
+    AgentEvent, CapHit, RunEnd, MAX_REPLY_TOKENS, MAX_STEPS_WITHOUT_PROGRESS, SHORT_TEXT_MAX_CHARS,
+};
 use rein_engine::gate::AllowAll;
 use rein_protocol::FinishReason;
 use support::{fixture, Harness, PromptRecorder};
@@ -105,4 +107,41 @@ fn short_after_cut_holds_only_the_next_reply_s_texts_to_the_short_cap() {
     }
     // Off, every request has the full schema.
     assert!(run(false).iter().all(|c| *c == full));
+}
+
+/// Replies cut at the cap, one after another, stop at the no-progress cap: the 1.5B sent 21 of
+/// them in a row on explore-log-lines until the 900 s timeout (`ex21c-ask/`).
+#[test]
+fn replies_cut_again_and_again_stop_at_the_no_progress_cap() {
+    let good = std::fs::read_to_string(fixture("good.jsonl")).unwrap();
+    let write = good.lines().nth(3).unwrap().to_string();
+    let script = vec![write; 2 * MAX_STEPS_WITHOUT_PROGRESS as usize].join("\n");
+    let mut model = PromptRecorder::tapped(
+        &script,
+        "cut-all.jsonl",
+        Box::new(|_, request, c| {
+            let keep = c.text.chars().count() / 2;
+            c.text = c.text.chars().take(keep).collect();
+            c.finish = FinishReason::Length;
+            c.completion_tokens = request.max_tokens;
+        }),
+    );
+    let h = Harness::new("desk_task");
+    let (out, events) = h.run_model(&mut model, &mut AllowAll, |_| {}, None, &mut |_| {});
+    assert_eq!(
+        out.end,
+        RunEnd::Cap {
+            hit: CapHit::NoProgress {
+                limit: MAX_STEPS_WITHOUT_PROGRESS
+            }
+        },
+        "{}",
+        out.reason()
+    );
+    let steps = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Step(_)))
+        .count();
+    assert_eq!(steps, MAX_STEPS_WITHOUT_PROGRESS as usize);
+    assert!(!h.workspace.join("out/summary.md").exists());
 }

@@ -111,7 +111,7 @@ impl CapHit {
                 "stopped: the run took {elapsed_secs} s, reaching the run timeout of {limit_secs} s"
             ),
             CapHit::NoProgress { limit } => format!(
-                "stopped: {limit} steps in a row made no progress (each repeated an earlier call, was a call that did not run, or was a refused finish)"
+                "stopped: {limit} steps in a row made no progress (each repeated an earlier call, was a call that did not run, was a reply cut off at the reply cap, or was a refused finish)"
             ),
             CapHit::InputChars { limit, chars, what } => format!(
                 "{what} has {chars} characters, more than the cap of {limit} characters per input; it was not used"

@@ -528,6 +528,12 @@ impl<'a> Agent<'a> {
         on_event: &mut dyn FnMut(&AgentEvent),
     ) -> Result<StepEnd, AgentError> {
         st.figures.format_errors += 1;
+        // A reply cut at the cap moves nothing forward, and the next is cut as often as not: the
+        // 1.5B sent 21 in a row on explore-log-lines until the 900 s timeout (`ex21c-ask/`).
+        // Other unreadable replies neither count nor reset.
+        if e.cut_at.is_some() {
+            st.stalled += 1;
+        }
         // The generic advice (write a long file in parts with create_file) sent the
         // 1.5B from a cut write_sections call to a pasted create_file.
         let shorter = |writer: &str| match writer {
