@@ -12,7 +12,7 @@ use rein_engine::agent::Levers;
 use rein_engine::gate::AllowAll;
 use rein_engine::policy::Policy;
 use serde_json::json;
-use support::{finish_line, line, user_messages, Harness, Ran, FOLDER_STATS_LABEL};
+use support::{finish_line, journal_events, line, user_messages, Harness, Ran, FOLDER_STATS_LABEL};
 
 const TREE: &str = "out/tree.md";
 const GOLD_TREE: &str = "# Project tree\n\nJavaScript files: 7\nTest files: 2\nConfig files: 2\nDeepest file: app/src/db/migrations/001_init.sql\n";
@@ -161,4 +161,40 @@ fn a_retry_repeats_the_counts_in_words() {
         retry.contains("- Files by extension: 7 .js files"),
         "{retry}"
     );
+}
+
+/// With `no-echo`, Rein's figures in words are a tool's result a deliverable may repeat (a file's
+/// line is what a list of the logs says), while the sentence the repeat puts them under is Rein's
+/// own and is still held.
+#[test]
+fn no_echo_lets_the_worded_figures_through_but_not_rein_s_sentence() {
+    const LOG_LINES: &str = "out/log_lines.md";
+    let gold = "# Log lines\n\n- logs/api.log: 23 lines\n- logs/cron.log: 9 lines\n- logs/nginx/access.log: 27 lines\n- logs/nginx/error.log: 6 lines\n- logs/worker.log: 31 lines\n\nLongest: logs/worker.log\nTotal lines: 96\n";
+    let echo = "Rein's counts from its folder_stats call before your first step (copy these numbers): the logs are counted.\n";
+    let with_no_echo = Levers {
+        no_echo: true,
+        ..levers(true)
+    };
+    let script = line("read_file", json!({"path": "logs/api.log"}))
+        + &line(
+            "create_file",
+            json!({"path": LOG_LINES, "content": format!("{gold}{echo}")}),
+        )
+        + &line("create_file", json!({"path": LOG_LINES, "content": gold}))
+        + &line("read_file", json!({ "path": LOG_LINES }))
+        + &finish_line();
+    let r = Ran::one_attempt(
+        Harness::desk_suite("explore-log-lines"),
+        &script,
+        &mut AllowAll,
+        Policy::safe_default(),
+        with_no_echo,
+    );
+    let holds = journal_events(&r.h.journal, r.out.run, "no_echo");
+    assert_eq!(holds.len(), 1, "{holds:?}");
+    let held = holds[0].to_string();
+    assert!(held.contains("copy these numbers"), "{held}");
+    assert!(!held.contains("logs/api.log: 23"), "{held}");
+    let written = std::fs::read_to_string(r.h.workspace.join(LOG_LINES)).unwrap();
+    assert_eq!(written, gold);
 }

@@ -54,10 +54,11 @@ impl<'a> Agent<'a> {
         let world = self.env.world;
         // Rein's `folder_stats` figures in words (lever `plain-counts`) are a tool's result: a
         // file's line, `- data/orders.csv: 37 rows`, is what a list of the tables rightly says.
-        let facts = [&st.folder_words, &st.folder_figures];
+        // The repeat after each step holds the same lines under a sentence of Rein's own.
+        let facts = st.folder_words.clone();
         let allowed = || {
             let mut texts: Vec<String> = vec![m.prompt.clone()];
-            texts.extend(facts.into_iter().flatten().cloned());
+            texts.extend(facts);
             for path in m
                 .inputs
                 .iter()
