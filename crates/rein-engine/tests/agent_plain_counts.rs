@@ -26,13 +26,11 @@ fn levers(plain: bool) -> Levers {
 }
 
 fn run(h: Harness, script: &str, plain: bool) -> Ran {
-    Ran::one_attempt(
-        h,
-        script,
-        &mut AllowAll,
-        Policy::safe_default(),
-        levers(plain),
-    )
+    run_with(h, script, levers(plain))
+}
+
+fn run_with(h: Harness, script: &str, levers: Levers) -> Ran {
+    Ran::one_attempt(h, script, &mut AllowAll, Policy::safe_default(), levers)
 }
 
 fn tree_answer() -> String {
@@ -183,11 +181,9 @@ fn no_echo_lets_the_worded_figures_through_but_not_rein_s_sentence() {
         + &line("create_file", json!({"path": LOG_LINES, "content": gold}))
         + &line("read_file", json!({ "path": LOG_LINES }))
         + &finish_line();
-    let r = Ran::one_attempt(
+    let r = run_with(
         Harness::desk_suite("explore-log-lines"),
         &script,
-        &mut AllowAll,
-        Policy::safe_default(),
         with_no_echo,
     );
     let holds = journal_events(&r.h.journal, r.out.run, "no_echo");

@@ -180,8 +180,11 @@ fn by_extension(facts: &Map<String, Value>) -> Option<String> {
         .map(|(ext, n)| format!("{n} {} {}", name(&format!(".{ext}")), file(*n)))
         .collect();
     if let Some(n) = none {
-        let files = file(n.as_u64().unwrap_or(0));
-        said.push(format!("{} {files} with no extension", figure(n)));
+        said.push(counted(
+            n,
+            "file with no extension",
+            "files with no extension",
+        ));
     }
     Some(if said.is_empty() {
         "none".into()
@@ -214,11 +217,12 @@ fn groups_of(groups: &Value) -> String {
 
 /// `- app/test: 2 files (2 .js files)`.
 fn folder_line(folder: &str, facts: &Value) -> String {
-    let n = facts.get("files").map(figure).unwrap_or_else(|| "?".into());
-    let file = if n == "1" { "file" } else { "files" };
+    let files = facts
+        .get("files")
+        .map_or_else(|| "? files".into(), |n| counted(n, "file", "files"));
     match facts.as_object().and_then(by_extension) {
-        Some(ext) => format!("- {}: {n} {file} ({ext})", name(folder)),
-        None => format!("- {}: {n} {file}", name(folder)),
+        Some(ext) => format!("- {}: {files} ({ext})", name(folder)),
+        None => format!("- {}: {files}", name(folder)),
     }
 }
 

@@ -55,10 +55,10 @@ impl<'a> Agent<'a> {
         // Rein's `folder_stats` figures in words (lever `plain-counts`) are a tool's result: a
         // file's line, `- data/orders.csv: 37 rows`, is what a list of the tables rightly says.
         // The repeat after each step holds the same lines under a sentence of Rein's own.
-        let facts = st.folder_words.clone();
+        let facts = st.folder_words.as_deref();
         let allowed = || {
             let mut texts: Vec<String> = vec![m.prompt.clone()];
-            texts.extend(facts);
+            texts.extend(facts.map(str::to_string));
             for path in m
                 .inputs
                 .iter()
