@@ -216,3 +216,112 @@ fn a_model_that_writes_again_without_reading_is_held_up_to_three_times() {
         .prompt(1)
         .contains(r#"Your next call: {\"action\": \"read_file\", \"parameters\": {\"path\": \"notes/2024-05-14-ops-sync.md\"}}"#));
 }
+
+const GIVEN_BACK: &str = "no longer (lever read-cited): the files it named are read, or cannot be";
+
+#[test]
+fn the_held_write_is_given_back_once_its_input_is_read() {
+    // The 1.5B in explore-csv-rows (`ex21c-ask/`): held, it read the two files its table named,
+    // then wrote a table of those two alone. The held write comes back to send again.
+    let script = line(
+        "search_text",
+        json!({"pattern": "Cloudline", "path": "notes"}),
+    ) + &renewal_answer()
+        + &line("read_file", json!({ "path": NOTE }))
+        + &renewal_answer()
+        + &read_back_and_finish();
+    let r = run_on("search-hosting-renewal", &script, true);
+    assert!(r.out.passed(), "{}", r.out.reason());
+    assert!(!r.model.prompt(2).contains(GIVEN_BACK));
+    let after_read = r.model.prompt(3);
+    assert!(
+        after_read.contains(&format!("Rein holds your write of step 2 {GIVEN_BACK}")),
+        "{after_read}"
+    );
+    assert!(
+        after_read.contains("Monthly cost: 1,850 EUR"),
+        "the held write's own text: {after_read}"
+    );
+    let released = journal_events(&r.h.journal, r.out.run, "read_cited_released");
+    assert_eq!(released.len(), 1, "{released:?}");
+    assert_eq!(released[0]["held_at"], json!(2));
+    // Once (the earlier result is still in the transcript), not after every step from then on.
+    assert_eq!(r.model.prompt(4).matches(GIVEN_BACK).count(), 1);
+}
+
+#[test]
+fn the_held_write_waits_for_every_input_it_named() {
+    let answer = line(
+        "create_file",
+        json!({"path": ANSWER, "content": "Service: pricing\nOwner: emil@shop.example (not search)\nExpires: 2025-01-17\n"}),
+    );
+    let script = answer.clone()
+        + &line("read_file", json!({"path": "services/pricing.yaml"}))
+        + &line("read_file", json!({"path": "services/search.yaml"}))
+        + &answer;
+    let r = run_on("search-cert-expiry", &script, true);
+    let held = journal_events(&r.h.journal, r.out.run, "read_cited");
+    assert_eq!(
+        held[0]["unread"],
+        json!(["services/pricing.yaml", "services/search.yaml"]),
+        "{held:?}"
+    );
+    assert!(!r.model.prompt(2).contains(GIVEN_BACK), "one still unread");
+    assert!(r
+        .model
+        .prompt(3)
+        .contains(&format!("Rein holds your write of step 1 {GIVEN_BACK}")));
+    assert_eq!(outcomes(&r)[3], ("create_file".into(), "executed".into()));
+}
+
+#[test]
+fn a_write_made_since_the_hold_is_not_followed_by_the_stale_one() {
+    // Held, then a first write naming nothing unread ran: the deliverable exists, and the held
+    // text is stale.
+    let script = renewal_answer()
+        + &line(
+            "create_file",
+            json!({"path": ANSWER, "content": "Term: 24 months\nMonthly cost: 1,850 EUR\n"}),
+        )
+        + &line("read_file", json!({ "path": NOTE }));
+    let r = run_on("search-hosting-renewal", &script, true);
+    assert_eq!(outcomes(&r)[1], ("create_file".into(), "executed".into()));
+    assert!(!r.model.prompt(3).contains(GIVEN_BACK));
+    assert!(journal_events(&r.h.journal, r.out.run, "read_cited_released").is_empty());
+}
+
+#[test]
+fn an_input_that_cannot_be_read_releases_the_held_write_too() {
+    let policy = Policy::from_toml_str(
+        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"deny\"\n"),
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let script = renewal_answer() + &line("read_file", json!({ "path": NOTE })) + &renewal_answer();
+    let r = Ran::of(
+        Harness::desk_suite("search-hosting-renewal"),
+        &script,
+        &mut AllowAll,
+        policy,
+        |o| {
+            o.levers = Levers {
+                read_cited: true,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 1;
+        },
+    );
+    assert!(r
+        .model
+        .prompt(2)
+        .contains(&format!("Rein holds your write of step 1 {GIVEN_BACK}")));
+}
+
+#[test]
+fn without_the_lever_nothing_is_given_back() {
+    let script = renewal_answer() + &line("read_file", json!({ "path": NOTE }));
+    let r = run_on("search-hosting-renewal", &script, false);
+    assert!(!r.model.prompt(2).contains(GIVEN_BACK));
+    assert!(journal_events(&r.h.journal, r.out.run, "read_cited_released").is_empty());
+}

@@ -109,6 +109,26 @@ fn holds_word(text: &str, word: &str) -> bool {
     })
 }
 
+/// A first write of the deliverable that [`cited_unread`] held: the model's own call, given
+/// back once the inputs it named are read ([`held_draft_note`]).
+#[derive(Debug, Clone)]
+pub struct CitedDraft {
+    /// The step that sent it.
+    pub step: u32,
+    pub tool: String,
+    pub params: Value,
+}
+
+/// What the model is told once no input its held write named holds it: the write itself, as
+/// a call to send again, since the 1.5B otherwise writes again from the files it read last.
+pub fn held_draft_note(draft: &CitedDraft) -> String {
+    let call = serde_json::json!({"action": draft.tool, "parameters": draft.params});
+    format!(
+        "\nRein holds your write of step {} no longer (lever read-cited): the files it named are read, or cannot be. That write was:\n{call}\nSend it again now, changing only what the files you read show otherwise.",
+        draft.step
+    )
+}
+
 /// What the model is told of a held write.
 pub fn held_reason(unread: &[String]) -> String {
     let (them, it) = if unread.len() == 1 {

@@ -41,7 +41,7 @@ use super::prompt::{
     progress_note, progress_parts, result_message, result_shown_whole, source_lines_note,
     summarize, system_prompt, task_message, task_reminder, type_document,
 };
-use super::read_cited::{cited_unread, held_reason};
+use super::read_cited::{cited_unread, held_reason, CitedDraft};
 use super::read_fit::fit_read_result;
 use super::rewrite::REWRITE_SECTION;
 use super::row_query::TABLE_ROWS;
@@ -307,6 +307,8 @@ struct State {
     auto_finish_refused_in: Option<u32>,
     /// How many writes each input held (lever `read-cited`), up to [`CITED_HOLDS_MAX`].
     cited_held: Vec<(String, u32)>,
+    /// The last write `read-cited` held, given back once the inputs it named are read.
+    cited_draft: Option<CitedDraft>,
     /// Files whose widened read (lever `whole-reads`) was not shown whole: their ranges are
     /// left as asked from then on, so a cut that names where to read on is never widened back.
     cut_whole_reads: Vec<String>,
@@ -989,6 +991,7 @@ impl<'a> Agent<'a> {
             no_paste_shown: Default::default(),
             auto_finish_refused_in: None,
             cited_held: Vec::new(),
+            cited_draft: None,
             cut_whole_reads: Vec::new(),
             echo_held: (0, 0),
             rein_notes: String::new(),

@@ -1,12 +1,16 @@
 //! Lever `read-cited`: the hold of a first write of the deliverable that names an input the run
-//! has not read in full (see [`crate::agent::read_cited`]).
+//! has not read in full (see [`crate::agent::read_cited`]), and the held write given back once
+//! those inputs are read.
 
 use super::*;
+use crate::agent::read_cited::held_draft_note;
+use crate::checks::last_write;
 
 impl<'a> Agent<'a> {
     /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
     /// names inputs not read in full, see [`cited_unread`], that can still hold it), journaled
-    /// as a `read_cited` event; `None` to let it through to the gate.
+    /// as a `read_cited` event; `None` to let it through to the gate. The held call is kept to
+    /// give back once its inputs are read ([`Self::held_draft_back`]).
     pub(super) fn read_cited_hold(
         &self,
         st: &mut State,
@@ -23,8 +27,34 @@ impl<'a> Agent<'a> {
         ) else {
             return Ok(None);
         };
-        // An input whose read the gate refused, or that held CITED_HOLDS_MAX writes, holds no
-        // more: the model cannot, or will not, read it, and holding would only end the run.
+        let unread = self.cited_still_holding(st, path, params);
+        if unread.is_empty() {
+            return Ok(None);
+        }
+        for input in &unread {
+            match st.cited_held.iter_mut().find(|(i, _)| i == input) {
+                Some((_, n)) => *n += 1,
+                None => st.cited_held.push((input.clone(), 1)),
+            }
+        }
+        st.cited_draft = Some(CitedDraft {
+            step: n,
+            tool: tool.to_string(),
+            params: params.clone(),
+        });
+        self.env.journal.append_event(
+            Some(self.env.run),
+            "read_cited",
+            &json!({"step": n, "attempt": st.attempt, "unread": unread}),
+        )?;
+        Ok(Some(held_reason(&unread)))
+    }
+
+    /// The inputs a write of `path` with `params` names, not read in full, that can still hold
+    /// it. An input whose read the gate refused, or that held [`CITED_HOLDS_MAX`] writes,
+    /// holds no more: the model cannot, or will not, read it, and holding would only end the
+    /// run.
+    fn cited_still_holding(&self, st: &State, path: &str, params: &Value) -> Vec<String> {
         let holds = |input: &String| {
             let held = st
                 .cited_held
@@ -41,7 +71,7 @@ impl<'a> Agent<'a> {
             });
             held < CITED_HOLDS_MAX && !refused
         };
-        let unread: Vec<String> = cited_unread(
+        cited_unread(
             self.env.contract,
             &st.trace,
             path,
@@ -50,21 +80,39 @@ impl<'a> Agent<'a> {
         )
         .into_iter()
         .filter(holds)
-        .collect();
-        if unread.is_empty() {
-            return Ok(None);
+        .collect()
+    }
+
+    /// Lever `read-cited`: once every input the held write named is read (or can hold it no
+    /// more), that write given back to send again, journaled as a `read_cited_released`
+    /// event; empty while one is still unread, or when none is held. Why: in explore-csv-rows
+    /// the 1.5B's held table had all seven rows right; after reading the two archived files
+    /// it named, it wrote a table of those two alone, the files it had just read.
+    pub(super) fn held_draft_back(&self, st: &mut State, n: u32) -> Result<String, AgentError> {
+        let Some(draft) = st.cited_draft.as_ref() else {
+            return Ok(String::new());
+        };
+        let Some(path) = trace_target(&draft.tool, &draft.params) else {
+            st.cited_draft = None;
+            return Ok(String::new());
+        };
+        // Written since (the model wrote again on its own): the draft is stale, and no write
+        // is held any more once the deliverable exists.
+        if last_write(&st.trace, path).is_some() {
+            st.cited_draft = None;
+            return Ok(String::new());
         }
-        for input in &unread {
-            match st.cited_held.iter_mut().find(|(i, _)| i == input) {
-                Some((_, n)) => *n += 1,
-                None => st.cited_held.push((input.clone(), 1)),
-            }
+        if !self.cited_still_holding(st, path, &draft.params).is_empty() {
+            return Ok(String::new());
         }
+        let Some(draft) = st.cited_draft.take() else {
+            return Ok(String::new());
+        };
         self.env.journal.append_event(
             Some(self.env.run),
-            "read_cited",
-            &json!({"step": n, "attempt": st.attempt, "unread": unread}),
+            "read_cited_released",
+            &json!({"step": n, "attempt": st.attempt, "held_at": draft.step}),
         )?;
-        Ok(Some(held_reason(&unread)))
+        Ok(held_draft_note(&draft))
     }
 }

@@ -485,6 +485,8 @@ impl<'a> Agent<'a> {
                 "\nYou made exactly this call already at step {earlier}; its result is above. Do the next thing instead."
             ));
         }
+        // Lever `read-cited`: the model's own held write, which `no-echo` lets it send again.
+        feedback.push_str(&self.held_draft_back(st, n)?);
         // The model's own notes, not Rein's words (lever `no-echo` lets a write copy them).
         feedback.push_str(&self.file_notes_message(st));
         let notes_from = feedback.len();
