@@ -325,3 +325,142 @@ fn without_the_lever_nothing_is_given_back() {
     assert!(!r.model.prompt(2).contains(GIVEN_BACK));
     assert!(journal_events(&r.h.journal, r.out.run, "read_cited_released").is_empty());
 }
+
+/// With `cited-reads` too.
+fn run_reading(task: &str, script: &str, policy: Policy) -> Ran {
+    Ran::of(
+        Harness::desk_suite(task),
+        script,
+        &mut AllowAll,
+        policy,
+        |o| {
+            o.levers = Levers {
+                read_cited: true,
+                cited_reads: true,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 1;
+        },
+    )
+}
+
+const REIN_READS: &str =
+    "Rein read this file for the model's write that named it unread (lever cited-reads)";
+
+#[test]
+fn with_cited_reads_rein_reads_what_the_held_write_named_and_gives_it_back() {
+    // One write, held, read for, sent again: no read of the model's own.
+    let script = line(
+        "search_text",
+        json!({"pattern": "Cloudline", "path": "notes"}),
+    ) + &renewal_answer()
+        + &renewal_answer()
+        + &read_back_and_finish();
+    let r = run_reading("search-hosting-renewal", &script, Policy::safe_default());
+    assert!(r.out.passed(), "{}", r.out.reason());
+    let after_hold = r.model.prompt(2);
+    assert!(
+        after_hold.contains("not read in full yet, and the answer must rest on inputs read before it is first written; Rein reads it for you now (lever cited-reads), below"),
+        "{after_hold}"
+    );
+    assert!(
+        after_hold.contains("Rein read 1 of the 1 file your held write named (lever cited-reads)"),
+        "{after_hold}"
+    );
+    assert!(after_hold.contains(&format!("Rein holds your write of step 2 {GIVEN_BACK}")));
+    // The note's own lines are in the prompt: the read's result, labelled as Rein's.
+    assert!(
+        after_hold.contains(&format!(
+            "Result of Rein's read of {NOTE} (read_file, named by your held write)"
+        )),
+        "{after_hold}"
+    );
+    let rein_reads: Vec<_> = r
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            rein_engine::agent::AgentEvent::Step(s) if s.thought.as_deref() == Some(REIN_READS) => {
+                s.parameters.clone()
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rein_reads, [json!({ "path": NOTE })]);
+    let inputs_read = r
+        .out
+        .verdict
+        .as_ref()
+        .unwrap()
+        .checks
+        .iter()
+        .find(|c| c.id == "inputs-read")
+        .map(|c| c.facts.join("; "))
+        .unwrap();
+    assert!(
+        inputs_read.contains("the files its held write named, lever cited-reads"),
+        "{inputs_read}"
+    );
+}
+
+#[test]
+fn cited_reads_reads_every_named_input_in_one_step() {
+    let answer = line(
+        "create_file",
+        json!({"path": ANSWER, "content": "Service: pricing\nOwner: emil@shop.example (not search)\nExpires: 2025-01-17\n"}),
+    );
+    let r = run_reading(
+        "search-cert-expiry",
+        &(answer.clone() + &answer),
+        Policy::safe_default(),
+    );
+    let after_hold = r.model.prompt(1);
+    assert!(
+        after_hold.contains("Rein read 2 of the 2 files your held write named (lever cited-reads), each a read_file call of its own, shown above: 2 shown whole."),
+        "{after_hold}"
+    );
+    assert_eq!(
+        outcomes(&r).last().unwrap(),
+        &("create_file".into(), "executed".into())
+    );
+}
+
+#[test]
+fn a_file_policy_asks_about_is_left_for_the_model_and_the_write_stays_held() {
+    let policy = Policy::from_toml_str(
+        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"ask\"\n"),
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap();
+    let r = run_reading("search-hosting-renewal", &renewal_answer(), policy);
+    let after_hold = r.model.prompt(1);
+    assert!(
+        after_hold.contains(&format!("Rein read 0 of the 1 file your held write named (lever cited-reads), each a read_file call of its own, shown above: 0 shown whole. Not read (1): {NOTE} (policy asks before it is read, or keeps it); read those with read_file yourself before you write.")),
+        "{after_hold}"
+    );
+    assert!(
+        !after_hold.contains(GIVEN_BACK),
+        "still unread: {after_hold}"
+    );
+    assert!(!r.events.iter().any(|e| matches!(e,
+        rein_engine::agent::AgentEvent::Step(s) if s.thought.as_deref() == Some(REIN_READS))));
+}
+
+#[test]
+fn without_read_cited_cited_reads_does_nothing() {
+    let r = Ran::of(
+        Harness::desk_suite("search-hosting-renewal"),
+        &renewal_answer(),
+        &mut AllowAll,
+        Policy::safe_default(),
+        |o| {
+            o.levers = Levers {
+                cited_reads: true,
+                ..Levers::DEFAULT
+            };
+            o.limits.attempts = 1;
+        },
+    );
+    assert_eq!(outcomes(&r)[0], ("create_file".into(), "executed".into()));
+    assert!(!r.model.prompt(1).contains("lever cited-reads"));
+}

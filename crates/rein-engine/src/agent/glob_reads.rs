@@ -144,10 +144,11 @@ pub trait ListedReader {
     fn read(&mut self, path: &str) -> (usize, bool);
 }
 
-/// Reads the files of `listed` for the glob `asked`, in the listing's order: each that the
-/// reader's look finds text, while the files and the characters shown so far stay under the
-/// caps. A file over the characters left is left and smaller ones after it are still read.
-pub fn read_listed(asked: &str, listed: &[String], reader: &mut dyn ListedReader) -> Plan {
+/// Reads the files of `listed` for the glob `asked` (`None`: files the model named one by one,
+/// dot files among them), in the listing's order: each that the reader's look finds text, while
+/// the files and the characters shown so far stay under the caps. A file over the characters
+/// left is left and smaller ones after it are still read.
+pub fn read_listed(asked: Option<&str>, listed: &[String], reader: &mut dyn ListedReader) -> Plan {
     let mut plan = Plan::default();
     let mut used = 0;
     for path in listed {
@@ -156,7 +157,7 @@ pub fn read_listed(asked: &str, listed: &[String], reader: &mut dyn ListedReader
                 .push((path.clone(), "over the cap on files read for one call"));
             continue;
         }
-        if unnamed_dot_file(asked, path) {
+        if asked.is_some_and(|asked| unnamed_dot_file(asked, path)) {
             plan.left.push((
                 path.clone(),
                 "a dot file, read only when the glob names it with its dot",
@@ -223,13 +224,24 @@ pub fn glob_note(listed: usize, plan: &Plan, truncated: bool) -> String {
         return "Your glob matched no file; nothing was read. Use list_dir or find_files to see the names."
             .to_string();
     }
-    let mut s = format!(
+    let opening = format!(
         "Your glob listed {listed} file{}{}; Rein read {} of them for you (lever glob-reads), each a read_file call of its own, shown above: {} shown whole.",
         plural(listed),
         if truncated { " (its list was cut)" } else { "" },
         plan.reads(),
         plan.whole.len(),
     );
+    with_plan_left(
+        opening,
+        plan,
+        "named in the listing above or by find_files with a narrower pattern",
+        "read those with read_file, one path or a narrower glob at a time.",
+    )
+}
+
+/// `opening`, then the files of `plan` not shown whole and those left (with why, the first
+/// [`NAMED_LEFT_MAX`] by name, the rest counted and said to be `more_named`), then `go_on`.
+pub fn with_plan_left(mut s: String, plan: &Plan, more_named: &str, go_on: &str) -> String {
     if !plan.cut.is_empty() {
         s.push_str(&format!(
             " Not shown whole (read the rest with read_file): {}.",
@@ -243,11 +255,12 @@ pub fn glob_note(listed: usize, plan: &Plan, truncated: bool) -> String {
         }
         if plan.left.len() > NAMED_LEFT_MAX {
             s.push_str(&format!(
-                " and {} more, named in the listing above or by find_files with a narrower pattern;",
+                " and {} more, {more_named};",
                 plan.left.len() - NAMED_LEFT_MAX
             ));
         }
-        s.push_str(" read those with read_file, one path or a narrower glob at a time.");
+        s.push(' ');
+        s.push_str(go_on);
     }
     s
 }
@@ -333,7 +346,7 @@ mod tests {
         look: impl FnMut(&str) -> Look,
         read: impl FnMut(&str) -> (usize, bool),
     ) -> Plan {
-        read_listed("d/*", listed, &mut Fake { look, read })
+        read_listed(Some("d/*"), listed, &mut Fake { look, read })
     }
 
     #[test]

@@ -343,6 +343,13 @@ pub enum Lever {
     /// never), see [`super::asked_counts`]. The 1.5B listed 4, 7, 5 and 3 letters and wrote
     /// `Total letters: 96`, the total of lines Rein had shown (explore-archive-years).
     AskedCounts,
+    /// With `read-cited`: when a write is held for naming inputs not read in full, Rein reads
+    /// them for the model at once, each through the gate as a `read_file` call of its own (the
+    /// caps of `glob-reads`: at most 24 files and one result's characters, policy's asking
+    /// rules kept), and gives the held write back to send again. The 1.5B, held on
+    /// explore-share-cleanup, read one of the five files its write named and wrote the same
+    /// text again, three times, until each file had held it the most times it may.
+    CitedReads,
 }
 
 /// Longest text parameter of the reply after a cut one (lever `short-after-cut`): two such
@@ -350,7 +357,7 @@ pub enum Lever {
 pub const SHORT_TEXT_MAX_CHARS: u64 = 250;
 
 impl Lever {
-    pub const ALL: [Lever; 52] = [
+    pub const ALL: [Lever; 53] = [
         Lever::FactsTools,
         Lever::Requirements,
         Lever::RepeatEscape,
@@ -403,6 +410,7 @@ impl Lever {
         Lever::FileNotes,
         Lever::PlainCounts,
         Lever::AskedCounts,
+        Lever::CitedReads,
     ];
 
     pub fn name(self) -> &'static str {
@@ -459,6 +467,7 @@ impl Lever {
             Lever::FileNotes => "file-notes",
             Lever::PlainCounts => "plain-counts",
             Lever::AskedCounts => "asked-counts",
+            Lever::CitedReads => "cited-reads",
         }
     }
 
@@ -536,6 +545,7 @@ pub struct Levers {
     pub file_notes: bool,
     pub plain_counts: bool,
     pub asked_counts: bool,
+    pub cited_reads: bool,
 }
 
 impl Default for Levers {
@@ -609,6 +619,7 @@ impl Levers {
         file_notes: false,
         plain_counts: false,
         asked_counts: false,
+        cited_reads: false,
     };
 
     pub const ALL_ON: Levers = Levers {
@@ -664,6 +675,7 @@ impl Levers {
         file_notes: true,
         plain_counts: true,
         asked_counts: true,
+        cited_reads: true,
     };
 
     pub fn get(&self, lever: Lever) -> bool {
@@ -720,6 +732,7 @@ impl Levers {
             Lever::FileNotes => self.file_notes,
             Lever::PlainCounts => self.plain_counts,
             Lever::AskedCounts => self.asked_counts,
+            Lever::CitedReads => self.cited_reads,
         }
     }
 
@@ -777,6 +790,7 @@ impl Levers {
             Lever::FileNotes => self.file_notes = on,
             Lever::PlainCounts => self.plain_counts = on,
             Lever::AskedCounts => self.asked_counts = on,
+            Lever::CitedReads => self.cited_reads = on,
         }
     }
 

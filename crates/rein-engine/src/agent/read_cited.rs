@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::checks::{last_write, read_whole_at, same_path, CheckSpec, TraceEntry};
 use crate::mission::FrozenContract;
 
+use super::glob_reads::{with_plan_left, Plan};
 use super::prompt::task_picks_inputs;
 
 /// Shortest file stem an answer is taken to name as a word (`17` of `mail/17.eml.txt` is a
@@ -115,6 +116,8 @@ fn holds_word(text: &str, word: &str) -> bool {
 pub struct CitedDraft {
     /// The step that sent it.
     pub step: u32,
+    /// The inputs it named that held it.
+    pub unread: Vec<String>,
     pub tool: String,
     pub params: Value,
 }
@@ -129,8 +132,33 @@ pub fn held_draft_note(draft: &CitedDraft) -> String {
     )
 }
 
-/// What the model is told of a held write.
-pub fn held_reason(unread: &[String]) -> String {
+/// What the model reads after Rein's reads for a held write (lever `cited-reads`): how many of
+/// the files it named were read and shown whole, and those not (with why, to read itself).
+pub fn cited_reads_note(named: usize, plan: &Plan) -> String {
+    let opening = format!(
+        "Rein read {} of the {named} file{} your held write named (lever cited-reads), each a read_file call of its own, shown above: {} shown whole.",
+        plan.reads(),
+        if named == 1 { "" } else { "s" },
+        plan.whole.len(),
+    );
+    with_plan_left(
+        opening,
+        plan,
+        "named in the held write's message above",
+        "read those with read_file yourself before you write.",
+    )
+}
+
+/// What the model is told of a held write; `rein_reads`: Rein reads the inputs for it (lever
+/// `cited-reads`), so the model is not asked to.
+pub fn held_reason(unread: &[String], rein_reads: bool) -> String {
+    if rein_reads {
+        return format!(
+            "held by Rein, nothing was written (lever read-cited): your text names {}, not read in full yet, and the answer must rest on inputs read before it is first written; Rein reads {} for you now (lever cited-reads), below",
+            unread.join(", "),
+            if unread.len() == 1 { "it" } else { "them" },
+        );
+    }
     let (them, it) = if unread.len() == 1 {
         ("it", "it")
     } else {

@@ -81,7 +81,8 @@ fn inputs_read_facts(
                     ));
                 }
                 // Rein reads before the model's first call (inputs-first, stats-first), or
-                // after it only for the model's own glob (glob-reads).
+                // after it only for the model's own glob (glob-reads) or the files its held
+                // write named (cited-reads).
                 _ if cx.trace[i].by_rein && cx.trace[..i].iter().all(|e| e.by_rein) => {
                     facts.push(format!(
                         "{p}: read in full at call {} (by Rein before the first step, lever inputs-first or stats-first)",
@@ -89,7 +90,7 @@ fn inputs_read_facts(
                     ))
                 }
                 _ if cx.trace[i].by_rein => facts.push(format!(
-                    "{p}: read in full at call {} (by Rein for the model's read_file of a glob or a folder, lever glob-reads)",
+                    "{p}: read in full at call {} (by Rein for the model: its read_file of a glob or a folder, lever glob-reads, or the files its held write named, lever cited-reads)",
                     i + 1
                 )),
                 _ if parts > 1 => facts.push(format!(

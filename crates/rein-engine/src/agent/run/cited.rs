@@ -2,8 +2,10 @@
 //! has not read in full (see [`crate::agent::read_cited`]), and the held write given back once
 //! those inputs are read.
 
+use super::glob_reads::{GlobReads, ListedReads, ReadsFor};
 use super::*;
-use crate::agent::read_cited::held_draft_note;
+use crate::agent::glob_reads::read_listed;
+use crate::agent::read_cited::{cited_reads_note, held_draft_note};
 use crate::checks::last_write;
 
 impl<'a> Agent<'a> {
@@ -39,6 +41,7 @@ impl<'a> Agent<'a> {
         }
         st.cited_draft = Some(CitedDraft {
             step: n,
+            unread: unread.clone(),
             tool: tool.to_string(),
             params: params.clone(),
         });
@@ -47,7 +50,7 @@ impl<'a> Agent<'a> {
             "read_cited",
             &json!({"step": n, "attempt": st.attempt, "unread": unread}),
         )?;
-        Ok(Some(held_reason(&unread)))
+        Ok(Some(held_reason(&unread, self.reads_cited())))
     }
 
     /// The inputs a write of `path` with `params` names, not read in full, that can still hold
@@ -114,5 +117,59 @@ impl<'a> Agent<'a> {
             &json!({"step": n, "attempt": st.attempt, "held_at": draft.step}),
         )?;
         Ok(held_draft_note(&draft))
+    }
+}
+
+/// Reads for a held write (lever `cited-reads`).
+const FOR_CITED: ReadsFor = ReadsFor {
+    thought: "Rein read this file for the model's write that named it unread (lever cited-reads)",
+    lever: Lever::CitedReads,
+    id: "cited",
+    what: "named by your held write",
+};
+
+impl<'a> Agent<'a> {
+    /// Whether Rein reads the inputs a held write named (lever `cited-reads`, with
+    /// `read-cited`), outside a memory sandbox, with `read_file` offered.
+    pub(super) fn reads_cited(&self) -> bool {
+        let levers = &self.options.levers;
+        levers.read_cited
+            && levers.cited_reads
+            && !self.options.memory
+            && self.tools().iter().any(|t| t == "read_file")
+    }
+
+    /// Lever `cited-reads`: Rein's reads of the inputs the write just held named, each through
+    /// the gate as a call of its own, on the trace as Rein's, with the caps of `glob-reads`
+    /// (policy's asking rules kept: such a file is left for the model to read); the note after
+    /// them says what was shown whole and what was left.
+    pub(super) fn cited_reads(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+    ) -> Result<GlobReads, AgentError> {
+        let mut out = GlobReads {
+            shown: String::new(),
+            pinned: Vec::new(),
+        };
+        let unread = match st.cited_draft.as_ref() {
+            Some(draft) if self.reads_cited() => draft.unread.clone(),
+            _ => return Ok(out),
+        };
+        let mut reader = ListedReads {
+            agent: self,
+            st,
+            on_event,
+            out: &mut out,
+            error: None,
+            reads_for: FOR_CITED,
+        };
+        let plan = read_listed(None, &unread, &mut reader);
+        if let Some(e) = reader.error.take() {
+            return Err(e);
+        }
+        out.shown.push('\n');
+        out.shown.push_str(&cited_reads_note(unread.len(), &plan));
+        Ok(out)
     }
 }

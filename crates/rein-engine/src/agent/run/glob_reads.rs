@@ -10,9 +10,23 @@ use crate::agent::glob_reads::{
 use crate::agent::prompt::labelled_result;
 use rein_workspace::desk::is_text;
 
-/// The thought the journal shows for a read Rein made for the model's glob.
-const GLOB_READ_THOUGHT: &str =
-    "Rein read this file for the model's read_file call with a glob or a folder (lever glob-reads)";
+/// Whose call Rein's reads of listed files stand for: the journal's thought and lever, the
+/// prefix of their call ids, and what each result's label says they were read for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReadsFor {
+    pub(super) thought: &'static str,
+    pub(super) lever: Lever,
+    pub(super) id: &'static str,
+    pub(super) what: &'static str,
+}
+
+/// Reads for the model's glob (lever `glob-reads`).
+const FOR_GLOB: ReadsFor = ReadsFor {
+    thought: "Rein read this file for the model's read_file call with a glob or a folder (lever glob-reads)",
+    lever: Lever::GlobReads,
+    id: "glob",
+    what: "for your glob",
+};
 
 /// How the calls a step made are remembered for a glob's `find_files` call: a later glob that
 /// runs the same call repeats it.
@@ -27,15 +41,16 @@ pub(super) const GLOB_READS_TOOL_NOTE: &str = "- read_file also takes a glob or 
 
 /// Rein's reads of a glob's files, one at a time, collected into `out`; the first error of
 /// the journal stops the rest.
-struct GlobReader<'r, 'a> {
-    agent: &'r mut Agent<'a>,
-    st: &'r mut State,
-    on_event: &'r mut dyn FnMut(&AgentEvent),
-    out: &'r mut GlobReads,
-    error: Option<AgentError>,
+pub(super) struct ListedReads<'r, 'a> {
+    pub(super) agent: &'r mut Agent<'a>,
+    pub(super) st: &'r mut State,
+    pub(super) on_event: &'r mut dyn FnMut(&AgentEvent),
+    pub(super) out: &'r mut GlobReads,
+    pub(super) error: Option<AgentError>,
+    pub(super) reads_for: ReadsFor,
 }
 
-impl ListedReader for GlobReader<'_, '_> {
+impl ListedReader for ListedReads<'_, '_> {
     fn look(&mut self, path: &str) -> Look {
         self.agent.look_before_reading(path)
     }
@@ -44,7 +59,10 @@ impl ListedReader for GlobReader<'_, '_> {
         if self.error.is_some() {
             return (0, false);
         }
-        match self.agent.glob_file_read(self.st, path, self.on_event) {
+        match self
+            .agent
+            .listed_file_read(self.st, path, self.on_event, self.reads_for)
+        {
             Ok((text, pinned)) => {
                 let whole = self.st.trace.last().is_some_and(|e| e.full_read);
                 self.out.pinned.extend(pinned);
@@ -118,14 +136,15 @@ impl<'a> Agent<'a> {
             })
             .unwrap_or_default();
         let truncated = report.result["truncated"].as_bool().unwrap_or(false);
-        let mut reader = GlobReader {
+        let mut reader = ListedReads {
             agent: self,
             st,
             on_event,
             out: &mut out,
             error: None,
+            reads_for: FOR_GLOB,
         };
-        let plan = read_listed(&read.asked, &listed, &mut reader);
+        let plan = read_listed(Some(&read.asked), &listed, &mut reader);
         if let Some(e) = reader.error.take() {
             return Err(e);
         }
@@ -135,22 +154,26 @@ impl<'a> Agent<'a> {
         Ok(out)
     }
 
-    /// One of Rein's reads for a glob: the text that shows it, and the input it showed whole
-    /// (for lever `keep-inputs`).
-    fn glob_file_read(
+    /// One of Rein's reads of listed files: the text that shows it, and the input it showed
+    /// whole (for lever `keep-inputs`).
+    fn listed_file_read(
         &mut self,
         st: &mut State,
         path: &str,
         on_event: &mut dyn FnMut(&AgentEvent),
+        reads_for: ReadsFor,
     ) -> Result<(String, Option<String>), AgentError> {
         let made = st.trace.iter().filter(|e| e.by_rein).count();
-        let id = self.rein_call_id("glob", made);
+        let id = self.rein_call_id(reads_for.id, made);
         let params = json!({ "path": path });
-        let origin = (GLOB_READ_THOUGHT, Lever::GlobReads);
+        let origin = (reads_for.thought, reads_for.lever);
         let report = self.call_for_model(st, on_event, &id, "read_file", &params, origin)?;
         let pinned = st.trace.last().and_then(|e| self.pinned_input(e));
         let text = labelled_result(
-            &format!("Result of Rein's read of {path} (read_file, for your glob)"),
+            &format!(
+                "Result of Rein's read of {path} (read_file, {})",
+                reads_for.what
+            ),
             &report,
         );
         Ok((text, pinned))

@@ -471,6 +471,12 @@ impl<'a> Agent<'a> {
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
         }
+        if holds.read {
+            // Lever `cited-reads`: the inputs the held write named, read for the model.
+            let reads = self.cited_reads(st, on_event)?;
+            feedback.push_str(&reads.shown);
+            pins.extend(reads.pinned);
+        }
         // Lever `file-notes`: asked on the step's result as the model reads it so far, the same
         // prefix as the next step's prompt.
         self.note_files(st, trace_from, &asked.raw, &feedback, on_event)?;
