@@ -184,7 +184,10 @@ impl AnswerLines {
     /// break (`\n` or `\r\n`) between lines, one optional at the end. What the task's line has
     /// after its first placeholder (a unit: ` EUR`, ` GB`) is the model's to write: held to it,
     /// the 1.5B wrote `1,850 EUR per month.` and could not end the line.
-    pub fn pattern(&self) -> String {
+    ///
+    /// `max_items`: a list template's items held to at most that many (after a reply cut while
+    /// it wrote its list over again, see [`super::looped`]).
+    pub fn pattern(&self, max_items: Option<usize>) -> String {
         let filled = |line: &String| {
             let label = first_placeholder(line).map_or(line.as_str(), |at| &line[..at]);
             format!("{}{}", regex::escape(label), *FILLED)
@@ -205,8 +208,9 @@ impl AnswerLines {
             None => format!("^{closing}(?:\\r?\\n)?$"),
             // Blank lines may stand after the heading and after the list, as a person writes.
             Some(heading) if self.list => format!(
-                "^{}\\r?\\n(?:\\r?\\n)?{opening}(?:{LIST_ITEM}\\r?\\n)+(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
-                regex::escape(heading)
+                "^{}\\r?\\n(?:\\r?\\n)?{opening}(?:{LIST_ITEM}\\r?\\n){}(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
+                regex::escape(heading),
+                max_items.map_or("+".to_string(), |n| format!("{{1,{}}}", n.max(1))),
             ),
             Some(heading) => format!(
                 "^{}\\r?\\n(?:\\r?\\n)?{closing}(?:\\r?\\n)?$",
@@ -219,7 +223,12 @@ impl AnswerLines {
     /// and its lines. The content loses its length cap: llguidance runs out of fuel on an
     /// anchored pattern under one, and the pattern bounds the lines anyway (the reply cap
     /// bounds their text).
-    pub fn type_action_schema(&self, action_schema: &mut Value, path: &str) {
+    pub fn type_action_schema(
+        &self,
+        action_schema: &mut Value,
+        path: &str,
+        max_items: Option<usize>,
+    ) {
         let Some(branches) = action_schema["anyOf"].as_array_mut() else {
             return;
         };
@@ -230,7 +239,7 @@ impl AnswerLines {
             }
             let props = &mut branch["properties"]["parameters"]["properties"];
             props["path"] = json!({ "type": "string", "const": path });
-            props["content"] = json!({ "type": "string", "pattern": self.pattern() });
+            props["content"] = json!({ "type": "string", "pattern": self.pattern(max_items) });
         }
     }
 }
@@ -290,7 +299,9 @@ mod tests {
     }
 
     fn held(text: &str) -> bool {
-        Regex::new(&template().pattern()).unwrap().is_match(text)
+        Regex::new(&template().pattern(None))
+            .unwrap()
+            .is_match(text)
     }
 
     #[test]
@@ -395,7 +406,7 @@ mod tests {
             list: false,
             lines: vec!["Cost (EUR): <N> * 1.5 [net]".into()],
         };
-        let re = Regex::new(&t.pattern()).unwrap();
+        let re = Regex::new(&t.pattern(None)).unwrap();
         assert!(re.is_match("Cost (EUR): 12 * 1.5 [net]"));
         assert!(!re.is_match("Cost EUR: 12 * 1.5 [net]"));
         assert!(!re.is_match("Cost xEURx: 12"));
@@ -407,10 +418,13 @@ mod tests {
             {"properties": {"action": {"const": "create_file"}, "parameters": {"properties": {"path": {"type": "string"}, "content": {"type": "string", "maxLength": 32000}}}}},
             {"properties": {"action": {"const": "edit_file"}, "parameters": {"properties": {"path": {"type": "string"}, "new_text": {"type": "string"}}}}}
         ]});
-        template().type_action_schema(&mut schema, "out/answer.md");
+        template().type_action_schema(&mut schema, "out/answer.md", None);
         let create = &schema["anyOf"][0]["properties"]["parameters"]["properties"];
         assert_eq!(create["path"]["const"], "out/answer.md");
-        assert_eq!(create["content"]["pattern"], json!(template().pattern()));
+        assert_eq!(
+            create["content"]["pattern"],
+            json!(template().pattern(None))
+        );
         assert!(create["content"].get("maxLength").is_none());
         let edit = &schema["anyOf"][1]["properties"]["parameters"]["properties"];
         assert!(edit["path"].get("const").is_none());
@@ -428,7 +442,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("{task}: no template"));
             assert!(t.heading.is_some(), "{task}");
             assert_eq!(t.lines.len(), 2, "{task}: {t:?}");
-            let re = Regex::new(&t.pattern()).unwrap();
+            let re = Regex::new(&t.pattern(None)).unwrap();
             assert!(re.is_match(&gold), "{task}: the gold is refused:\n{gold}");
             assert!(re.is_match(&gold.replace('\n', "\r\n")), "{task}: CRLF");
             assert!(
@@ -438,7 +452,7 @@ mod tests {
         }
         let (prompt, artifact, _) = desk_task("explore-log-lines");
         let t = AnswerLines::of_task_or_list(&prompt, &artifact).unwrap();
-        let re = Regex::new(&t.pattern()).unwrap();
+        let re = Regex::new(&t.pattern(None)).unwrap();
         // What the 1.5B wrote: the list and no closing lines; a line of its own after them;
         // the heading changed; no list; a placeholder left in.
         let list = "# Log lines\n- logs/api.log: 23\n- logs/worker.log: 31";
@@ -477,7 +491,7 @@ mod tests {
             list: true,
             lines: vec!["Total: <N>".into()],
         };
-        let re = Regex::new(&t.pattern()).unwrap();
+        let re = Regex::new(&t.pattern(None)).unwrap();
         assert!(re.is_match("# Cost (EUR) [net]\n- a: 1\nTotal: 1\n"));
         assert!(!re.is_match("# Cost EUR n\n- a: 1\nTotal: 1\n"));
     }
@@ -489,7 +503,7 @@ mod tests {
         assert_eq!(t.heading.as_deref(), Some("# Project tree"));
         assert!(!t.list);
         assert_eq!(t.lines.len(), 4);
-        let re = Regex::new(&t.pattern()).unwrap();
+        let re = Regex::new(&t.pattern(None)).unwrap();
         assert!(re.is_match(&gold), "{gold}");
         // Prose under the heading (`fs2-explore/`), a list before the lines, a line missing.
         assert!(!re.is_match("# Project tree\nA small HTTP API.\n"));
@@ -527,7 +541,7 @@ mod tests {
             assert!(t.list, "{task}");
             assert_eq!(t.opening, opening, "{task}");
             assert_eq!(t.lines, closing, "{task}");
-            let re = Regex::new(&t.pattern()).unwrap();
+            let re = Regex::new(&t.pattern(None)).unwrap();
             assert!(re.is_match(&gold), "{task}: the gold is refused:\n{gold}");
             assert!(re.is_match(&gold.replace('\n', "\r\n")), "{task}: CRLF");
             assert!(
@@ -549,7 +563,7 @@ mod tests {
         let re = Regex::new(
             &AnswerLines::of_task_or_list(&prompt, &artifact)
                 .unwrap()
-                .pattern(),
+                .pattern(None),
         )
         .unwrap();
         // The opening line is held before the list, not after it.

@@ -34,6 +34,7 @@
 //! | `change_list` | the `change-list` lever: the model's list of changes to a file edited in place, counted off |
 //! | `stats_first` | the `stats-first` lever: which table figures Rein computes before the first step |
 //! | `answer_lines` | the `answer-lines` lever: the lines a task quotes for its deliverable |
+//! | `looped` | a reply cut at the reply cap while it wrote its list over again |
 //! | `read_cited` | the `read-cited` lever: a first write held while it names an unread input |
 //! | `wider_search` | the `wider-search` lever: the search Rein makes again after one that matched nothing |
 //! | `task_search` | the `task-search` lever: the search of the task's words Rein makes before the first step |
@@ -61,6 +62,7 @@ mod label_lines;
 mod levers;
 mod line_edits;
 mod line_fields;
+mod looped;
 mod named_rows;
 mod no_echo;
 mod no_paste;

@@ -33,6 +33,7 @@ use super::inputs_first::{action_text, files_to_read, read_turns};
 use super::label_lines::add_label_lines;
 use super::levers::{shorten_texts, Lever, Levers, SHORT_TEXT_MAX_CHARS};
 use super::line_edits::{edits_by_line, with_line_advice, EDIT_LINES, LINE_FIXER, LINE_RETRY_NOTE};
+use super::looped::{loop_note, looped_list, LoopedList};
 use super::no_paste::{no_paste_sources, NoPasteSources};
 use super::outcome::{RunEnd, RunFigures, RunOutcome};
 use super::plan::make_plan;
@@ -290,6 +291,9 @@ struct State {
     folder_withheld: crate::agent::folder_facts::Withheld,
     /// Whether the last reply was cut off at the reply cap (lever `short-after-cut`).
     last_reply_cut: bool,
+    /// The list the last reply, cut at the reply cap, wrote over again (see
+    /// [`crate::agent::looped`]).
+    cut_list: Option<LoopedList>,
     /// The deliverable a failed verdict judged, when every check it failed is settled by
     /// those bytes (lever `change-before-finish`).
     failed_as_is: Option<FailedAsIs>,
@@ -910,7 +914,7 @@ impl<'a> Agent<'a> {
                         .filter(|t| **t != repeated_tool)
                         .cloned()
                         .collect();
-                    (!others.is_empty()).then(|| self.action_schema(&others, false, &st.held))
+                    (!others.is_empty()).then(|| self.action_schema(&others, false, &st.held, None))
                 })
                 .flatten();
             let draw_schema = narrowed.as_ref().or(schema);
@@ -984,6 +988,7 @@ impl<'a> Agent<'a> {
             folder_words: None,
             folder_withheld: Default::default(),
             last_reply_cut: false,
+            cut_list: None,
             failed_as_is: None,
             held: Vec::new(),
             no_paste_sources: None,

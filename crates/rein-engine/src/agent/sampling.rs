@@ -10,6 +10,7 @@ use rein_protocol::ChatMessage;
 use rein_workspace::Proposal;
 use serde::Serialize;
 
+use super::looped::{loop_note, looped_list, LoopedList};
 use super::step::{Asked, Reply};
 
 use crate::checks::{evaluate, normalize_rel, TraceEntry, Verdict, World, WorldError};
@@ -176,7 +177,10 @@ pub enum Told {
         draft: String,
         why: String,
     },
-    Cut,
+    /// `looped`: the list the cut draw wrote over again, if it did.
+    Cut {
+        looped: Option<LoopedList>,
+    },
 }
 
 impl Told {
@@ -187,14 +191,24 @@ impl Told {
                 draft: asked.raw.clone(),
                 why: why.to_string(),
             },
-            (Reply::FormatError(e), _) if e.cut_at.is_some() => Told::Cut,
+            (Reply::FormatError(e), _) if e.cut_at.is_some() => Told::Cut {
+                looped: looped_list(&asked.raw),
+            },
             _ => Told::Nothing,
         }
     }
 
     /// Whether the draw before was cut off at the reply cap.
     pub fn cut(&self) -> bool {
-        matches!(self, Told::Cut)
+        matches!(self, Told::Cut { .. })
+    }
+
+    /// The items a cut draw wrote before its list began again.
+    pub fn looped_items(&self) -> Option<usize> {
+        match self {
+            Told::Cut { looped } => looped.as_ref().map(|l| l.items),
+            _ => None,
+        }
     }
 
     /// Rein's note to the next draw, if any.
@@ -205,10 +219,13 @@ impl Told {
                 "Rein checked that call before running it and refused it: {why}. Make the call \
                  again with that fixed."
             )),
-            Told::Cut => Some(format!(
+            Told::Cut { looped } => Some(format!(
                 "A draft of this reply ran past the {reply_cap}-token reply cap and was cut \
                  off, so nothing was done. Make the call shorter: one short sentence of thought \
-                 and short texts."
+                 and short texts.{}",
+                looped
+                    .as_ref()
+                    .map_or(String::new(), |l| loop_note(l, false))
             )),
         }
     }

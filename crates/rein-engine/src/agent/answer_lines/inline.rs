@@ -199,7 +199,7 @@ mod tests {
         let t = of_sentence(prompt, artifact);
         let ok = t
             .as_ref()
-            .is_none_or(|t| Regex::new(&t.pattern()).unwrap().is_match(text));
+            .is_none_or(|t| Regex::new(&t.pattern(None)).unwrap().is_match(text));
         (t, ok)
     }
 
@@ -213,7 +213,7 @@ mod tests {
     }
 
     fn re(t: &AnswerLines) -> Regex {
-        Regex::new(&t.pattern()).unwrap()
+        Regex::new(&t.pattern(None)).unwrap()
     }
 
     // ---- Claim 1: fails closed ----
@@ -490,7 +490,7 @@ mod tests {
         for p in &inputs {
             for artifact in [A, "", "é", "out/a.md'"] {
                 if let Some(t) = of_sentence(p, artifact) {
-                    Regex::new(&t.pattern()).unwrap();
+                    Regex::new(&t.pattern(None)).unwrap();
                     assert!(t.list && !t.lines.is_empty());
                 }
             }
@@ -558,7 +558,7 @@ mod tests {
             }
             if let Some(t) = of_sentence(&p, A) {
                 with += 1;
-                let re = Regex::new(&t.pattern()).unwrap();
+                let re = Regex::new(&t.pattern(None)).unwrap();
                 assert!(t.list && !t.lines.is_empty(), "{p:?}");
                 assert!(t.opening.len() + t.lines.len() <= MAX_TEMPLATE_LINES);
                 // No filled line takes `<`.

@@ -134,6 +134,7 @@ impl<'a> Agent<'a> {
             // After a cut draw, the next is held to short texts as the step after a cut reply
             // is.
             let after_cut = told.cut();
+            let looped = told.looped_items();
             // What the draw before it did is told only when the prompt still fits: a prompt
             // over the budget would be cut at the context's end, not at the reply cap.
             let mut messages = st.transcript.messages();
@@ -145,9 +146,9 @@ impl<'a> Agent<'a> {
             }
             let short = (after_cut && self.options.levers.short_after_cut)
                 .then(|| {
-                    narrowed
-                        .as_ref()
-                        .map(|_| self.action_schema(std::slice::from_ref(&tool), true, &st.held))
+                    narrowed.as_ref().map(|_| {
+                        self.action_schema(std::slice::from_ref(&tool), true, &st.held, looped)
+                    })
                 })
                 .flatten();
             match ask_action(

@@ -117,11 +117,18 @@ impl<'a> Agent<'a> {
             let schema = self
                 .options
                 .constrained
-                .then(|| self.action_schema(&tools, false, &st.held));
+                .then(|| self.action_schema(&tools, false, &st.held, None));
             let short_schema = schema
                 .as_ref()
                 .filter(|_| self.options.levers.short_after_cut)
-                .map(|_| self.action_schema(&tools, true, &st.held));
+                .map(|_| {
+                    self.action_schema(
+                        &tools,
+                        true,
+                        &st.held,
+                        st.cut_list.as_ref().map(|l| l.items),
+                    )
+                });
             let started = Instant::now();
             let sampling = self.action_sampling();
             let messages = st.transcript.messages();
@@ -184,6 +191,7 @@ impl<'a> Agent<'a> {
             };
             let asked = self.sample_write(st, n, asked, schema, on_event)?;
             st.last_reply_cut = matches!(&asked.reply, Reply::FormatError(e) if e.cut_at.is_some());
+            st.cut_list = st.last_reply_cut.then(|| looped_list(&asked.raw)).flatten();
             match self.step(st, n, &asked, started, on_event)? {
                 StepEnd::Continue => {}
                 StepEnd::FinishAccepted => return Ok(None),
@@ -573,6 +581,10 @@ impl<'a> Agent<'a> {
                  file's whole text."
             ),
             _ => e.to_string(),
+        };
+        let message = match &st.cut_list {
+            Some(list) => message + &loop_note(list, self.holds_looped_list()),
+            None => message,
         };
         let ev = StepEvent {
             step: n,

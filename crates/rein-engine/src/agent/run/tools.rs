@@ -8,11 +8,14 @@ impl<'a> Agent<'a> {
     /// typed by the contract's schema when that lever applies; `short` holds its texts to
     /// [`SHORT_TEXT_MAX_CHARS`] (the reply after a cut one, lever `short-after-cut`).
     /// `held` are the deliverable's copied strings and their patterns (lever `copied-strings`).
+    /// `looped`: with `short`, the items a cut reply wrote before its list began again (see
+    /// [`crate::agent::looped`]), which a list template's list is held to.
     pub(super) fn action_schema(
         &self,
         tools: &[String],
         short: bool,
         held: &[HeldStrings],
+        looped: Option<usize>,
     ) -> Value {
         // A file written whole (lever `whole-rewrite`) cannot be written in shorter parts.
         let short = short && !self.rewrites_whole();
@@ -44,7 +47,11 @@ impl<'a> Agent<'a> {
             type_document(&mut s, WRITE_JSON, &path, &document);
         }
         if let Some(lines) = self.answer_lines() {
-            lines.type_action_schema(&mut s, &self.env.contract.mission.required_artifact);
+            lines.type_action_schema(
+                &mut s,
+                &self.env.contract.mission.required_artifact,
+                looped.filter(|_| short),
+            );
         }
         // An `openai:` endpoint's grammar reads a JSON Schema `pattern` its own way (llama-server
         // wants it anchored, others match it whole): only llguidance gets one.
@@ -327,5 +334,17 @@ impl<'a> Agent<'a> {
             s.repeat_penalty = 1.0;
         }
         s
+    }
+}
+
+impl<'a> Agent<'a> {
+    /// Whether the reply after one cut while it wrote its list over again has its list held to
+    /// the items before the repeat: lever `short-after-cut`, constrained decoding, and a list
+    /// template of lever `answer-lines` typing the deliverable's content.
+    pub(super) fn holds_looped_list(&self) -> bool {
+        self.options.levers.short_after_cut
+            && self.options.constrained
+            && !self.rewrites_whole()
+            && self.answer_lines().is_some_and(|lines| lines.list)
     }
 }
