@@ -14,7 +14,6 @@
 mod support;
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use rein_engine::agent::{
     begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunEnv, WorkspaceWorld,
@@ -592,7 +591,11 @@ fn no_more_than_24_files_are_read_for_one_hold() {
         levers(true),
     );
     let reads = rein_reads(&r);
-    assert!(reads.len() <= 24, "{}", reads.len());
+    assert_eq!(
+        reads.len(),
+        24,
+        "the file cap, not the characters, binds here"
+    );
     let held = last_result(&r, 1);
     assert!(
         held.contains("over the cap on files read for one call"),
@@ -1035,11 +1038,13 @@ fn no_echo_holds_a_paste_of_the_give_back_or_the_cited_reads_note() {
             ));
         }
     }
-    // read-cited's own refusal (before these commits) is let through the same way.
+    // read-cited's own refusal (before these commits), pasted right after it into a write
+    // that names no unread input. (no-echo covers the notes of the last step only: a paste of
+    // this refusal two steps later is not held, as for any older note.)
     let paste = "the answer must rest on inputs read before it is first written, so read it in full with read_file first, then write again";
     let script = renewal_answer()
+        + &answer_with(&format!("Term: 24 months\n{paste}\n"))
         + &line("read_file", json!({ "path": NOTE }))
-        + &answer_with(&format!("{}{paste}\n", renewal_text()))
         + &read_back_and_finish();
     let r = run_with(
         Harness::desk_suite(TASK),
@@ -1051,7 +1056,7 @@ fn no_echo_holds_a_paste_of_the_give_back_or_the_cited_reads_note() {
             ..levers(false)
         },
     );
-    if model_steps(&r)[2].1 != "invalid" {
+    if model_steps(&r)[1].1 != "invalid" {
         wrong.push(format!("(read-cited alone) {paste}: {:?}", model_steps(&r)));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
@@ -1221,5 +1226,4 @@ fn the_journal_marks_each_read_as_reins_for_cited_reads() {
         assert_eq!(recorded.tool, "read_file");
         assert_eq!(recorded.arguments, json!({"path": NOTE}));
     }
-    let _ = Path::new(".");
 }

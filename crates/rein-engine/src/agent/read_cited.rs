@@ -124,12 +124,25 @@ pub struct CitedDraft {
 
 /// What the model is told once no input its held write named holds it: the write itself, as
 /// a call to send again, since the 1.5B otherwise writes again from the files it read last.
-pub fn held_draft_note(draft: &CitedDraft) -> String {
+pub fn held_draft_note(draft: &CitedDraft) -> GivenBack {
     let call = serde_json::json!({"action": draft.tool, "parameters": draft.params});
-    format!(
-        "\nRein holds your write of step {} no longer (lever read-cited): the files it named are read, or cannot be. That write was:\n{call}\nSend it again now, changing only what the files you read show otherwise.",
+    let before = format!(
+        "Rein holds your write of step {} no longer (lever read-cited): the files it named are read, or cannot be. That write was:",
         draft.step
-    )
+    );
+    let after = "Send it again now, changing only what the files you read show otherwise.";
+    GivenBack {
+        text: format!("\n{before}\n{call}\n{after}"),
+        rein_words: vec![before, after.to_string()],
+    }
+}
+
+/// A held write given back: the text the model reads, and Rein's own sentences around the
+/// model's call (lever `no-echo` holds a paste of those, not of the call).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GivenBack {
+    pub text: String,
+    pub rein_words: Vec<String>,
 }
 
 /// What the model reads after Rein's reads for a held write (lever `cited-reads`): how many of

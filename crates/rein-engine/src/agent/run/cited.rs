@@ -5,22 +5,30 @@
 use super::glob_reads::{GlobReads, ListedReads, ReadsFor};
 use super::*;
 use crate::agent::glob_reads::read_listed;
-use crate::agent::read_cited::{cited_reads_note, held_draft_note};
-use crate::checks::last_write;
+use crate::agent::read_cited::{cited_reads_note, held_draft_note, GivenBack};
+use crate::checks::{last_write, read_whole_at};
 
 impl<'a> Agent<'a> {
     /// Lever `read-cited`: why the model's first write of the deliverable is held (its text
     /// names inputs not read in full, see [`cited_unread`], that can still hold it), journaled
     /// as a `read_cited` event; `None` to let it through to the gate. The held call is kept to
-    /// give back once its inputs are read ([`Self::held_draft_back`]).
+    /// give back once its inputs are read ([`Self::held_draft_back`]). `arguments` are the ones
+    /// the gate would get: a call they make invalid goes to the gate to be refused as such, not
+    /// held, read for and given back to fail the same way.
     pub(super) fn read_cited_hold(
         &self,
         st: &mut State,
         tool: &str,
         params: &Value,
+        arguments: &Value,
         n: u32,
     ) -> Result<Option<String>, AgentError> {
-        let writes = self.call_writes(tool);
+        let writes = self.call_writes(tool)
+            && self
+                .env
+                .registry
+                .validate(self.gate_tool(tool), arguments)
+                .is_ok();
         let path = trace_target(tool, params);
         let (true, false, Some(path)) = (
             self.options.levers.read_cited && writes,
@@ -64,15 +72,7 @@ impl<'a> Agent<'a> {
                 .iter()
                 .find(|(i, _)| i == input)
                 .map_or(0, |(_, n)| *n);
-            let refused = st.trace.iter().any(|e| {
-                // Invalid is the call's own fault (a line past the end): the input can still
-                // be read.
-                e.tool == "read_file"
-                    && !e.executed()
-                    && e.outcome != GateOutcome::Invalid.as_str()
-                    && e.path.as_deref().is_some_and(|p| same_path(p, input))
-            });
-            held < CITED_HOLDS_MAX && !refused
+            held < CITED_HOLDS_MAX && !read_refused(st, input)
         };
         cited_unread(
             self.env.contract,
@@ -86,30 +86,35 @@ impl<'a> Agent<'a> {
         .collect()
     }
 
-    /// Lever `read-cited`: once every input the held write named is read (or can hold it no
-    /// more), that write given back to send again, journaled as a `read_cited_released`
+    /// Lever `read-cited`: once every input the held write named is read in full (or its read
+    /// was refused), that write given back to send again, journaled as a `read_cited_released`
     /// event; empty while one is still unread, or when none is held. Why: in explore-csv-rows
     /// the 1.5B's held table had all seven rows right; after reading the two archived files
     /// it named, it wrote a table of those two alone, the files it had just read.
-    pub(super) fn held_draft_back(&self, st: &mut State, n: u32) -> Result<String, AgentError> {
+    pub(super) fn held_draft_back(&self, st: &mut State, n: u32) -> Result<GivenBack, AgentError> {
         let Some(draft) = st.cited_draft.as_ref() else {
-            return Ok(String::new());
+            return Ok(GivenBack::default());
         };
         let Some(path) = trace_target(&draft.tool, &draft.params) else {
             st.cited_draft = None;
-            return Ok(String::new());
+            return Ok(GivenBack::default());
         };
         // Written since (the model wrote again on its own): the draft is stale, and no write
         // is held any more once the deliverable exists.
         if last_write(&st.trace, path).is_some() {
             st.cited_draft = None;
-            return Ok(String::new());
+            return Ok(GivenBack::default());
         }
-        if !self.cited_still_holding(st, path, &draft.params).is_empty() {
-            return Ok(String::new());
+        // Only once every input it named is read in full (by Rein's reads in the same step,
+        // lever `cited-reads`) or cannot be read: one that held it the most times it may is
+        // still unread, and the hold that used that up says to read it first.
+        let settled =
+            |input: &String| read_whole_at(&st.trace, input).is_some() || read_refused(st, input);
+        if !draft.unread.iter().all(settled) {
+            return Ok(GivenBack::default());
         }
         let Some(draft) = st.cited_draft.take() else {
-            return Ok(String::new());
+            return Ok(GivenBack::default());
         };
         self.env.journal.append_event(
             Some(self.env.run),
@@ -142,19 +147,19 @@ impl<'a> Agent<'a> {
     /// Lever `cited-reads`: Rein's reads of the inputs the write just held named, each through
     /// the gate as a call of its own, on the trace as Rein's, with the caps of `glob-reads`
     /// (policy's asking rules kept: such a file is left for the model to read); the note after
-    /// them says what was shown whole and what was left.
+    /// them says what was shown whole and what was left (also returned alone: Rein's words).
     pub(super) fn cited_reads(
         &mut self,
         st: &mut State,
         on_event: &mut dyn FnMut(&AgentEvent),
-    ) -> Result<GlobReads, AgentError> {
+    ) -> Result<(GlobReads, String), AgentError> {
         let mut out = GlobReads {
             shown: String::new(),
             pinned: Vec::new(),
         };
         let unread = match st.cited_draft.as_ref() {
             Some(draft) if self.reads_cited() => draft.unread.clone(),
-            _ => return Ok(out),
+            _ => return Ok((out, String::new())),
         };
         let mut reader = ListedReads {
             agent: self,
@@ -168,8 +173,21 @@ impl<'a> Agent<'a> {
         if let Some(e) = reader.error.take() {
             return Err(e);
         }
+        let note = cited_reads_note(unread.len(), &plan);
         out.shown.push('\n');
-        out.shown.push_str(&cited_reads_note(unread.len(), &plan));
-        Ok(out)
+        out.shown.push_str(&note);
+        Ok((out, note))
     }
+}
+
+/// Whether the gate refused a read of `input` in this run (denied, or a person said no): the
+/// model cannot read it. Invalid is the call's own fault (a line past the end): the input can
+/// still be read.
+fn read_refused(st: &State, input: &str) -> bool {
+    st.trace.iter().any(|e| {
+        e.tool == "read_file"
+            && !e.executed()
+            && e.outcome != GateOutcome::Invalid.as_str()
+            && e.path.as_deref().is_some_and(|p| same_path(p, input))
+    })
 }

@@ -308,7 +308,13 @@ impl<'a> Agent<'a> {
                 reason,
                 result: Value::Null,
             }
-        } else if let Some(reason) = self.read_cited_hold(st, &tool, &params, n)? {
+        } else if let Some(reason) = self.read_cited_hold(
+            st,
+            &tool,
+            &params,
+            gate_args.as_ref().map_or(&params, |(args, _)| args),
+            n,
+        )? {
             kind = StepKind::Refusal;
             holds.read = true;
             GateReport {
@@ -479,11 +485,15 @@ impl<'a> Agent<'a> {
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
         }
+        // Rein's own wording in the step's result, which lever `no-echo` holds a paste of.
+        let mut rein_said: Vec<String> = Vec::new();
         if holds.read {
+            rein_said.push(report.reason.clone());
             // Lever `cited-reads`: the inputs the held write named, read for the model.
-            let reads = self.cited_reads(st, on_event)?;
+            let (reads, note) = self.cited_reads(st, on_event)?;
             feedback.push_str(&reads.shown);
             pins.extend(reads.pinned);
+            rein_said.push(note);
         }
         // Lever `file-notes`: asked on the step's result as the model reads it so far, the same
         // prefix as the next step's prompt.
@@ -500,7 +510,13 @@ impl<'a> Agent<'a> {
             ));
         }
         // Lever `read-cited`: the model's own held write, which `no-echo` lets it send again.
-        feedback.push_str(&self.held_draft_back(st, n)?);
+        // Not pinned (lever `keep-inputs`): a later attempt would be told to send a stale call.
+        let given_back = self.held_draft_back(st, n)?;
+        if !given_back.text.is_empty() {
+            feedback.push_str(&given_back.text);
+            pins.clear();
+        }
+        rein_said.extend(given_back.rein_words);
         // The model's own notes, not Rein's words (lever `no-echo` lets a write copy them).
         feedback.push_str(&self.file_notes_message(st));
         let notes_from = feedback.len();
@@ -514,6 +530,10 @@ impl<'a> Agent<'a> {
         if let Some(frame) = st.file_notes_shown.trim_start().lines().next() {
             st.rein_notes.push('\n');
             st.rein_notes.push_str(frame);
+        }
+        for words in rein_said.iter().filter(|w| !w.is_empty()) {
+            st.rein_notes.push('\n');
+            st.rein_notes.push_str(words);
         }
         let messages = vec![
             ChatMessage::assistant(asked.raw.clone()),
