@@ -18,6 +18,16 @@ use support::{finish_line, journal_events, line, Harness, Ran};
 const ANSWER: &str = "out/answer.md";
 const NOTE: &str = "notes/2024-05-14-ops-sync.md";
 
+/// A policy with one rule on `read_file` of the note: `action` is `deny` or `ask`.
+fn note_rule(action: &str) -> Policy {
+    Policy::from_toml_str(
+        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"{action}\"\n"),
+        "test policy",
+        &rein_workspace::desk_registry(),
+    )
+    .unwrap()
+}
+
 fn run_on(task: &str, script: &str, read_cited: bool) -> Ran {
     Ran::of(
         Harness::desk_suite(task),
@@ -168,12 +178,7 @@ fn a_task_that_reads_every_input_is_left_alone() {
 #[test]
 fn an_input_whose_read_was_refused_holds_no_more_writes() {
     // A policy keeps the note from read_file: holding again would only spend the run's steps.
-    let policy = Policy::from_toml_str(
-        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"deny\"\n"),
-        "test policy",
-        &rein_workspace::desk_registry(),
-    )
-    .unwrap();
+    let policy = note_rule("deny");
     let script = renewal_answer() + &line("read_file", json!({ "path": NOTE })) + &renewal_answer();
     let r = Ran::of(
         Harness::desk_suite("search-hosting-renewal"),
@@ -202,6 +207,11 @@ fn an_input_whose_read_was_refused_holds_no_more_writes() {
         journal_events(&r.h.journal, r.out.run, "read_cited").len(),
         1
     );
+    // The input cannot be read: the held write comes back after the refused read.
+    assert!(r
+        .model
+        .prompt(2)
+        .contains(&format!("Rein holds your write of step 1 {GIVEN_BACK}")));
 }
 
 #[test]
@@ -288,34 +298,6 @@ fn a_write_made_since_the_hold_is_not_followed_by_the_stale_one() {
     assert_eq!(outcomes(&r)[1], ("create_file".into(), "executed".into()));
     assert!(!r.model.prompt(3).contains(GIVEN_BACK));
     assert!(journal_events(&r.h.journal, r.out.run, "read_cited_released").is_empty());
-}
-
-#[test]
-fn an_input_that_cannot_be_read_releases_the_held_write_too() {
-    let policy = Policy::from_toml_str(
-        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"deny\"\n"),
-        "test policy",
-        &rein_workspace::desk_registry(),
-    )
-    .unwrap();
-    let script = renewal_answer() + &line("read_file", json!({ "path": NOTE })) + &renewal_answer();
-    let r = Ran::of(
-        Harness::desk_suite("search-hosting-renewal"),
-        &script,
-        &mut AllowAll,
-        policy,
-        |o| {
-            o.levers = Levers {
-                read_cited: true,
-                ..Levers::DEFAULT
-            };
-            o.limits.attempts = 1;
-        },
-    );
-    assert!(r
-        .model
-        .prompt(2)
-        .contains(&format!("Rein holds your write of step 1 {GIVEN_BACK}")));
 }
 
 #[test]
@@ -426,12 +408,7 @@ fn cited_reads_reads_every_named_input_in_one_step() {
 
 #[test]
 fn a_file_policy_asks_about_is_left_for_the_model_and_the_write_stays_held() {
-    let policy = Policy::from_toml_str(
-        &format!("[[rule]]\ntool = \"read_file\"\npaths = [\"{NOTE}\"]\naction = \"ask\"\n"),
-        "test policy",
-        &rein_workspace::desk_registry(),
-    )
-    .unwrap();
+    let policy = note_rule("ask");
     let r = run_reading("search-hosting-renewal", &renewal_answer(), policy);
     let after_hold = r.model.prompt(1);
     assert!(

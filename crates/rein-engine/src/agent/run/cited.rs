@@ -2,9 +2,8 @@
 //! has not read in full (see [`crate::agent::read_cited`]), and the held write given back once
 //! those inputs are read.
 
-use super::glob_reads::{GlobReads, ListedReads, ReadsFor};
+use super::glob_reads::{GlobReads, ReadsFor};
 use super::*;
-use crate::agent::glob_reads::read_listed;
 use crate::agent::read_cited::{cited_reads_note, held_draft_note, GivenBack};
 use crate::checks::{last_write, read_whole_at};
 
@@ -161,18 +160,7 @@ impl<'a> Agent<'a> {
             Some(draft) if self.reads_cited() => draft.unread.clone(),
             _ => return Ok((out, String::new())),
         };
-        let mut reader = ListedReads {
-            agent: self,
-            st,
-            on_event,
-            out: &mut out,
-            error: None,
-            reads_for: FOR_CITED,
-        };
-        let plan = read_listed(None, &unread, &mut reader);
-        if let Some(e) = reader.error.take() {
-            return Err(e);
-        }
+        let plan = self.read_files_for(st, on_event, (None, &unread), FOR_CITED, &mut out)?;
         let note = cited_reads_note(unread.len(), &plan);
         out.shown.push('\n');
         out.shown.push_str(&note);

@@ -5,7 +5,7 @@ use super::*;
 use crate::agent::facts::table_facts_of;
 use crate::agent::glob_reads::{
     glob_note, glob_read, ran_as_note, read_listed, shown_chars, GlobRead, ListedReader, Look,
-    GLOB_READS_MAX_CHARS,
+    Plan, GLOB_READS_MAX_CHARS,
 };
 use crate::agent::prompt::labelled_result;
 use rein_workspace::desk::is_text;
@@ -39,15 +39,15 @@ const TOTALS_KEY_CHARS: usize = "\"column_totals\":,".len();
 /// What the system prompt says of `read_file` with the lever.
 pub(super) const GLOB_READS_TOOL_NOTE: &str = "- read_file also takes a glob or a folder as its path (\"notes/*.md\", \"notes\"): the matching files are listed and each is read whole for you, up to 24 files and 6,000 characters in all.\n";
 
-/// Rein's reads of a glob's files, one at a time, collected into `out`; the first error of
-/// the journal stops the rest.
-pub(super) struct ListedReads<'r, 'a> {
-    pub(super) agent: &'r mut Agent<'a>,
-    pub(super) st: &'r mut State,
-    pub(super) on_event: &'r mut dyn FnMut(&AgentEvent),
-    pub(super) out: &'r mut GlobReads,
-    pub(super) error: Option<AgentError>,
-    pub(super) reads_for: ReadsFor,
+/// Rein's reads of listed files (a glob's, a held write's), one at a time, collected into
+/// `out`; the first error of the journal stops the rest.
+struct ListedReads<'r, 'a> {
+    agent: &'r mut Agent<'a>,
+    st: &'r mut State,
+    on_event: &'r mut dyn FnMut(&AgentEvent),
+    out: &'r mut GlobReads,
+    error: Option<AgentError>,
+    reads_for: ReadsFor,
 }
 
 impl ListedReader for ListedReads<'_, '_> {
@@ -136,22 +136,43 @@ impl<'a> Agent<'a> {
             })
             .unwrap_or_default();
         let truncated = report.result["truncated"].as_bool().unwrap_or(false);
-        let mut reader = ListedReads {
-            agent: self,
+        let plan = self.read_files_for(
             st,
             on_event,
-            out: &mut out,
-            error: None,
-            reads_for: FOR_GLOB,
-        };
-        let plan = read_listed(Some(&read.asked), &listed, &mut reader);
-        if let Some(e) = reader.error.take() {
-            return Err(e);
-        }
+            (Some(&read.asked), &listed),
+            FOR_GLOB,
+            &mut out,
+        )?;
         out.shown.push('\n');
         out.shown
             .push_str(&glob_note(listed.len(), &plan, truncated));
         Ok(out)
+    }
+
+    /// Rein's reads of the files `listed` for the glob `asked` (see [`read_listed`]; `None`:
+    /// files named one by one), each through the gate as a call of its own for `reads_for`,
+    /// their results added to `out`; what was read, shown whole or left.
+    pub(super) fn read_files_for(
+        &mut self,
+        st: &mut State,
+        on_event: &mut dyn FnMut(&AgentEvent),
+        (asked, listed): (Option<&str>, &[String]),
+        reads_for: ReadsFor,
+        out: &mut GlobReads,
+    ) -> Result<Plan, AgentError> {
+        let mut reader = ListedReads {
+            agent: self,
+            st,
+            on_event,
+            out,
+            error: None,
+            reads_for,
+        };
+        let plan = read_listed(asked, listed, &mut reader);
+        match reader.error.take() {
+            Some(e) => Err(e),
+            None => Ok(plan),
+        }
     }
 
     /// One of Rein's reads of listed files: the text that shows it, and the input it showed
