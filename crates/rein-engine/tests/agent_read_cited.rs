@@ -60,17 +60,21 @@ fn outcomes(r: &Ran) -> Vec<(String, String)> {
     support::outcomes(&r.events)
 }
 
-#[test]
-fn an_answer_naming_an_unread_note_is_held_until_the_note_is_read() {
-    // The 1.5B's run (`ws-search/`): a search, then the right answer written from its lines.
-    let script = line(
+/// The 1.5B's run (`ws-search/`): a search, the right answer written from its lines (held),
+/// the note read, the answer written again, read back and finished.
+fn search_write_read_write() -> String {
+    line(
         "search_text",
         json!({"pattern": "Cloudline", "path": "notes"}),
     ) + &renewal_answer()
         + &line("read_file", json!({ "path": NOTE }))
         + &renewal_answer()
-        + &read_back_and_finish();
-    let r = run_on("search-hosting-renewal", &script, true);
+        + &read_back_and_finish()
+}
+
+#[test]
+fn an_answer_naming_an_unread_note_is_held_until_the_note_is_read() {
+    let r = run_on("search-hosting-renewal", &search_write_read_write(), true);
     assert!(r.out.passed(), "{}", r.out.reason());
     let steps = outcomes(&r);
     assert_eq!(
@@ -233,14 +237,7 @@ const GIVEN_BACK: &str = "no longer (lever read-cited): the files it named are r
 fn the_held_write_is_given_back_once_its_input_is_read() {
     // The 1.5B in explore-csv-rows (`ex21c-ask/`): held, it read the two files its table named,
     // then wrote a table of those two alone. The held write comes back to send again.
-    let script = line(
-        "search_text",
-        json!({"pattern": "Cloudline", "path": "notes"}),
-    ) + &renewal_answer()
-        + &line("read_file", json!({ "path": NOTE }))
-        + &renewal_answer()
-        + &read_back_and_finish();
-    let r = run_on("search-hosting-renewal", &script, true);
+    let r = run_on("search-hosting-renewal", &search_write_read_write(), true);
     assert!(r.out.passed(), "{}", r.out.reason());
     assert!(!r.model.prompt(2).contains(GIVEN_BACK));
     let after_read = r.model.prompt(3);
