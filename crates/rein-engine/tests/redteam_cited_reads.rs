@@ -15,24 +15,16 @@ mod support;
 
 use std::collections::HashSet;
 
-use rein_engine::agent::{
-    begin_mission_run, Agent, AgentEvent, AgentOptions, Levers, RunEnv, WorkspaceWorld,
-    MAX_RESULT_CHARS,
-};
-use rein_engine::gate::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor, Gate, GateConfig,
-    GateTarget,
-};
+use rein_engine::agent::{AgentEvent, Levers, MAX_RESULT_CHARS};
+use rein_engine::gate::{AllowAll, Approver};
 use rein_engine::mission::Mission;
 use rein_engine::policy::Policy;
 use rein_journal::CallScope;
-use rein_models::Model;
-use rein_protocol::{GateReport, ToolCall};
-use rein_workspace::{desk_registry, Workspace};
+use rein_protocol::ToolCall;
 use serde_json::{json, Value};
 use support::{
     check_facts, desk_policy, drop_tools, finish_line, journal_events, line, user_messages,
-    Harness, PromptRecorder, Ran,
+    Harness, Ran, RecordingApprover,
 };
 
 const TASK: &str = "search-hosting-renewal";
@@ -107,39 +99,12 @@ fn all_prompts(r: &Ran) -> String {
 
 /// Rein's reads for held writes, from the journal: (path, outcome), in order.
 fn rein_reads(r: &Ran) -> Vec<(String, String)> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
-        .into_iter()
-        .filter(|t| t.step.detail["by"] == "rein" && t.step.detail["lever"] == "cited-reads")
-        .map(|t| {
-            assert_eq!(t.step.action.as_deref(), Some("read_file"));
-            (
-                t.step.detail["parameters"]["path"]
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-                t.step.detail["outcome"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-        })
-        .collect()
+    r.rein_reads("cited-reads")
 }
 
 /// (action, outcome) of each model step (Rein's reads left out).
 fn model_steps(r: &Ran) -> Vec<(String, String)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Step(s) if s.step > 0 => {
-                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
-            }
-            _ => None,
-        })
-        .collect()
+    support::model_outcomes(&r.events)
 }
 
 /// The last user message of request `i`: the result of the step before it.
@@ -158,89 +123,13 @@ fn reads_text(message: &str) -> String {
     message[from..to].to_string()
 }
 
-/// An approver that allows everything and keeps every request.
-#[derive(Default)]
-struct Recording {
-    asked: Vec<(String, String)>,
-}
-
-impl Approver for Recording {
-    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
-        self.asked
-            .push((request.tool.clone(), request.path.clone()));
-        ApprovalDecision::AllowOnce
-    }
-}
-
-/// The real gate with a hook before each call: a world that changes while Rein reads.
-struct Meddling<'g, F: FnMut(&ToolCall)> {
-    gate: Gate<'g>,
-    meddle: F,
-}
-
-impl<F: FnMut(&ToolCall)> CallExecutor for Meddling<'_, F> {
-    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
-        (self.meddle)(call);
-        self.gate.submit(call, approver)
-    }
-    fn reads_freely(&self, path: &str) -> bool {
-        self.gate.reads_freely(path)
-    }
-    fn preview(&self, call: &ToolCall) -> Result<rein_workspace::Proposal, String> {
-        self.gate.preview(call)
-    }
-}
-
 /// `h`'s mission replaying `script` through the real gate, `meddle` called before each call
 /// reaches it; read-cited and cited-reads on, one attempt.
 fn run_meddled(h: Harness, script: &str, meddle: impl FnMut(&ToolCall)) -> Ran {
-    let mut model = PromptRecorder::new(script, "meddled.jsonl");
-    let (out, events) = {
-        let registry = desk_registry();
-        let ws = Workspace::open(&h.workspace).unwrap();
-        let run = begin_mission_run(
-            &h.journal,
-            &h.contract,
-            &ws.display_root(),
-            model.identity(),
-            json!({}),
-        )
-        .unwrap();
-        let gate = Gate::new(GateConfig {
-            registry: &registry,
-            target: GateTarget::Desk(&ws),
-            journal: &h.journal,
-            scope: CallScope::Run(run),
-            policy: Policy::safe_default(),
-            budget: None,
-        });
-        let mut exec = Meddling { gate, meddle };
-        let world = WorkspaceWorld::new(&ws);
-        let env = RunEnv {
-            contract: &h.contract,
-            mission_file: &h.mission_file,
-            world: &world,
-            registry: &registry,
-            input_hashes: &h.hashes,
-            journal: &h.journal,
-            run,
-            workspace_label: ws.display_root(),
-        };
-        let mut options = AgentOptions::for_mission(&h.contract, model.identity());
-        options.levers = levers(true);
-        options.limits.attempts = 1;
-        let mut events = Vec::new();
-        let mut approver = AllowAll;
-        let agent = Agent::new(env, &mut model, &mut exec, &mut approver).with_options(options);
-        let out = agent.run(&mut |e| events.push(e.clone())).unwrap();
-        (out, events)
-    };
-    Ran {
-        out,
-        events,
-        model,
-        h,
-    }
+    Ran::meddled(h, script, Policy::safe_default(), meddle, |o| {
+        o.levers = levers(true);
+        o.limits.attempts = 1;
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,7 +153,7 @@ fn a_kept_input_never_reaches_a_prompt_whatever_the_rule() {
     ];
     let mut wrong = Vec::new();
     for rule in &rules {
-        let mut approver = Recording::default();
+        let mut approver = RecordingApprover::default();
         let r = run_with(
             Harness::desk_suite(TASK),
             &renewal_answer(),
@@ -349,7 +238,7 @@ fn rein_never_asks_a_person_for_its_reads_and_the_models_own_read_asks_once() {
         + &line("read_file", json!({ "path": NOTE }))
         + &renewal_answer()
         + &read_back_and_finish();
-    let mut approver = Recording::default();
+    let mut approver = RecordingApprover::default();
     let r = run_with(
         Harness::desk_suite(TASK),
         &script,
@@ -1114,10 +1003,9 @@ fn a_mission_without_read_file_cannot_have_a_cited_hold() {
     assert!(err.contains("no read_file tool"), "{err}");
 }
 
-#[test]
-fn a_second_attempt_is_neither_held_nor_given_back_nor_read_for() {
-    // Attempt 1: held, Rein reads, given back, a wrong term sent, judged failed. Attempt 2
-    // (monotone): the fix goes through at once; the old draft never comes back.
+/// Two monotone attempts: attempt 1 writes a wrong term (held, read for, given back, sent
+/// again), reads it back and finishes; attempt 2 writes the right answer and finishes.
+fn wrong_then_right(keep_inputs: bool) -> Ran {
     let wrong = renewal_text().replace("24 months", "12 months");
     let script = answer_with(&wrong)
         + &answer_with(&wrong)
@@ -1127,7 +1015,7 @@ fn a_second_attempt_is_neither_held_nor_given_back_nor_read_for() {
             json!({"path": ANSWER, "content": renewal_text()}),
         )
         + &read_back_and_finish();
-    let r = Ran::of(
+    Ran::of(
         Harness::desk_suite(TASK),
         &script,
         &mut AllowAll,
@@ -1135,11 +1023,19 @@ fn a_second_attempt_is_neither_held_nor_given_back_nor_read_for() {
         |o| {
             o.levers = Levers {
                 monotone_attempts: true,
+                keep_inputs,
                 ..levers(true)
             };
             o.limits.attempts = 2;
         },
-    );
+    )
+}
+
+#[test]
+fn a_second_attempt_is_neither_held_nor_given_back_nor_read_for() {
+    // Attempt 1: held, Rein reads, given back, a wrong term sent, judged failed. Attempt 2
+    // (monotone): the fix goes through at once; the old draft never comes back.
+    let r = wrong_then_right(false);
     assert!(r.out.passed(), "{}", r.out.reason());
     assert_eq!(support::attempts_finished(&r.events).len(), 2);
     assert_eq!(
@@ -1163,29 +1059,7 @@ fn a_pinned_read_step_does_not_bring_the_stale_draft_into_the_next_attempt() {
     // attempt 2 from the deliverable plus the pinned steps. That step also holds the give-back
     // ("Send it again now") of attempt 1's draft: the deliverable was written and judged since,
     // so the draft is stale and must not be in attempt 2's prompt.
-    let wrong = renewal_text().replace("24 months", "12 months");
-    let script = answer_with(&wrong)
-        + &answer_with(&wrong)
-        + &read_back_and_finish()
-        + &line(
-            "replace_file",
-            json!({"path": ANSWER, "content": renewal_text()}),
-        )
-        + &read_back_and_finish();
-    let r = Ran::of(
-        Harness::desk_suite(TASK),
-        &script,
-        &mut AllowAll,
-        Policy::safe_default(),
-        |o| {
-            o.levers = Levers {
-                monotone_attempts: true,
-                keep_inputs: true,
-                ..levers(true)
-            };
-            o.limits.attempts = 2;
-        },
-    );
+    let r = wrong_then_right(true);
     let first_of_second = (0..r.model.requests.len())
         .find(|&i| {
             user_messages(&r.model.requests[i])

@@ -16,24 +16,19 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use rein_engine::agent::{
-    begin_mission_run, Agent, AgentOptions, CapHit, RunEnd, RunEnv, WorkspaceWorld,
-    MAX_RESULT_CHARS, MAX_STEPS_WITHOUT_PROGRESS,
+    AgentOptions, CapHit, RunEnd, MAX_RESULT_CHARS, MAX_STEPS_WITHOUT_PROGRESS,
 };
-use rein_engine::gate::{
-    AllowAll, ApprovalDecision, ApprovalRequest, Approver, CallExecutor, Gate, GateConfig,
-    GateTarget,
-};
+use rein_engine::gate::AllowAll;
 use rein_engine::memory::{run_memory, MemoryRunEnv};
 use rein_engine::mission::Mission;
 use rein_engine::policy::Policy;
 use rein_journal::{CallScope, Journal};
 use rein_models::{Model, ScriptedModel};
-use rein_protocol::{GateReport, ToolCall};
-use rein_workspace::{desk_registry, Workspace};
+use rein_protocol::ToolCall;
 use serde_json::{json, Value};
 use support::{
     check_facts, desk_policy, drop_tools, finish_line, finish_refusals, gold_text, line,
-    read_summary, write_summary, Harness, PromptRecorder, Ran,
+    read_summary, write_summary, Harness, Ran, RecordingApprover,
 };
 
 const NOTES: &str = "notes/meeting-notes.md";
@@ -102,19 +97,9 @@ fn glob_step(r: &Ran, n: usize) -> String {
 
 /// The paths Rein read for the model's globs, from the journal, in order.
 fn rein_glob_reads(r: &Ran) -> Vec<String> {
-    r.h.journal
-        .run_trace(r.out.run)
-        .unwrap()
-        .steps
+    r.rein_reads("glob-reads")
         .into_iter()
-        .filter(|t| t.step.detail["by"] == "rein" && t.step.detail["lever"] == "glob-reads")
-        .map(|t| {
-            assert_eq!(t.step.action.as_deref(), Some("read_file"));
-            t.step.detail["parameters"]["path"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|(path, _)| path)
         .collect()
 }
 
@@ -170,37 +155,6 @@ fn reads_chars(message: &str) -> usize {
         .map_or(0, |at| message[at..end].trim_end().chars().count())
 }
 
-/// An approver that allows everything and keeps every request.
-#[derive(Default)]
-struct Recording {
-    asked: Vec<(String, String)>,
-}
-
-impl Approver for Recording {
-    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
-        self.asked
-            .push((request.tool.clone(), request.path.clone()));
-        ApprovalDecision::AllowOnce
-    }
-}
-
-/// The real gate with a hook that runs before each call reaches it: a stand-in for a world
-/// that changes while Rein reads (another process writing the workspace).
-struct Meddling<'g, F: FnMut(&ToolCall)> {
-    gate: Gate<'g>,
-    meddle: F,
-}
-
-impl<F: FnMut(&ToolCall)> CallExecutor for Meddling<'_, F> {
-    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
-        (self.meddle)(call);
-        self.gate.submit(call, approver)
-    }
-    fn reads_freely(&self, path: &str) -> bool {
-        self.gate.reads_freely(path)
-    }
-}
-
 /// `h`'s mission replaying `script` through the real gate under `policy`, `meddle` called
 /// before each call reaches it; glob-reads on, one attempt, then `tweak`.
 fn run_meddled(
@@ -210,53 +164,10 @@ fn run_meddled(
     meddle: impl FnMut(&ToolCall),
     tweak: impl FnOnce(&mut AgentOptions),
 ) -> Ran {
-    let mut model = PromptRecorder::new(script, "meddled.jsonl");
-    let (out, events) = {
-        let registry = desk_registry();
-        let ws = Workspace::open(&h.workspace).unwrap();
-        let run = begin_mission_run(
-            &h.journal,
-            &h.contract,
-            &ws.display_root(),
-            model.identity(),
-            json!({}),
-        )
-        .unwrap();
-        let gate = Gate::new(GateConfig {
-            registry: &registry,
-            target: GateTarget::Desk(&ws),
-            journal: &h.journal,
-            scope: CallScope::Run(run),
-            policy,
-            budget: None,
-        });
-        let mut exec = Meddling { gate, meddle };
-        let world = WorkspaceWorld::new(&ws);
-        let env = RunEnv {
-            contract: &h.contract,
-            mission_file: &h.mission_file,
-            world: &world,
-            registry: &registry,
-            input_hashes: &h.hashes,
-            journal: &h.journal,
-            run,
-            workspace_label: ws.display_root(),
-        };
-        let mut options = AgentOptions::for_mission(&h.contract, model.identity());
-        glob_reads(true)(&mut options);
-        tweak(&mut options);
-        let mut events = Vec::new();
-        let mut approver = AllowAll;
-        let agent = Agent::new(env, &mut model, &mut exec, &mut approver).with_options(options);
-        let out = agent.run(&mut |e| events.push(e.clone())).unwrap();
-        (out, events)
-    };
-    Ran {
-        out,
-        events,
-        model,
-        h,
-    }
+    Ran::meddled(h, script, policy, meddle, |o| {
+        glob_reads(true)(o);
+        tweak(o);
+    })
 }
 
 fn no_progress() -> RunEnd {
@@ -289,7 +200,7 @@ fn a_kept_file_never_reaches_the_prompt_whatever_the_rule_or_glob_spelling() {
     ];
     for policy in policies {
         for asked in ["notes/*.md", "./notes//", "notes", "**/*", "*", "./*/*.md"] {
-            let mut approver = Recording::default();
+            let mut approver = RecordingApprover::default();
             let r = Ran::of(
                 Harness::new("desk_task"),
                 &script(json!({ "path": asked })),
@@ -337,7 +248,7 @@ fn an_allow_list_policy_lets_rein_read_only_what_it_allows() {
                   [[rule]]\ntool = \"find_files\"\naction = \"allow\"\n\n\
                   [[rule]]\ntool = \"read_file\"\npaths = [\"notes/overview.md\"]\naction = \"allow\"\n";
     for asked in ["**/*", "*", "notes", "data/*.csv"] {
-        let mut approver = Recording::default();
+        let mut approver = RecordingApprover::default();
         let r = Ran::of(
             Harness::new("desk_task"),
             &(line("read_file", json!({ "path": asked })) + &finish_line()),

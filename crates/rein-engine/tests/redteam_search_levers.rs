@@ -71,15 +71,7 @@ fn task_text(r: &Ran) -> String {
 
 /// (action, outcome) of the model's own steps only (Rein's calls are step 0).
 fn model_outcomes(r: &Ran) -> Vec<(String, String)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Step(s) if s.step > 0 => {
-                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
-            }
-            _ => None,
-        })
-        .collect()
+    support::model_outcomes(&r.events)
 }
 
 /// Rein's `wider-search` searches of the run: (parameters, detail).

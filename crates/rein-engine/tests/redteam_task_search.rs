@@ -198,15 +198,7 @@ fn read(path: &str) -> String {
 
 /// (action, outcome) of the model's own steps only (Rein's calls are step 0).
 fn model_outcomes(r: &Ran) -> Vec<(String, String)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Step(s) if s.step > 0 => {
-                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
-            }
-            _ => None,
-        })
-        .collect()
+    support::model_outcomes(&r.events)
 }
 
 /// The feedback of the model's step `i` (from 1): the last user message of request `i`.

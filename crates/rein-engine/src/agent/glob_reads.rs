@@ -311,7 +311,8 @@ pub fn glob_suggestion(unread: &[&str]) -> Option<String> {
     ))
 }
 
-fn plural(n: usize) -> &'static str {
+/// `s` after a count other than one.
+pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {

@@ -8,6 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::glob_reads::plural;
+
 /// The start of a `content` string in a reply's JSON.
 static CONTENT_KEY: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#""content"\s*:\s*""#).ok());
@@ -79,14 +81,14 @@ pub fn loop_note(list: &LoopedList, held: bool) -> String {
     let mut note = format!(
         " Your list began again after {} item{}: `{}` was written a second time. Write each item once, then the lines after the list.",
         list.items,
-        if list.items == 1 { "" } else { "s" },
+        plural(list.items),
         list.repeated.chars().take(120).collect::<String>(),
     );
     if held {
         note.push_str(&format!(
             " Rein holds your next list to at most {} item{} (lever short-after-cut).",
             list.items,
-            if list.items == 1 { "" } else { "s" },
+            plural(list.items),
         ));
     }
     note

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::checks::{last_write, read_whole_at, same_path, CheckSpec, TraceEntry};
 use crate::mission::FrozenContract;
 
-use super::glob_reads::{with_plan_left, Plan};
+use super::glob_reads::{plural, with_plan_left, Plan};
 use super::prompt::task_picks_inputs;
 
 /// Shortest file stem an answer is taken to name as a word (`17` of `mail/17.eml.txt` is a
@@ -151,7 +151,7 @@ pub fn cited_reads_note(named: usize, plan: &Plan) -> String {
     let opening = format!(
         "Rein read {} of the {named} file{} your held write named (lever cited-reads), each a read_file call of its own, shown above: {} shown whole.",
         plan.reads(),
-        if named == 1 { "" } else { "s" },
+        plural(named),
         plan.whole.len(),
     );
     with_plan_left(

@@ -357,6 +357,32 @@ impl Harness {
         decider: Option<&mut dyn rein_engine::checks::Decider>,
         tweak: impl FnOnce(&mut AgentOptions),
     ) -> (RunOutcome, Vec<AgentEvent>) {
+        self.run_gated_inner(model, approver, policy, decider, None, tweak)
+    }
+
+    /// [`Harness::run_gated_with_policy`] with `meddle` called before each call reaches the
+    /// gate: a stand-in for a world that changes while the run goes on (another process
+    /// writing the workspace).
+    pub fn run_gated_meddled(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        meddle: &mut dyn FnMut(&ToolCall),
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
+        self.run_gated_inner(model, approver, policy, None, Some(meddle), tweak)
+    }
+
+    fn run_gated_inner(
+        &self,
+        model: &mut dyn Model,
+        approver: &mut dyn Approver,
+        policy: rein_engine::policy::Policy,
+        decider: Option<&mut dyn rein_engine::checks::Decider>,
+        meddle: Option<&mut dyn FnMut(&ToolCall)>,
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> (RunOutcome, Vec<AgentEvent>) {
         let registry = desk_registry();
         let ws = Workspace::open(&self.workspace).unwrap();
         let run = begin_mission_run(
@@ -389,7 +415,15 @@ impl Harness {
         let mut options = AgentOptions::for_mission(&self.contract, model.identity());
         tweak(&mut options);
         let mut events = Vec::new();
-        let mut agent = Agent::new(env, model, &mut gate, approver).with_options(options);
+        let mut meddled;
+        let exec: &mut dyn CallExecutor = match meddle {
+            Some(meddle) => {
+                meddled = Meddling { gate, meddle };
+                &mut meddled
+            }
+            None => &mut gate,
+        };
+        let mut agent = Agent::new(env, model, exec, approver).with_options(options);
         if let Some(d) = decider {
             agent = agent.with_decider(d);
         }
@@ -800,6 +834,50 @@ impl Ran {
             .unwrap_or_else(|| panic!("no `{label}` in {}", self.model.prompt(0)))
     }
 
+    /// The `read_file` calls Rein made for the model under `lever` (`glob-reads`,
+    /// `cited-reads`), from the journal: (path, outcome), in order.
+    pub fn rein_reads(&self, lever: &str) -> Vec<(String, String)> {
+        self.h
+            .journal
+            .run_trace(self.out.run)
+            .unwrap()
+            .steps
+            .into_iter()
+            .filter(|t| t.step.detail["by"] == "rein" && t.step.detail["lever"] == lever)
+            .map(|t| {
+                assert_eq!(t.step.action.as_deref(), Some("read_file"));
+                let text = |k: &str| t.step.detail[k].as_str().unwrap_or_default().to_string();
+                (
+                    t.step.detail["parameters"]["path"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    text("outcome"),
+                )
+            })
+            .collect()
+    }
+
+    /// [`Ran::of`] under `policy` with `meddle` called before each call reaches the gate (see
+    /// [`Harness::run_gated_meddled`]), approving everything.
+    pub fn meddled(
+        h: Harness,
+        script: &str,
+        policy: rein_engine::policy::Policy,
+        mut meddle: impl FnMut(&ToolCall),
+        tweak: impl FnOnce(&mut AgentOptions),
+    ) -> Ran {
+        let mut model = PromptRecorder::new(script, "meddled.jsonl");
+        let (out, events) =
+            h.run_gated_meddled(&mut model, &mut AllowAll, policy, &mut meddle, tweak);
+        Ran {
+            out,
+            events,
+            model,
+            h,
+        }
+    }
+
     /// [`Ran::of`] with `levers` and one attempt.
     pub fn one_attempt(
         h: Harness,
@@ -1043,6 +1121,19 @@ pub fn outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// (action, outcome) of the model's own steps only: Rein's calls are step 0.
+pub fn model_outcomes(events: &[AgentEvent]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Step(s) if s.step > 0 => {
+                Some((s.action.clone().unwrap_or_default(), s.outcome.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The tool branches of the first request of a constrained run of `h`'s mission with `levers`
 /// (one `list_dir` step); every schema the run sent must be one llguidance builds.
 pub fn first_offered_branches(
@@ -1153,4 +1244,44 @@ pub fn row_figures(result: &serde_json::Value) -> Vec<(String, u64)> {
         }
     }
     out
+}
+
+/// The real gate with `meddle` called before each call reaches it (see
+/// [`Harness::run_gated_meddled`]); every other duty is the gate's.
+pub struct Meddling<'g, 'm> {
+    pub gate: rein_engine::gate::Gate<'g>,
+    pub meddle: &'m mut dyn FnMut(&ToolCall),
+}
+
+impl CallExecutor for Meddling<'_, '_> {
+    fn submit(&mut self, call: &ToolCall, approver: &mut dyn Approver) -> GateReport {
+        (self.meddle)(call);
+        self.gate.submit(call, approver)
+    }
+    fn undo_change(
+        &mut self,
+        change: rein_journal::ChangeId,
+    ) -> Result<rein_engine::undo::UndoReport, String> {
+        self.gate.undo_change(change)
+    }
+    fn preview(&self, call: &ToolCall) -> Result<rein_workspace::Proposal, String> {
+        self.gate.preview(call)
+    }
+    fn reads_freely(&self, path: &str) -> bool {
+        self.gate.reads_freely(path)
+    }
+}
+
+/// An approver that allows everything and keeps every request's tool and path.
+#[derive(Default)]
+pub struct RecordingApprover {
+    pub asked: Vec<(String, String)>,
+}
+
+impl Approver for RecordingApprover {
+    fn decide(&mut self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.asked
+            .push((request.tool.clone(), request.path.clone()));
+        ApprovalDecision::AllowOnce
+    }
 }

@@ -22,22 +22,23 @@ impl<'a> Agent<'a> {
         arguments: &Value,
         n: u32,
     ) -> Result<Option<String>, AgentError> {
-        let writes = self.call_writes(tool)
-            && self
-                .env
-                .registry
-                .validate(self.gate_tool(tool), arguments)
-                .is_ok();
         let path = trace_target(tool, params);
         let (true, false, Some(path)) = (
-            self.options.levers.read_cited && writes,
+            self.options.levers.read_cited && self.call_writes(tool),
             self.options.memory,
             path,
         ) else {
             return Ok(None);
         };
         let unread = self.cited_still_holding(st, path, params);
-        if unread.is_empty() {
+        // Checked only for a call it would hold, off the path of every other write.
+        let valid = || {
+            self.env
+                .registry
+                .validate(self.gate_tool(tool), arguments)
+                .is_ok()
+        };
+        if unread.is_empty() || !valid() {
             return Ok(None);
         }
         for input in &unread {

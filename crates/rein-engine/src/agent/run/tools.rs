@@ -335,9 +335,7 @@ impl<'a> Agent<'a> {
         }
         s
     }
-}
 
-impl<'a> Agent<'a> {
     /// Whether the reply after one cut while it wrote its list over again has its list held to
     /// the items before the repeat: lever `short-after-cut`, constrained decoding, and a list
     /// template of lever `answer-lines` typing the deliverable's content.
