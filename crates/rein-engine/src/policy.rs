@@ -477,9 +477,9 @@ pub struct PolicyPathFilter<'p> {
 impl PathFilter for PolicyPathFilter<'_> {
     fn visible(&self, path: &RelPath) -> Visibility {
         let own = self.own_visibility(path);
-        // `list_dir` gives each file's size, a fact of its content: none of a file that a rule with
-        // paths keeps from `file_info` (a rule for reading holds for `file_info` and
-        // `folder_stats`, which withhold it, not for listings). The name stays listed.
+        // `list_dir` and `folder_stats` give each file's size, a fact of its content: none of a
+        // file that a rule with paths keeps from `file_info` (a rule for reading holds for
+        // `file_info` and `folder_stats`, not for `list_dir`). The name stays listed.
         let size_kept = size_giver(&self.tool)
             .is_some_and(|giver| self.policy.visibility(giver, path.as_str()) != Visibility::Shown);
         if own == Visibility::Shown && size_kept {
@@ -505,9 +505,10 @@ impl PolicyPathFilter<'_> {
 }
 
 /// The tool whose rules also decide whether a listing by `tool` gives a file's size: `file_info`
-/// for `list_dir`, the one listing that gives sizes.
+/// for the two listings that give sizes, `list_dir` and `folder_stats` (which also gives the
+/// lines `file_info` would).
 fn size_giver(tool: &str) -> Option<&'static str> {
-    (tool == "list_dir").then_some("file_info")
+    matches!(tool, "list_dir" | "folder_stats").then_some("file_info")
 }
 
 /// How a file a call did not name appears when `rule` is the one that would decide a call

@@ -845,3 +845,34 @@ fn a_line_count_that_also_accepts_rows_still_shows_lines() {
         "the check counts the logs' lines and no figure of them is shown: {v}"
     );
 }
+
+/// Was left alone in the twenty-second session, mended: a rule that keeps files from
+/// `file_info` alone kept their sizes out of `list_dir`, yet `folder_stats` still gave their
+/// bytes and lines. It now skips them as `list_dir` does, and keeps the rest.
+#[test]
+fn folder_stats_gives_no_bytes_or_lines_of_a_file_kept_from_file_info() {
+    let env = sized_world();
+    let registry = desk_registry();
+    for hide_names in [false, true] {
+        let rule = Rule::new("file_info", &["secrets/**"], PolicyAction::Deny)
+            .unwrap()
+            .with_hide_names(hide_names)
+            .unwrap();
+        let mut gate = env.gate_with(&registry, vec![rule]);
+        for (i, path) in ["secrets", ".", "secrets/sub"].into_iter().enumerate() {
+            let r = gate.submit(
+                &call(&format!("fs{i}-{hide_names}"), "folder_stats", json!({"path": path})),
+                &mut DenyAll,
+            );
+            assert_eq!(r.outcome, GateOutcome::Executed, "{path}: {r:?}");
+            let text = r.result.to_string();
+            // key.txt has 17 bytes, deep.txt 12; nothing else in the world has those sizes.
+            for kept in ["\"bytes\":17", "\"bytes\":12"] {
+                assert!(!text.contains(kept), "{path} hide={hide_names}: {text}");
+            }
+            if path == "." {
+                assert!(text.contains("\"bytes\":27"), "public/notes.txt kept: {text}");
+            }
+        }
+    }
+}
