@@ -382,10 +382,19 @@ impl Policy {
 
     /// The rule that decides a call of `tool` naming `path`, if any rule matches.
     fn winner(&self, tool: &str, path: Option<&str>) -> Option<&Rule> {
+        self.winner_of(self.rules.iter(), tool, path)
+    }
+
+    /// [`Policy::winner`] among `rules` only.
+    fn winner_of<'r>(
+        &self,
+        rules: impl Iterator<Item = &'r Rule>,
+        tool: &str,
+        path: Option<&str>,
+    ) -> Option<&'r Rule> {
         // Globs match the normalised relative path, so "./a//b" cannot dodge a rule for "a/b".
         let normalised = path.map(normalised);
-        self.rules
-            .iter()
+        rules
             .filter(|r| r.matches(tool, normalised.as_deref()))
             // At a tie, a rule with paths beats one without and hiding beats naming: fail closed.
             .max_by_key(|r| {
@@ -402,6 +411,24 @@ impl Policy {
     /// the module docs): the rule that would decide a call of `tool` naming `path` decides.
     pub fn visibility(&self, tool: &str, path: &str) -> Visibility {
         visibility_under(self.winner(tool, Some(path)))
+    }
+
+    /// Whether a rule with paths keeps `path` from `tool` (deny or ask). A rule without paths
+    /// that wins the tie decides only calls of `tool` itself: it neither keeps the file (a
+    /// pathless deny of `file_info` leaves sizes in listings) nor frees it (added to a rule with
+    /// paths that keeps the file, it must not give its size back).
+    fn keeps_facts(&self, tool: &str, path: &RelPath) -> bool {
+        let restricts = |r: &Rule| r.paths.is_some() && r.action != PolicyAction::Allow;
+        match self.winner(tool, Some(path.as_str())) {
+            Some(r) if r.paths.is_none() && r.action != PolicyAction::Allow => self
+                .winner_of(
+                    self.rules.iter().filter(|r| r.paths.is_some()),
+                    tool,
+                    Some(path.as_str()),
+                )
+                .is_some_and(restricts),
+            winner => winner.is_some_and(restricts),
+        }
     }
 
     /// Whether listings hide `path`'s name (a deny or ask rule with `hide_names`, for
@@ -480,8 +507,8 @@ impl PathFilter for PolicyPathFilter<'_> {
         // `list_dir` and `folder_stats` give each file's size, a fact of its content: none of a
         // file that a rule with paths keeps from `file_info` (a rule for reading holds for
         // `file_info` and `folder_stats`, not for `list_dir`). The name stays listed.
-        let size_kept = size_giver(&self.tool)
-            .is_some_and(|giver| self.policy.visibility(giver, path.as_str()) != Visibility::Shown);
+        let size_kept =
+            size_giver(&self.tool).is_some_and(|giver| self.policy.keeps_facts(giver, path));
         if own == Visibility::Shown && size_kept {
             Visibility::Skipped
         } else {
