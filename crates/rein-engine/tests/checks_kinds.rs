@@ -352,6 +352,71 @@ fn report_complete_sees_a_section_written_twice_in_any_spelling_a_reader_sees() 
     }
 }
 
+/// A task that asks for "exactly these headings": a section it did not ask for fails in any
+/// spelling a reader sees as a heading (the 1.5B added `## Notes` to desk_task), while the
+/// required headings may be spelled as before and what no reader sees is no heading.
+#[test]
+fn report_complete_with_no_other_headings_fails_a_section_nobody_asked_for() {
+    let report = "# Project summary\n\n## Goal\nShip the app.\n\n## Tasks:\nSix tasks.\n\n## **risks**\nSupplier keys.\n";
+    let check = |only: bool| {
+        json!({"id": "rc", "kind": "report_complete", "path": "out/r.md",
+            "headings": ["Project summary", "Goal", "Tasks", "Risks"], "in_order": true,
+            "no_other_headings": only})
+    };
+    passes(check(true), &world_with(&[("out/r.md", report)]));
+    for extra in [
+        "## Notes\nNext meeting: 26 May.\n",
+        "Notes\n-----\nNext meeting: 26 May.\n",
+        "### Notes:\nNext meeting: 26 May.\n",
+        "#Notes\nNext meeting: 26 May.\n",
+        "> ## Notes\n> Next meeting: 26 May.\n",
+    ] {
+        let with = format!("{report}\n{extra}");
+        let world = world_with(&[("out/r.md", with.as_str())]);
+        let r = fails(check(true), &world);
+        assert!(
+            r.facts
+                .iter()
+                .any(|f| f.contains("headings the task does not ask for: `Notes")),
+            "{extra:?}: {:?}",
+            r.facts
+        );
+        // Without the flag a heading the contract does not require is free.
+        passes(check(false), &world);
+    }
+    for hidden in [
+        "<!--\n## Notes\n-->\n",
+        "```\n## Notes\n```\n",
+        "    ## Notes\n",
+        "**Notes:** next meeting on 26 May.\n",
+    ] {
+        let with = format!("{report}\n{hidden}");
+        passes(check(true), &world_with(&[("out/r.md", with.as_str())]));
+    }
+    // The rendered requirement says so.
+    let (_d, c) = contract(json!([check(true)]));
+    let said = rein_engine::checks::requirements_message(&c);
+    assert!(
+        said.contains("exactly these headings") && said.contains("no other heading"),
+        "{said}"
+    );
+}
+
+#[test]
+fn no_other_headings_needs_the_headings_it_allows() {
+    let dir = TempDir::new().unwrap();
+    let m = json!({
+        "id": "k", "mode": "automatic", "prompt": "p", "inputs": [],
+        "tools": ["create_file", "finish"], "required_artifact": "out/r.md",
+        "checks": [{"id": "rc", "kind": "report_complete", "path": "out/r.md",
+            "min_words": 5, "no_other_headings": true}]
+    });
+    let path = dir.path().join("mission.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let err = Mission::load(&path).unwrap_err().to_string();
+    assert!(err.contains("no_other_headings"), "{err}");
+}
+
 #[test]
 fn report_complete_headings_words_and_fields() {
     let report = "# Project summary\n\n## Goal\nShip the app.\n\n## Tasks:\nSix tasks.\n\n## risks\nSupplier keys.\n";
@@ -680,4 +745,44 @@ fn a_stated_number_says_how_it_was_read_only_where_that_differs() {
         "{:?}",
         separated.facts
     );
+}
+
+/// A bare number in a cell after a value (a pasted row, `B,17`) is the column's when no other
+/// column of the source holds a number: a wrong one fails where before only `N hours` was read
+/// (the 1.5B wrote `Release checklist,5`, and rows with running totals on one line, and passed).
+#[test]
+fn mentions_all_reads_a_pasted_row_s_bare_number_in_its_column_s_place() {
+    let check = json!({"id": "ml", "kind": "mentions_all", "path": "out/r.md", "section": "Tasks",
+        "values": {"from": "csv", "path": "data/tasks.csv", "column": "task"},
+        "numbers": {"column": "hours", "units": ["hours", "h"]}});
+    let report = |rows: &str| format!("# R\n\n## Tasks\n\n{rows}\n## Risks\n\nNone known.\n");
+    for right in [
+        "A,Ann,done,12\nB,Bob,open,16.5\n\"C, part 2\",Ann,done,4\n",
+        "- A;Ann;done;12\n- B;Bob;open;16.5\n- C, part 2: 4 hours\n",
+        "A, Ann, done, 12 hours\nB, Bob, open, 16.5 h\nC, part 2: 4 hours\n",
+        "A,12\n\nB,16.5\n\nC, part 2,4\n",
+        "A,Ann,done,12; B,Bob,open,16.5; C, part 2,Ann,done,4; Total hours: 32.5\n",
+        // Not a row of the table's width: a number there is no hours cell.
+        "A (2 people), 12 hours\nB, 16.5 hours\nC, part 2, 4 hours\n",
+    ] {
+        let text = report(right);
+        passes(check.clone(), &world_with(&[("out/r.md", text.as_str())]));
+    }
+    for wrong in [
+        "A,Ann,done,13\nB,Bob,open,16.5\nC, part 2: 4 hours\n",
+        "A,Ann,done,12\n\nB,Bob,open,16\n\nC, part 2: 4 hours\n",
+        "- A;Ann;done;12\n- B;Bob;open;17\n- C, part 2: 4 hours\n",
+        "A,12\n\nB,17\n\nC, part 2: 4 hours\n",
+        "A,Ann,done,12; B,Bob,open,28.5; C, part 2,Ann,done,32.5\n",
+    ] {
+        let text = report(wrong);
+        let r = fails(check.clone(), &world_with(&[("out/r.md", text.as_str())]));
+        assert!(
+            r.facts
+                .iter()
+                .any(|f| f.contains("which is not its `hours`")),
+            "{wrong:?}: {:?}",
+            r.facts
+        );
+    }
 }

@@ -861,7 +861,11 @@ fn folder_stats_gives_no_bytes_or_lines_of_a_file_kept_from_file_info() {
         let mut gate = env.gate_with(&registry, vec![rule]);
         for (i, path) in ["secrets", ".", "secrets/sub"].into_iter().enumerate() {
             let r = gate.submit(
-                &call(&format!("fs{i}-{hide_names}"), "folder_stats", json!({"path": path})),
+                &call(
+                    &format!("fs{i}-{hide_names}"),
+                    "folder_stats",
+                    json!({"path": path}),
+                ),
                 &mut DenyAll,
             );
             assert_eq!(r.outcome, GateOutcome::Executed, "{path}: {r:?}");
@@ -871,7 +875,10 @@ fn folder_stats_gives_no_bytes_or_lines_of_a_file_kept_from_file_info() {
                 assert!(!text.contains(kept), "{path} hide={hide_names}: {text}");
             }
             if path == "." {
-                assert!(text.contains("\"bytes\":27"), "public/notes.txt kept: {text}");
+                assert!(
+                    text.contains("\"bytes\":27"),
+                    "public/notes.txt kept: {text}"
+                );
             }
         }
     }

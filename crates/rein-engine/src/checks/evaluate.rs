@@ -225,6 +225,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
             in_order,
             min_section_words,
             max_repeats,
+            no_other_headings,
         } => report::report_complete(
             cx,
             path,
@@ -236,6 +237,7 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
                 in_order: *in_order,
                 min_section_words: *min_section_words,
                 max_repeats: *max_repeats,
+                no_other_headings: *no_other_headings,
             },
         )
         .into(),

@@ -19,6 +19,7 @@ pub(crate) struct Shape<'a> {
     pub in_order: bool,
     pub min_section_words: Option<u64>,
     pub max_repeats: Option<u32>,
+    pub no_other_headings: bool,
 }
 
 pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (bool, Vec<String>) {
@@ -62,6 +63,25 @@ pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (b
                 "{path}: required headings written more than once: {}; each section must appear once",
                 twice.join(", ")
             ));
+        }
+        if shape.no_other_headings {
+            let mut others: Vec<&str> = Vec::new();
+            for (_, h) in prose.headings() {
+                if !headings.iter().any(|r| heading_key(r) == heading_key(h))
+                    && !others.contains(&h)
+                {
+                    others.push(h);
+                }
+            }
+            if !others.is_empty() {
+                ok = false;
+                let shown: Vec<String> =
+                    others.iter().map(|h| format!("`{}`", preview(h))).collect();
+                facts.push(format!(
+                    "{path}: headings the task does not ask for: {}; only the required ones may stand",
+                    shown.join(", ")
+                ));
+            }
         }
         if missing.is_empty() {
             facts.push(format!(

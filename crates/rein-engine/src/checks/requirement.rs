@@ -123,15 +123,20 @@ pub fn requirement(spec: &CheckSpec) -> String {
             in_order,
             min_section_words,
             max_repeats,
+            no_other_headings,
         } => {
             let mut parts = Vec::new();
             if !headings.is_empty() {
                 let list: Vec<String> = headings.iter().map(|h| format!("\"{h}\"")).collect();
                 parts.push(format!(
-                    "have these headings{}: {}",
+                    "have {}these headings{}: {}",
+                    if *no_other_headings { "exactly " } else { "" },
                     if *in_order { ", in this order" } else { "" },
                     list.join(", ")
                 ));
+                if *no_other_headings {
+                    parts.push("have no other heading".to_string());
+                }
             }
             if !fields.is_empty() {
                 parts.push(format!("have the fields {}", fields.join(", ")));

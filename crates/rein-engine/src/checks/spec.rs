@@ -140,6 +140,9 @@ pub enum CheckSpec {
         /// No non-blank line may appear more often than this.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_repeats: Option<u32>,
+        /// No heading but the required ones (a task that asks for "exactly these headings").
+        #[serde(default, skip_serializing_if = "is_false")]
+        no_other_headings: bool,
     },
     /// The named tools were executed (optionally in this order) during the run.
     ActionsCalled {

@@ -277,6 +277,14 @@ fn row_numbers(
             None => truth.push((key.to_string(), squash(key), vec![n])),
         }
     }
+    // Where no other column of the source holds a number, a bare number in a cell after a
+    // value (`Release checklist,5`, a pasted row `Renewal API,Jonas,done,16`) can only be this
+    // column's: it is read too, where the unit rule below cannot read it.
+    let bare_numbers_are_ours = rows.iter().all(|row| {
+        row.iter()
+            .enumerate()
+            .all(|(i, cell)| i == ni || parse_strict(cell, &plain).is_err())
+    });
     let mut units: Vec<&String> = rule.units.iter().collect();
     units.sort_by_key(|u| std::cmp::Reverse(u.len()));
     let alternatives = units
@@ -325,6 +333,11 @@ fn row_numbers(
                 squashed
                     .match_indices(s.as_str())
                     .map(move |(at, m)| (at, at + m.len(), k))
+                    // A value inside a word is no mention of it (`a` in `Ann`).
+                    .filter(|(at, end, _)| {
+                        !squashed[..*at].ends_with(char::is_alphanumeric)
+                            && !squashed[*end..].starts_with(char::is_alphanumeric)
+                    })
             })
             .collect();
         mentions.sort_by_key(|(start, end, _)| (*start, std::cmp::Reverse(*end)));
@@ -335,12 +348,20 @@ fn row_numbers(
             }
         }
         let mut stated: Vec<(usize, String)> = Vec::new();
-        for (i, (start, _, k)) in kept.iter().enumerate() {
+        for (i, (start, after, k)) in kept.iter().enumerate() {
             let end = kept.get(i + 1).map_or(squashed.len(), |n| n.0);
             if let Some(re) = &with_unit {
                 for c in re.captures_iter(&squashed[*start..end]) {
                     if let Some(m) = c.get(1) {
                         stated.push((*k, m.as_str().to_string()));
+                    }
+                }
+            }
+            if bare_numbers_are_ours && row_cells.is_none() {
+                for cell in squashed[*after..end].split([',', ';']) {
+                    let cell = cell.trim();
+                    if parse_strict(cell, &plain).is_ok() {
+                        stated.push((*k, cell.to_string()));
                     }
                 }
             }
@@ -354,6 +375,7 @@ fn row_numbers(
                 stated.push((*k, cell.clone()));
             }
         }
+
         for (k, raw) in stated {
             let (key, _, want) = &truth[k];
             let agrees = parse_strict(&raw, &with_units)

@@ -514,9 +514,16 @@ fn validate_check(
             fields,
             min_words,
             max_words,
+            no_other_headings,
             ..
         } => {
             cx.path(&f("path"), path)?;
+            if *no_other_headings && headings.is_empty() {
+                return Err(cx.err(
+                    f("no_other_headings"),
+                    "needs the headings it allows: list them in `headings`",
+                ));
+            }
             for (j, p) in fields.iter().enumerate() {
                 if p.is_empty() {
                     return Err(cx.err(f(&format!("fields[{j}]")), "empty field name"));
