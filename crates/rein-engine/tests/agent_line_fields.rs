@@ -17,27 +17,27 @@ use line_fields_support::{
 use serde_json::{json, Value};
 use support::{line, Harness};
 
-const ONE_LINE: &str = "Responses: 16, Average rating: 3.125, Mobile responses: 7";
+const ONE_LINE: &str = "Responses: 16, Average rating: 3.13, Mobile responses: 7";
 
 #[test]
 fn the_lines_are_written_apart_from_their_fields_and_the_run_passes() {
     let h = Harness::desk_suite("summarize-feedback");
     let write = line(
         "write_sections",
-        with_fields(sections(ONE_LINE), "16", "3.125", "7"),
+        with_fields(sections(ONE_LINE), "16", "3.13", "7"),
     );
     let (out, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
     let text = read(&h, REPORT);
     assert!(
-        text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.13\nMobile responses: 7\n"),
         "{text}"
     );
     assert!(!text.contains(ONE_LINE), "{text}");
     // The model is told which of its lines were left out, and why.
     let after = model.prompt(3);
     assert!(
-        after.contains("left out these lines of your text, which only restated them: `Responses: 16, Average rating: 3.125, Mobile responses: 7`"),
+        after.contains("left out these lines of your text, which only restated them: `Responses: 16, Average rating: 3.13, Mobile responses: 7`"),
         "{after}"
     );
     // And, before it writes, that the lines are fields of their own, with no example number
@@ -60,13 +60,13 @@ fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
     let numbers = "- **Responses:** 16\nMobile responses: 9\nMost answers came from phones.";
     let write = line(
         "write_sections",
-        with_fields(sections(numbers), "16", "3.125", "7"),
+        with_fields(sections(numbers), "16", "3.13", "7"),
     );
     let (out, _) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
     let text = read(&h, REPORT);
     assert!(
-        text.contains("## Numbers\n\nMost answers came from phones.\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        text.contains("## Numbers\n\nMost answers came from phones.\n\nResponses: 16\nAverage rating: 3.13\nMobile responses: 7\n"),
         "{text}"
     );
     // A line the check reads as another figure, with words of the model's: nothing of the
@@ -75,7 +75,7 @@ fn a_line_that_only_restates_goes_and_one_with_other_words_refuses_the_write() {
     let numbers = "Mobile responses: 9 of them from Android phones.";
     let write = line(
         "write_sections",
-        with_fields(sections(numbers), "16", "3.125", "7"),
+        with_fields(sections(numbers), "16", "3.13", "7"),
     );
     let (out, model) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert!(!out.passed());
@@ -105,14 +105,14 @@ fn a_wrong_number_is_written_as_given_and_failed_by_the_judge() {
     let h = Harness::desk_suite("summarize-feedback");
     let write = line(
         "write_sections",
-        with_fields(sections("The survey in figures."), "17", "3.125", "6"),
+        with_fields(sections("The survey in figures."), "17", "3.13", "6"),
     );
     let (out, _) = run(&h, &(reads() + &write + &finish(REPORT)), levers(true));
     assert_eq!(failed(&out), vec!["responses", "mobile-responses"]);
     let text = read(&h, REPORT);
     assert!(
         text.contains(
-            "The survey in figures.\n\nResponses: 17\nAverage rating: 3.125\nMobile responses: 6\n"
+            "The survey in figures.\n\nResponses: 17\nAverage rating: 3.13\nMobile responses: 6\n"
         ),
         "{text}"
     );
@@ -123,23 +123,27 @@ fn a_missing_field_or_a_value_that_is_not_a_plain_number_writes_nothing() {
     for (fields, why) in [
         (
             {
-                let mut v = with_fields(sections("x y z w v"), "16", "3.125", "7");
+                let mut v = with_fields(sections("x y z w v"), "16", "3.13", "7");
                 v.as_object_mut().unwrap().remove("Average rating");
                 v
             },
             "missing `Average rating`",
         ),
         (
-            with_fields(sections("x y z w v"), "16 responses", "3.125", "7"),
+            with_fields(sections("x y z w v"), "16 responses", "3.13", "7"),
             "`Responses` must be its number alone, in digits (no label, unit or thousands separator), not `16 responses`",
         ),
         (
-            with_fields(sections("x y z w v"), "16", "3.125", "7\n## Praise"),
+            with_fields(sections("x y z w v"), "16", "3.13", "7\n## Praise"),
             "`Mobile responses` must be its number alone",
         ),
         (
             with_fields(sections("x y z w v"), "16", "1,234.5", "7"),
             "not `1,234.5`",
+        ),
+        (
+            with_fields(sections("x y z w v"), "16", "3.125", "7"),
+            "`Average rating` must be its number alone, in digits (no label, unit or thousands separator), with exactly 2 decimals, not `3.125`",
         ),
     ] {
         let h = Harness::desk_suite("summarize-feedback");
@@ -180,6 +184,13 @@ fn each_field_follows_its_section_and_holds_a_plain_number() {
     for bad in ["16 responses", "$16", "1,016", "", "16\nx", "1e3"] {
         assert!(
             !v.is_valid(&with_fields(sections("x"), bad, "3.13", "7")),
+            "{bad:?}"
+        );
+    }
+    // The task asks for the average rating with two decimals: its field holds exactly two.
+    for bad in ["3.125", "3.1", "3", "3.130"] {
+        assert!(
+            !v.is_valid(&with_fields(sections("x"), "16", bad, "7")),
             "{bad:?}"
         );
     }
@@ -225,7 +236,7 @@ fn a_rewrite_keeps_the_lines_and_changes_only_its_own_section() {
     let h = Harness::desk_suite("summarize-feedback");
     let write = line(
         "write_sections",
-        with_fields(sections("The survey in figures."), "16", "3.125", "7"),
+        with_fields(sections("The survey in figures."), "16", "3.13", "7"),
     );
     let rewrite = line(
         "rewrite_section",
@@ -237,7 +248,7 @@ fn a_rewrite_keeps_the_lines_and_changes_only_its_own_section() {
     assert!(out.passed(), "{:?}\n{}", failed(&out), read(&h, REPORT));
     let text = read(&h, REPORT);
     assert!(
-        text.contains("Responses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        text.contains("Responses: 16\nAverage rating: 3.13\nMobile responses: 7\n"),
         "{text}"
     );
     assert!(text.contains("Users praise the editor"), "{text}");

@@ -786,3 +786,94 @@ fn mentions_all_reads_a_pasted_row_s_bare_number_in_its_column_s_place() {
         );
     }
 }
+
+/// `decimals`: a figure the task asks for with N decimals is written with exactly N; the value
+/// may agree and the line still fail (`1073.333333` for "one decimal"), and a right figure
+/// written short fails too (`4` for "two decimals").
+#[test]
+fn numeric_consistency_with_decimals_wants_exactly_that_many() {
+    let check = |decimals: u8| {
+        let mut c = numeric(
+            json!({"regex": "(?im)^\\s*average hours\\s*:\\s*(.*?)\\.?\\s*$"}),
+            json!({"from": "csv", "path": "data/tasks.csv", "op": "mean", "column": "hours"}),
+            0.01,
+        );
+        c["decimals"] = json!(decimals);
+        c["units"] = json!(["hours", "h"]);
+        c
+    };
+    // The mean of 12, 16.5 and 4 is 10.8333...
+    for (decimals, right) in [
+        (2, "Average hours: 10.83"),
+        (2, "Average hours: 10.83 hours"),
+        (1, "Average hours: 10.8 h"),
+        (0, "Average hours: 11"),
+    ] {
+        let mut c = check(decimals);
+        c["tolerance"] = json!(if decimals == 0 { 1.0 } else { 0.1 });
+        passes(c, &world_with(&[("out/r.md", right)]));
+    }
+    for (decimals, wrong) in [
+        (2, "Average hours: 10.833333"),
+        (2, "Average hours: 10.8"),
+        (1, "Average hours: 10.83"),
+        (2, "Average hours: 10.83\nAverage hours: 10.833"),
+    ] {
+        let mut c = check(decimals);
+        c["tolerance"] = json!(0.1);
+        let r = fails(c, &world_with(&[("out/r.md", wrong)]));
+        assert!(
+            r.facts
+                .iter()
+                .any(|f| f.contains(&format!("another number of decimals than {decimals}"))),
+            "{wrong}: {:?}",
+            r.facts
+        );
+        // The value itself agrees: no fact says otherwise.
+        assert!(
+            !r.facts.iter().any(|f| f.contains("does not agree")),
+            "{wrong}: {:?}",
+            r.facts
+        );
+    }
+    let (_d, c) = contract(json!([check(1)]));
+    let said = rein_engine::checks::requirements_message(&c);
+    assert!(said.contains("write it with exactly 1 decimal;"), "{said}");
+}
+
+#[test]
+fn decimals_are_refused_on_a_json_number_and_past_six() {
+    for (decimals, stated, why) in [
+        (
+            2,
+            json!({"pointer": "/totals/items"}),
+            "a JSON number has no written decimals",
+        ),
+        (
+            7,
+            json!({"regex": "(?im)^\\s*items\\s*:\\s*(.*?)$"}),
+            "more than the 6 decimals",
+        ),
+    ] {
+        let dir = TempDir::new().unwrap();
+        let mut check = numeric(
+            stated,
+            json!({"from": "json", "path": "data/d.json", "pointer": "/totals/items"}),
+            0.0,
+        );
+        check["decimals"] = json!(decimals);
+        check["path"] = json!("out/r.md");
+        let f = dir.path().join("fixtures/data/d.json");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, DATA_JSON).unwrap();
+        let m = json!({
+            "id": "k", "mode": "automatic", "prompt": "p", "inputs": ["data/d.json"],
+            "tools": ["read_file", "create_file", "finish"], "required_artifact": "out/r.md",
+            "checks": [check]
+        });
+        let path = dir.path().join("mission.json");
+        std::fs::write(&path, m.to_string()).unwrap();
+        let err = Mission::load(&path).unwrap_err().to_string();
+        assert!(err.contains(why), "{decimals}: {err}");
+    }
+}

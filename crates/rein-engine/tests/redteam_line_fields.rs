@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use support::{line, Harness, PromptRecorder};
 
 fn right(numbers: &str) -> Value {
-    with_fields(sections(numbers), json!("16"), json!("3.125"), json!("7"))
+    with_fields(sections(numbers), json!("16"), json!("3.13"), json!("7"))
 }
 
 const FIGURES: [&str; 3] = ["responses", "average-rating", "mobile-responses"];
@@ -55,7 +55,7 @@ fn a_bulleted_one_line_is_left_out_like_the_plain_one() {
     let h = Harness::desk_suite("summarize-feedback");
     figures_hold_or_nothing_written(
         &h,
-        right("- Responses: 16, Average rating: 3.125, Mobile responses: 7"),
+        right("- Responses: 16, Average rating: 3.13, Mobile responses: 7"),
         levers(true),
     );
 }
@@ -190,7 +190,7 @@ fn a_text_of_only_contradicting_lines_leaves_just_rein_s_lines() {
         levers(true),
     );
     assert!(
-        text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.125\nMobile responses: 7\n"),
+        text.contains("## Numbers\n\nResponses: 16\nAverage rating: 3.13\nMobile responses: 7\n"),
         "{text}"
     );
 }
@@ -208,7 +208,7 @@ fn a_json_number_value_is_the_model_s_number() {
         with_fields(
             sections("The survey in figures."),
             json!(16),
-            json!(3.125),
+            json!(3.13),
             json!(7),
         ),
         levers(true),
@@ -243,7 +243,7 @@ fn odd_values_are_refused_or_written_as_given() {
         let fields = with_fields(
             sections("The survey in figures."),
             v.clone(),
-            json!("3.125"),
+            json!("3.13"),
             json!("7"),
         );
         let write = line("write_sections", fields);
@@ -355,7 +355,7 @@ fn a_rewrite_that_brings_back_the_one_line_does_not_pass() {
     let rewrite = line(
         "rewrite_section",
         json!({"path": REPORT, "heading": "Numbers",
-               "text": "Responses: 16, Average rating: 3.125, Mobile responses: 7"}),
+               "text": "Responses: 16, Average rating: 3.13, Mobile responses: 7"}),
     );
     let mut l = levers(true);
     l.rewrite_section = true;
@@ -606,7 +606,7 @@ fn verified_sampling_judges_draws_with_their_line_fields() {
     let wrong = with_fields(
         sections("The survey in figures."),
         json!("17"),
-        json!("3.125"),
+        json!("3.13"),
         json!("6"),
     );
     let good = right("The survey in figures.");

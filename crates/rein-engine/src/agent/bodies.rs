@@ -19,7 +19,6 @@
 
 use serde_json::Value;
 
-use super::line_fields::NUMBER_PATTERN;
 use super::rewrite::REWRITE_SECTION;
 use super::sections::{Outline, WRITE_SECTIONS};
 use super::stated::StatedLine;
@@ -72,11 +71,7 @@ pub fn constrain_bodies(
         match tool.as_deref() {
             Some(WRITE_SECTIONS) => {
                 for f in &outline.lines {
-                    hold(
-                        params.get_mut(f.label.as_str()),
-                        NUMBER_PATTERN.into(),
-                        false,
-                    );
+                    hold(params.get_mut(f.label.as_str()), f.pattern(), false);
                 }
                 for (_, heading) in &outline.headings {
                     let field = params.get_mut(heading.as_str());

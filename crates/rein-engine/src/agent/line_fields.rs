@@ -58,12 +58,34 @@ impl LineField {
     /// back from that line as the same number.
     pub fn line(&self, value: &str) -> Option<String> {
         let value = value.trim();
-        if !NUMBER.as_ref().is_some_and(|re| re.is_match(value)) {
+        let held = match self.decimals() {
+            Some(_) => Regex::new(&self.pattern()).is_ok_and(|re| re.is_match(value)),
+            None => NUMBER.as_ref().is_some_and(|re| re.is_match(value)),
+        };
+        if !held {
             return None;
         }
         let want: f64 = value.parse().ok()?;
         let line = filled(&self.template, value)?;
         (stated_in_line(&self.check, &line) == Some(want)).then_some(line)
+    }
+
+    /// The decimals the check asks the figure to be written with, if any.
+    fn decimals(&self) -> Option<u8> {
+        match &self.check {
+            CheckSpec::NumericConsistency { decimals, .. } => *decimals,
+            _ => None,
+        }
+    }
+
+    /// The pattern constrained decoding holds the field's number to: [`NUMBER_PATTERN`], or
+    /// with exactly the decimals the check asks for.
+    pub fn pattern(&self) -> String {
+        match self.decimals() {
+            Some(0) => r"^-?[0-9]{1,15}$".to_string(),
+            Some(n) => format!(r"^-?[0-9]{{1,15}}\.[0-9]{{{n}}}$"),
+            None => NUMBER_PATTERN.to_string(),
+        }
     }
 
     /// The check's regex, which finds the statements of this line's figure.
@@ -229,8 +251,12 @@ impl Outline {
             match f.line(&value) {
                 Some(line) => written.push((f, line, value.trim().to_string())),
                 None => problems.push(format!(
-                    "`{}` must be its number alone, in digits (no label, unit or thousands separator), not `{}`",
+                    "`{}` must be its number alone, in digits (no label, unit or thousands separator){}, not `{}`",
                     f.label,
+                    f.decimals().map_or(String::new(), |n| format!(
+                        ", with exactly {n} decimal{}",
+                        if n == 1 { "" } else { "s" }
+                    )),
                     clip(&value, SHOWN_VALUE_CHARS)
                 )),
             }

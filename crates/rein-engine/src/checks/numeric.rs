@@ -29,6 +29,7 @@ pub(crate) struct Statement<'a> {
     pub section: Option<&'a str>,
     pub rules: NumberRules<'a>,
     pub occurrences: Occurrences,
+    pub decimals: Option<u8>,
 }
 
 impl<'a> Statement<'a> {
@@ -41,6 +42,7 @@ impl<'a> Statement<'a> {
             signed,
             units,
             occurrences,
+            decimals,
             ..
         } = spec
         else {
@@ -55,8 +57,22 @@ impl<'a> Statement<'a> {
                 units,
             },
             occurrences: *occurrences,
+            decimals: *decimals,
         })
     }
+}
+
+/// How many decimals the number in `raw` is written with (digits after its decimal point; a
+/// comma is a thousands separator, as the judge reads numbers).
+pub(crate) fn decimals_written(raw: &str) -> usize {
+    let number = raw
+        .trim_start_matches(|c: char| !c.is_ascii_digit() && c != '.')
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .next()
+        .unwrap_or("");
+    number.split_once('.').map_or(0, |(_, after)| {
+        after.chars().take_while(char::is_ascii_digit).count()
+    })
 }
 
 pub(crate) fn numeric_consistency(
@@ -82,6 +98,29 @@ pub(crate) fn numeric_consistency(
         }
     };
     let agrees = |value: f64| (value - e).abs() <= tolerance + FLOAT_SLACK;
+    // Written with another number of decimals than the task asks for: the figure may agree, the
+    // line is still not what was asked (`1073.333333` for "one decimal").
+    let mis_written: Vec<&String> = want
+        .decimals
+        .map(|n| {
+            stated
+                .iter()
+                .map(|(raw, _)| raw)
+                .filter(|raw| decimals_written(raw) != usize::from(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let (Some(n), false) = (want.decimals, mis_written.is_empty()) {
+        j.say(format!(
+            "{}: written with another number of decimals than {n}: {}",
+            want.path,
+            mis_written
+                .iter()
+                .map(|raw| format!("`{}`", preview(raw)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let ok = stated.iter().all(|(_, v)| agrees(*v));
     let which = |i: usize| {
         if stated.len() == 1 {
@@ -142,7 +181,7 @@ pub(crate) fn numeric_consistency(
             j.quote(path, *number, line);
         }
     }
-    j.passed = ok;
+    j.passed = ok && mis_written.is_empty();
     j
 }
 

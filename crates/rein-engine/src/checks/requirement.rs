@@ -86,6 +86,7 @@ pub fn requirement(spec: &CheckSpec) -> String {
             units,
             signed: _,
             occurrences,
+            decimals,
         } => {
             let at = match stated {
                 Locator::Pointer(p) => format!("the number at JSON pointer {} of {}", q(p), q(path)),
@@ -100,6 +101,12 @@ pub fn requirement(spec: &CheckSpec) -> String {
                 s.push_str(&format!(" (within {tolerance})"));
             } else {
                 s.push_str(" exactly");
+            }
+            if let Some(n) = decimals {
+                s.push_str(&format!(
+                    "; write it with exactly {n} decimal{}",
+                    if *n == 1 { "" } else { "s" }
+                ));
             }
             if !units.is_empty() {
                 s.push_str(&format!("; it may carry the unit {}", units.join(" or ")));

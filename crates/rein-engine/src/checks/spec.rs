@@ -119,6 +119,9 @@ pub enum CheckSpec {
         signed: bool,
         #[serde(default, skip_serializing_if = "Occurrences::is_default")]
         occurrences: Occurrences,
+        /// Each statement is written with exactly this many decimals (a task's "one decimal").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decimals: Option<u8>,
     },
     /// Required headings (markdown) or fields (JSON) are present; word count within bounds.
     ReportComplete {

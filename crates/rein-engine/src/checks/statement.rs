@@ -333,10 +333,15 @@ fn row_numbers(
                 squashed
                     .match_indices(s.as_str())
                     .map(move |(at, m)| (at, at + m.len(), k))
-                    // A value inside a word is no mention of it (`a` in `Ann`).
+                    // A value inside a word is no mention of it (`a` in `Ann`); a plural is
+                    // (`Reservation screens: 11 hours`).
                     .filter(|(at, end, _)| {
                         !squashed[..*at].ends_with(char::is_alphanumeric)
-                            && !squashed[*end..].starts_with(char::is_alphanumeric)
+                            && ["s", "es", "'s", ""].iter().any(|suffix| {
+                                squashed[*end..]
+                                    .strip_prefix(suffix)
+                                    .is_some_and(|rest| !rest.starts_with(char::is_alphanumeric))
+                            })
                     })
             })
             .collect();
@@ -358,12 +363,7 @@ fn row_numbers(
                 }
             }
             if bare_numbers_are_ours && row_cells.is_none() {
-                for cell in squashed[*after..end].split([',', ';']) {
-                    let cell = cell.trim();
-                    if parse_strict(cell, &plain).is_ok() {
-                        stated.push((*k, cell.to_string()));
-                    }
-                }
+                stated.extend(bare_numbers(&squashed[*after..end]).map(|n| (*k, n)));
             }
         }
         // A table row that names one value states its number in the column's cell.
@@ -398,6 +398,43 @@ fn row_numbers(
         ));
     }
     ok
+}
+
+/// The bare numbers the text after a value states for it: where the value is a cell of a row,
+/// each comma, semicolon or bar cell that is a number once quotes, brackets and a closing full stop
+/// are set aside (a pasted row, `Release checklist,Maya,planned,"5".`), and the first number when only marks stand between
+/// it and the value and no word follows it (`Release checklist: 5`, `- 5`, `(5)`; not `phase 2`
+/// or `2 people`, and a number with a unit is the unit rule's).
+fn bare_numbers(after: &str) -> impl Iterator<Item = String> + '_ {
+    let marks: &[char] = &['.', '"', '\'', '(', ')', '[', ']', '*', '`', ' '];
+    let plain = NumberRules::default();
+    // Only a row: the value is a cell of its own (`Release checklist,...`), so `4 hours, due
+    // June 30, 2024` reads no year.
+    let row = after
+        .trim_start_matches(['"', '\'', ' '])
+        .starts_with([',', ';', '|']);
+    let cells = after
+        .split([',', ';', '|'])
+        .filter(move |_| row)
+        .filter_map(move |cell| {
+            let cell = cell.trim().trim_matches(marks);
+            parse_strict(cell, &plain).is_ok().then(|| cell.to_string())
+        });
+    let first = after.find(|c: char| c.is_ascii_digit()).and_then(|at| {
+        if after[..at].contains(char::is_alphabetic) {
+            return None;
+        }
+        let len = after[at..]
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+            .unwrap_or(after.len() - at);
+        let token = after[at..at + len].trim_end_matches(['.', ',']);
+        let next = after[at + len..].trim_start();
+        // A date or a time (`2024-06-30`, `10:30`) is no count.
+        let date_like = next.starts_with(['-', '/', ':'])
+            && next[1..].starts_with(|c: char| c.is_ascii_digit());
+        (!next.starts_with(char::is_alphabetic) && !date_like).then(|| token.to_string())
+    });
+    cells.chain(first)
 }
 
 /// Slack for binary floating point when comparing a stated number with a CSV cell.

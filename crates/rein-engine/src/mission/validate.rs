@@ -77,6 +77,9 @@ impl Ctx<'_> {
     }
 }
 
+/// The most decimals a `numeric_consistency` check may ask for (a line field holds six).
+const MAX_DECIMALS: u8 = 6;
+
 fn is_identifier(s: &str, extra: &[char]) -> bool {
     !s.is_empty()
         && s.chars()
@@ -458,12 +461,28 @@ fn validate_check(
             stated,
             expected,
             tolerance,
+            decimals,
             ..
         } => {
             cx.path(&f("path"), path)?;
             validate_locator(cx, &f("stated"), stated)?;
             if !tolerance.is_finite() || *tolerance < 0.0 {
                 return Err(cx.err(f("tolerance"), "must be a finite number >= 0"));
+            }
+            match (decimals, stated) {
+                (Some(n), _) if *n > MAX_DECIMALS => {
+                    return Err(cx.err(
+                        f("decimals"),
+                        format!("{n} is more than the {MAX_DECIMALS} decimals a figure may be asked for"),
+                    ));
+                }
+                (Some(_), Locator::Pointer(_)) => {
+                    return Err(cx.err(
+                        f("decimals"),
+                        "applies to a number written in text (a `regex` locator): a JSON number has no written decimals",
+                    ));
+                }
+                _ => {}
             }
             match expected {
                 Computed::Csv {
