@@ -877,6 +877,15 @@ fn r4_lever_off_is_as_before_and_on_changes_no_prompt() {
 /// sentence without any figure, the only figure lines are Rein's own; no such call may be
 /// refused (the model could not change them). The same with the gold's own numbers in the
 /// fields and the gold's texts, which `line-fields` trims of the lines it writes itself.
+/// `n` as a line field whose `pattern` holds it: plain, or with the decimals its check asks for.
+fn field_value(pattern: &str, n: f64) -> String {
+    let held = regex::Regex::new(pattern).unwrap();
+    std::iter::once(format!("{n}"))
+        .chain((0..=6).map(|d| format!("{n:.d$}")))
+        .find(|v| held.is_match(v))
+        .unwrap_or_else(|| format!("{n}"))
+}
+
 #[test]
 fn r4_rein_s_own_lines_are_never_refused() {
     let mut tried = 0;
@@ -898,7 +907,10 @@ fn r4_rein_s_own_lines_are_never_refused() {
             p.insert(hd.clone(), json!(format!("Text {i}.")));
         }
         for (i, f) in both.lines.iter().enumerate() {
-            p.insert(f.label.clone(), json!(format!("{}", 7 + i)));
+            p.insert(
+                f.label.clone(),
+                json!(field_value(&f.pattern(), (7 + i) as f64)),
+            );
         }
         tried += 1;
         if let Err(why) = both.gate_arguments(&Value::Object(p.clone())) {
@@ -915,7 +927,7 @@ fn r4_rein_s_own_lines_are_never_refused() {
                 let v = text
                     .lines()
                     .find_map(|l| rein_engine::checks::stated_in_line(&f.check, l))
-                    .map(|n| format!("{n}"));
+                    .map(|n| field_value(&f.pattern(), n));
                 if let Some(v) = v {
                     q.insert(f.label.clone(), json!(v));
                 }

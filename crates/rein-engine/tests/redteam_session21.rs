@@ -43,9 +43,15 @@ fn hard_link(root: &Path, from: &str, to: &str) {
 fn shown(env: &desk_support::Env, r: &GateReport) -> String {
     let root = env.root.display().to_string();
     let outer = env.dir.path().display().to_string();
-    format!("{:?} | {} | {}", r.outcome, r.reason, r.result)
+    let text = format!("{:?} | {} | {}", r.outcome, r.reason, r.result)
         .replace(&root, "<ROOT>")
-        .replace(&outer, "<DIR>")
+        .replace(&outer, "<DIR>");
+    // The two worlds are built one after the other: a folder's time may fall in the next second
+    // on a loaded machine, and says nothing of a file's content.
+    regex::Regex::new(r#""modified_unix":\d+"#)
+        .unwrap()
+        .replace_all(&text, r#""modified_unix":0"#)
+        .into_owned()
 }
 
 fn ask_every_tool(paths: &[&str]) -> Vec<Rule> {
