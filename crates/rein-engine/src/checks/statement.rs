@@ -375,7 +375,6 @@ fn row_numbers(
                 stated.push((*k, cell.clone()));
             }
         }
-
         for (k, raw) in stated {
             let (key, _, want) = &truth[k];
             let agrees = parse_strict(&raw, &with_units)
@@ -401,10 +400,11 @@ fn row_numbers(
 }
 
 /// The bare numbers the text after a value states for it: where the value is a cell of a row,
-/// each comma, semicolon or bar cell that is a number once quotes, brackets and a closing full stop
-/// are set aside (a pasted row, `Release checklist,Maya,planned,"5".`), and the first number when only marks stand between
-/// it and the value and no word follows it (`Release checklist: 5`, `- 5`, `(5)`; not `phase 2`
-/// or `2 people`, and a number with a unit is the unit rule's).
+/// each comma, semicolon or bar cell that is a number once quotes, brackets and a closing full
+/// stop are set aside (a pasted row, `Release checklist,Maya,planned,"5".`), and the first
+/// number when only marks stand between it and the value and no word follows it (`Release
+/// checklist: 5`, `- 5`, `(5)`; not `phase 2` or `2 people`, and a number with a unit is the
+/// unit rule's).
 fn bare_numbers(after: &str) -> impl Iterator<Item = String> + '_ {
     let marks: &[char] = &['.', '"', '\'', '(', ')', '[', ']', '*', '`', ' '];
     let plain = NumberRules::default();
