@@ -413,22 +413,18 @@ impl Policy {
         visibility_under(self.winner(tool, Some(path)))
     }
 
-    /// Whether a rule with paths keeps `path` from `tool` (deny or ask). A rule without paths
-    /// that wins the tie decides only calls of `tool` itself: it neither keeps the file (a
-    /// pathless deny of `file_info` leaves sizes in listings) nor frees it (added to a rule with
-    /// paths that keeps the file, it must not give its size back).
+    /// Whether a rule with paths keeps `path` from `tool` (deny or ask): the most specific of
+    /// the rules with paths decides. A rule without paths decides only calls of `tool` itself:
+    /// it neither keeps the file (a pathless deny of `file_info` leaves sizes in listings) nor
+    /// frees it (added to a rule with paths that keeps the file, it must not give its size
+    /// back); it can only tie with one, so leaving it out changes no other answer.
     fn keeps_facts(&self, tool: &str, path: &RelPath) -> bool {
-        let restricts = |r: &Rule| r.paths.is_some() && r.action != PolicyAction::Allow;
-        match self.winner(tool, Some(path.as_str())) {
-            Some(r) if r.paths.is_none() && r.action != PolicyAction::Allow => self
-                .winner_of(
-                    self.rules.iter().filter(|r| r.paths.is_some()),
-                    tool,
-                    Some(path.as_str()),
-                )
-                .is_some_and(restricts),
-            winner => winner.is_some_and(restricts),
-        }
+        self.winner_of(
+            self.rules.iter().filter(|r| r.paths.is_some()),
+            tool,
+            Some(path.as_str()),
+        )
+        .is_some_and(|r| r.action != PolicyAction::Allow)
     }
 
     /// Whether listings hide `path`'s name (a deny or ask rule with `hide_names`, for

@@ -24,7 +24,10 @@ use serde_json::{json, Map, Value};
 use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
 use super::stated::{filled, leaf_numeric_checks, section_template};
-use crate::checks::{heading_key, stated_in_line, statements_in, CheckSpec, Locator};
+use crate::checks::{
+    decimals_written, exact_decimals, heading_key, stated_in_line, statements_in, CheckSpec,
+    Locator,
+};
 use crate::mission::FrozenContract;
 
 /// A line field's number as constrained decoding holds it: an optional minus, digits, and
@@ -58,10 +61,10 @@ impl LineField {
     /// back from that line as the same number.
     pub fn line(&self, value: &str) -> Option<String> {
         let value = value.trim();
-        let held = match self.decimals() {
-            Some(_) => Regex::new(&self.pattern()).is_ok_and(|re| re.is_match(value)),
-            None => NUMBER.as_ref().is_some_and(|re| re.is_match(value)),
-        };
+        let held = NUMBER.as_ref().is_some_and(|re| re.is_match(value))
+            && self
+                .decimals()
+                .is_none_or(|n| decimals_written(value) == usize::from(n));
         if !held {
             return None;
         }
@@ -253,10 +256,8 @@ impl Outline {
                 None => problems.push(format!(
                     "`{}` must be its number alone, in digits (no label, unit or thousands separator){}, not `{}`",
                     f.label,
-                    f.decimals().map_or(String::new(), |n| format!(
-                        ", with exactly {n} decimal{}",
-                        if n == 1 { "" } else { "s" }
-                    )),
+                    f.decimals()
+                        .map_or(String::new(), |n| format!(", with {}", exact_decimals(n))),
                     clip(&value, SHOWN_VALUE_CHARS)
                 )),
             }

@@ -64,9 +64,10 @@ pub use evaluate::{
 };
 pub use json::parse_strict as parse_json_strict;
 pub use normalize::normalize;
+pub(crate) use numeric::decimals_written;
 pub use paths::{normalize_rel, same_path};
 pub use requirement::{
-    requirement, requirements_message, requirements_message_of, table_stats_call,
+    exact_decimals, requirement, requirements_message, requirements_message_of, table_stats_call,
     table_stats_group_call, table_stats_hint, TableStatsCall, MAX_QUOTED_CHARS,
 };
 pub use semantic::{Decider, DECISION_ARTIFACT_CLIP_CHARS, SEMANTIC_FLOOR_BPS};

@@ -64,7 +64,7 @@ impl<'a> Statement<'a> {
 
 /// How many decimals the number in `raw` is written with (digits after its decimal point; a
 /// comma is a thousands separator, as the judge reads numbers).
-fn decimals_written(raw: &str) -> usize {
+pub(crate) fn decimals_written(raw: &str) -> usize {
     let number = raw
         .trim_start_matches(|c: char| !c.is_ascii_digit() && c != '.')
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))

@@ -65,11 +65,10 @@ pub(crate) fn report_complete(cx: &Ctx<'_>, path: &str, shape: &Shape<'_>) -> (b
             ));
         }
         if shape.no_other_headings {
+            let required: Vec<String> = headings.iter().map(|h| heading_key(h)).collect();
             let mut others: Vec<&str> = Vec::new();
-            for (_, h) in prose.headings() {
-                if !headings.iter().any(|r| heading_key(r) == heading_key(h))
-                    && !others.contains(&h)
-                {
+            for ((_, h), key) in prose.headings().into_iter().zip(&present) {
+                if !required.contains(key) && !others.contains(&h) {
                     others.push(h);
                 }
             }

@@ -47,6 +47,11 @@ pub fn requirements_message_of(
     s
 }
 
+/// "exactly N decimals", as the requirement and a refused line field say it.
+pub fn exact_decimals(n: u8) -> String {
+    format!("exactly {n} decimal{}", if n == 1 { "" } else { "s" })
+}
+
 /// One check as a sentence. Every kind has its own arm (no wildcard), so a new kind cannot be
 /// added without deciding how the model reads it.
 pub fn requirement(spec: &CheckSpec) -> String {
@@ -103,10 +108,7 @@ pub fn requirement(spec: &CheckSpec) -> String {
                 s.push_str(" exactly");
             }
             if let Some(n) = decimals {
-                s.push_str(&format!(
-                    "; write it with exactly {n} decimal{}",
-                    if *n == 1 { "" } else { "s" }
-                ));
+                s.push_str(&format!("; write it with {}", exact_decimals(*n)));
             }
             if !units.is_empty() {
                 s.push_str(&format!("; it may carry the unit {}", units.join(" or ")));

@@ -837,22 +837,13 @@ impl Ran {
     /// The `read_file` calls Rein made for the model under `lever` (`glob-reads`,
     /// `cited-reads`), from the journal: (path, outcome), in order.
     pub fn rein_reads(&self, lever: &str) -> Vec<(String, String)> {
-        self.h
-            .journal
-            .run_trace(self.out.run)
-            .unwrap()
-            .steps
-            .into_iter()
-            .filter(|t| t.step.detail["by"] == "rein" && t.step.detail["lever"] == lever)
-            .map(|t| {
-                assert_eq!(t.step.action.as_deref(), Some("read_file"));
-                let text = |k: &str| t.step.detail[k].as_str().unwrap_or_default().to_string();
+        self.rein_steps()
+            .filter(|d| d["lever"] == lever)
+            .map(|d| {
+                assert_eq!(d["action"], "read_file", "{d}");
                 (
-                    t.step.detail["parameters"]["path"]
-                        .as_str()
-                        .unwrap()
-                        .to_string(),
-                    text("outcome"),
+                    d["parameters"]["path"].as_str().unwrap().to_string(),
+                    d["outcome"].as_str().unwrap_or_default().to_string(),
                 )
             })
             .collect()
@@ -904,6 +895,18 @@ impl Ran {
         lever: &str,
         tool: &str,
     ) -> Vec<(serde_json::Value, serde_json::Value)> {
+        self.rein_steps()
+            .map(|d| {
+                assert_eq!(d["action"], tool, "{d}");
+                assert_eq!(d["lever"], lever);
+                (d["parameters"].clone(), d)
+            })
+            .collect()
+    }
+
+    /// The details of the steps Rein took itself in the run (`by: rein`), from the journal,
+    /// each with its `action`.
+    fn rein_steps(&self) -> impl Iterator<Item = serde_json::Value> {
         self.h
             .journal
             .run_trace(self.out.run)
@@ -912,11 +915,10 @@ impl Ran {
             .into_iter()
             .filter(|t| t.step.detail["by"] == "rein")
             .map(|t| {
-                assert_eq!(t.step.action.as_deref(), Some(tool));
-                assert_eq!(t.step.detail["lever"], lever);
-                (t.step.detail["parameters"].clone(), t.step.detail)
+                let mut d = t.step.detail;
+                d["action"] = serde_json::json!(t.step.action);
+                d
             })
-            .collect()
     }
 }
 
