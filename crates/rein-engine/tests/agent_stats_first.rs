@@ -465,3 +465,73 @@ fn named_rows_takes_room_only_for_calls_that_show_rows() {
         "{e}"
     );
 }
+
+#[test]
+fn a_figure_is_shown_with_the_decimals_its_check_asks_for() {
+    // report-energy-meters asks M-01's average with one decimal; the tool's mean is
+    // 1073.333333. The 1.5B copied the tool's six decimals onto the line, which the judge fails.
+    let h = Harness::desk_suite("report-energy-meters");
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let first = model.prompt(0);
+    assert!(
+        first.contains(&esc(": 1073.3 (its \"mean\")")),
+        "{} ({})",
+        support::stats_results(&first),
+        the_event(&h, &outcome)
+    );
+    assert!(!first.contains("1073.33"), "{first}");
+    // report-sales-regions asks two decimals: the mean 1333.677333 rounds up (a line field
+    // holding two decimals cut it to 1333.67, wrong by the judge's 0.005), and a sum is padded.
+    let h = Harness::desk_suite("report-sales-regions");
+    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
+    let first = model.prompt(0);
+    let lines = support::task_lines(&first);
+    assert!(
+        lines.iter().any(|l| l == "Average order: 1333.68 EUR"),
+        "{lines:?}"
+    );
+    assert!(!first.contains("1333.677"), "{first}");
+    // A figure whose check asks no decimals is shown as the tool gave it (desk_task's total).
+    let h = Harness::new("desk_task");
+    let (_, model) = run(&h, &finish_line(), levers(true, true, false));
+    assert!(support::task_lines(&model.prompt(0)).contains(&"Total hours: 64".to_string()));
+}
+
+#[test]
+fn a_sum_with_fewer_decimals_than_asked_is_padded_and_a_rounded_figure_the_judge_refuses_is_withheld(
+) {
+    // An amount of 100.5 makes a region's sum end in one decimal: shown with the two the task
+    // asks for.
+    let h = sales_with(|text| {
+        let row = text.lines().find(|l| l.contains(",East,")).unwrap();
+        let (head, _) = row.rsplit_once(',').unwrap();
+        text.replacen(row, &format!("{head},100.5"), 1)
+    });
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert_eq!(e["withheld"], json!([]), "{e}");
+    let first = model.prompt(0);
+    let results = support::stats_results(&first);
+    let east = results
+        .split("is \\\"East\\\": ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap();
+    assert_eq!(east.split('.').nth(1).map(str::len), Some(2), "{results}");
+    // The same table with a tolerance tighter than the rounding: 1333.68 is 0.0027 from the
+    // mean, so the judge would fail it and nothing of that call is shown.
+    let h = Harness::desk_suite_mission("report-sales-regions", |m| {
+        support::check_mut(m, "average-order")["tolerance"] = json!(0.001);
+    });
+    let (outcome, model) = run(&h, &finish_line(), levers(true, true, false));
+    let e = the_event(&h, &outcome);
+    assert!(
+        e["withheld"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["why"].as_str().unwrap().contains("(1333.68)")),
+        "{e}"
+    );
+    assert!(!model.prompt(0).contains("1333.68"), "{}", model.prompt(0));
+}

@@ -35,8 +35,8 @@ pub(super) fn groups_disputed(
     for g in groups {
         let name = g.get("group").and_then(Value::as_str);
         let value = g.get(figure.field).map(|v| match v.as_str() {
-            Some(s) => s.to_string(),
-            None => v.to_string(),
+            Some(s) => figure.written(s),
+            None => figure.written(&v.to_string()),
         });
         let (Some(name), Some(value)) = (name, value) else {
             return Some(format!("a group of its answer has no \"{}\"", figure.field));
@@ -81,12 +81,13 @@ const ROW_CELL_CHARS: usize = 160;
 /// Most characters of the rows shown with a largest or smallest figure.
 const ROWS_TEXT_MAX_CHARS: usize = 600;
 
-/// Each group's `field` in a grouped answer, one `value: figure` line each in the tool's order
+/// Each group's figure (`figure.field`, written as its check asks) in a grouped answer, one `value: figure` line each in the tool's order
 /// (by value, as a report lists them: the 1.5B, given them largest first, wrote the warehouses
 /// in name order with the figures in the order given), at most [`GROUPS_SHOWN`], saying how many
 /// more there are, then which is the largest (compared exactly, as decimals). Shown only when
 /// every group agrees with the judge and none was cut ([`groups_disputed`]).
-pub(super) fn groups_text(result: &Value, field: &str) -> String {
+pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
+    let field = figure.field;
     let groups = result
         .get("groups")
         .and_then(Value::as_array)
@@ -101,10 +102,11 @@ pub(super) fn groups_text(result: &Value, field: &str) -> String {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
+            // The largest is the exact figure's; each is shown as the check asks it written.
             let number = parse_number(&text)?;
             Some((
                 printable(name, MAX_VALUE_CHARS),
-                clip(&text, MAX_VALUE_CHARS),
+                clip(&figure.written(&text), MAX_VALUE_CHARS),
                 number,
             ))
         })

@@ -22,6 +22,7 @@
 //! the run's calls.
 
 use rein_protocol::{ChatMessage, GateOutcome, GateReport};
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
@@ -84,6 +85,30 @@ impl Figure {
             line: stated_template(check, prompt).filter(|_| call.group.is_none()),
             group: call.group.clone(),
             rows,
+        }
+    }
+
+    /// `raw`, a figure of the tool's answer, as the check asks it written: with a `decimals`
+    /// rule, rounded to that many (half away from zero, on the decimal digits) and padded to
+    /// them; otherwise as the tool gave it. The 1.5B copied `table_stats`' mean `1073.333333`
+    /// onto a line the task asks with one decimal, and a line field holding two decimals cut
+    /// `1333.677333` to `1333.67`: both wrong by the judge. A figure that does not parse is
+    /// left as it is (the judge then decides whether it is shown).
+    pub(super) fn written(&self, raw: &str) -> String {
+        let CheckSpec::NumericConsistency {
+            decimals: Some(n), ..
+        } = &self.check
+        else {
+            return raw.to_string();
+        };
+        match raw.trim().parse::<Decimal>() {
+            Ok(value) => {
+                let mut rounded = value
+                    .round_dp_with_strategy(u32::from(*n), RoundingStrategy::MidpointAwayFromZero);
+                rounded.rescale(u32::from(*n));
+                rounded.to_string()
+            }
+            Err(_) => raw.to_string(),
         }
     }
 
@@ -310,8 +335,8 @@ pub fn withheld_because(
             }
         }
         let value = f.value_in(&report.result).map(|v| match v.as_str() {
-            Some(s) => s.to_string(),
-            None => v.to_string(),
+            Some(s) => f.written(s),
+            None => f.written(&v.to_string()),
         });
         match value {
             Some(v) if judge_agrees(contract, world, &f.check, &v) => {}
@@ -396,15 +421,16 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
             s.push_str(&format!(
                 "\n{}:{}",
                 capitalised(&f.words),
-                groups_text(&report.result, f.field)
+                groups_text(&report.result, f)
             ));
             continue;
         }
         if let Some(v) = report.result.get(f.field) {
-            let v = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
+            let v = f.written(
+                &v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            );
             let shown = clip(&v, MAX_VALUE_CHARS);
             s.push_str(&format!(
                 "\n{}: {shown} (its \"{}\")",

@@ -291,10 +291,19 @@ fn run(cx: &Ctx<'_>, spec: &CheckSpec, decider: Option<&mut dyn Decider>) -> Jud
         } => statement::mentions_all(cx, path, section.as_deref(), values, numbers.as_ref()),
         CheckSpec::NotCopied {
             path,
+            section,
             sources,
             min_run_words,
             max_fraction,
-        } => statement::not_copied(cx, path, sources, *min_run_words, *max_fraction).into(),
+        } => statement::not_copied(
+            cx,
+            path,
+            section.as_deref(),
+            sources,
+            *min_run_words,
+            *max_fraction,
+        )
+        .into(),
         CheckSpec::NoPlaceholders { path } => files::no_placeholders(cx, path).into(),
         CheckSpec::InputsRead {
             paths,

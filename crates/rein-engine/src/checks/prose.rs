@@ -164,11 +164,16 @@ pub(crate) fn heading_key(h: &str) -> String {
 
 /// `##Goal` (no space after the `#`s, which CommonMark reads as a paragraph) as `## Goal`,
 /// outside fenced code: small models write headings that way and mean a heading. Only when a
-/// letter follows, so `#1` or `#64` stays text.
+/// letter follows, so `#1` or `#64` stays text; and a single `#` only where a paragraph does
+/// not go on: `#payments` at the start of a wrapped line is a channel's name in a sentence.
 fn atx_without_space(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut fence: Option<(char, usize)> = None;
+    // Whether the line before ended a paragraph (a blank line, a heading, the file's start).
+    let mut after_break = true;
     for line in text.split_inclusive('\n') {
+        let was_after_break = after_break;
+        after_break = line.trim().is_empty() || line.trim_start().starts_with('#');
         let indent = line.len() - line.trim_start_matches(' ').len();
         let body = &line[indent..];
         let run = |c: char| body.chars().take_while(|x| *x == c).count();
@@ -189,7 +194,7 @@ fn atx_without_space(text: &str) -> String {
             let hashes = run('#');
             if fence.is_none()
                 && opened.is_none()
-                && (1..=6).contains(&hashes)
+                && ((2..=6).contains(&hashes) || (hashes == 1 && was_after_break))
                 && body[hashes..]
                     .chars()
                     .next()
@@ -498,6 +503,13 @@ impl Builder {
         } else if matches!(tag.name.as_str(), "td" | "th") && tag.end {
             self.push(" | ");
         }
+        // `<h2>Notes</h2>` renders as a heading as `## Notes` does (unless its text may not
+        // show): an extra section in HTML is an extra section, a required one is there.
+        if !tag.end && !self.doubtful() {
+            if let Some(level) = html_heading_level(&tag.name) {
+                self.heading = Some(level);
+            }
+        }
     }
 
     /// The raw HTML of a block or an inline run: comments dropped, tags read, text kept.
@@ -603,6 +615,12 @@ fn markdown(text: &str, include_code: bool) -> Prose {
     }
 }
 
+/// The level of an HTML heading tag's name (`h1`-`h6`).
+fn html_heading_level(name: &str) -> Option<u8> {
+    let level: u8 = name.strip_prefix('h')?.parse().ok()?;
+    (1..=6).contains(&level).then_some(level)
+}
+
 fn level_number(level: HeadingLevel) -> u8 {
     match level {
         HeadingLevel::H1 => 1,
@@ -692,6 +710,24 @@ mod tests {
         let p = md("#Project\n\n##Goal\ntext\n\n#1 priority\n\n```\n##Risks\n```\n");
         assert_eq!(p.headings(), vec![(1, "Project"), (2, "Goal")]);
         assert!(p.text().contains("#1 priority"));
+        // A wrapped line that starts with a channel's name goes on the paragraph; `##` after a
+        // line of text is still meant as a heading.
+        let p = md(
+            "# Incident\n\nThe fix did not help;\n#payments was told.\nMore text\n##Risks\n#Late\n",
+        );
+        assert_eq!(
+            p.headings(),
+            vec![(1, "Incident"), (2, "Risks"), (1, "Late")]
+        );
+        assert!(p.text().contains("#payments was told."), "{}", p.text());
+    }
+
+    #[test]
+    fn an_html_heading_is_a_heading_unless_it_may_not_show() {
+        let p = md("# Report\n\n<h2>Notes</h2>\n\nsome notes\n\n<h3 style=\"display:none\">Hidden</h3>\n\n<div><h2>Goal</h2></div>\n\ng\n");
+        assert_eq!(p.headings(), vec![(1, "Report"), (2, "Notes"), (2, "Goal")]);
+        assert_eq!(p.scope(Some("Notes")).unwrap(), "some notes");
+        assert_eq!(p.scope(Some("Goal")).unwrap(), "g");
     }
 
     #[test]

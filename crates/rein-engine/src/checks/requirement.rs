@@ -289,12 +289,16 @@ pub fn requirement(spec: &CheckSpec) -> String {
         }
         CheckSpec::NotCopied {
             path,
+            section,
             sources,
             min_run_words,
             max_fraction,
         } => format!(
             "Write {} in your own words: at most {:.0}% of its words may lie in runs of {min_run_words} or more words copied from {}. Restate a table's rows in your own form (one line per row with its units, say), never paste them, and rephrase the sentences you take from notes.",
-            q(path),
+            section.as_ref().map_or_else(
+                || q(path),
+                |s| format!("the section '{s}' of {}", q(path))
+            ),
             max_fraction * 100.0,
             files(sources)
         ),
@@ -749,6 +753,14 @@ mod tests {
             (
                 json!({"kind": "not_copied", "path": "out/a.md", "min_run_words": 8, "max_fraction": 0.75}),
                 vec!["own words", "75%", "8 or more words"],
+            ),
+            (
+                json!({"kind": "not_copied", "path": "out/a.md", "section": "Main complaint", "min_run_words": 6, "max_fraction": 0.5}),
+                vec![
+                    "the section 'Main complaint' of `out/a.md`",
+                    "50%",
+                    "6 or more words",
+                ],
             ),
             (
                 json!({"kind": "no_placeholders", "path": "out/a.md"}),

@@ -214,9 +214,13 @@ pub enum CheckSpec {
     },
     /// At most `max_fraction` of the artifact's words lie in runs of `min_run_words` or more
     /// words copied from an input: verbatim, or with a word changed, added or dropped every few
-    /// words (a table input counts only verbatim runs: restating its rows is the work).
+    /// words (a table input counts only verbatim runs: restating its rows is the work). With
+    /// `section`, of that section's words alone (a pasted paragraph in one section of a long
+    /// report is still a paste).
     NotCopied {
         path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         sources: Vec<String>,
         min_run_words: u32,

@@ -8,6 +8,7 @@ use regex::{Regex, RegexBuilder};
 use super::normalize::reading;
 use super::numbers::{parse_strict, NumberRules};
 use super::numeric::{column_index, csv_table};
+use super::prose::Prose;
 use super::spec::{RowNumbers, ValueSource};
 use super::text::preview;
 use super::{Ctx, Judged};
@@ -521,6 +522,7 @@ fn mark_copied(mine: &[String], source: &[String], n: usize, gap: usize, copied:
 pub(crate) fn not_copied(
     cx: &Ctx<'_>,
     path: &str,
+    section: Option<&str>,
     sources: &[String],
     min_run_words: u32,
     max_fraction: f64,
@@ -529,7 +531,15 @@ pub(crate) fn not_copied(
         Ok(b) => b,
         Err(fact) => return (false, vec![fact]),
     };
-    let text = String::from_utf8_lossy(&bytes);
+    let text = match section {
+        None => String::from_utf8_lossy(&bytes).into_owned(),
+        // Every line a reader may see, doubtful ones too: hidden text pasted is pasted.
+        Some(s) => match Prose::of(path, &bytes, false).scope_all(Some(s)) {
+            Ok(t) => t,
+            Err(why) => return (false, vec![format!("{path}: {why}")]),
+        },
+    };
+    let scope = section.map_or_else(|| path.to_string(), |s| format!("{path}, section `{s}`,"));
     // Words line by line (a word never spans a line break), so a copied word has a line.
     let lines: Vec<(usize, &str, Vec<String>)> = text
         .lines()
@@ -551,7 +561,7 @@ pub(crate) fn not_copied(
         }
     }
     if mine.is_empty() {
-        return (false, vec![format!("{path}: no words")]);
+        return (false, vec![format!("{scope}: no words")]);
     }
     let mut copied = vec![false; mine.len()];
     for (source, words) in sources.iter().zip(&texts) {
@@ -564,13 +574,13 @@ pub(crate) fn not_copied(
     let fraction = count as f64 / mine.len() as f64;
     let ok = fraction <= max_fraction;
     let mut facts = vec![format!(
-        "{path}: {count} of {} words ({:.0} %) lie in runs of {n}+ words copied from the inputs, a changed, added or dropped word every few words included (at most {:.0} % allowed)",
+        "{scope}: {count} of {} words ({:.0} %) lie in runs of {n}+ words copied from the inputs, a changed, added or dropped word every few words included (at most {:.0} % allowed)",
         mine.len(),
         fraction * 100.0,
         max_fraction * 100.0
     )];
     if !ok {
-        facts.push(most_copied_lines(&lines, &copied));
+        facts.push(most_copied_lines(&lines, &copied, section.is_some()));
     }
     (ok, facts)
 }
@@ -584,7 +594,12 @@ const COPIED_LINE_CHARS: usize = 48;
 /// The lines of the deliverable that hold the most copied words, by number and start, so the
 /// writer knows which to put in its own words (the deliverable's own text, never an input's:
 /// a fact may be shown to the model).
-fn most_copied_lines(lines: &[(usize, &str, Vec<String>)], copied: &[bool]) -> String {
+fn most_copied_lines(
+    lines: &[(usize, &str, Vec<String>)],
+    copied: &[bool],
+    in_section: bool,
+) -> String {
+    let of = if in_section { " of the section" } else { "" };
     let mut at = 0;
     let mut per_line: Vec<(usize, usize, &str)> = Vec::new();
     for (number, line, words) in lines {
@@ -606,7 +621,7 @@ fn most_copied_lines(lines: &[(usize, &str, Vec<String>)], copied: &[bool]) -> S
             } else {
                 ""
             };
-            format!("line {number} ({n} words) `{excerpt}{more}`")
+            format!("line {number}{of} ({n} words) `{excerpt}{more}`")
         })
         .collect();
     let left = per_line.len().saturating_sub(COPIED_LINES_SHOWN);
@@ -727,7 +742,7 @@ mod tests {
         let mut copied = vec![false; mine.len()];
         mark_copied(&mine, &overview, 8, COPY_GAP_WORDS, &mut copied);
         mark_copied(&mine, &csv, 8, 0, &mut copied);
-        let fact = most_copied_lines(&lines, &copied);
+        let fact = most_copied_lines(&lines, &copied, false);
         assert!(
             fact.starts_with("most copied: line 3 (24 words) `Give members of the Harbor Library a phone app t…`, line 7 (6 words) `Renewal screen design, Priya,done,12`, line 9 (6 words)"),
             "{fact}"

@@ -306,11 +306,15 @@ fn validate_check(
         }
         CheckSpec::NotCopied {
             path,
+            section,
             sources,
             min_run_words,
             max_fraction,
         } => {
             cx.path(&f("path"), path)?;
+            if section.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                return Err(cx.err(f("section"), "empty section name"));
+            }
             for (j, s) in sources.iter().enumerate() {
                 cx.input(&f(&format!("sources[{j}]")), s, inputs)?;
             }
