@@ -128,3 +128,43 @@ fn a_group_the_judge_would_not_find_withholds_the_call() {
         "{event}"
     );
 }
+
+#[test]
+fn figures_of_values_the_task_names_come_with_the_largest_named() {
+    // report-sales-regions names its four regions: one filtered call each, no grouped answer.
+    // North's sum of amount is the largest (the check `best-region` wants `Best region: North`).
+    let h = Harness::new("../suites/desk/report-sales-regions");
+    let (on, event) = first_prompt(&h, true);
+    let line = "Of the \\\"sum\\\" of column \\\"amount\\\" over the rows of each value of column \\\"region\\\" shown above (North, South, East, West), the largest: North (16515.17)";
+    assert!(on.contains(line), "{} ({event})", stats_results(&on));
+    // Counts are not compared (the most orders is not the best region), and said once.
+    assert_eq!(
+        on.matches("the largest").count(),
+        1,
+        "{}",
+        stats_results(&on)
+    );
+    let (off, _) = first_prompt(&h, false);
+    assert!(!off.contains("the largest"), "{}", stats_results(&off));
+}
+
+#[test]
+fn equal_largest_figures_are_all_named() {
+    // East's amounts raised so that its sum equals North's: both named, neither picked.
+    let h = Harness::desk_suite_with("report-sales-regions", |fixtures| {
+        let csv = fixtures.join("sales/2024-08.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let east = lines.iter().position(|l| l.contains(",East,")).unwrap();
+        let (head, amount) = lines[east].rsplit_once(',').unwrap();
+        let raised: f64 = amount.parse::<f64>().unwrap() + (16515.17 - 2908.34);
+        lines[east] = format!("{head},{raised:.2}");
+        std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    });
+    let (on, event) = first_prompt(&h, true);
+    assert!(
+        on.contains("the largest, 2 equal: North (16515.17), East (16515.17)"),
+        "{} ({event})",
+        stats_results(&on)
+    );
+}

@@ -10,9 +10,10 @@ use rein_workspace::printable;
 use serde_json::Value;
 
 use super::prompt::clip;
-use super::stats_first::{Figure, MAX_VALUE_CHARS};
-use crate::checks::{judge_agrees, CheckSpec, Computed, World};
+use super::stats_first::{Figure, StatsCall, MAX_VALUE_CHARS};
+use crate::checks::{judge_agrees, Aggregate, CheckSpec, Computed, World};
 use crate::mission::FrozenContract;
+use rein_protocol::GateReport;
 
 /// Why a grouped figure's answer may not be shown, if it may not: every group is shown and the
 /// largest named, so each must be the figure the judge computes for its own value (the check
@@ -146,6 +147,98 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
         ));
     }
     text
+}
+
+/// Where Rein's shown calls give one figure of a kind (the same aggregate of the same column of
+/// the same table) for each of several values of one column, one for each of them named by the
+/// task (report-sales-regions: the sum of `amount` for North, South, East and West), a line
+/// naming the value whose figure is the largest (compared exactly, as decimals), as a grouped
+/// answer names it. The 1.5B, given the four sums, wrote no `Best region` line, then `North and
+/// South are equal`. A fact of the inputs over the figures already shown; which line it goes
+/// on stays the model's.
+pub(crate) fn largest_across_calls(shown: &[(StatsCall, GateReport)]) -> Vec<String> {
+    // (path, aggregate, column, filter column, field) -> (value, figure as shown, number)
+    type Kind<'a> = (&'a str, Aggregate, Option<&'a str>, &'a str, &'static str);
+    let mut kinds: Vec<(Kind<'_>, Vec<(String, String, rust_decimal::Decimal)>)> = Vec::new();
+    for (call, report) in shown {
+        for f in call.figures.iter().filter(|f| f.group.is_none()) {
+            let CheckSpec::NumericConsistency {
+                expected:
+                    Computed::Csv {
+                        path,
+                        op,
+                        column,
+                        filter: Some(filter),
+                    },
+                ..
+            } = &f.check
+            else {
+                continue;
+            };
+            // A count names which value has the most rows, not which is "best" by the figures
+            // a task compares (revenue, not orders).
+            if *op == Aggregate::Count {
+                continue;
+            }
+            let Some(raw) = f
+                .value_in(&report.result)
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            else {
+                continue;
+            };
+            let Some(number) = parse_number(&raw) else {
+                continue;
+            };
+            let kind = (
+                path.as_str(),
+                *op,
+                column.as_deref(),
+                filter.column.as_str(),
+                f.field,
+            );
+            let entry = (
+                printable(filter.equals.trim(), MAX_VALUE_CHARS),
+                clip(&f.written(&raw), MAX_VALUE_CHARS),
+                number,
+            );
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, values)) => {
+                    if !values.iter().any(|v| v.0 == entry.0) {
+                        values.push(entry);
+                    }
+                }
+                None => kinds.push((kind, vec![entry])),
+            }
+        }
+    }
+    kinds
+        .into_iter()
+        .filter(|(_, values)| values.len() >= 2)
+        .filter_map(|((_, _, column, by, field), values)| {
+            let largest = values.iter().map(|v| v.2).max()?;
+            let top: Vec<String> = values
+                .iter()
+                .filter(|v| v.2 == largest)
+                .map(|v| format!("{} ({})", v.0, v.1))
+                .collect();
+            let names: Vec<&str> = values.iter().map(|v| v.0.as_str()).collect();
+            let what = match column {
+                Some(c) => format!("\"{field}\" of column \"{}\"", printable(c, MAX_VALUE_CHARS)),
+                None => format!("\"{field}\""),
+            };
+            Some(format!(
+                "Of the {what} over the rows of each value of column \"{}\" shown above ({}), the largest{}: {}",
+                printable(by, MAX_VALUE_CHARS),
+                names.join(", "),
+                if top.len() > 1 {
+                    format!(", {} equal", top.len())
+                } else {
+                    String::new()
+                },
+                top.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// The rows of a table_stats answer that hold its largest or smallest number (`key` is

@@ -26,7 +26,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
 use super::inputs_first::{action_text, INPUTS_FIRST_MAX_CHARS};
-use super::named_rows::{groups_disputed, groups_text, rows_text};
+use super::named_rows::{groups_disputed, groups_text, largest_across_calls, rows_text};
 use super::prompt::clip;
 use super::stated::{stated_line, stated_template};
 use crate::checks::{
@@ -115,7 +115,7 @@ impl Figure {
     /// This figure in the call's answer `result`: its field, or for a grouped figure that field
     /// of the group whose value is the check's filter value as the judge compares it (trimmed,
     /// case and all).
-    fn value_in<'a>(&self, result: &'a Value) -> Option<&'a Value> {
+    pub(super) fn value_in<'a>(&self, result: &'a Value) -> Option<&'a Value> {
         match &self.group {
             None => result.get(self.field),
             Some(g) => result
@@ -353,8 +353,10 @@ pub fn withheld_because(
 }
 
 /// The turns the transcript's head carries for Rein's shown calls: each as the call the model
-/// would have made, and its result with the figures it gives.
-pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
+/// would have made, and its result with the figures it gives; with `named_rows`, after them,
+/// which value's figure is the largest where calls gave one figure for each of several values
+/// of a column (see [`largest_across_calls`]).
+pub fn stats_turns(shown: &[(StatsCall, GateReport)], named_rows: bool) -> Vec<ChatMessage> {
     let mut turns = Vec::new();
     let mut gave_a_line = false;
     for (i, (call, report)) in shown.iter().enumerate() {
@@ -376,6 +378,12 @@ pub fn stats_turns(shown: &[(StatsCall, GateReport)]) -> Vec<ChatMessage> {
         let (text, lines) = result_text(&label, call, report);
         gave_a_line |= lines;
         turns.push(ChatMessage::user(text));
+    }
+    if let Some(last) = turns.last_mut().filter(|_| named_rows) {
+        for line in largest_across_calls(shown) {
+            last.content.push('\n');
+            last.content.push_str(&line);
+        }
     }
     // The 1.5B wrote a section's lines as one comma-separated line (`Math average: 78.1, Math
     // best: 96`), which the judge reads as one number followed by text.
@@ -531,7 +539,7 @@ mod tests {
             result: json!({"sum": "1", "mean": "1"}),
             reason: String::new(),
         };
-        let turns = stats_turns(&[(call, report)]);
+        let turns = stats_turns(&[(call, report)], false);
         let action: Value = serde_json::from_str(&turns[0].content).unwrap();
         assert_eq!(
             action["thought"],

@@ -171,7 +171,7 @@ impl<'a> Agent<'a> {
             &json!({"read": tables, "calls": made, "withheld": withheld, "left": planned.left}),
         )?;
         let mut turns = read_turns(&reads);
-        turns.extend(stats_turns(&shown));
+        turns.extend(stats_turns(&shown, self.options.levers.named_rows));
         Ok(turns)
     }
 
