@@ -149,6 +149,9 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
     text
 }
 
+/// One value of a filter column, its figure as shown, and the figure as an exact number.
+type ValueFigure = (String, String, rust_decimal::Decimal);
+
 /// Where Rein's shown calls give one figure of a kind (the same aggregate of the same column of
 /// the same table) for each of several values of one column, one for each of them named by the
 /// task (report-sales-regions: the sum of `amount` for North, South, East and West), a line
@@ -157,9 +160,9 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
 /// South are equal`. A fact of the inputs over the figures already shown; which line it goes
 /// on stays the model's.
 pub(crate) fn largest_across_calls(shown: &[(StatsCall, GateReport)]) -> Vec<String> {
-    // (path, aggregate, column, filter column, field) -> (value, figure as shown, number)
+    // (path, aggregate, column, filter column, field) -> each value's figure
     type Kind<'a> = (&'a str, Aggregate, Option<&'a str>, &'a str, &'static str);
-    let mut kinds: Vec<(Kind<'_>, Vec<(String, String, rust_decimal::Decimal)>)> = Vec::new();
+    let mut kinds: Vec<(Kind<'_>, Vec<ValueFigure>)> = Vec::new();
     for (call, report) in shown {
         for f in call.figures.iter().filter(|f| f.group.is_none()) {
             let CheckSpec::NumericConsistency {

@@ -95,20 +95,31 @@ impl Figure {
     /// `1333.677333` to `1333.67`: both wrong by the judge. A figure that does not parse is
     /// left as it is (the judge then decides whether it is shown).
     pub(super) fn written(&self, raw: &str) -> String {
-        let CheckSpec::NumericConsistency {
-            decimals: Some(n), ..
-        } = &self.check
-        else {
+        let Some(n) = self.decimals() else {
             return raw.to_string();
         };
         match raw.trim().parse::<Decimal>() {
             Ok(value) => {
                 let mut rounded = value
-                    .round_dp_with_strategy(u32::from(*n), RoundingStrategy::MidpointAwayFromZero);
-                rounded.rescale(u32::from(*n));
-                rounded.to_string()
+                    .round_dp_with_strategy(u32::from(n), RoundingStrategy::MidpointAwayFromZero);
+                rounded.rescale(u32::from(n));
+                // A figure too large to hold its decimals keeps fewer: left as the tool gave
+                // it, so the judge's decimals rule withholds it.
+                if rounded.scale() == u32::from(n) {
+                    rounded.to_string()
+                } else {
+                    raw.to_string()
+                }
             }
             Err(_) => raw.to_string(),
+        }
+    }
+
+    /// The decimals the figure's check asks for, if any.
+    fn decimals(&self) -> Option<u8> {
+        match &self.check {
+            CheckSpec::NumericConsistency { decimals, .. } => *decimals,
+            _ => None,
         }
     }
 
@@ -419,12 +430,14 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
         })
         .map(|f| f.field)
         .collect();
-    let mut said: Vec<(&str, &str)> = Vec::new();
+    // One figure asked by two checks is said once, unless they ask it with other decimals.
+    let mut said: Vec<(&str, &str, Option<u8>)> = Vec::new();
     for f in &call.figures {
-        if said.contains(&(f.words.as_str(), f.field)) {
+        let key = (f.words.as_str(), f.field, f.decimals());
+        if said.contains(&key) {
             continue;
         }
-        said.push((f.words.as_str(), f.field));
+        said.push(key);
         if f.group.is_some() {
             s.push_str(&format!(
                 "\n{}:{}",

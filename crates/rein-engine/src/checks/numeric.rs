@@ -421,7 +421,8 @@ pub(crate) fn column_index(path: &str, header: &[String], name: &str) -> Result<
 
 /// Whether `figure` (a number as a tool writes it) is a number this `numeric_consistency` check
 /// would accept as its expected value, computed from the frozen inputs in `world` as the judge
-/// computes it, within the check's tolerance. `false` for every other check, and whenever the
+/// computes it, within the check's tolerance and written with its `decimals` if it asks for
+/// some. `false` for every other check, and whenever the
 /// value cannot be computed. Lever `stats-first` shows a tool's figure only when this holds, so
 /// a tool that reads a table otherwise than the judge (case-blind filters, blank rows) never
 /// hands the model a wrong number; nothing of the judge's value is shown.
@@ -434,11 +435,16 @@ pub fn judge_agrees(
     let CheckSpec::NumericConsistency {
         expected,
         tolerance,
+        decimals,
         ..
     } = spec
     else {
         return false;
     };
+    // Written with other decimals than the check asks for, the judge fails it however close.
+    if decimals.is_some_and(|n| decimals_written(figure) != usize::from(n)) {
+        return false;
+    }
     let Ok(value) = figure.trim().parse::<f64>() else {
         return false;
     };
