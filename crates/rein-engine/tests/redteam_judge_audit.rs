@@ -9,112 +9,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::{Path, PathBuf};
+#[path = "judge_support/mod.rs"]
+mod judge;
 
-use rein_engine::checks::{evaluate, MemWorld, Verdict};
-use rein_engine::mission::{FrozenContract, Mission};
-
-/// The folder of a desk task (desk_task is a mission of its own).
-fn task_dir(task: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if task == "desk_task" {
-        root.join("missions/desk_task")
-    } else {
-        root.join("suites/desk").join(task)
-    }
-}
-
-/// Every file under `dir`, as (path relative to `base`, bytes).
-fn files_under(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            files_under(base, &p, out);
-        } else {
-            let rel = p
-                .strip_prefix(base)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((rel, std::fs::read(&p).unwrap()));
-        }
-    }
-}
-
-/// The task's gold deliverable at `path`.
-fn gold(task: &str, path: &str) -> String {
-    std::fs::read_to_string(task_dir(task).join("judge/gold/files").join(path)).unwrap()
-}
-
-/// The task's contract judging `content` at `path`, the fixtures beside it as frozen.
-fn judge(task: &str, path: &str, content: &str) -> Verdict {
-    let dir = task_dir(task);
-    let contract: FrozenContract = Mission::load(&dir).unwrap();
-    let fixtures = dir.join("fixtures");
-    let mut files = Vec::new();
-    files_under(&fixtures, &fixtures, &mut files);
-    let mut w = MemWorld::new();
-    for (p, b) in files {
-        w.set_file(&p, b);
-    }
-    w.set_file(path, content);
-    evaluate(&contract, &w, &[], None)
-}
-
-/// The ids of the failed checks that read the deliverable (not the trace, not a model).
-fn failed(task: &str, path: &str, content: &str) -> Vec<String> {
-    judge(task, path, content)
-        .checks
-        .iter()
-        .filter(|c| !c.passed && !c.advisory)
-        .filter(|c| {
-            !matches!(
-                c.kind.as_str(),
-                "written_this_run" | "inputs_read" | "decision"
-            )
-        })
-        .map(|c| c.id.clone())
-        .collect()
-}
-
-/// What a test found wrong: every case is judged before the test fails, so a hole's test
-/// names each of its cases that the judge gets wrong.
-#[derive(Default)]
-struct Tally(Vec<String>);
-
-impl Tally {
-    /// A wrong deliverable: some check must fail it.
-    fn rejected(&mut self, task: &str, path: &str, content: &str, why: &str) {
-        if failed(task, path, content).is_empty() {
-            self.0.push(format!("{task}: {why}: judged pass"));
-        }
-    }
-
-    /// A wrong deliverable that `id` must fail.
-    fn caught_by(&mut self, task: &str, path: &str, content: &str, id: &str) {
-        let f = failed(task, path, content);
-        if !f.iter().any(|x| x == id) {
-            self.0.push(format!(
-                "{task}: {id} did not fail it (failed: {f:?}):\n{content}"
-            ));
-        }
-    }
-
-    /// A right deliverable: no check may fail it.
-    fn accepted(&mut self, task: &str, path: &str, content: &str, why: &str) {
-        let f = failed(task, path, content);
-        if !f.is_empty() {
-            self.0.push(format!("{task}: {why}: failed {f:?}"));
-        }
-    }
-
-    fn check(self) {
-        assert!(self.0.is_empty(), "{}", self.0.join("\n"));
-    }
-}
-
-const DESK: &str = "desk_task";
-const SUMMARY: &str = "out/summary.md";
+use judge::{gold, Tally, DESK, SUMMARY};
 
 /// desk_task's gold with its Tasks section's list replaced by `body`.
 fn desk_with_tasks(body: &str) -> String {
@@ -225,6 +123,7 @@ fn an_extra_markdown_section_fails_every_task_that_asks_for_exactly_these_headin
                 path,
                 &with_extra_section(task, path, before, extra),
                 id,
+                extra,
             );
         }
     }
@@ -313,7 +212,13 @@ fn a_pasted_row_with_wrong_hours_fails_in_the_forms_the_rule_reads() {
         rows("5", |r| format!("{}: {} hours", r[0], r[3])),
         table,
     ] {
-        t.caught_by(DESK, SUMMARY, &desk_with_tasks(&wrong), "tasks-listed");
+        t.caught_by(
+            DESK,
+            SUMMARY,
+            &desk_with_tasks(&wrong),
+            "tasks-listed",
+            "wrong hours",
+        );
     }
     t.check();
 }
@@ -651,7 +556,7 @@ fn a_complaint_in_praise_fails_in_the_words_of_the_responses() {
         "People like sharing, though search is slow and PDF export cuts off tables.",
     ] {
         let wrong = gold(FEEDBACK, FEEDBACK_PATH).replace(PRAISE, p);
-        t.caught_by(FEEDBACK, FEEDBACK_PATH, &wrong, "praise-not-a-complaint");
+        t.caught_by(FEEDBACK, FEEDBACK_PATH, &wrong, "praise-not-a-complaint", p);
     }
     t.check();
 }
@@ -737,7 +642,13 @@ fn support_with(after_sync: &str) -> String {
 fn every_category_as_ticket_lines_fails() {
     let mut t = Tally::default();
     let wrong = support_with("Export tickets: 12\nLogin tickets: 8\n");
-    t.caught_by(SUPPORT, SUPPORT_PATH, &wrong, "top-category-only");
+    t.caught_by(
+        SUPPORT,
+        SUPPORT_PATH,
+        &wrong,
+        "top-category-only",
+        "every category's count",
+    );
     t.check();
 }
 
@@ -840,7 +751,13 @@ fn a_changed_layout_of_the_settings_file_fails() {
         g.replace("  ", "\t"),
         g.replace("\"light\",", "\"light\",  "),
     ] {
-        t.caught_by(JSON_TASK, JSON_PATH, &wrong, "whole-file");
+        t.caught_by(
+            JSON_TASK,
+            JSON_PATH,
+            &wrong,
+            "whole-file",
+            "a changed layout",
+        );
     }
     t.check();
 }
