@@ -82,11 +82,12 @@ const ROW_CELL_CHARS: usize = 160;
 /// Most characters of the rows shown with a largest or smallest figure.
 const ROWS_TEXT_MAX_CHARS: usize = 600;
 
-/// Each group's figure (`figure.field`, written as its check asks) in a grouped answer, one `value: figure` line each in the tool's order
-/// (by value, as a report lists them: the 1.5B, given them largest first, wrote the warehouses
-/// in name order with the figures in the order given), at most [`GROUPS_SHOWN`], saying how many
-/// more there are, then which is the largest (compared exactly, as decimals). Shown only when
-/// every group agrees with the judge and none was cut ([`groups_disputed`]).
+/// Each group's figure (`figure.field`, written as its check asks) in a grouped answer, one
+/// `value: figure` line each in the tool's order (by value, as a report lists them: the 1.5B,
+/// given them largest first, wrote the warehouses in name order with the figures in the order
+/// given), at most [`GROUPS_SHOWN`], saying how many more there are, then which is the largest
+/// (compared exactly, as decimals). Shown only when every group agrees with the judge and none
+/// was cut ([`groups_disputed`]).
 pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
     let field = figure.field;
     let groups = result
@@ -94,7 +95,7 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let figures: Vec<(String, String, _)> = groups
+    let figures: Vec<ValueFigure> = groups
         .iter()
         .filter_map(|g| {
             let name = g.get("group")?.as_str()?;
@@ -123,30 +124,36 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
             figures.len() - GROUPS_SHOWN
         ));
     }
-    let Some(largest) = figures.iter().map(|f| f.2).max() else {
-        return text;
-    };
+    if let Some(largest) = largest_named(&figures) {
+        text.push_str(&format!("\nThe largest of them{largest}"));
+    }
+    text
+}
+
+/// The value or values whose figure is the largest, compared exactly, as `: North (16515.17)` or
+/// `, 2 equal: North (16515.17), East (16515.17)` (at most [`GROUPS_SHOWN`] named, saying how
+/// many more); `None` for no figures.
+fn largest_named(figures: &[ValueFigure]) -> Option<String> {
+    let largest = figures.iter().map(|f| f.2).max()?;
     let top: Vec<String> = figures
         .iter()
         .filter(|f| f.2 == largest)
         .map(|f| format!("{} ({})", f.0, f.1))
         .collect();
     if let [one] = top.as_slice() {
-        text.push_str(&format!("\nThe largest of them: {one}"));
-    } else {
-        let more = top.len().saturating_sub(GROUPS_SHOWN);
-        text.push_str(&format!(
-            "\nThe largest of them, {} equal: {}{}",
-            top.len(),
-            top[..top.len() - more].join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        ));
+        return Some(format!(": {one}"));
     }
-    text
+    let more = top.len().saturating_sub(GROUPS_SHOWN);
+    Some(format!(
+        ", {} equal: {}{}",
+        top.len(),
+        top[..top.len() - more].join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// One value of a filter column, its figure as shown, and the figure as an exact number.
@@ -218,27 +225,16 @@ pub(crate) fn largest_across_calls(shown: &[(StatsCall, GateReport)]) -> Vec<Str
         .into_iter()
         .filter(|(_, values)| values.len() >= 2)
         .filter_map(|((_, _, column, by, field), values)| {
-            let largest = values.iter().map(|v| v.2).max()?;
-            let top: Vec<String> = values
-                .iter()
-                .filter(|v| v.2 == largest)
-                .map(|v| format!("{} ({})", v.0, v.1))
-                .collect();
+            let largest = largest_named(&values)?;
             let names: Vec<&str> = values.iter().map(|v| v.0.as_str()).collect();
             let what = match column {
                 Some(c) => format!("\"{field}\" of column \"{}\"", printable(c, MAX_VALUE_CHARS)),
                 None => format!("\"{field}\""),
             };
             Some(format!(
-                "Of the {what} over the rows of each value of column \"{}\" shown above ({}), the largest{}: {}",
+                "Of the {what} over the rows of each value of column \"{}\" shown above ({}), the largest{largest}",
                 printable(by, MAX_VALUE_CHARS),
                 names.join(", "),
-                if top.len() > 1 {
-                    format!(", {} equal", top.len())
-                } else {
-                    String::new()
-                },
-                top.join(", ")
             ))
         })
         .collect()
