@@ -157,8 +157,8 @@ fn a_required_heading_that_cannot_show_is_missing() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn person_lines_swallowed_by_an_html_heading_block_fail() {
     let mut t = Tally::default();
     let wrong = gold(HOURS, HOURS_PATH)
@@ -174,8 +174,8 @@ fn person_lines_swallowed_by_an_html_heading_block_fail() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn an_empty_heading_does_not_end_a_section() {
     let mut t = Tally::default();
     for empty in ["<h2></h2>", "<h2>&nbsp;</h2>", "##"] {
@@ -220,8 +220,8 @@ fn an_empty_heading_before_a_paste_is_still_caught_where_headings_are_exact() {
 // =============================================================================================
 // 1b. `#Word` without a space.
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn compact_single_hash_headings_are_headings() {
     let mut t = Tally::default();
     let g = gold(DESK, SUMMARY);
@@ -245,8 +245,8 @@ fn compact_single_hash_headings_are_headings() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn two_wrapped_lines_starting_with_channels_stay_text() {
     let mut t = Tally::default();
     let right = gold(INCIDENT, INCIDENT_PATH).replace(
@@ -335,7 +335,9 @@ fn a_paste_in_a_section_fails_however_the_section_is_marked() {
             table, where only a verbatim run counts (gap 0); a small model turns first person \
             into third when it pastes, `Templates save them time every day.`, which cuts every \
             run under 5 words: the five praise (three complaint) responses pasted one after \
-            another pass all three not_copied checks"]
+            another pass all three not_copied checks (reading the comments column as \
+            prose, pieces of 3 words chained across gaps, was tried and does not catch it: a \
+            word changes every 2-3 words)"]
 fn responses_pasted_with_their_pronouns_changed_fail() {
     let mut t = Tally::default();
     let praise = "Fast and clean, their new editor is great. Sharing with their team is so easy. \
@@ -358,8 +360,8 @@ fn responses_pasted_with_their_pronouns_changed_fail() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn a_one_sentence_praise_in_own_words_passes() {
     let mut t = Tally::default();
     for praise in [
@@ -492,8 +494,8 @@ fn a_breakdown_under_by_person_fails_in_the_spellings_the_counter_reads() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn a_breakdown_with_bare_numbers_under_by_person_fails() {
     let mut t = Tally::default();
     for (why, extra) in [
@@ -524,8 +526,8 @@ fn a_breakdown_with_bare_numbers_under_by_person_fails() {
     t.check();
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn one_explanatory_sentence_with_hours_passes() {
     let mut t = Tally::default();
     t.accepted(
@@ -727,8 +729,8 @@ fn decimals_zero_shows_a_whole_number_the_judge_takes() {
     assert!(failed_of(&v).is_empty(), "{:?}", failed_of(&v));
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn the_same_mean_asked_twice_is_shown_with_each_check_s_decimals() {
     let h = Harness::desk_suite_mission("report-energy-meters", |m| {
         let mut plain = check_mut(m, "m01-average").clone();
@@ -783,8 +785,8 @@ fn a_negative_cell_the_judge_cannot_read_withholds_the_figure() {
     assert!(!results.contains("(its \"mean\")"), "{results} {event}");
 }
 
-#[test]
 /// Was a hole, mended in the same session (found by this file's red team).
+#[test]
 fn a_huge_figure_is_shown_with_the_decimals_asked_or_not_at_all() {
     // One rating of 7e28: the sum (7e28 + 48) and the mean (4375000000000000000000000003) are
     // exact in the tool; the judge's f64 mean is the same number.
