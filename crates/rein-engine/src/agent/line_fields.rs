@@ -25,7 +25,7 @@ use super::prompt::clip;
 use super::sections::{Outline, TITLE_FIELD, WRITE_SECTIONS};
 use super::stated::{filled, leaf_numeric_checks, section_template};
 use crate::checks::{
-    decimals_written, exact_decimals, heading_key, stated_in_line, statements_in, CheckSpec,
+    exact_decimals, heading_key, stated_in_line, statements_in, written_with_decimals, CheckSpec,
     Locator,
 };
 use crate::mission::FrozenContract;
@@ -62,9 +62,7 @@ impl LineField {
     pub fn line(&self, value: &str) -> Option<String> {
         let value = value.trim();
         let held = NUMBER.as_ref().is_some_and(|re| re.is_match(value))
-            && self
-                .decimals()
-                .is_none_or(|n| decimals_written(value) == usize::from(n));
+            && written_with_decimals(value, self.check.decimals());
         if !held {
             return None;
         }
@@ -73,18 +71,10 @@ impl LineField {
         (stated_in_line(&self.check, &line) == Some(want)).then_some(line)
     }
 
-    /// The decimals the check asks the figure to be written with, if any.
-    fn decimals(&self) -> Option<u8> {
-        match &self.check {
-            CheckSpec::NumericConsistency { decimals, .. } => *decimals,
-            _ => None,
-        }
-    }
-
     /// The pattern constrained decoding holds the field's number to: [`NUMBER_PATTERN`], or
     /// with exactly the decimals the check asks for.
     pub fn pattern(&self) -> String {
-        match self.decimals() {
+        match self.check.decimals() {
             Some(0) => r"^-?[0-9]{1,15}$".to_string(),
             Some(n) => format!(r"^-?[0-9]{{1,15}}\.[0-9]{{{n}}}$"),
             None => NUMBER_PATTERN.to_string(),
@@ -256,7 +246,7 @@ impl Outline {
                 None => problems.push(format!(
                     "`{}` must be its number alone, in digits (no label, unit or thousands separator){}, not `{}`",
                     f.label,
-                    f.decimals()
+                    f.check.decimals()
                         .map_or(String::new(), |n| format!(", with {}", exact_decimals(n))),
                     clip(&value, SHOWN_VALUE_CHARS)
                 )),

@@ -10,7 +10,7 @@ use rein_workspace::printable;
 use serde_json::Value;
 
 use super::prompt::clip;
-use super::stats_first::{Figure, StatsCall, MAX_VALUE_CHARS};
+use super::stats_first::{raw_text, Figure, StatsCall, MAX_VALUE_CHARS};
 use crate::checks::{judge_agrees, Aggregate, CheckSpec, Computed, World};
 use crate::mission::FrozenContract;
 use rein_protocol::GateReport;
@@ -35,10 +35,7 @@ pub(super) fn groups_disputed(
     };
     for g in groups {
         let name = g.get("group").and_then(Value::as_str);
-        let value = g.get(figure.field).map(|v| match v.as_str() {
-            Some(s) => figure.written(s),
-            None => figure.written(&v.to_string()),
-        });
+        let value = g.get(figure.field).map(|v| figure.written(&raw_text(v)));
         let (Some(name), Some(value)) = (name, value) else {
             return Some(format!("a group of its answer has no \"{}\"", figure.field));
         };
@@ -100,10 +97,7 @@ pub(super) fn groups_text(result: &Value, figure: &Figure) -> String {
         .filter_map(|g| {
             let name = g.get("group")?.as_str()?;
             let v = g.get(field)?;
-            let text = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
+            let text = raw_text(v);
             // The largest is the exact figure's; each is shown as the check asks it written.
             let number = parse_number(&text)?;
             Some((
@@ -190,10 +184,7 @@ pub(crate) fn largest_across_calls(shown: &[(StatsCall, GateReport)]) -> Vec<Str
             if *op == Aggregate::Count {
                 continue;
             }
-            let Some(raw) = f
-                .value_in(&report.result)
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-            else {
+            let Some(raw) = f.value_in(&report.result).map(raw_text) else {
                 continue;
             };
             let Some(number) = parse_number(&raw) else {

@@ -95,7 +95,7 @@ impl Figure {
     /// `1333.677333` to `1333.67`: both wrong by the judge. A figure that does not parse is
     /// left as it is (the judge then decides whether it is shown).
     pub(super) fn written(&self, raw: &str) -> String {
-        let Some(n) = self.decimals() else {
+        let Some(n) = self.check.decimals() else {
             return raw.to_string();
         };
         match raw.trim().parse::<Decimal>() {
@@ -115,14 +115,6 @@ impl Figure {
         }
     }
 
-    /// The decimals the figure's check asks for, if any.
-    fn decimals(&self) -> Option<u8> {
-        match &self.check {
-            CheckSpec::NumericConsistency { decimals, .. } => *decimals,
-            _ => None,
-        }
-    }
-
     /// This figure in the call's answer `result`: its field, or for a grouped figure that field
     /// of the group whose value is the check's filter value as the judge compares it (trimmed,
     /// case and all).
@@ -137,6 +129,11 @@ impl Figure {
                 .get(self.field),
         }
     }
+}
+
+/// A figure of a tool's answer as the tool wrote it: a string's text, or a number's digits.
+pub(super) fn raw_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
 /// Adds `figure` to the call with `params`, made a new call if there is none yet.
@@ -345,10 +342,7 @@ pub fn withheld_because(
                 return Some(why);
             }
         }
-        let value = f.value_in(&report.result).map(|v| match v.as_str() {
-            Some(s) => f.written(s),
-            None => f.written(&v.to_string()),
-        });
+        let value = f.value_in(&report.result).map(|v| f.written(&raw_text(v)));
         match value {
             Some(v) if judge_agrees(contract, world, &f.check, &v) => {}
             Some(v) => {
@@ -433,7 +427,7 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
     // One figure asked by two checks is said once, unless they ask it with other decimals.
     let mut said: Vec<(&str, &str, Option<u8>)> = Vec::new();
     for f in &call.figures {
-        let key = (f.words.as_str(), f.field, f.decimals());
+        let key = (f.words.as_str(), f.field, f.check.decimals());
         if said.contains(&key) {
             continue;
         }
@@ -447,11 +441,7 @@ fn result_text(label: &str, call: &StatsCall, report: &GateReport) -> (String, b
             continue;
         }
         if let Some(v) = report.result.get(f.field) {
-            let v = f.written(
-                &v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string()),
-            );
+            let v = f.written(&raw_text(v));
             let shown = clip(&v, MAX_VALUE_CHARS);
             s.push_str(&format!(
                 "\n{}: {shown} (its \"{}\")",

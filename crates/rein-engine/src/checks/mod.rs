@@ -64,7 +64,7 @@ pub use evaluate::{
 };
 pub use json::parse_strict as parse_json_strict;
 pub use normalize::normalize;
-pub(crate) use numeric::decimals_written;
+pub(crate) use numeric::written_with_decimals;
 pub use paths::{normalize_rel, same_path};
 pub use requirement::{
     exact_decimals, requirement, requirements_message, requirements_message_of, table_stats_call,

@@ -62,9 +62,15 @@ impl<'a> Statement<'a> {
     }
 }
 
+/// Whether the number in `raw` is written with the `decimals` a check asks for (any, when it
+/// asks for none): the judge's rule, which stats-first and line fields hold figures to too.
+pub(crate) fn written_with_decimals(raw: &str, decimals: Option<u8>) -> bool {
+    decimals.is_none_or(|n| decimals_written(raw) == usize::from(n))
+}
+
 /// How many decimals the number in `raw` is written with (digits after its decimal point; a
 /// comma is a thousands separator, as the judge reads numbers).
-pub(crate) fn decimals_written(raw: &str) -> usize {
+fn decimals_written(raw: &str) -> usize {
     let number = raw
         .trim_start_matches(|c: char| !c.is_ascii_digit() && c != '.')
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
@@ -106,7 +112,7 @@ pub(crate) fn numeric_consistency(
             stated
                 .iter()
                 .map(|(raw, _)| raw)
-                .filter(|raw| decimals_written(raw) != usize::from(n))
+                .filter(|raw| !written_with_decimals(raw, Some(n)))
                 .collect()
         })
         .unwrap_or_default();
@@ -442,7 +448,7 @@ pub fn judge_agrees(
         return false;
     };
     // Written with other decimals than the check asks for, the judge fails it however close.
-    if decimals.is_some_and(|n| decimals_written(figure) != usize::from(n)) {
+    if !written_with_decimals(figure, *decimals) {
         return false;
     }
     let Ok(value) = figure.trim().parse::<f64>() else {

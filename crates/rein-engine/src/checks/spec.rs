@@ -383,6 +383,14 @@ pub struct FieldRule {
 }
 
 impl CheckSpec {
+    /// The decimals a `numeric_consistency` check asks each statement to be written with.
+    pub fn decimals(&self) -> Option<u8> {
+        match self {
+            CheckSpec::NumericConsistency { decimals, .. } => *decimals,
+            _ => None,
+        }
+    }
+
     /// The `kind` tag as written in mission files.
     pub fn kind(&self) -> &'static str {
         match self {
